@@ -1,14 +1,13 @@
-pub fn add(left: u64, right: u64) -> u64 {
-    left + right
-}
+//! numabench: measure how a machine's memory behaves across NUMA nodes.
+//!
+//! The crate follows one flow, each layer calling only those before it:
+//! [`topology`] (what is there) → [`placement`] and [`memory`] (pin, bind,
+//! allocate, verify) → probes → [`results`] (one JSON document) → [`output`].
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn it_works() {
-        let result = add(2, 2);
-        assert_eq!(result, 4);
-    }
-}
+pub mod cli;
+pub mod error;
+pub mod memory;
+pub mod output;
+pub mod placement;
+pub mod results;
+pub mod topology;

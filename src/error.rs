@@ -1,0 +1,1 @@
+//! Errors and exit codes.
