@@ -1,1 +1,64 @@
 //! Errors and exit codes.
+//!
+//! Bad input (a value the user typed, a path that does not exist) is a
+//! [`UsageError`]: one line, exit code 2. Anything that fails at run time (a
+//! syscall refused, a file that cannot be written) exits with code 1 and the
+//! whole context chain.
+
+use std::fmt;
+
+/// Exit code for bad input.
+pub const EXIT_USAGE: i32 = 2;
+/// Exit code for a failure while running.
+pub const EXIT_FAILURE: i32 = 1;
+
+/// Input the user can correct; the message names the bad value and what is
+/// allowed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UsageError(pub String);
+
+impl fmt::Display for UsageError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for UsageError {}
+
+/// Builds a usage error as an `anyhow::Error`.
+pub fn usage(msg: impl Into<String>) -> anyhow::Error {
+    UsageError(msg.into()).into()
+}
+
+/// The exit code for an error: 2 when any cause is bad input.
+pub fn exit_code(err: &anyhow::Error) -> i32 {
+    let is_usage = err.chain().any(|cause| {
+        cause.is::<UsageError>()
+            || matches!(
+                cause.downcast_ref::<crate::topology::TopologyError>(),
+                Some(crate::topology::TopologyError::BadRoot { .. })
+            )
+    });
+    if is_usage { EXIT_USAGE } else { EXIT_FAILURE }
+}
+
+/// One line: the context chain joined with ": ", without line breaks.
+pub fn one_line(err: &anyhow::Error) -> String {
+    format!("{err:#}").replace('\n', " ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use anyhow::Context;
+
+    #[test]
+    fn usage_errors_exit_2_even_under_context() {
+        let e: anyhow::Error = Err::<(), _>(usage("node 3 does not exist"))
+            .context("while reading --node")
+            .unwrap_err();
+        assert_eq!(exit_code(&e), EXIT_USAGE);
+        assert_eq!(one_line(&e), "while reading --node: node 3 does not exist");
+        assert_eq!(exit_code(&anyhow::anyhow!("mbind failed")), EXIT_FAILURE);
+    }
+}

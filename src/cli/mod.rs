@@ -1,1 +1,61 @@
+//! Command-line definitions, one file per command. The `///` comments are the
+//! help text.
 
+mod gather;
+mod topo;
+
+use crate::topology::{ROOT_ENV, SysfsRoot, Topology, read_topology};
+use anyhow::Result;
+use clap::{Parser, Subcommand};
+use std::path::PathBuf;
+
+/// Measure NUMA memory systems: topology, placement, bandwidth and latency.
+#[derive(Parser, Debug)]
+#[command(name = "numabench", version, about, long_about = None)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    Topo(topo::TopoArgs),
+    Gather(gather::GatherArgs),
+}
+
+/// Where topology is read from; shared by every command.
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct RootArgs {
+    /// Read sysfs/procfs from DIR (holding sys/ and proc/, e.g. an unpacked
+    /// `numabench gather` archive) instead of the running system.
+    /// Also set by the environment variable NUMABENCH_SYSFS_ROOT.
+    #[arg(long, value_name = "DIR")]
+    pub sysfs_root: Option<PathBuf>,
+}
+
+impl RootArgs {
+    /// The root to read: the flag, else the environment variable, else `/`.
+    pub fn source(&self) -> SysfsRoot {
+        let from_env = std::env::var_os(ROOT_ENV)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from);
+        match self.sysfs_root.clone().or(from_env) {
+            Some(dir) => SysfsRoot::new(dir),
+            None => SysfsRoot::live(),
+        }
+    }
+
+    pub fn topology(&self) -> Result<(SysfsRoot, Topology)> {
+        let src = self.source();
+        let topo = read_topology(&src)?;
+        Ok((src, topo))
+    }
+}
+
+/// Runs the parsed command.
+pub fn run(cli: Cli) -> Result<()> {
+    match cli.command {
+        Command::Topo(args) => topo::run(args),
+        Command::Gather(args) => gather::run(args),
+    }
+}

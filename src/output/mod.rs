@@ -1,1 +1,5 @@
+//! Rendering records and models for people: tables now, more formats as
+//! probes arrive. Nothing here measures anything.
 
+pub mod table;
+pub mod topo_text;

@@ -1,1 +1,10 @@
+//! The results document: one versioned JSON file per run that every output
+//! (tables, CSV, HTML, compare) renders.
 
+mod document;
+mod time;
+mod write;
+
+pub use document::*;
+pub use time::{Timestamp, now_rfc3339};
+pub use write::write_atomic;

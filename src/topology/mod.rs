@@ -1,1 +1,283 @@
+//! What the machine has: nodes, CPUs, caches, distances, huge pages, HMAT,
+//! memory tiers, accelerators, and what this process may use.
+//!
+//! Everything is read from sysfs and procfs under a root directory (`/` in
+//! production, a captured tree in tests and bug reports; see
+//! `docs/sysfs-files.md`). The model is plain data: every probe asks it which
+//! CPUs belong to a node instead of doing arithmetic on CPU numbers, because
+//! numbering is often interleaved across sockets.
 
+mod source;
+mod sysfs;
+
+pub use source::{ROOT_ENV, SysfsRoot};
+pub use sysfs::{TopologyError, read_topology};
+
+use crate::placement::{CpuSet, NodeSet};
+use serde::{Deserialize, Serialize};
+
+/// The machine as this process sees it.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Topology {
+    /// Host name (`/proc/sys/kernel/hostname`).
+    pub hostname: String,
+    /// Kernel release (`/proc/sys/kernel/osrelease`).
+    pub kernel: String,
+    /// CPU model from `/proc/cpuinfo`.
+    pub cpu_model: String,
+    /// Online NUMA nodes in ascending id order.
+    pub nodes: Vec<Node>,
+    /// Online CPUs in ascending id order.
+    pub cpus: Vec<Cpu>,
+    /// CPUs the kernel could ever bring online.
+    pub cpus_possible: CpuSet,
+    /// CPUs online now.
+    pub cpus_online: CpuSet,
+    /// Distinct caches, each listed once with the CPUs that share it.
+    pub caches: Vec<Cache>,
+    /// The cpuset of this process.
+    pub allowed: Allowed,
+    /// Transparent huge page settings.
+    pub thp: Thp,
+    /// `kernel.numa_balancing`: 0 off, 1 normal, 2 memory tiering, 3 both.
+    pub numa_balancing: Option<u32>,
+    /// Memory tiers, fastest (lowest id) first.
+    pub memory_tiers: Vec<MemoryTier>,
+    /// GPUs and other PCI accelerators.
+    pub accelerators: Vec<Accelerator>,
+    /// `MemTotal` of `/proc/meminfo`, to check the per-node figures against.
+    pub system_mem_total_bytes: Option<u64>,
+    /// False when the kernel exposes no NUMA information (one node assumed).
+    pub numa_sysfs: bool,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Node {
+    pub id: usize,
+    /// CPUs of the node (empty for a memory-only node such as CXL or HBM).
+    pub cpus: CpuSet,
+    pub has_cpu: bool,
+    pub has_memory: bool,
+    pub mem_total_bytes: u64,
+    pub mem_free_bytes: u64,
+    /// SLIT distances to every node of [`Topology::nodes`], in the same order.
+    pub distances: Vec<u32>,
+    /// Huge page pools by page size, smallest first.
+    pub hugepages: Vec<HugePages>,
+    /// HMAT figures for the best initiators of this memory, when present.
+    pub hmat: Option<Hmat>,
+    /// Memory tier id, when the kernel has memory tiering.
+    pub tier: Option<u32>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct HugePages {
+    pub size_kb: u64,
+    pub total: u64,
+    pub free: u64,
+}
+
+/// Access figures the firmware reports (ACPI HMAT, `access0` class).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Hmat {
+    /// Nodes whose CPUs get these figures.
+    pub initiators: NodeSet,
+    pub read_bandwidth_mb_s: Option<u64>,
+    pub write_bandwidth_mb_s: Option<u64>,
+    pub read_latency_ns: Option<u64>,
+    pub write_latency_ns: Option<u64>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Cpu {
+    pub id: usize,
+    /// The node holding this CPU; `None` if no node lists it.
+    pub node: Option<usize>,
+    pub package: Option<u32>,
+    pub die: Option<u32>,
+    pub core: Option<u32>,
+    /// Hardware threads of this CPU's core, itself included.
+    pub smt_siblings: CpuSet,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Cache {
+    pub level: u32,
+    /// `Data`, `Instruction` or `Unified`.
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub size_bytes: u64,
+    pub line_bytes: Option<u32>,
+    /// CPUs sharing this cache.
+    pub cpus: CpuSet,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Allowed {
+    /// `Cpus_allowed_list` of this process.
+    pub cpus: CpuSet,
+    /// `Mems_allowed_list` of this process.
+    pub nodes: NodeSet,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Thp {
+    /// `always`, `madvise` or `never`; `None` without THP support.
+    pub enabled: Option<String>,
+    pub defrag: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct MemoryTier {
+    pub id: u32,
+    pub nodes: NodeSet,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Accelerator {
+    pub pci_address: String,
+    pub vendor: String,
+    pub device: String,
+    pub class: String,
+    /// What the class code means, e.g. `3D controller`.
+    pub kind: String,
+    /// `None` when the firmware does not say (`numa_node` = -1).
+    pub numa_node: Option<usize>,
+    pub link_speed_gt_s: Option<f64>,
+    pub link_width: Option<u32>,
+    pub max_link_speed_gt_s: Option<f64>,
+    pub max_link_width: Option<u32>,
+}
+
+impl Accelerator {
+    /// Theoretical one-direction bandwidth of the current link in MB/s,
+    /// after line encoding (8b/10b up to 5 GT/s, 128b/130b from 8 GT/s).
+    pub fn link_peak_mb_s(&self) -> Option<f64> {
+        let (gt, w) = (self.link_speed_gt_s?, self.link_width?);
+        let efficiency = if gt < 8.0 { 8.0 / 10.0 } else { 128.0 / 130.0 };
+        Some(gt * 1e9 * efficiency / 8.0 * f64::from(w) / 1e6)
+    }
+}
+
+impl Topology {
+    /// Warnings a reader of per-node figures should see.
+    pub fn warnings(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        let nodes_total: u64 = self.nodes.iter().map(|n| n.mem_total_bytes).sum();
+        if let Some(sys) = self.system_mem_total_bytes {
+            if sys > 0 && (nodes_total as f64) < 0.9 * sys as f64 {
+                out.push(format!(
+                    "the nodes' meminfo files add up to {} but /proc/meminfo reports {}; per-node memory figures are incomplete on this kernel",
+                    crate::output::table::bytes(nodes_total),
+                    crate::output::table::bytes(sys)
+                ));
+            }
+        }
+        if self.allowed.cpus.is_empty() {
+            out.push("this process may run on no online CPU (check the cpuset)".into());
+        }
+        out
+    }
+
+    pub fn node(&self, id: usize) -> Option<&Node> {
+        self.nodes.iter().find(|n| n.id == id)
+    }
+
+    pub fn cpu(&self, id: usize) -> Option<&Cpu> {
+        self.cpus.iter().find(|c| c.id == id)
+    }
+
+    pub fn node_ids(&self) -> NodeSet {
+        NodeSet::from_ids(self.nodes.iter().map(|n| n.id))
+    }
+
+    /// SLIT distance from node `from` to node `to`.
+    pub fn distance(&self, from: usize, to: usize) -> Option<u32> {
+        let idx = self.nodes.iter().position(|n| n.id == to)?;
+        self.node(from)?.distances.get(idx).copied()
+    }
+
+    /// Number of distinct packages (sockets).
+    pub fn packages(&self) -> usize {
+        let mut ids: Vec<_> = self.cpus.iter().map(|c| c.package).collect();
+        ids.sort();
+        ids.dedup();
+        ids.len()
+    }
+
+    /// Number of physical cores: CPUs grouped by their SMT sibling set.
+    pub fn cores(&self) -> usize {
+        let mut sets: Vec<String> = self.cpus.iter().map(|c| c.smt_siblings.to_list()).collect();
+        sets.sort();
+        sets.dedup();
+        sets.len()
+    }
+
+    pub fn threads_per_core(&self) -> usize {
+        self.cpus
+            .iter()
+            .map(|c| c.smt_siblings.len().max(1))
+            .max()
+            .unwrap_or(1)
+    }
+
+    /// Caches that include `cpu`, by level then type.
+    pub fn caches_of(&self, cpu: usize) -> Vec<&Cache> {
+        let mut out: Vec<&Cache> = self
+            .caches
+            .iter()
+            .filter(|c| c.cpus.contains(cpu))
+            .collect();
+        out.sort_by(|a, b| (a.level, &a.kind).cmp(&(b.level, &b.kind)));
+        out
+    }
+
+    /// Nodes with memory that this process may allocate from.
+    pub fn usable_memory_nodes(&self) -> NodeSet {
+        NodeSet::from_ids(
+            self.nodes
+                .iter()
+                .filter(|n| n.has_memory && self.allowed.nodes.contains(n.id))
+                .map(|n| n.id),
+        )
+    }
+
+    /// CPUs of `node` that this process may run on.
+    pub fn usable_cpus_of(&self, node: usize) -> CpuSet {
+        self.node(node)
+            .map(|n| n.cpus.intersection(&self.allowed.cpus))
+            .unwrap_or_default()
+    }
+
+    /// Nodes with at least one CPU this process may run on.
+    pub fn usable_cpu_nodes(&self) -> NodeSet {
+        NodeSet::from_ids(
+            self.nodes
+                .iter()
+                .filter(|n| !self.usable_cpus_of(n.id).is_empty())
+                .map(|n| n.id),
+        )
+    }
+
+    /// CPUs of `cpus` ordered one per physical core first, then the SMT
+    /// siblings: the order in which threads are added when scaling, so that a
+    /// second hardware thread is used only when every core already has one.
+    pub fn cores_first(&self, cpus: &CpuSet) -> Vec<usize> {
+        let mut first = Vec::new();
+        let mut rest = Vec::new();
+        let mut seen_cores = Vec::<String>::new();
+        for id in cpus.iter() {
+            let key = self
+                .cpu(id)
+                .map_or_else(|| id.to_string(), |c| c.smt_siblings.to_list());
+            if seen_cores.contains(&key) {
+                rest.push(id);
+            } else {
+                seen_cores.push(key);
+                first.push(id);
+            }
+        }
+        first.extend(rest);
+        first
+    }
+}

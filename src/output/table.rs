@@ -1,0 +1,101 @@
+//! Plain-text tables with aligned columns.
+
+/// Column alignment.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Align {
+    Left,
+    Right,
+}
+
+/// A table rendered with two spaces between columns; numbers usually right
+/// aligned, labels left.
+pub struct Table {
+    header: Vec<String>,
+    align: Vec<Align>,
+    rows: Vec<Vec<String>>,
+}
+
+impl Table {
+    pub fn new(header: &[&str], align: &[Align]) -> Self {
+        Self {
+            header: header.iter().map(|s| s.to_string()).collect(),
+            align: align.to_vec(),
+            rows: Vec::new(),
+        }
+    }
+
+    pub fn row(&mut self, cells: Vec<String>) {
+        self.rows.push(cells);
+    }
+
+    pub fn render(&self) -> String {
+        let cols = self.header.len();
+        let mut width = vec![0; cols];
+        for row in std::iter::once(&self.header).chain(&self.rows) {
+            for (i, cell) in row.iter().enumerate().take(cols) {
+                width[i] = width[i].max(cell.chars().count());
+            }
+        }
+        let mut out = String::new();
+        for row in std::iter::once(&self.header).chain(&self.rows) {
+            let mut line = String::new();
+            for (i, w) in width.iter().enumerate() {
+                let cell = row.get(i).map_or("", String::as_str);
+                let pad = w - cell.chars().count();
+                if i > 0 {
+                    line.push_str("  ");
+                }
+                match self.align.get(i).copied().unwrap_or(Align::Left) {
+                    Align::Left => {
+                        line.push_str(cell);
+                        line.push_str(&" ".repeat(pad));
+                    }
+                    Align::Right => {
+                        line.push_str(&" ".repeat(pad));
+                        line.push_str(cell);
+                    }
+                }
+            }
+            out.push_str(line.trim_end());
+            out.push('\n');
+        }
+        out
+    }
+}
+
+/// Bytes in binary units with one decimal: `62.8 GiB`, `48 KiB`.
+pub fn bytes(n: u64) -> String {
+    const UNITS: [&str; 6] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
+    let mut v = n as f64;
+    let mut unit = 0;
+    while v >= 1024.0 && unit + 1 < UNITS.len() {
+        v /= 1024.0;
+        unit += 1;
+    }
+    if unit == 0 || v.fract() == 0.0 {
+        format!("{v:.0} {}", UNITS[unit])
+    } else {
+        format!("{v:.1} {}", UNITS[unit])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn aligns_columns() {
+        let mut t = Table::new(&["node", "cpus"], &[Align::Right, Align::Left]);
+        t.row(vec!["0".into(), "0-7".into()]);
+        t.row(vec!["12".into(), "8-15,24-31".into()]);
+        assert_eq!(t.render(), "node  cpus\n   0  0-7\n  12  8-15,24-31\n");
+    }
+
+    #[test]
+    fn binary_units() {
+        assert_eq!(bytes(512), "512 B");
+        assert_eq!(bytes(48 << 10), "48 KiB");
+        assert_eq!(bytes(1536 << 20), "1.5 GiB");
+        assert_eq!(bytes(65_854_000 * 1024), "62.8 GiB");
+    }
+}

@@ -1,0 +1,461 @@
+//! The raw system calls behind placement, the error they share, and the node
+//! files of the running kernel.
+//!
+//! glibc has no wrappers for the NUMA calls (libnuma provides them), and its
+//! `cpu_set_t` stops at 1024 CPUs, so everything here goes through
+//! `libc::syscall` with masks sized from the machine. All `unsafe` code of the
+//! placement and memory modules lives in this file, each block in a small
+//! function whose safe signature carries the invariant the kernel needs.
+
+use super::NodeSet;
+use std::ffi::c_void;
+use std::fmt;
+use std::io;
+use std::ptr::NonNull;
+use std::sync::OnceLock;
+
+pub const MPOL_DEFAULT: i32 = libc::MPOL_DEFAULT;
+pub const MPOL_PREFERRED: i32 = libc::MPOL_PREFERRED;
+pub const MPOL_BIND: i32 = libc::MPOL_BIND;
+pub const MPOL_INTERLEAVE: i32 = libc::MPOL_INTERLEAVE;
+pub const MPOL_LOCAL: i32 = libc::MPOL_LOCAL;
+/// Linux 5.15+.
+pub const MPOL_PREFERRED_MANY: i32 = 5;
+/// Linux 6.9+.
+pub const MPOL_WEIGHTED_INTERLEAVE: i32 = 6;
+
+/// The mode word of `get_mempolicy` carries these flags above the mode.
+pub const MPOL_MODE_FLAGS: i32 = (1 << 15) | (1 << 14) | (1 << 13);
+
+pub const MPOL_F_NODE: u32 = 1 << 0;
+pub const MPOL_F_ADDR: u32 = 1 << 1;
+pub const MPOL_F_MEMS_ALLOWED: u32 = 1 << 2;
+
+pub const MPOL_MF_STRICT: u32 = 1 << 0;
+pub const MPOL_MF_MOVE: u32 = 1 << 1;
+pub const MPOL_MF_MOVE_ALL: u32 = 1 << 2;
+
+/// Where the kernel describes its NUMA nodes.
+pub const NODE_SYSFS: &str = "/sys/devices/system/node";
+
+/// A placement system call that failed: which call, with what, the errno, and
+/// when the cause can be read from the machine, what to do about it.
+///
+/// Displays as one line, e.g. `mbind(len=1 GiB, policy=bind:3) failed:
+/// Invalid argument (os error 22); hint: node 3 is not online (online nodes:
+/// 0-1)`. The errno is part of the message rather than a `source`, so a
+/// context chain does not print it twice.
+#[derive(Debug, thiserror::Error)]
+#[error("{call}({args}) failed: {errno}{}", hint_suffix(.hint))]
+pub struct PlacementError {
+    pub call: &'static str,
+    pub args: String,
+    pub errno: io::Error,
+    pub hint: Option<String>,
+}
+
+fn hint_suffix(hint: &Option<String>) -> String {
+    hint.as_ref()
+        .map(|h| format!("; hint: {h}"))
+        .unwrap_or_default()
+}
+
+impl PlacementError {
+    pub fn new(call: &'static str, args: impl Into<String>, errno: io::Error) -> Self {
+        Self {
+            call,
+            args: args.into(),
+            errno,
+            hint: None,
+        }
+    }
+
+    pub fn with_hint(mut self, hint: impl Into<String>) -> Self {
+        self.hint = Some(hint.into());
+        self
+    }
+
+    /// The errno, or `None` for a failure found by checking a result (such as
+    /// a thread still running on the wrong CPU).
+    pub fn raw_os_error(&self) -> Option<i32> {
+        self.errno.raw_os_error()
+    }
+}
+
+fn read_node_list(name: &str) -> Option<NodeSet> {
+    let text = std::fs::read_to_string(format!("{NODE_SYSFS}/{name}")).ok()?;
+    NodeSet::parse_list(&text).ok()
+}
+
+/// Nodes the running kernel could ever bring online. A kernel built without
+/// NUMA has no node directory and behaves as one node 0.
+pub fn possible_nodes() -> NodeSet {
+    // Fixed at boot, and every mbind needs it.
+    static POSSIBLE: OnceLock<NodeSet> = OnceLock::new();
+    POSSIBLE
+        .get_or_init(|| read_node_list("possible").unwrap_or_else(|| NodeSet::from_ids([0])))
+        .clone()
+}
+
+/// Nodes online now (re-read on each call, as nodes can be hot-plugged).
+pub fn online_nodes() -> NodeSet {
+    read_node_list("online").unwrap_or_else(|| NodeSet::from_ids([0]))
+}
+
+/// Online nodes that have memory; CPU-only nodes are online but cannot hold
+/// pages.
+pub fn nodes_with_memory() -> NodeSet {
+    read_node_list("has_memory").unwrap_or_else(online_nodes)
+}
+
+/// The nodes this process's cpuset allows (`Mems_allowed_list`), if readable.
+pub fn mems_allowed() -> Option<NodeSet> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status
+        .lines()
+        .find_map(|l| l.strip_prefix("Mems_allowed_list:"))?;
+    NodeSet::parse_list(line).ok()
+}
+
+/// 64-bit words in a nodemask for this kernel: enough for every possible
+/// node, at least one.
+pub fn nodemask_words() -> usize {
+    possible_nodes().end().div_ceil(64).max(1)
+}
+
+/// The kernel release, e.g. `6.1.0-18-amd64`, for messages.
+pub fn kernel_release() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/osrelease")
+        .map(|s| s.trim().to_string())
+        .unwrap_or_else(|_| "unknown".into())
+}
+
+/// The base page size.
+pub fn base_page_size() -> usize {
+    static SIZE: OnceLock<usize> = OnceLock::new();
+    *SIZE.get_or_init(|| {
+        // SAFETY: sysconf reads a constant and has no memory effects.
+        let n = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+        usize::try_from(n).ok().filter(|&n| n > 0).unwrap_or(4096)
+    })
+}
+
+/// Sizes for messages: whole binary units when exact (`1 GiB`), one decimal
+/// otherwise (`1.5 GiB`).
+pub fn fmt_bytes(n: u64) -> String {
+    const UNITS: [&str; 6] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
+    let mut unit = 0;
+    let mut div = 1u64;
+    while unit + 1 < UNITS.len() && n >= div * 1024 {
+        div *= 1024;
+        unit += 1;
+    }
+    if n % div == 0 {
+        format!("{} {}", n / div, UNITS[unit])
+    } else {
+        format!("{:.1} {}", n as f64 / div as f64, UNITS[unit])
+    }
+}
+
+/// Turns a `syscall` return into a result, reading errno on -1.
+fn check(ret: libc::c_long) -> io::Result<libc::c_long> {
+    if ret < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(ret)
+    }
+}
+
+/// `maxnode` for a mask of `words` words. The kernel reads `maxnode - 1`
+/// bits, so one more than the mask holds, as libnuma passes.
+fn maxnode(words: usize) -> libc::c_ulong {
+    (words * 64 + 1) as libc::c_ulong
+}
+
+/// `mbind(addr, len, mode, mask, maxnode, flags)`.
+///
+/// Safe to expose: a policy changes only where future pages come from, and
+/// `MPOL_MF_MOVE` migrates pages with their contents, so no memory that Rust
+/// code can see changes value.
+pub fn mbind(addr: usize, len: usize, mode: i32, mask: &[u64], flags: u32) -> io::Result<()> {
+    let (ptr, words) = if mask.is_empty() {
+        (std::ptr::null(), 0)
+    } else {
+        (mask.as_ptr(), mask.len())
+    };
+    // SAFETY: the kernel reads `words` u64 words from `ptr` (maxnode - 1
+    // bits rounded up to longs), all inside `mask`; a null mask with
+    // maxnode 0 reads nothing.
+    let ret = unsafe {
+        libc::syscall(
+            libc::SYS_mbind,
+            addr,
+            len,
+            mode as libc::c_ulong,
+            ptr,
+            if words == 0 { 0 } else { maxnode(words) },
+            flags as libc::c_ulong,
+        )
+    };
+    check(ret).map(drop)
+}
+
+/// `set_mempolicy(mode, mask, maxnode)` for the calling thread; an empty mask
+/// is passed as NULL.
+pub fn set_mempolicy(mode: i32, mask: &[u64]) -> io::Result<()> {
+    let (ptr, nodes) = if mask.is_empty() {
+        (std::ptr::null(), 0)
+    } else {
+        (mask.as_ptr(), maxnode(mask.len()))
+    };
+    // SAFETY: the kernel reads at most `mask.len()` words from `ptr`, or
+    // nothing when it is null and maxnode is 0.
+    let ret = unsafe { libc::syscall(libc::SYS_set_mempolicy, mode, ptr, nodes) };
+    check(ret).map(drop)
+}
+
+/// `get_mempolicy(&mode, mask, maxnode, addr, flags)`. With an empty `mask`
+/// no nodes are returned.
+pub fn get_mempolicy(mask: &mut [u64], addr: usize, flags: u32) -> io::Result<i32> {
+    let mut mode: libc::c_int = 0;
+    let (ptr, nodes) = if mask.is_empty() {
+        (std::ptr::null_mut(), 0)
+    } else {
+        (mask.as_mut_ptr(), maxnode(mask.len()))
+    };
+    // SAFETY: the kernel writes one int to `mode` and at most `mask.len()`
+    // words to `ptr` (it copies ALIGN(maxnode - 1, 64) bits). With
+    // MPOL_F_ADDR it only looks up `addr` in this process's page tables,
+    // faulting the page in if needed, which does not change its contents.
+    let ret = unsafe {
+        libc::syscall(
+            libc::SYS_get_mempolicy,
+            &mut mode as *mut libc::c_int,
+            ptr,
+            nodes,
+            addr,
+            flags as libc::c_ulong,
+        )
+    };
+    check(ret).map(|_| mode)
+}
+
+/// `move_pages(0, n, pages, nodes, status, flags)` on this process.
+///
+/// With `nodes` = `None` it only reports where each page is; otherwise it
+/// migrates each page to its node. Returns how many pages were not migrated.
+/// Migration keeps contents, so this is safe for any addresses.
+pub fn move_pages(
+    pages: &[usize],
+    nodes: Option<&[i32]>,
+    status: &mut [i32],
+    flags: u32,
+) -> io::Result<usize> {
+    assert_eq!(pages.len(), status.len(), "one status per page");
+    if let Some(n) = nodes {
+        assert_eq!(n.len(), pages.len(), "one target node per page");
+    }
+    let nodes_ptr = nodes.map_or(std::ptr::null(), |n| n.as_ptr());
+    // SAFETY: `pages`, `nodes` and `status` each hold `pages.len()` elements
+    // (checked above); the kernel reads the first two and writes the third.
+    // `usize` has the layout of `void *` on Linux.
+    let ret = unsafe {
+        libc::syscall(
+            libc::SYS_move_pages,
+            0 as libc::pid_t,
+            pages.len() as libc::c_ulong,
+            pages.as_ptr() as *const *const c_void,
+            nodes_ptr,
+            status.as_mut_ptr(),
+            flags as libc::c_int,
+        )
+    };
+    check(ret).map(|n| n as usize)
+}
+
+/// Raw `sched_setaffinity(0, bytes, mask)` for the calling thread, free of
+/// `cpu_set_t`'s 1024-CPU limit.
+pub fn sched_setaffinity(mask: &[u64]) -> io::Result<()> {
+    // SAFETY: the kernel reads `mask.len() * 8` bytes from the mask.
+    let ret = unsafe {
+        libc::syscall(
+            libc::SYS_sched_setaffinity,
+            0 as libc::pid_t,
+            std::mem::size_of_val(mask),
+            mask.as_ptr(),
+        )
+    };
+    check(ret).map(drop)
+}
+
+/// Raw `sched_getaffinity(0, bytes, mask)`; returns the bytes written. Fails
+/// with EINVAL when the mask is smaller than the kernel's CPU count.
+pub fn sched_getaffinity(mask: &mut [u64]) -> io::Result<usize> {
+    // SAFETY: the kernel writes at most `mask.len() * 8` bytes to the mask.
+    let ret = unsafe {
+        libc::syscall(
+            libc::SYS_sched_getaffinity,
+            0 as libc::pid_t,
+            std::mem::size_of_val(mask),
+            mask.as_mut_ptr(),
+        )
+    };
+    check(ret).map(|n| n as usize)
+}
+
+/// The CPU and node the calling thread is running on now.
+pub fn getcpu() -> io::Result<(usize, usize)> {
+    let mut cpu: libc::c_uint = 0;
+    let mut node: libc::c_uint = 0;
+    // SAFETY: the kernel writes one unsigned int to each pointer; the third
+    // argument (an unused cache) may be null.
+    let ret = unsafe {
+        libc::syscall(
+            libc::SYS_getcpu,
+            &mut cpu as *mut libc::c_uint,
+            &mut node as *mut libc::c_uint,
+            std::ptr::null_mut::<c_void>(),
+        )
+    };
+    check(ret).map(|_| (cpu as usize, node as usize))
+}
+
+/// The CPU the calling thread is running on (the vDSO, so cheap enough for
+/// loops). Falls back to the `getcpu` syscall if the library call fails.
+pub fn sched_getcpu() -> io::Result<usize> {
+    // SAFETY: no arguments, no memory effects.
+    let cpu = unsafe { libc::sched_getcpu() };
+    match usize::try_from(cpu) {
+        Ok(c) => Ok(c),
+        Err(_) => getcpu().map(|(c, _)| c),
+    }
+}
+
+/// An anonymous mapping that nothing else refers to yet.
+pub struct Mapping {
+    pub ptr: NonNull<u8>,
+    pub len: usize,
+}
+
+/// `mmap(NULL, len, PROT_READ|PROT_WRITE, MAP_ANONYMOUS|extra_flags, -1, 0)`.
+///
+/// Safe: without `MAP_FIXED` the kernel picks an unused range, so no existing
+/// memory is replaced.
+pub fn map_anonymous(len: usize, extra_flags: i32) -> io::Result<Mapping> {
+    assert_eq!(extra_flags & libc::MAP_FIXED, 0, "MAP_FIXED could clobber");
+    // SAFETY: a fresh anonymous mapping at an address of the kernel's choice;
+    // no pointer is read or written by the call.
+    let ptr = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            len,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_ANONYMOUS | extra_flags,
+            -1,
+            0,
+        )
+    };
+    if ptr == libc::MAP_FAILED {
+        return Err(io::Error::last_os_error());
+    }
+    let ptr = NonNull::new(ptr.cast::<u8>()).ok_or_else(|| io::Error::other("mmap returned 0"))?;
+    Ok(Mapping { ptr, len })
+}
+
+/// `munmap(ptr, len)`.
+///
+/// # Safety
+/// `ptr..ptr+len` must be mapped memory owned by the caller that no live
+/// reference points into, and must not be used again.
+pub unsafe fn unmap(ptr: *mut u8, len: usize) -> io::Result<()> {
+    // SAFETY: guaranteed by the caller.
+    let ret = unsafe { libc::munmap(ptr.cast::<c_void>(), len) };
+    if ret == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
+/// The `madvise` advice this crate uses; none of them changes contents.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Advice {
+    HugePage,
+    NoHugePage,
+}
+
+/// `madvise(addr, len, advice)` for advice that only steers page sizes.
+pub fn madvise(addr: usize, len: usize, advice: Advice) -> io::Result<()> {
+    let advice = match advice {
+        Advice::HugePage => libc::MADV_HUGEPAGE,
+        Advice::NoHugePage => libc::MADV_NOHUGEPAGE,
+    };
+    // SAFETY: MADV_HUGEPAGE and MADV_NOHUGEPAGE only set VMA flags for later
+    // faults and khugepaged; they never discard or change data.
+    let ret = unsafe { libc::madvise(addr as *mut c_void, len, advice) };
+    if ret == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
+impl fmt::Display for Advice {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Advice::HugePage => "MADV_HUGEPAGE",
+            Advice::NoHugePage => "MADV_NOHUGEPAGE",
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn node_files_of_this_kernel() {
+        let possible = possible_nodes();
+        let online = online_nodes();
+        assert!(!possible.is_empty());
+        assert!(online.is_subset(&possible), "{online} vs {possible}");
+        assert!(nodes_with_memory().is_subset(&online));
+        assert!(nodemask_words() >= 1);
+        assert_eq!(nodemask_words(), possible.end().div_ceil(64).max(1));
+    }
+
+    #[test]
+    fn sizes_read_well() {
+        assert_eq!(fmt_bytes(1 << 30), "1 GiB");
+        assert_eq!(fmt_bytes(64 << 20), "64 MiB");
+        assert_eq!(fmt_bytes(1536 << 20), "1.5 GiB");
+        assert_eq!(fmt_bytes(100), "100 B");
+        assert_eq!(fmt_bytes(0), "0 B");
+    }
+
+    #[test]
+    fn error_display_is_one_line_with_hint() {
+        let e = PlacementError::new(
+            "mbind",
+            "len=1 GiB, policy=bind:3",
+            io::Error::from_raw_os_error(libc::EINVAL),
+        )
+        .with_hint("node 3 is not online (online nodes: 0-1)");
+        assert_eq!(
+            e.to_string(),
+            "mbind(len=1 GiB, policy=bind:3) failed: Invalid argument (os error 22); \
+             hint: node 3 is not online (online nodes: 0-1)"
+        );
+        assert_eq!(e.raw_os_error(), Some(libc::EINVAL));
+    }
+
+    #[test]
+    fn getcpu_agrees_with_affinity() {
+        let (cpu, node) = getcpu().unwrap();
+        assert!(possible_nodes().contains(node));
+        let mut mask = vec![0u64; 1024];
+        sched_getaffinity(&mut mask).unwrap();
+        // The thread may migrate between the two calls, but only within its mask.
+        assert!(crate::placement::CpuSet::from_words(&mask).contains(cpu));
+    }
+}

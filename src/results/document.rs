@@ -1,0 +1,252 @@
+//! Types of the results document, schema 1.
+//!
+//! Every field documented here is part of the schema. Readers ignore keys they
+//! do not know, so newer files stay readable; a file whose `schema` is newer
+//! than [`SCHEMA`] is read as far as its shape allows and flagged.
+
+use crate::topology::{Allowed, Thp, Topology};
+use anyhow::{Context, Result, bail};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// The schema version this build writes.
+pub const SCHEMA: u32 = 1;
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Document {
+    /// Schema version of this document.
+    pub schema: u32,
+    /// Always `numabench`.
+    pub tool: String,
+    /// Version of the tool that wrote it.
+    pub version: String,
+    /// The command line, argument by argument.
+    pub command: Vec<String>,
+    /// RFC 3339 UTC time the run started.
+    pub started: String,
+    /// RFC 3339 UTC time the run finished; `None` while running or when the
+    /// run was interrupted.
+    pub finished: Option<String>,
+    /// False when the run was interrupted and the records are partial.
+    #[serde(default = "yes")]
+    pub complete: bool,
+    /// The machine the run measured.
+    pub host: Host,
+    /// What was measured.
+    pub records: Vec<Record>,
+}
+
+fn yes() -> bool {
+    true
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Host {
+    pub hostname: String,
+    pub kernel: String,
+    pub cpu_model: String,
+    pub thp: Thp,
+    pub numa_balancing: Option<u32>,
+    /// The cpuset the run was confined to.
+    pub allowed: Allowed,
+    /// The full topology snapshot.
+    pub topology: Topology,
+}
+
+impl Host {
+    pub fn from_topology(topo: &Topology) -> Self {
+        Self {
+            hostname: topo.hostname.clone(),
+            kernel: topo.kernel.clone(),
+            cpu_model: topo.cpu_model.clone(),
+            thp: topo.thp.clone(),
+            numa_balancing: topo.numa_balancing,
+            allowed: topo.allowed.clone(),
+            topology: topo.clone(),
+        }
+    }
+}
+
+/// Which direction of a metric is an improvement.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum Better {
+    Higher,
+    Lower,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Metric {
+    pub value: f64,
+    /// Unit as written in tables, e.g. `MB/s` (10^6 bytes per second), `ns`.
+    pub unit: String,
+    pub better: Better,
+}
+
+/// Where a record's memory and threads really were.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct Placement {
+    /// Pages found on each node (keys are node ids).
+    pub pages_by_node: BTreeMap<String, u64>,
+    /// Percent of pages on the intended node(s); `None` when nothing was
+    /// intended (default policy).
+    pub on_target_pct: Option<f64>,
+    /// Percent of the memory backed by huge pages.
+    pub huge_pct: f64,
+    /// CPUs the measuring threads were seen on.
+    pub cpus_seen: Vec<usize>,
+}
+
+/// A time series, e.g. memory per node over time.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Series {
+    pub name: String,
+    pub x_label: String,
+    pub x_unit: String,
+    pub y_label: String,
+    pub y_unit: String,
+    pub x: Vec<f64>,
+    /// One line per label (e.g. per node), each as long as `x`.
+    pub lines: Vec<Line>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Line {
+    pub label: String,
+    pub y: Vec<f64>,
+}
+
+/// One measurement of one probe.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Record {
+    /// The probe that made it: `matrix`, `sweep`, `mem`, ...
+    pub probe: String,
+    /// Name unique within the probe, e.g. `triad 0->1`.
+    pub name: String,
+    /// What was asked: canonical keys `cpu_node`, `mem_node`, `cpu`,
+    /// `threads`, `processes`, `size_bytes`, `kernel`, `variant`,
+    /// `page_size`.
+    #[serde(default)]
+    pub params: Map<String, Value>,
+    /// What was measured, by name with the unit in the name
+    /// (`bandwidth_mb_s`, `latency_ns`, `runtime_s`, ...).
+    #[serde(default)]
+    pub metrics: BTreeMap<String, Metric>,
+    /// Raw repetitions per metric name.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub samples: BTreeMap<String, Vec<f64>>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub series: Vec<Series>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub placement: Option<Placement>,
+    /// Things the reader of this figure should know (scaled-down sizes,
+    /// unverified placement, ...).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+}
+
+impl Record {
+    pub fn new(probe: &str, name: &str) -> Self {
+        Self {
+            probe: probe.into(),
+            name: name.into(),
+            params: Map::new(),
+            metrics: BTreeMap::new(),
+            samples: BTreeMap::new(),
+            series: Vec::new(),
+            placement: None,
+            notes: Vec::new(),
+        }
+    }
+
+    pub fn param(mut self, key: &str, value: impl Into<Value>) -> Self {
+        self.params.insert(key.into(), value.into());
+        self
+    }
+
+    pub fn metric(mut self, key: &str, value: f64, unit: &str, better: Better) -> Self {
+        self.metrics.insert(
+            key.into(),
+            Metric {
+                value,
+                unit: unit.into(),
+                better,
+            },
+        );
+        self
+    }
+}
+
+impl Document {
+    /// A new, empty document for this run.
+    pub fn new(topo: &Topology) -> Self {
+        Self {
+            schema: SCHEMA,
+            tool: "numabench".into(),
+            version: env!("CARGO_PKG_VERSION").into(),
+            command: std::env::args().collect(),
+            started: super::now_rfc3339(),
+            finished: None,
+            complete: false,
+            host: Host::from_topology(topo),
+            records: Vec::new(),
+        }
+    }
+
+    /// Marks the run finished now.
+    pub fn finish(&mut self) {
+        self.finished = Some(super::now_rfc3339());
+        self.complete = true;
+    }
+
+    pub fn to_json(&self) -> Result<Vec<u8>> {
+        let mut bytes = serde_json::to_vec_pretty(self)?;
+        bytes.push(b'\n');
+        Ok(bytes)
+    }
+
+    pub fn save(&self, path: &Path) -> Result<()> {
+        super::write_atomic(path, &self.to_json()?)
+    }
+
+    /// Reads a results file; the error says which file and what is wrong
+    /// with it.
+    pub fn load(path: &Path) -> Result<Loaded> {
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("cannot read results file {}", path.display()))?;
+        Self::from_json(&text)
+            .with_context(|| format!("{} is not a usable results file", path.display()))
+    }
+
+    pub fn from_json(text: &str) -> Result<Loaded> {
+        let value: Value = serde_json::from_str(text).context("not valid JSON")?;
+        let Some(obj) = value.as_object() else {
+            bail!("the top level is not an object");
+        };
+        if obj.get("tool").and_then(Value::as_str) != Some("numabench") {
+            bail!("it has no \"tool\": \"numabench\" key");
+        }
+        let schema = obj
+            .get("schema")
+            .and_then(Value::as_u64)
+            .context("it has no numeric \"schema\" key")?;
+        let mut warnings = Vec::new();
+        if schema > u64::from(SCHEMA) {
+            warnings.push(format!(
+                "schema {schema} is newer than this numabench understands ({SCHEMA}); fields it does not know are ignored"
+            ));
+        }
+        let document: Document = serde_json::from_value(value.clone())
+            .map_err(|e| anyhow::anyhow!("schema {schema} document does not match: {e}"))?;
+        Ok(Loaded { document, warnings })
+    }
+}
+
+/// A document read from disk with what the reader should know about it.
+#[derive(Debug)]
+pub struct Loaded {
+    pub document: Document,
+    pub warnings: Vec<String>,
+}
