@@ -1,1 +1,6 @@
-//! Integration tests: run the binary.
+//! Integration tests: run the numabench binary as a user would.
+
+mod bad_input;
+mod fixtures;
+mod gather;
+mod util;

@@ -1,0 +1,63 @@
+//! Bad input: one line `numabench: error: ...` naming the value and what is
+//! allowed, exit code 2, nothing written.
+
+use crate::util::*;
+
+/// Runs numabench with `args` in an empty directory and checks the contract.
+fn rejects(args: &[&str], must_mention: &[&str]) {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = numabench()
+        .current_dir(tmp.path())
+        .args(args)
+        .output()
+        .unwrap();
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+    assert!(out.stdout.is_empty(), "{args:?} printed to stdout");
+    assert_eq!(err.lines().count(), 1, "{args:?}: not one line: {err}");
+    assert!(err.starts_with("numabench: error: "), "{args:?}: {err}");
+    for word in must_mention {
+        assert!(err.contains(word), "{args:?}: '{word}' missing from: {err}");
+    }
+    assert_eq!(
+        std::fs::read_dir(tmp.path()).unwrap().count(),
+        0,
+        "{args:?} left files behind"
+    );
+}
+
+#[test]
+fn missing_root_override() {
+    rejects(
+        &["topo", "--sysfs-root", "/no/such/dir"],
+        &["/no/such/dir", "not a directory"],
+    );
+}
+
+#[test]
+fn root_override_that_is_not_a_capture() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().to_str().unwrap().to_string();
+    rejects(&["topo", "--sysfs-root", &dir], &[&dir, "numabench gather"]);
+}
+
+#[test]
+fn root_override_from_the_environment() {
+    let out = numabench()
+        .env("NUMABENCH_SYSFS_ROOT", "/no/such/root")
+        .arg("topo")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        err.contains("/no/such/root") && err.contains("NUMABENCH_SYSFS_ROOT"),
+        "{err}"
+    );
+}
+
+#[test]
+fn unknown_flag_and_command() {
+    rejects(&["topo", "--bogus"], &["--bogus"]);
+    rejects(&["frobnicate"], &["frobnicate"]);
+}

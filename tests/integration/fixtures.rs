@@ -1,0 +1,224 @@
+//! The topology reader against captured and constructed machines. Each
+//! fixture's expected.json states the facts independently of the reader.
+
+use crate::util::*;
+use serde_json::Value;
+
+/// An id array from JSON in the kernel's list syntax, for comparison with the
+/// expected facts.
+fn as_list(v: &Value) -> String {
+    let ids: Vec<usize> = v
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_u64().unwrap() as usize)
+        .collect();
+    let mut out = Vec::<String>::new();
+    let mut i = 0;
+    while i < ids.len() {
+        let mut j = i;
+        while j + 1 < ids.len() && ids[j + 1] == ids[j] + 1 {
+            j += 1;
+        }
+        out.push(if j > i {
+            format!("{}-{}", ids[i], ids[j])
+        } else {
+            ids[i].to_string()
+        });
+        i = j + 1;
+    }
+    out.join(",")
+}
+
+fn check_machine(dir: &std::path::Path) {
+    let name = dir.file_name().unwrap().to_string_lossy().to_string();
+    let want: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("expected.json")).unwrap()).unwrap();
+    let got = topo_json(dir);
+    let ctx = |what: &str| format!("{name}: {what}");
+
+    assert_eq!(got["hostname"], want["hostname"], "{}", ctx("hostname"));
+    assert_eq!(got["kernel"], want["kernel"], "{}", ctx("kernel"));
+    assert_eq!(got["cpu_model"], want["cpu_model"], "{}", ctx("cpu_model"));
+    assert_eq!(
+        as_list(&got["cpus_online"]),
+        want["cpus_online"],
+        "{}",
+        ctx("cpus_online")
+    );
+    let cpus = got["cpus"].as_array().unwrap();
+    assert_eq!(
+        cpus.len(),
+        as_list_len(&want["cpus_online"]),
+        "{}",
+        ctx("cpu count")
+    );
+    assert_eq!(
+        as_list(&got["allowed"]["cpus"]),
+        want["allowed_cpus"],
+        "{}",
+        ctx("allowed cpus")
+    );
+    assert_eq!(
+        as_list(&got["allowed"]["nodes"]),
+        want["allowed_nodes"],
+        "{}",
+        ctx("allowed nodes")
+    );
+    assert_eq!(got["thp"]["enabled"], want["thp_enabled"], "{}", ctx("thp"));
+    assert_eq!(
+        got["thp"]["defrag"],
+        want["thp_defrag"],
+        "{}",
+        ctx("thp defrag")
+    );
+    assert_eq!(
+        got["numa_balancing"],
+        want["numa_balancing"],
+        "{}",
+        ctx("balancing")
+    );
+
+    // Derived counts, checked through the human view's summary line.
+    let text = topo_text(dir);
+    let summary = format!(
+        "{} package{}, {} cores, {} CPUs online",
+        want["packages"],
+        if want["packages"] == 1 { "" } else { "s" },
+        want["cores"],
+        cpus.len()
+    );
+    assert!(
+        text.contains(&summary),
+        "{}\n{text}",
+        ctx(&format!("summary '{summary}'"))
+    );
+    let tpc = want["threads_per_core"].as_u64().unwrap();
+    let tpc_text = if tpc == 1 {
+        "(1 thread per core)".to_string()
+    } else {
+        format!("({tpc} threads per core)")
+    };
+    assert!(text.contains(&tpc_text), "{}", ctx("threads per core"));
+
+    let want_nodes = want["nodes"].as_array().unwrap();
+    let got_nodes = got["nodes"].as_array().unwrap();
+    assert_eq!(got_nodes.len(), want_nodes.len(), "{}", ctx("node count"));
+    for (g, w) in got_nodes.iter().zip(want_nodes) {
+        let id = w["id"].clone();
+        let nctx = |what: &str| ctx(&format!("node {id} {what}"));
+        assert_eq!(g["id"], id, "{}", nctx("id"));
+        assert_eq!(as_list(&g["cpus"]), w["cpus"], "{}", nctx("cpus"));
+        for key in [
+            "mem_total_bytes",
+            "mem_free_bytes",
+            "distances",
+            "has_cpu",
+            "has_memory",
+            "hugepages",
+            "tier",
+        ] {
+            assert_eq!(g[key], w[key], "{}", nctx(key));
+        }
+        match (&g["hmat"], &w["hmat"]) {
+            (Value::Null, Value::Null) => {}
+            (gh, wh) => {
+                assert_eq!(
+                    as_list(&gh["initiators"]),
+                    wh["initiators"],
+                    "{}",
+                    nctx("hmat initiators")
+                );
+                for key in [
+                    "read_bandwidth_mb_s",
+                    "write_bandwidth_mb_s",
+                    "read_latency_ns",
+                    "write_latency_ns",
+                ] {
+                    assert_eq!(gh[key], wh[key], "{}", nctx(key));
+                }
+            }
+        }
+        // Every CPU of the node says it belongs to it.
+        for c in cpus.iter().filter(|c| c["node"] == id) {
+            let cid = c["id"].as_u64().unwrap() as usize;
+            assert!(
+                as_list_ids(&w["cpus"]).contains(&cid),
+                "{}",
+                nctx(&format!("cpu {cid}"))
+            );
+        }
+    }
+
+    let cpu0 = cpus.iter().find(|c| c["id"] == 0).unwrap();
+    assert_eq!(
+        as_list(&cpu0["smt_siblings"]),
+        want["smt_siblings_of_cpu0"],
+        "{}",
+        ctx("cpu0 siblings")
+    );
+    let caches: Vec<Value> = got["caches"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["cpus"].as_array().unwrap().contains(&Value::from(0)))
+        .map(|c| {
+            serde_json::json!({"level": c["level"], "type": c["type"], "size_bytes": c["size_bytes"],
+                               "shared_cpu_list": as_list(&c["cpus"])})
+        })
+        .collect();
+    assert_eq!(
+        Value::Array(caches),
+        want["caches_of_cpu0"],
+        "{}",
+        ctx("caches of cpu0")
+    );
+
+    let accel: Vec<Value> = got["accelerators"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| {
+            serde_json::json!({"pci_address": a["pci_address"], "vendor": a["vendor"], "class": a["class"],
+                               "numa_node": a["numa_node"], "link_speed_gt_s": a["link_speed_gt_s"],
+                               "link_width": a["link_width"]})
+        })
+        .collect();
+    assert_eq!(
+        Value::Array(accel),
+        want["accelerators"],
+        "{}",
+        ctx("accelerators")
+    );
+}
+
+fn as_list_ids(v: &Value) -> Vec<usize> {
+    let text = v.as_str().unwrap();
+    if text.is_empty() {
+        return Vec::new();
+    }
+    text.split(',')
+        .flat_map(|part| match part.split_once('-') {
+            Some((a, b)) => (a.parse::<usize>().unwrap()..=b.parse().unwrap()).collect::<Vec<_>>(),
+            None => vec![part.parse().unwrap()],
+        })
+        .collect()
+}
+
+fn as_list_len(v: &Value) -> usize {
+    as_list_ids(v).len()
+}
+
+#[test]
+fn every_fixture_machine_reads_as_expected() {
+    let machines = fixture_machines();
+    assert!(machines.len() >= 2, "fixtures missing: {machines:?}");
+    for dir in machines {
+        check_machine(&dir);
+    }
+}
+
+#[test]
+fn local_capture_matches_its_facts() {
+    check_machine(&fixture("local-1node"));
+}
