@@ -250,3 +250,110 @@ pub struct Loaded {
     pub document: Document,
     pub warnings: Vec<String>,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::topology::{SysfsRoot, read_topology};
+
+    fn fixture_topology() -> Topology {
+        let root = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/sysfs/local-1node"
+        );
+        read_topology(&SysfsRoot::new(root)).unwrap()
+    }
+
+    fn sample() -> Document {
+        let mut doc = Document::new(&fixture_topology());
+        let mut rec = Record::new("matrix", "triad 0->0")
+            .param("cpu_node", 0)
+            .param("mem_node", 0)
+            .metric("bandwidth_mb_s", 12_345.6, "MB/s", Better::Higher);
+        rec.samples
+            .insert("bandwidth_mb_s".into(), vec![12_000.0, 12_345.6]);
+        rec.placement = Some(Placement {
+            pages_by_node: [("0".to_string(), 512)].into(),
+            on_target_pct: Some(100.0),
+            huge_pct: 0.0,
+            cpus_seen: vec![1],
+        });
+        doc.records.push(rec);
+        doc.finish();
+        doc
+    }
+
+    #[test]
+    fn round_trips_through_json() {
+        let doc = sample();
+        let loaded =
+            Document::from_json(std::str::from_utf8(&doc.to_json().unwrap()).unwrap()).unwrap();
+        assert_eq!(loaded.document, doc);
+        assert!(loaded.warnings.is_empty());
+    }
+
+    #[test]
+    fn top_level_keys_are_the_documented_ones() {
+        let value: Value = serde_json::from_slice(&sample().to_json().unwrap()).unwrap();
+        for key in [
+            "schema", "tool", "version", "command", "started", "finished", "host", "records",
+        ] {
+            assert!(value.get(key).is_some(), "{key}");
+        }
+        assert_eq!(value["schema"], 1);
+        let rec = &value["records"][0];
+        assert_eq!(rec["metrics"]["bandwidth_mb_s"]["better"], "higher");
+        assert_eq!(rec["placement"]["pages_by_node"]["0"], 512);
+    }
+
+    #[test]
+    fn newer_schema_is_read_with_a_warning() {
+        let mut value: Value = serde_json::from_slice(&sample().to_json().unwrap()).unwrap();
+        value["schema"] = 2.into();
+        value["something_new"] = "x".into();
+        value["records"][0]["new_field"] = 1.into();
+        let loaded = Document::from_json(&value.to_string()).unwrap();
+        assert_eq!(loaded.document.records.len(), 1);
+        assert!(
+            loaded.warnings[0].contains("schema 2 is newer"),
+            "{:?}",
+            loaded.warnings
+        );
+    }
+
+    #[test]
+    fn damaged_files_give_reasons_not_panics() {
+        let cases = [
+            ("", "not valid JSON"),
+            ("[1,2]", "not an object"),
+            ("{\"schema\":1}", "\"tool\""),
+            ("{\"tool\":\"numabench\"}", "\"schema\""),
+            (
+                "{\"tool\":\"numabench\",\"schema\":1,\"records\":5}",
+                "does not match",
+            ),
+        ];
+        for (text, reason) in cases {
+            let err = format!("{:#}", Document::from_json(text).unwrap_err());
+            assert!(err.contains(reason), "{text}: {err}");
+        }
+        let full = String::from_utf8(sample().to_json().unwrap()).unwrap();
+        for cut in [1, full.len() / 3, full.len() - 3] {
+            assert!(Document::from_json(&full[..cut]).is_err());
+        }
+    }
+
+    #[test]
+    fn save_and_load_a_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("results.json");
+        let doc = sample();
+        doc.save(&path).unwrap();
+        assert_eq!(Document::load(&path).unwrap().document, doc);
+        let missing = format!(
+            "{:#}",
+            Document::load(&dir.path().join("nope.json")).unwrap_err()
+        );
+        assert!(missing.contains("nope.json"), "{missing}");
+    }
+}
