@@ -69,14 +69,25 @@ pub fn archive(src: &crate::topology::SysfsRoot) -> Result<Vec<u8>> {
         tar.append_data(&mut header, rel, data.as_slice())
             .with_context(|| format!("cannot archive {rel}"))?;
     }
+    // Marker entries are links on a live system; keep them links so a
+    // capture committed to git keeps them too (git drops empty directories).
     for rel in &accessed.markers {
         let mut header = tar::Header::new_gnu();
         header.set_size(0);
-        header.set_mode(0o755);
         header.set_mtime(mtime);
-        header.set_entry_type(tar::EntryType::Directory);
-        tar.append_data(&mut header, format!("{rel}/"), std::io::empty())
-            .with_context(|| format!("cannot archive {rel}"))?;
+        match std::fs::read_link(src.path().join(rel)) {
+            Ok(target) => {
+                header.set_mode(0o777);
+                header.set_entry_type(tar::EntryType::Symlink);
+                tar.append_link(&mut header, rel, &target)
+            }
+            Err(_) => {
+                header.set_mode(0o755);
+                header.set_entry_type(tar::EntryType::Directory);
+                tar.append_data(&mut header, format!("{rel}/"), std::io::empty())
+            }
+        }
+        .with_context(|| format!("cannot archive {rel}"))?;
     }
     let gz = tar.into_inner().context("cannot finish the archive")?;
     gz.finish().context("cannot compress the archive")

@@ -365,10 +365,13 @@ fn cpu_model(cpuinfo: &str) -> String {
 }
 
 /// PCI class codes of devices that compute: display controllers (GPUs),
-/// co-processors and processing accelerators.
-fn accelerator_kind(class: u32) -> Option<&'static str> {
+/// co-processors and processing accelerators. A plain VGA controller counts
+/// only from GPU vendors: nearly every server has a BMC display adapter
+/// (ASPEED, Matrox) of that class.
+fn accelerator_kind(class: u32, vendor: &str) -> Option<&'static str> {
+    const GPU_VENDORS: [&str; 3] = ["0x10de", "0x1002", "0x8086"];
     match class >> 8 {
-        0x0300 => Some("VGA controller"),
+        0x0300 if GPU_VENDORS.contains(&vendor) => Some("VGA controller"),
         0x0302 => Some("3D controller"),
         0x0380 => Some("display controller"),
         0x0b40 => Some("co-processor"),
@@ -396,13 +399,14 @@ fn read_accelerators(src: &SysfsRoot) -> Result<Vec<Accelerator>, TopologyError>
                 format!("'{class_text}' is not a class code"),
             )
         })?;
-        let Some(kind) = accelerator_kind(class) else {
+        let vendor = src.read_trimmed(&format!("{d}/vendor")).unwrap_or_default();
+        let Some(kind) = accelerator_kind(class, &vendor) else {
             continue;
         };
         let node: Option<i64> = number(src, &format!("{d}/numa_node"))?;
         out.push(Accelerator {
             pci_address: bdf.clone(),
-            vendor: src.read_trimmed(&format!("{d}/vendor")).unwrap_or_default(),
+            vendor,
             device: src.read_trimmed(&format!("{d}/device")).unwrap_or_default(),
             class: class_text,
             kind: kind.to_string(),
