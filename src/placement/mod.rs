@@ -1,6 +1,18 @@
 //! Where threads run and where memory lives: CPU and node sets, thread
 //! pinning, memory policies, page-location queries and `numa_maps`.
 
+pub mod affinity;
 pub mod cpuset;
+pub mod mempolicy;
+pub mod numa_maps;
+pub mod pages;
+pub mod sys;
 
+pub use affinity::{current_affinity, current_cpu, pin_and_check, pin_current_thread};
 pub use cpuset::{CpuSet, IdSet, ListError, NodeSet};
+pub use mempolicy::{
+    MbindFlags, MemPolicy, PolicyParseError, bind_range, get_thread_policy, range_policy,
+    set_thread_policy,
+};
+pub use pages::{PageHistogram, page_nodes, page_nodes_sampled};
+pub use sys::{PlacementError, online_nodes, possible_nodes};

@@ -143,7 +143,7 @@ pub fn base_page_size() -> usize {
 /// Sizes for messages: whole binary units when exact (`1 GiB`), one decimal
 /// otherwise (`1.5 GiB`).
 pub fn fmt_bytes(n: u64) -> String {
-    const UNITS: [&str; 6] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
+    const UNITS: [&str; 7] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
     let mut unit = 0;
     let mut div = 1u64;
     while unit + 1 < UNITS.len() && n >= div * 1024 {
@@ -377,6 +377,21 @@ pub unsafe fn unmap(ptr: *mut u8, len: usize) -> io::Result<()> {
     }
 }
 
+/// `mprotect(ptr, len, PROT_NONE)`: any access to the range faults.
+///
+/// # Safety
+/// No reference may point into `ptr..ptr+len`, and no code may access it
+/// afterwards expecting memory.
+pub unsafe fn protect_none(ptr: *mut u8, len: usize) -> io::Result<()> {
+    // SAFETY: guaranteed by the caller.
+    let ret = unsafe { libc::mprotect(ptr.cast::<c_void>(), len, libc::PROT_NONE) };
+    if ret == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
 /// The `madvise` advice this crate uses; none of them changes contents.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Advice {
@@ -431,6 +446,8 @@ mod tests {
         assert_eq!(fmt_bytes(1536 << 20), "1.5 GiB");
         assert_eq!(fmt_bytes(100), "100 B");
         assert_eq!(fmt_bytes(0), "0 B");
+        assert_eq!(fmt_bytes(1 << 60), "1 EiB");
+        assert_eq!(fmt_bytes(u64::MAX), "16.0 EiB");
     }
 
     #[test]

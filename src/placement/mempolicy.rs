@@ -1,0 +1,712 @@
+//! Memory policies: which nodes a thread's or a range's pages come from.
+//!
+//! A policy is written as `mode[:nodes]`, the same text on the command line,
+//! in results and in messages: `default`, `local`, `preferred:1`,
+//! `preferred-many:0-1`, `bind:0-1`, `interleave:0,2`,
+//! `weighted-interleave:0-3`.
+
+use super::NodeSet;
+use super::sys::{self, PlacementError};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use std::fmt;
+use std::io;
+use std::path::Path;
+use std::str::FromStr;
+
+/// Where new pages are allocated.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum MemPolicy {
+    /// Fall back to the thread's policy (for a range) or to local allocation
+    /// (for a thread).
+    Default,
+    /// The node of the CPU that faults the page in.
+    Local,
+    /// This node first, any other when it is full.
+    Preferred(usize),
+    /// These nodes first, any other when they are full (Linux 5.15+).
+    PreferredMany(NodeSet),
+    /// Only these nodes; allocation fails (or reclaims) when they are full.
+    Bind(NodeSet),
+    /// Round-robin over these nodes, page by page.
+    Interleave(NodeSet),
+    /// Round-robin weighted by
+    /// `/sys/kernel/mm/mempolicy/weighted_interleave/node<N>` (Linux 6.9+).
+    WeightedInterleave(NodeSet),
+}
+
+/// Why a policy string was rejected; the reason names the rule broken.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("invalid memory policy '{input}': {reason}")]
+pub struct PolicyParseError {
+    pub input: String,
+    pub reason: String,
+}
+
+const FORMS: &str = "default, local, preferred:N, preferred-many:LIST, bind:LIST, \
+                     interleave:LIST or weighted-interleave:LIST";
+
+impl MemPolicy {
+    /// The mode word as written, e.g. `bind`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            MemPolicy::Default => "default",
+            MemPolicy::Local => "local",
+            MemPolicy::Preferred(_) => "preferred",
+            MemPolicy::PreferredMany(_) => "preferred-many",
+            MemPolicy::Bind(_) => "bind",
+            MemPolicy::Interleave(_) => "interleave",
+            MemPolicy::WeightedInterleave(_) => "weighted-interleave",
+        }
+    }
+
+    /// The kernel's `MPOL_*` mode.
+    pub fn mode(&self) -> i32 {
+        match self {
+            MemPolicy::Default => sys::MPOL_DEFAULT,
+            MemPolicy::Local => sys::MPOL_LOCAL,
+            MemPolicy::Preferred(_) => sys::MPOL_PREFERRED,
+            MemPolicy::PreferredMany(_) => sys::MPOL_PREFERRED_MANY,
+            MemPolicy::Bind(_) => sys::MPOL_BIND,
+            MemPolicy::Interleave(_) => sys::MPOL_INTERLEAVE,
+            MemPolicy::WeightedInterleave(_) => sys::MPOL_WEIGHTED_INTERLEAVE,
+        }
+    }
+
+    /// The nodes named by the policy; empty for `default` and `local`.
+    pub fn nodes(&self) -> NodeSet {
+        match self {
+            MemPolicy::Default | MemPolicy::Local => NodeSet::new(),
+            MemPolicy::Preferred(n) => NodeSet::from_ids([*n]),
+            MemPolicy::PreferredMany(s)
+            | MemPolicy::Bind(s)
+            | MemPolicy::Interleave(s)
+            | MemPolicy::WeightedInterleave(s) => s.clone(),
+        }
+    }
+
+    /// The nodes pages should end up on, or `None` when that depends on which
+    /// CPU touches them (`default`, `local`).
+    pub fn target_nodes(&self) -> Option<NodeSet> {
+        match self {
+            MemPolicy::Default | MemPolicy::Local => None,
+            other => Some(other.nodes()),
+        }
+    }
+
+    pub fn parse(input: &str) -> Result<Self, PolicyParseError> {
+        let text = input.trim();
+        let fail = |reason: String| PolicyParseError {
+            input: text.to_string(),
+            reason,
+        };
+        let (mode, list) = match text.split_once(':') {
+            Some((m, l)) => (m.trim(), Some(l.trim())),
+            None => (text, None),
+        };
+        let mode = mode.to_ascii_lowercase();
+        let nodes = |name: &str| -> Result<NodeSet, PolicyParseError> {
+            let Some(list) = list else {
+                return Err(fail(format!(
+                    "'{name}' needs a node list, e.g. '{name}:0' or '{name}:0-1'"
+                )));
+            };
+            let set = NodeSet::parse_list(list)
+                .map_err(|e| fail(format!("'{name}' takes a node list: {e}")))?;
+            if set.is_empty() {
+                return Err(fail(format!(
+                    "'{name}' needs at least one node, e.g. '{name}:0'"
+                )));
+            }
+            Ok(set)
+        };
+        match mode.as_str() {
+            "default" | "local" => match list {
+                None => Ok(if mode == "default" {
+                    MemPolicy::Default
+                } else {
+                    MemPolicy::Local
+                }),
+                Some(l) => Err(fail(format!(
+                    "'{mode}' takes no nodes (got '{l}'); use 'bind:{l}' to keep memory on \
+                     those nodes or 'preferred:N' to favour one"
+                ))),
+            },
+            "preferred" => {
+                let set = nodes("preferred")?;
+                match set.len() {
+                    1 => Ok(MemPolicy::Preferred(set.first().unwrap_or(0))),
+                    n => {
+                        let l = list.unwrap_or_default();
+                        Err(fail(format!(
+                            "'preferred' takes exactly one node (got {n}); use \
+                             'preferred-many:{l}' or 'bind:{l}'"
+                        )))
+                    }
+                }
+            }
+            "preferred-many" => nodes("preferred-many").map(MemPolicy::PreferredMany),
+            "bind" => nodes("bind").map(MemPolicy::Bind),
+            "interleave" => nodes("interleave").map(MemPolicy::Interleave),
+            "weighted-interleave" => {
+                nodes("weighted-interleave").map(MemPolicy::WeightedInterleave)
+            }
+            "" => Err(fail(format!("the policy is empty; expected {FORMS}"))),
+            other => {
+                let suggestion = match other {
+                    "membind" | "bound" => Some("bind"),
+                    "prefer" | "pref" => Some("preferred"),
+                    "preferred_many" | "prefer-many" | "prefer_many" => Some("preferred-many"),
+                    "interleaved" | "il" => Some("interleave"),
+                    "weighted_interleave" | "weighted" | "wil" => Some("weighted-interleave"),
+                    "localalloc" | "first-touch" => Some("local"),
+                    _ => None,
+                };
+                let mut reason = format!("unknown mode '{other}'; expected {FORMS}");
+                if let Some(s) = suggestion {
+                    reason =
+                        format!("unknown mode '{other}' (did you mean '{s}'?); expected {FORMS}");
+                }
+                Err(fail(reason))
+            }
+        }
+    }
+}
+
+impl fmt::Display for MemPolicy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            MemPolicy::Default | MemPolicy::Local => f.write_str(self.name()),
+            MemPolicy::Preferred(n) => write!(f, "preferred:{n}"),
+            other => write!(f, "{}:{}", other.name(), other.nodes()),
+        }
+    }
+}
+
+impl FromStr for MemPolicy {
+    type Err = PolicyParseError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Self::parse(s)
+    }
+}
+
+/// Serialized as its text form, which is how people write it.
+impl Serialize for MemPolicy {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for MemPolicy {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(d)?;
+        Self::parse(&text).map_err(serde::de::Error::custom)
+    }
+}
+
+/// How `mbind` treats pages already present in the range.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct MbindFlags {
+    /// Fail with EIO when present pages do not follow the policy
+    /// (`MPOL_MF_STRICT`).
+    pub strict: bool,
+    /// Migrate present pages to follow the policy (`MPOL_MF_MOVE`).
+    pub move_pages: bool,
+}
+
+impl MbindFlags {
+    fn bits(self) -> u32 {
+        let mut bits = 0;
+        if self.strict {
+            bits |= sys::MPOL_MF_STRICT;
+        }
+        if self.move_pages {
+            bits |= sys::MPOL_MF_MOVE;
+        }
+        bits
+    }
+
+    fn describe(self) -> Option<String> {
+        let names: Vec<&str> = [(self.strict, "strict"), (self.move_pages, "move")]
+            .into_iter()
+            .filter_map(|(on, name)| on.then_some(name))
+            .collect();
+        (!names.is_empty()).then(|| names.join("|"))
+    }
+}
+
+/// Whether this kernel has weighted interleave (Linux 6.9+ exposes its
+/// weights in sysfs).
+pub fn weighted_interleave_supported() -> bool {
+    Path::new("/sys/kernel/mm/mempolicy/weighted_interleave").is_dir()
+}
+
+/// `(major, minor)` of the running kernel, if its release string parses.
+fn kernel_version() -> Option<(u32, u32)> {
+    let release = sys::kernel_release();
+    let mut parts = release.split(|c: char| !c.is_ascii_digit());
+    let major = parts.next()?.parse().ok()?;
+    let minor = parts.next()?.parse().ok()?;
+    Some((major, minor))
+}
+
+/// What a policy call targets: the calling thread or a range of memory.
+#[derive(Clone, Copy)]
+enum Target {
+    Thread,
+    Range {
+        addr: usize,
+        len: usize,
+        flags: MbindFlags,
+    },
+}
+
+impl Target {
+    fn call(self) -> &'static str {
+        match self {
+            Target::Thread => "set_mempolicy",
+            Target::Range { .. } => "mbind",
+        }
+    }
+
+    fn args(self, policy: &MemPolicy) -> String {
+        match self {
+            Target::Thread => format!("policy={policy}"),
+            Target::Range { len, flags, .. } => {
+                let mut s = format!("len={}, policy={policy}", sys::fmt_bytes(len as u64));
+                if let Some(f) = flags.describe() {
+                    s.push_str(&format!(", flags={f}"));
+                }
+                s
+            }
+        }
+    }
+
+    fn invoke(self, policy: &MemPolicy) -> io::Result<()> {
+        let nodes = policy.nodes();
+        let mask = if nodes.is_empty() {
+            Vec::new()
+        } else {
+            nodes.to_words(sys::nodemask_words())
+        };
+        match self {
+            Target::Thread => sys::set_mempolicy(policy.mode(), &mask),
+            Target::Range { addr, len, flags } => {
+                sys::mbind(addr, len, policy.mode(), &mask, flags.bits())
+            }
+        }
+    }
+}
+
+fn plural(set: &NodeSet) -> String {
+    if set.len() == 1 {
+        format!("node {set} is")
+    } else {
+        format!("nodes {set} are")
+    }
+}
+
+/// A hint for a failed policy call, read from the machine.
+fn hint_for(target: Target, policy: &MemPolicy, err: &io::Error) -> Option<String> {
+    let nodes = policy.nodes();
+    match err.raw_os_error()? {
+        libc::EINVAL => {
+            if let Target::Range { addr, .. } = target
+                && addr % sys::base_page_size() != 0
+            {
+                return Some(format!(
+                    "address {addr:#x} is not aligned to the {} page size",
+                    sys::fmt_bytes(sys::base_page_size() as u64)
+                ));
+            }
+            if matches!(policy, MemPolicy::WeightedInterleave(_))
+                && !weighted_interleave_supported()
+            {
+                return Some(format!(
+                    "weighted interleave is not supported by this kernel ({}; Linux 6.9 or \
+                     later is needed); use 'interleave:{nodes}'",
+                    sys::kernel_release()
+                ));
+            }
+            if matches!(policy, MemPolicy::PreferredMany(_))
+                && kernel_version().is_some_and(|v| v < (5, 15))
+            {
+                return Some(format!(
+                    "preferred-many is not supported by this kernel ({}; Linux 5.15 or \
+                     later is needed)",
+                    sys::kernel_release()
+                ));
+            }
+            let online = sys::online_nodes();
+            let offline = nodes.difference(&online);
+            if !offline.is_empty() {
+                return Some(format!(
+                    "{} not online (online nodes: {online})",
+                    plural(&offline)
+                ));
+            }
+            let with_memory = sys::nodes_with_memory();
+            let memoryless = nodes.difference(&with_memory);
+            if !memoryless.is_empty() && nodes.is_subset(&memoryless) {
+                return Some(format!(
+                    "{} online but without memory (nodes with memory: {with_memory})",
+                    plural(&memoryless)
+                ));
+            }
+            if let Some(allowed) = sys::mems_allowed() {
+                let outside = nodes.difference(&allowed);
+                if !outside.is_empty() && nodes.is_subset(&outside) {
+                    return Some(format!(
+                        "{} outside this process's cpuset (Mems_allowed_list: {allowed})",
+                        plural(&outside)
+                    ));
+                }
+            }
+            None
+        }
+        libc::EPERM => Some(
+            "NUMA policy calls are refused; container seccomp profiles allow them only \
+             with CAP_SYS_NICE (e.g. docker run --cap-add SYS_NICE)"
+                .into(),
+        ),
+        libc::ENOSYS => Some("this kernel was built without NUMA support".into()),
+        libc::ENOMEM => Some(match target {
+            Target::Thread => "the kernel could not allocate the policy".into(),
+            Target::Range { .. } => {
+                "the kernel ran out of memory splitting the mapping, or the process \
+                 reached vm.max_map_count mappings"
+                    .into()
+            }
+        }),
+        libc::EFAULT => Some("part of the range is not mapped".into()),
+        libc::EIO => Some(
+            if let Target::Range { flags, .. } = target
+                && flags.move_pages
+            {
+                "some present pages could not be moved (pinned, shared with another \
+             process, or the target nodes are full)"
+                    .into()
+            } else {
+                "strict: pages already present are on other nodes; apply the policy before \
+             the first touch, or allow moving them"
+                    .into()
+            },
+        ),
+        _ => None,
+    }
+}
+
+/// Checks the policy's nodes before the call: the kernel silently drops
+/// offline nodes from a mask that also names an online one, so `bind:0-1`
+/// with node 1 offline would quietly mean `bind:0`.
+fn check_nodes(target: Target, policy: &MemPolicy) -> Result<(), PlacementError> {
+    let online = sys::online_nodes();
+    let offline = policy.nodes().difference(&online);
+    if offline.is_empty() {
+        return Ok(());
+    }
+    Err(PlacementError::new(
+        target.call(),
+        target.args(policy),
+        io::Error::from_raw_os_error(libc::EINVAL),
+    )
+    .with_hint(format!(
+        "{} not online (online nodes: {online})",
+        plural(&offline)
+    )))
+}
+
+fn apply(target: Target, policy: &MemPolicy) -> Result<MemPolicy, PlacementError> {
+    check_nodes(target, policy)?;
+    let err = match target.invoke(policy) {
+        Ok(()) => return Ok(policy.clone()),
+        Err(e) => e,
+    };
+    // Kernels before 5.15 lack preferred-many; its first node is the closest
+    // policy they have, and the caller records what was applied.
+    if let MemPolicy::PreferredMany(nodes) = policy
+        && err.raw_os_error() == Some(libc::EINVAL)
+        && kernel_version().is_none_or(|v| v < (5, 15))
+        && let Some(first) = nodes.first()
+    {
+        let fallback = MemPolicy::Preferred(first);
+        if target.invoke(&fallback).is_ok() {
+            return Ok(fallback);
+        }
+    }
+    let hint = hint_for(target, policy, &err);
+    let e = PlacementError::new(target.call(), target.args(policy), err);
+    Err(match hint {
+        Some(h) => e.with_hint(h),
+        None => e,
+    })
+}
+
+/// Sets the calling thread's policy (`set_mempolicy`) and returns the policy
+/// applied: `preferred-many` becomes `preferred:<first node>` on kernels
+/// before 5.15.
+pub fn set_thread_policy(policy: &MemPolicy) -> Result<MemPolicy, PlacementError> {
+    apply(Target::Thread, policy)
+}
+
+/// Sets the policy of `addr..addr+len` (`mbind`) and returns the policy
+/// applied, as [`set_thread_policy`] does. `addr` must be page aligned.
+/// Pages not yet touched follow the policy when first faulted in; present
+/// pages move only with `flags.move_pages`.
+pub fn bind_range(
+    addr: usize,
+    len: usize,
+    policy: &MemPolicy,
+    flags: MbindFlags,
+) -> Result<MemPolicy, PlacementError> {
+    apply(Target::Range { addr, len, flags }, policy)
+}
+
+/// Reads a policy back, growing the mask if the kernel has more nodes than
+/// the possible-node file said.
+fn query_policy(addr: usize, flags: u32, what: &str) -> Result<MemPolicy, PlacementError> {
+    let mut words = sys::nodemask_words();
+    loop {
+        let mut mask = vec![0u64; words];
+        match sys::get_mempolicy(&mut mask, addr, flags) {
+            Ok(mode) => return decode(mode & !sys::MPOL_MODE_FLAGS, &mask, what),
+            Err(e) if e.raw_os_error() == Some(libc::EINVAL) && words < 1024 => words *= 2,
+            Err(e) => return Err(PlacementError::new("get_mempolicy", what.to_string(), e)),
+        }
+    }
+}
+
+fn decode(mode: i32, mask: &[u64], what: &str) -> Result<MemPolicy, PlacementError> {
+    let nodes = NodeSet::from_words(mask);
+    Ok(match mode {
+        sys::MPOL_DEFAULT => MemPolicy::Default,
+        sys::MPOL_LOCAL => MemPolicy::Local,
+        // A preferred policy without nodes is how older kernels report local.
+        sys::MPOL_PREFERRED => match nodes.first() {
+            Some(n) => MemPolicy::Preferred(n),
+            None => MemPolicy::Local,
+        },
+        sys::MPOL_PREFERRED_MANY => MemPolicy::PreferredMany(nodes),
+        sys::MPOL_BIND => MemPolicy::Bind(nodes),
+        sys::MPOL_INTERLEAVE => MemPolicy::Interleave(nodes),
+        sys::MPOL_WEIGHTED_INTERLEAVE => MemPolicy::WeightedInterleave(nodes),
+        other => {
+            return Err(PlacementError::new(
+                "get_mempolicy",
+                what.to_string(),
+                io::Error::other(format!("the kernel reported unknown mode {other}")),
+            ));
+        }
+    })
+}
+
+/// The calling thread's policy.
+pub fn get_thread_policy() -> Result<MemPolicy, PlacementError> {
+    query_policy(0, 0, "thread")
+}
+
+/// The policy that governs the page at `addr`: the range's own policy, or
+/// `default` when it has none.
+pub fn range_policy(addr: usize) -> Result<MemPolicy, PlacementError> {
+    query_policy(addr, sys::MPOL_F_ADDR, &format!("addr={addr:#x}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn set(s: &str) -> NodeSet {
+        NodeSet::parse_list(s).unwrap()
+    }
+
+    fn reason(s: &str) -> String {
+        MemPolicy::parse(s).unwrap_err().reason
+    }
+
+    #[test]
+    fn formats_and_parses_every_mode() {
+        let cases = [
+            (MemPolicy::Default, "default"),
+            (MemPolicy::Local, "local"),
+            (MemPolicy::Preferred(1), "preferred:1"),
+            (MemPolicy::PreferredMany(set("0-1")), "preferred-many:0-1"),
+            (MemPolicy::Bind(set("0-1")), "bind:0-1"),
+            (MemPolicy::Interleave(set("0,2")), "interleave:0,2"),
+            (
+                MemPolicy::WeightedInterleave(set("0-3")),
+                "weighted-interleave:0-3",
+            ),
+        ];
+        for (policy, text) in cases {
+            assert_eq!(policy.to_string(), text);
+            assert_eq!(MemPolicy::parse(text).unwrap(), policy, "{text}");
+        }
+        assert_eq!(
+            MemPolicy::parse("  Bind: 1,0 ").unwrap(),
+            MemPolicy::Bind(set("0-1"))
+        );
+        assert_eq!(
+            "interleave:0-7:2/4".parse::<MemPolicy>().unwrap(),
+            MemPolicy::Interleave(set("0-1,4-5"))
+        );
+    }
+
+    #[test]
+    fn rejections_name_the_rule() {
+        let e = MemPolicy::parse("preferred:0,1").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "invalid memory policy 'preferred:0,1': 'preferred' takes exactly one node \
+             (got 2); use 'preferred-many:0,1' or 'bind:0,1'"
+        );
+        assert!(reason("preferred").contains("needs a node list"));
+        assert!(reason("bind").contains("'bind' needs a node list"));
+        assert!(reason("bind:").contains("needs at least one node"));
+        assert!(reason("interleave:0-").contains("'interleave' takes a node list"));
+        assert!(reason("default:0").contains("'default' takes no nodes"));
+        assert!(reason("local:1").contains("use 'bind:1'"));
+        assert!(reason("membind:0").contains("did you mean 'bind'?"));
+        assert!(reason("spread:0").contains("unknown mode 'spread'"));
+        assert!(reason("").contains("empty"));
+    }
+
+    #[test]
+    fn json_is_the_text_form() {
+        let p = MemPolicy::Interleave(set("0,2"));
+        let json = serde_json::to_string(&p).unwrap();
+        assert_eq!(json, "\"interleave:0,2\"");
+        assert_eq!(serde_json::from_str::<MemPolicy>(&json).unwrap(), p);
+        assert!(serde_json::from_str::<MemPolicy>("\"preferred:0-1\"").is_err());
+    }
+
+    #[test]
+    fn targets() {
+        assert_eq!(MemPolicy::Local.target_nodes(), None);
+        assert_eq!(MemPolicy::Preferred(3).target_nodes(), Some(set("3")));
+        assert_eq!(MemPolicy::Bind(set("0-1")).mode(), libc::MPOL_BIND);
+    }
+
+    #[test]
+    fn thread_policy_round_trips_through_the_kernel() {
+        std::thread::spawn(|| {
+            let node0 = sys::online_nodes().first().unwrap();
+            assert_eq!(get_thread_policy().unwrap(), MemPolicy::Default);
+            for policy in [
+                MemPolicy::Bind(NodeSet::from_ids([node0])),
+                MemPolicy::Interleave(NodeSet::from_ids([node0])),
+                MemPolicy::Preferred(node0),
+                MemPolicy::Local,
+            ] {
+                assert_eq!(set_thread_policy(&policy).unwrap(), policy);
+                assert_eq!(get_thread_policy().unwrap(), policy);
+            }
+            // Linux 5.15+ has preferred-many; older kernels get preferred.
+            let many = MemPolicy::PreferredMany(NodeSet::from_ids([node0]));
+            let applied = set_thread_policy(&many).unwrap();
+            assert_eq!(get_thread_policy().unwrap(), applied);
+            assert_eq!(
+                set_thread_policy(&MemPolicy::Default).unwrap(),
+                MemPolicy::Default
+            );
+            assert_eq!(get_thread_policy().unwrap(), MemPolicy::Default);
+        })
+        .join()
+        .unwrap();
+    }
+
+    #[test]
+    fn offline_nodes_are_refused_with_the_online_list() {
+        let online = sys::online_nodes();
+        let missing = online.end();
+        let policy = MemPolicy::Bind(NodeSet::from_ids([missing]));
+        let e = set_thread_policy(&policy).unwrap_err();
+        assert_eq!(e.raw_os_error(), Some(libc::EINVAL));
+        let msg = e.to_string();
+        assert!(
+            msg.contains(&format!(
+                "node {missing} is not online (online nodes: {online})"
+            )),
+            "{msg}"
+        );
+        assert!(msg.starts_with(&format!("set_mempolicy(policy=bind:{missing}) failed")));
+        // A mask mixing online and offline nodes is refused too rather than
+        // silently narrowed.
+        let mut mixed = online.clone();
+        mixed.insert(missing);
+        assert!(set_thread_policy(&MemPolicy::Interleave(mixed)).is_err());
+    }
+
+    #[test]
+    fn the_kernel_itself_refuses_an_offline_node() {
+        // Bypasses the check above, to confirm the kernel agrees with it.
+        let missing = sys::online_nodes().end();
+        let mask = NodeSet::from_ids([missing]).to_words(sys::nodemask_words());
+        let e = sys::set_mempolicy(sys::MPOL_BIND, &mask).unwrap_err();
+        assert_eq!(e.raw_os_error(), Some(libc::EINVAL));
+        let hint = hint_for(Target::Thread, &MemPolicy::Preferred(missing), &e).unwrap();
+        assert!(hint.contains("not online"), "{hint}");
+    }
+
+    #[test]
+    fn weighted_interleave_works_or_says_the_kernel_lacks_it() {
+        std::thread::spawn(|| {
+            let node0 = sys::online_nodes().first().unwrap();
+            let policy = MemPolicy::WeightedInterleave(NodeSet::from_ids([node0]));
+            match set_thread_policy(&policy) {
+                Ok(applied) => {
+                    assert!(weighted_interleave_supported());
+                    assert_eq!(applied, policy);
+                    assert_eq!(get_thread_policy().unwrap(), policy);
+                    set_thread_policy(&MemPolicy::Default).unwrap();
+                }
+                Err(e) => {
+                    assert!(!weighted_interleave_supported());
+                    assert!(
+                        e.to_string().contains("not supported by this kernel"),
+                        "{e}"
+                    );
+                }
+            }
+        })
+        .join()
+        .unwrap();
+    }
+
+    #[test]
+    fn misaligned_range_names_the_alignment() {
+        let v = vec![0u8; 3 * sys::base_page_size()];
+        let addr = v.as_ptr() as usize | 1;
+        let e = bind_range(addr, 64, &MemPolicy::Local, MbindFlags::default()).unwrap_err();
+        assert_eq!(e.raw_os_error(), Some(libc::EINVAL));
+        assert!(e.to_string().contains("not aligned"), "{e}");
+        assert!(
+            e.to_string().starts_with("mbind(len=64 B, policy=local)"),
+            "{e}"
+        );
+    }
+
+    proptest! {
+        #[test]
+        fn parser_never_panics(text in "\\PC{0,40}") {
+            let _ = MemPolicy::parse(&text);
+        }
+
+        #[test]
+        fn valid_policies_round_trip(
+            mode in 0usize..7,
+            ids in proptest::collection::btree_set(0usize..300, 1..20),
+        ) {
+            let nodes = NodeSet::from_ids(ids.iter().copied());
+            let policy = match mode {
+                0 => MemPolicy::Default,
+                1 => MemPolicy::Local,
+                2 => MemPolicy::Preferred(*ids.iter().next().unwrap()),
+                3 => MemPolicy::PreferredMany(nodes),
+                4 => MemPolicy::Bind(nodes),
+                5 => MemPolicy::Interleave(nodes),
+                _ => MemPolicy::WeightedInterleave(nodes),
+            };
+            prop_assert_eq!(MemPolicy::parse(&policy.to_string()).unwrap(), policy);
+        }
+    }
+}
