@@ -2,6 +2,8 @@
 //! help text.
 
 mod gather;
+mod place;
+pub mod select;
 mod topo;
 
 use crate::topology::{ROOT_ENV, SysfsRoot, Topology, read_topology};
@@ -21,6 +23,7 @@ pub struct Cli {
 pub enum Command {
     Topo(topo::TopoArgs),
     Gather(gather::GatherArgs),
+    Place(place::PlaceArgs),
 }
 
 /// Where topology is read from; shared by every command.
@@ -57,5 +60,6 @@ pub fn run(cli: Cli) -> Result<()> {
     match cli.command {
         Command::Topo(args) => topo::run(args),
         Command::Gather(args) => gather::run(args),
+        Command::Place(args) => place::run(args),
     }
 }

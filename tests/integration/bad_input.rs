@@ -61,3 +61,30 @@ fn unknown_flag_and_command() {
     rejects(&["topo", "--bogus"], &["--bogus"]);
     rejects(&["frobnicate"], &["frobnicate"]);
 }
+
+#[test]
+fn unknown_node_cpu_and_malformed_lists() {
+    rejects(
+        &["place", "--policy", "bind:7"],
+        &["node 7 does not exist", "nodes: 0"],
+    );
+    rejects(&["place", "--policy", "interleave:0,9"], &["node 9"]);
+    rejects(
+        &["place", "--cpu", "4095"],
+        &["CPU 4095 is not online", "online CPUs:"],
+    );
+    rejects(&["place", "--cpu-node", "5"], &["node 5 does not exist"]);
+    rejects(&["place", "--policy", "bind:1-"], &["'1-'", "0-3,8,10-11"]);
+    rejects(&["place", "--policy", "bind:3-1"], &["backwards"]);
+    rejects(
+        &["place", "--policy", "preferred:0,1"],
+        &["exactly one node"],
+    );
+    rejects(
+        &["place", "--policy", "sideways:0"],
+        &["sideways", "bind:LIST"],
+    );
+    rejects(&["place", "--size", "12Q"], &["12Q", "K, M, G"]);
+    rejects(&["place", "--pages", "huge"], &["huge", "hugetlb"]);
+    rejects(&["place", "--cpu", "x"], &["'x'"]);
+}

@@ -1,0 +1,165 @@
+//! `numabench place`: put a buffer and a thread where asked and report where
+//! they really are. It answers "does binding work here?" before any
+//! benchmark relies on it, and is what the multi-node VM tests drive.
+
+use super::select;
+use crate::memory::{Buffer, BufferOptions, PageKind, Placement};
+use crate::output::table::bytes;
+use crate::placement::{MemPolicy, pin_and_check};
+use crate::topology::{SysfsRoot, read_topology};
+use anyhow::{Context, Result};
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// Allocate a buffer under a memory policy from a pinned thread and report
+/// where its pages and the thread really are (pages per node, huge-page
+/// coverage, CPU seen).
+#[derive(clap::Args, Debug)]
+pub struct PlaceArgs {
+    /// Memory policy: default, local, preferred:N, preferred-many:LIST,
+    /// bind:LIST, interleave:LIST or weighted-interleave:LIST
+    /// (LIST like 0-1,3).
+    #[arg(long, short = 'm', default_value = "default", value_name = "POLICY")]
+    pub policy: String,
+    /// Buffer size in bytes, or with a unit: 64K, 256M, 1G.
+    #[arg(long, short = 's', default_value = "64M", value_name = "SIZE")]
+    pub size: String,
+    /// Run the allocating thread on this CPU.
+    #[arg(long, short = 'c', value_name = "CPU", conflicts_with = "cpu_node")]
+    pub cpu: Option<usize>,
+    /// Run the allocating thread on the first usable CPU of this node.
+    #[arg(long, short = 'N', value_name = "NODE")]
+    pub cpu_node: Option<usize>,
+    /// Pages: base, thp, hugetlb (2 MiB), hugetlb:1G, or auto (hugetlb, then
+    /// THP, then base pages).
+    #[arg(long, default_value = "thp", value_name = "KIND")]
+    pub pages: String,
+    /// Print JSON instead of the table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Serialize)]
+struct Report {
+    policy_requested: String,
+    policy_applied: String,
+    size_bytes: usize,
+    pages_requested: String,
+    pages_used: String,
+    page_size: usize,
+    fallback: Option<String>,
+    cpu_requested: Option<usize>,
+    cpu_seen: usize,
+    cpu_seen_node: Option<usize>,
+    placement: Placement,
+}
+
+pub fn run(args: PlaceArgs) -> Result<()> {
+    let topo = read_topology(&SysfsRoot::live())?;
+    let policy: MemPolicy = args
+        .policy
+        .parse()
+        .map_err(|e| crate::error::usage(format!("--policy {e}")))?;
+    select::policy_nodes(&topo, &policy, "--policy")?;
+    let size =
+        select::parse_size(&args.size).map_err(|e| crate::error::usage(format!("--size {e}")))?;
+    let pages: PageKind = args
+        .pages
+        .parse()
+        .map_err(|e| crate::error::usage(format!("--pages {e}")))?;
+    let cpu = match (args.cpu, args.cpu_node) {
+        (Some(c), _) => {
+            select::cpu(&topo, c, "--cpu")?;
+            Some(c)
+        }
+        (None, Some(n)) => select::cpu_node(&topo, n, "--cpu-node")?.first(),
+        (None, None) => None,
+    };
+
+    if let Some(c) = cpu {
+        pin_and_check(c).with_context(|| format!("cannot run on CPU {c}"))?;
+    }
+    let mut opts = BufferOptions::new(size).pages(pages);
+    if policy != MemPolicy::Default {
+        opts = opts.policy(policy.clone());
+    }
+    let buffer = Buffer::new(&opts)
+        .with_context(|| format!("cannot allocate {} under {policy}", bytes(size as u64)))?;
+    let placement = buffer
+        .verify()
+        .context("cannot query where the pages are")?;
+    let cpu_seen = crate::placement::current_cpu();
+    let report = Report {
+        policy_requested: policy.to_string(),
+        policy_applied: buffer
+            .policy()
+            .map_or_else(|| "default".into(), |p| p.to_string()),
+        size_bytes: size,
+        pages_requested: pages.to_string(),
+        pages_used: buffer.page_kind().to_string(),
+        page_size: buffer.page_size(),
+        fallback: buffer.fallback_reason().map(str::to_string),
+        cpu_requested: cpu,
+        cpu_seen,
+        cpu_seen_node: topo.cpu(cpu_seen).and_then(|c| c.node),
+        placement,
+    };
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        print!("{}", render(&report));
+    }
+    Ok(())
+}
+
+fn render(r: &Report) -> String {
+    let node = |n: Option<usize>| n.map_or("?".into(), |n| n.to_string());
+    let mut out = format!(
+        "policy     {} (applied: {})\nbuffer     {}, {} pages (page size {}){}\n",
+        r.policy_requested,
+        r.policy_applied,
+        bytes(r.size_bytes as u64),
+        r.pages_used,
+        bytes(r.page_size as u64),
+        r.fallback
+            .as_ref()
+            .map_or(String::new(), |f| format!("; {f}")),
+    );
+    out += &match r.cpu_requested {
+        Some(c) => format!(
+            "thread     pinned to CPU {c}, seen on CPU {} (node {})\n",
+            r.cpu_seen,
+            node(r.cpu_seen_node)
+        ),
+        None => format!(
+            "thread     not pinned, seen on CPU {} (node {})\n",
+            r.cpu_seen,
+            node(r.cpu_seen_node)
+        ),
+    };
+    let p = &r.placement;
+    let present: u64 = p.pages_by_node.values().sum();
+    let by_node: BTreeMap<_, _> = p.pages_by_node.iter().collect();
+    let cells: Vec<String> = by_node
+        .iter()
+        .map(|(n, c)| {
+            format!(
+                "node {n}: {c} ({:.1}%)",
+                100.0 * **c as f64 / present.max(1) as f64
+            )
+        })
+        .collect();
+    out += &format!(
+        "pages      {}   [{} of {} pages checked]\n",
+        cells.join("   "),
+        p.pages_checked,
+        p.pages_total
+    );
+    out += &format!(
+        "on target  {}\nhuge pages {:.1}% of the buffer\n",
+        p.on_target_pct
+            .map_or("- (no target)".into(), |v| format!("{v:.1}%")),
+        p.huge_pct
+    );
+    out
+}

@@ -1,0 +1,178 @@
+//! Checks of user-chosen CPUs, nodes and policies against the topology, so a
+//! wrong value is reported as bad input naming what is allowed, before any
+//! syscall can fail obscurely.
+
+use crate::error::usage;
+use crate::placement::{CpuSet, MemPolicy, NodeSet};
+use crate::topology::Topology;
+use anyhow::Result;
+
+/// A node that exists and that this process may allocate from.
+pub fn memory_node(topo: &Topology, id: usize, flag: &str) -> Result<()> {
+    let Some(node) = topo.node(id) else {
+        return Err(usage(format!(
+            "{flag} {id}: node {id} does not exist (nodes: {})",
+            topo.node_ids()
+        )));
+    };
+    if !node.has_memory {
+        return Err(usage(format!(
+            "{flag} {id}: node {id} has no memory (nodes with memory: {})",
+            topo.usable_memory_nodes()
+        )));
+    }
+    if !topo.allowed.nodes.contains(id) {
+        return Err(usage(format!(
+            "{flag} {id}: node {id} is outside this process's cpuset (allowed nodes: {})",
+            topo.allowed.nodes
+        )));
+    }
+    Ok(())
+}
+
+/// A node with at least one CPU this process may run on; returns those CPUs.
+pub fn cpu_node(topo: &Topology, id: usize, flag: &str) -> Result<CpuSet> {
+    if topo.node(id).is_none() {
+        return Err(usage(format!(
+            "{flag} {id}: node {id} does not exist (nodes: {})",
+            topo.node_ids()
+        )));
+    }
+    let cpus = topo.usable_cpus_of(id);
+    if cpus.is_empty() {
+        let why = if topo.node(id).is_some_and(|n| n.cpus.is_empty()) {
+            "has no CPUs (memory only)"
+        } else {
+            "has no CPU this process may use (cpuset)"
+        };
+        return Err(usage(format!(
+            "{flag} {id}: node {id} {why} (nodes with usable CPUs: {})",
+            topo.usable_cpu_nodes()
+        )));
+    }
+    Ok(cpus)
+}
+
+/// A CPU that is online and in this process's cpuset.
+pub fn cpu(topo: &Topology, id: usize, flag: &str) -> Result<()> {
+    if !topo.cpus_online.contains(id) {
+        return Err(usage(format!(
+            "{flag} {id}: CPU {id} is not online (online CPUs: {})",
+            topo.cpus_online
+        )));
+    }
+    if !topo.allowed.cpus.contains(id) {
+        return Err(usage(format!(
+            "{flag} {id}: CPU {id} is outside this process's cpuset (allowed CPUs: {})",
+            topo.allowed.cpus
+        )));
+    }
+    Ok(())
+}
+
+/// Every node a policy names must be a usable memory node.
+pub fn policy_nodes(topo: &Topology, policy: &MemPolicy, flag: &str) -> Result<()> {
+    let nodes: NodeSet = policy.nodes();
+    for id in nodes.iter() {
+        memory_node(topo, id, flag)
+            .map_err(|e| usage(format!("{flag} {policy}: {}", strip_flag(&e, flag))))?;
+    }
+    Ok(())
+}
+
+fn strip_flag(err: &anyhow::Error, flag: &str) -> String {
+    let text = err.to_string();
+    match text.strip_prefix(flag) {
+        Some(rest) => rest
+            .split_once(": ")
+            .map_or(text.clone(), |(_, r)| r.to_string()),
+        None => text,
+    }
+}
+
+/// Sizes as people write them: `4096`, `64K`, `64KiB`, `2M`, `1.5G`
+/// (binary multiples).
+pub fn parse_size(text: &str) -> Result<usize, String> {
+    let t = text.trim();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let mult: u64 = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 1,
+        "k" | "kb" | "kib" => 1 << 10,
+        "m" | "mb" | "mib" => 1 << 20,
+        "g" | "gb" | "gib" => 1 << 30,
+        "t" | "tb" | "tib" => 1 << 40,
+        other => {
+            return Err(format!(
+                "'{text}': unknown unit '{other}' (use K, M, G or T)"
+            ));
+        }
+    };
+    let value: f64 = num
+        .parse()
+        .map_err(|_| format!("'{text}' is not a size (e.g. 4096, 64K, 256M, 1.5G)"))?;
+    let bytes = value * mult as f64;
+    if !(bytes >= 1.0 && bytes < (1u64 << 56) as f64) {
+        return Err(format!("'{text}' is out of range (1 byte to 64 PiB)"));
+    }
+    Ok(bytes as usize)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::topology::{SysfsRoot, read_topology};
+
+    fn topo(name: &str) -> Topology {
+        let root = format!("{}/tests/fixtures/sysfs/{name}", env!("CARGO_MANIFEST_DIR"));
+        read_topology(&SysfsRoot::new(root)).unwrap()
+    }
+
+    #[test]
+    fn sizes() {
+        assert_eq!(parse_size("4096"), Ok(4096));
+        assert_eq!(parse_size("64K"), Ok(64 << 10));
+        assert_eq!(parse_size("64KiB"), Ok(64 << 10));
+        assert_eq!(parse_size("1.5G"), Ok(3 << 29));
+        assert!(parse_size("12Q").unwrap_err().contains("unknown unit"));
+        assert!(parse_size("").is_err());
+        assert!(parse_size("0").is_err());
+        assert!(parse_size("1e99G").is_err());
+        assert!(parse_size("99999999999T").is_err());
+    }
+
+    #[test]
+    fn nodes_and_cpus_are_checked_against_the_machine() {
+        let t = topo("cxl-memonly");
+        assert!(memory_node(&t, 2, "--node").is_ok());
+        let e = cpu_node(&t, 2, "--cpu-node").unwrap_err().to_string();
+        assert!(e.contains("memory only") && e.contains("0-1"), "{e}");
+        let e = memory_node(&t, 7, "--node").unwrap_err().to_string();
+        assert_eq!(e, "--node 7: node 7 does not exist (nodes: 0-2)");
+        let r = topo("cpuset-restricted");
+        let e = memory_node(&r, 0, "--node").unwrap_err().to_string();
+        assert!(
+            e.contains("outside this process's cpuset (allowed nodes: 1)"),
+            "{e}"
+        );
+        let e = cpu(&r, 0, "--cpu").unwrap_err().to_string();
+        assert!(e.contains("allowed CPUs: 2-5,10-11"), "{e}");
+        assert_eq!(cpu_node(&r, 0, "--cpu-node").unwrap().to_list(), "2-5");
+        let e = cpu(&r, 99, "--cpu").unwrap_err().to_string();
+        assert!(e.contains("not online (online CPUs: 0-15)"), "{e}");
+    }
+
+    #[test]
+    fn policies_name_the_bad_node() {
+        let t = topo("two-node");
+        let p: MemPolicy = "interleave:0-2".parse().unwrap();
+        let e = policy_nodes(&t, &p, "--policy").unwrap_err().to_string();
+        assert_eq!(
+            e,
+            "--policy interleave:0-2: node 2 does not exist (nodes: 0-1)"
+        );
+        assert!(policy_nodes(&t, &"bind:1".parse().unwrap(), "--policy").is_ok());
+    }
+}
