@@ -186,7 +186,7 @@ fn preferred_falls_back_when_its_node_is_full() {
     );
     let p = g.json("preferred");
     let (n0, n1) = (pages_on(&p, "0"), pages_on(&p, "1"));
-    let mib = |pages: u64| pages * 4096 >> 20;
+    let mib = |pages: u64| (pages * 4096) >> 20;
     assert!(
         mib(n1) >= 200,
         "node 1 should be filled first: {} MiB ({p})",
