@@ -488,3 +488,51 @@ mod tests {
         assert!((peak - 31_507.7).abs() < 1.0, "{peak}");
     }
 }
+
+#[cfg(test)]
+mod damaged_trees {
+    use super::*;
+    use proptest::prelude::*;
+    use std::path::Path;
+
+    fn copy_tree(from: &Path, to: &Path) {
+        for entry in std::fs::read_dir(from).unwrap() {
+            let entry = entry.unwrap();
+            let target = to.join(entry.file_name());
+            let kind = entry.file_type().unwrap();
+            if kind.is_symlink() {
+                std::os::unix::fs::symlink(std::fs::read_link(entry.path()).unwrap(), &target)
+                    .unwrap();
+            } else if kind.is_dir() {
+                std::fs::create_dir(&target).unwrap();
+                copy_tree(&entry.path(), &target);
+            } else {
+                std::fs::copy(entry.path(), &target).unwrap();
+            }
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+        /// Any file of a capture replaced by arbitrary bytes gives a topology
+        /// or an error naming the file, never a panic.
+        #[test]
+        fn any_damaged_file_is_an_error_not_a_panic(pick in 0usize..10_000, junk in proptest::collection::vec(any::<u8>(), 0..64)) {
+            let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/sysfs/cxl-memonly");
+            let files: Vec<String> = {
+                let src = SysfsRoot::new(&fixture);
+                read_topology(&src).unwrap();
+                src.accessed().files.into_iter().collect()
+            };
+            let tmp = tempfile::tempdir().unwrap();
+            copy_tree(&fixture, tmp.path());
+            let victim = &files[pick % files.len()];
+            std::fs::write(tmp.path().join(victim), &junk).unwrap();
+            match read_topology(&SysfsRoot::new(tmp.path())) {
+                Ok(_) => {}
+                Err(TopologyError::Malformed { file, .. }) => prop_assert_eq!(&file, victim),
+                Err(e) => prop_assert!(false, "unexpected error {e}"),
+            }
+        }
+    }
+}
