@@ -88,3 +88,21 @@ fn unknown_node_cpu_and_malformed_lists() {
     rejects(&["place", "--pages", "huge"], &["huge", "hugetlb"]);
     rejects(&["place", "--cpu", "x"], &["'x'"]);
 }
+
+#[test]
+fn cpus_outside_the_affinity_mask_are_refused() {
+    // taskset narrows Cpus_allowed_list, as a cpuset would.
+    let out = std::process::Command::new("taskset")
+        .args(["-c", "1"])
+        .arg(env!("CARGO_BIN_EXE_numabench"))
+        .args(["place", "--cpu", "0"])
+        .env_remove("NUMABENCH_SYSFS_ROOT")
+        .output()
+        .unwrap();
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(
+        err.trim(),
+        "numabench: error: --cpu 0: CPU 0 is outside this process's cpuset (allowed CPUs: 1)"
+    );
+}

@@ -222,3 +222,104 @@ fn every_fixture_machine_reads_as_expected() {
 fn local_capture_matches_its_facts() {
     check_machine(&fixture("local-1node"));
 }
+
+/// The live topology against /sys and /proc read directly here, without the
+/// reader's code.
+#[test]
+fn live_topology_agrees_with_sys() {
+    let topo = topo_json(std::path::Path::new("/"));
+    let read = |p: &str| std::fs::read_to_string(p).unwrap().trim().to_string();
+    let node_dir = "/sys/devices/system/node";
+    let online = read(&format!("{node_dir}/online"));
+    let got_nodes = topo["nodes"].as_array().unwrap();
+    assert_eq!(got_nodes.len(), as_list_len(&Value::from(online.as_str())));
+    for n in got_nodes {
+        let id = n["id"].as_u64().unwrap();
+        assert_eq!(
+            as_list(&n["cpus"]),
+            read(&format!("{node_dir}/node{id}/cpulist")),
+            "node {id} cpus"
+        );
+        let distances: Vec<u64> = read(&format!("{node_dir}/node{id}/distance"))
+            .split_whitespace()
+            .map(|d| d.parse().unwrap())
+            .collect();
+        assert_eq!(
+            n["distances"],
+            serde_json::json!(distances),
+            "node {id} distances"
+        );
+        let meminfo = read(&format!("{node_dir}/node{id}/meminfo"));
+        let total_kb: u64 = meminfo
+            .lines()
+            .find(|l| l.contains("MemTotal:"))
+            .and_then(|l| l.split_whitespace().nth(3))
+            .unwrap()
+            .parse()
+            .unwrap();
+        // Memory can be hot-plugged between the two reads; allow 5%.
+        let got = n["mem_total_bytes"].as_u64().unwrap() as f64;
+        let want = (total_kb * 1024) as f64;
+        assert!(
+            (got - want).abs() <= 0.05 * want,
+            "node {id} MemTotal {got} vs {want}"
+        );
+    }
+    assert_eq!(
+        as_list(&topo["cpus_online"]),
+        read("/sys/devices/system/cpu/online")
+    );
+    let status = read("/proc/self/status");
+    let field = |k: &str| {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix(k))
+            .unwrap()
+            .trim()
+            .to_string()
+    };
+    assert_eq!(
+        as_list(&topo["allowed"]["cpus"]),
+        field("Cpus_allowed_list:")
+    );
+    assert_eq!(
+        as_list(&topo["allowed"]["nodes"]),
+        field("Mems_allowed_list:")
+    );
+    let thp = read("/sys/kernel/mm/transparent_hugepage/enabled");
+    assert!(
+        thp.contains(&format!("[{}]", topo["thp"]["enabled"].as_str().unwrap())),
+        "{thp}"
+    );
+    assert_eq!(
+        topo["numa_balancing"].as_u64().unwrap().to_string(),
+        read("/proc/sys/kernel/numa_balancing")
+    );
+    assert_eq!(topo["kernel"], read("/proc/sys/kernel/osrelease"));
+    // Every cache index of CPU 0 is listed with the size sysfs gives.
+    let cache_dir = "/sys/devices/system/cpu/cpu0/cache";
+    for entry in std::fs::read_dir(cache_dir).unwrap() {
+        let p = entry.unwrap().path();
+        if !p
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .starts_with("index")
+        {
+            continue;
+        }
+        let level: u64 = read(&format!("{}/level", p.display())).parse().unwrap();
+        let kind = read(&format!("{}/type", p.display()));
+        let size_k: u64 = read(&format!("{}/size", p.display()))
+            .trim_end_matches('K')
+            .parse()
+            .unwrap();
+        let found = topo["caches"].as_array().unwrap().iter().any(|c| {
+            c["level"] == level
+                && c["type"] == kind.as_str()
+                && c["size_bytes"] == size_k * 1024
+                && c["cpus"].as_array().unwrap().contains(&Value::from(0))
+        });
+        assert!(found, "cache L{level} {kind} {size_k}K of cpu0 missing");
+    }
+}

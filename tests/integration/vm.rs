@@ -117,6 +117,15 @@ fn two_nodes_topology_binding_pinning_and_interleave() {
                 "weighted",
                 "numabench place --policy weighted-interleave:0-1 --size 4M",
             ),
+            (
+                "hugetlb1",
+                "echo 8 > /sys/devices/system/node/node1/hugepages/hugepages-2048kB/nr_hugepages && \
+                 numabench place --policy bind:1 --pages hugetlb --size 8M --cpu-node 0 --json",
+            ),
+            (
+                "hugetlb0",
+                "numabench place --policy bind:0 --pages hugetlb --size 8M --json",
+            ),
             ("bad", "numabench place --policy bind:2"),
         ],
     );
@@ -154,6 +163,21 @@ fn two_nodes_topology_binding_pinning_and_interleave() {
         (0.47..=0.53).contains(&share),
         "node 0 got {:.1}% ({il})",
         share * 100.0
+    );
+
+    // Explicit huge pages from node 1's pool, bound there; node 0 has no
+    // pool, so the same request falls back to THP and says why.
+    let h1 = g.json("hugetlb1");
+    assert_eq!(h1["pages_used"], "hugetlb:2M", "{h1}");
+    assert_eq!(h1["placement"]["huge_pct"], 100.0, "{h1}");
+    assert_eq!(h1["placement"]["on_target_pct"], 100.0, "{h1}");
+    let h0 = g.json("hugetlb0");
+    assert_eq!(h0["pages_used"], "thp", "{h0}");
+    assert!(
+        h0["fallback"]
+            .as_str()
+            .is_some_and(|f| f.contains("hugetlb")),
+        "{h0}"
     );
 
     // Weighted interleave needs Linux 6.9; the guest runs 6.1 and says so.
@@ -293,5 +317,64 @@ fn hmat_figures_appear_in_topo() {
             .any(|l| l.split_whitespace().collect::<Vec<_>>()
                 == ["2", "0", "5000", "5000", "300", "300"]),
         "{text}"
+    );
+}
+
+#[test]
+fn a_real_cpuset_limits_what_numabench_uses() {
+    // A cgroup v2 cpuset with CPUs 2-3 and memory node 1 only.
+    let enter = "echo +cpuset > /sys/fs/cgroup/cgroup.subtree_control && mkdir /sys/fs/cgroup/t && \
+                 echo 2-3 > /sys/fs/cgroup/t/cpuset.cpus && echo 1 > /sys/fs/cgroup/t/cpuset.mems && \
+                 echo $$ > /sys/fs/cgroup/t/cgroup.procs";
+    let g = guest(
+        &["--preset", "2n"],
+        &[
+            ("topo", &format!("{enter} && numabench topo --json")),
+            (
+                "text",
+                "cd /sys/fs/cgroup/t && echo $$ > cgroup.procs && numabench topo",
+            ),
+            (
+                "bind0",
+                "echo $$ > /sys/fs/cgroup/t/cgroup.procs && numabench place --policy bind:0",
+            ),
+            (
+                "cpu0",
+                "echo $$ > /sys/fs/cgroup/t/cgroup.procs && numabench place --cpu 0",
+            ),
+            (
+                "default",
+                "echo $$ > /sys/fs/cgroup/t/cgroup.procs && numabench place --size 16M --json",
+            ),
+        ],
+    );
+    let topo = g.json("topo");
+    assert_eq!(ids(&topo["allowed"]["cpus"]), [2, 3], "{topo}");
+    assert_eq!(ids(&topo["allowed"]["nodes"]), [1], "{topo}");
+    assert!(
+        g.text("text")
+            .contains("restricted: CPUs 2-3 of 0-3, nodes 1 of 0-1"),
+        "{}",
+        g.text("text")
+    );
+    assert_eq!(g.text("bind0.rc"), "2");
+    assert!(
+        g.text("bind0")
+            .contains("outside this process's cpuset (allowed nodes: 1)"),
+        "{}",
+        g.text("bind0")
+    );
+    assert_eq!(g.text("cpu0.rc"), "2");
+    assert!(
+        g.text("cpu0").contains("allowed CPUs: 2-3"),
+        "{}",
+        g.text("cpu0")
+    );
+    let d = g.json("default");
+    assert_eq!(d["cpu_seen_node"], 1, "{d}");
+    assert_eq!(
+        pages_on(&d, "1"),
+        d["placement"]["pages_total"].as_u64().unwrap(),
+        "{d}"
     );
 }
