@@ -28,10 +28,12 @@ pub fn fixture(name: &str) -> PathBuf {
     dir
 }
 
-/// `numabench topo --json` of a fixture, parsed.
-pub fn topo_json(root: &std::path::Path) -> serde_json::Value {
+/// `numabench topo [extra]` against a root, asserting success.
+fn topo(root: &std::path::Path, extra: &[&str]) -> Vec<u8> {
     let out = numabench()
-        .args(["topo", "--json", "--sysfs-root"])
+        .arg("topo")
+        .args(extra)
+        .arg("--sysfs-root")
         .arg(root)
         .output()
         .unwrap();
@@ -40,19 +42,14 @@ pub fn topo_json(root: &std::path::Path) -> serde_json::Value {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    serde_json::from_slice(&out.stdout).unwrap()
+    out.stdout
+}
+
+/// `numabench topo --json` of a root, parsed.
+pub fn topo_json(root: &std::path::Path) -> serde_json::Value {
+    serde_json::from_slice(&topo(root, &["--json"])).unwrap()
 }
 
 pub fn topo_text(root: &std::path::Path) -> String {
-    let out = numabench()
-        .args(["topo", "--sysfs-root"])
-        .arg(root)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
+    String::from_utf8(topo(root, &[])).unwrap()
 }
