@@ -26,14 +26,7 @@ pub fn run(args: GatherArgs) -> Result<()> {
             "-o {name}: the archive name must end in .tar.gz or .tgz"
         )));
     }
-    if let Some(dir) = args.output.parent().filter(|d| !d.as_os_str().is_empty()) {
-        if !dir.is_dir() {
-            return Err(usage(format!(
-                "-o {name}: directory {} does not exist",
-                dir.display()
-            )));
-        }
-    }
+    super::check_output_path(&args.output, "-o")?;
     let (src, _) = args.root.topology()?;
     let bytes = archive(&src)?;
     write_atomic(&args.output, &bytes)?;

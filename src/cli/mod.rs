@@ -4,6 +4,7 @@
 mod gather;
 mod place;
 pub mod select;
+// mod sweep;
 mod topo;
 
 use crate::topology::{ROOT_ENV, SysfsRoot, Topology, read_topology};
@@ -24,6 +25,7 @@ pub enum Command {
     Topo(topo::TopoArgs),
     Gather(gather::GatherArgs),
     Place(place::PlaceArgs),
+    // Sweep(sweep::SweepArgs),
 }
 
 /// Where topology is read from; shared by every command.
@@ -61,5 +63,20 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Topo(args) => topo::run(args),
         Command::Gather(args) => gather::run(args),
         Command::Place(args) => place::run(args),
+        // Command::Sweep(args) => sweep::run(args),
     }
+}
+
+/// Refuses an output path whose directory does not exist, before any work.
+pub fn check_output_path(path: &std::path::Path, flag: &str) -> Result<()> {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        if !dir.is_dir() {
+            return Err(crate::error::usage(format!(
+                "{flag} {}: directory {} does not exist",
+                path.display(),
+                dir.display()
+            )));
+        }
+    }
+    Ok(())
 }
