@@ -4,10 +4,13 @@
 //! [`topology`] (what is there) → [`placement`] and [`memory`] (pin, bind,
 //! allocate, verify) → probes → [`results`] (one JSON document) → [`output`].
 
+pub mod analysis;
 pub mod cli;
 pub mod error;
+pub mod kernels;
 pub mod memory;
 pub mod output;
 pub mod placement;
+pub mod probes;
 pub mod results;
 pub mod topology;

@@ -4,7 +4,7 @@
 mod gather;
 mod place;
 pub mod select;
-// mod sweep;
+mod sweep;
 mod topo;
 
 use crate::topology::{ROOT_ENV, SysfsRoot, Topology, read_topology};
@@ -25,7 +25,7 @@ pub enum Command {
     Topo(topo::TopoArgs),
     Gather(gather::GatherArgs),
     Place(place::PlaceArgs),
-    // Sweep(sweep::SweepArgs),
+    Sweep(sweep::SweepArgs),
 }
 
 /// Where topology is read from; shared by every command.
@@ -63,7 +63,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Topo(args) => topo::run(args),
         Command::Gather(args) => gather::run(args),
         Command::Place(args) => place::run(args),
-        // Command::Sweep(args) => sweep::run(args),
+        Command::Sweep(args) => sweep::run(args),
     }
 }
 

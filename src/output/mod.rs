@@ -1,5 +1,6 @@
 //! Rendering records and models for people: tables now, more formats as
 //! probes arrive. Nothing here measures anything.
 
+pub mod sweep;
 pub mod table;
 pub mod topo_text;

@@ -3,5 +3,6 @@
 mod bad_input;
 mod fixtures;
 mod gather;
+mod sweep;
 mod util;
 mod vm;

@@ -378,3 +378,25 @@ fn a_real_cpuset_limits_what_numabench_uses() {
         "{d}"
     );
 }
+
+#[test]
+fn sweep_binds_each_thread_to_its_own_node() {
+    let g = guest(
+        &["--preset", "2n"],
+        &[(
+            "sweep",
+            "numabench sweep -o read -o triad -s 1024 -p 4 -r 1 --json",
+        )],
+    );
+    let doc = g.json("sweep");
+    for rec in doc["records"].as_array().unwrap() {
+        let p = &rec["placement"];
+        assert_eq!(p["on_target_pct"], 100.0, "{rec}");
+        // Threads on CPUs of both nodes, memory on both nodes.
+        let mut cpus = ids(&p["cpus_seen"]);
+        cpus.sort();
+        assert_eq!(cpus, [0, 1, 2, 3], "{rec}");
+        assert!(pages_on(rec, "0") > 0 && pages_on(rec, "1") > 0, "{rec}");
+        assert_eq!(pages_on(rec, "0"), pages_on(rec, "1"), "{rec}");
+    }
+}

@@ -1,0 +1,298 @@
+//! `numabench sweep`: bandwidth and latency across cache-aware buffer sizes,
+//! option-compatible with sc-membench where the options overlap.
+
+use super::select::parse_size;
+use crate::error::usage;
+use crate::kernels::{self, KernelSpec};
+use crate::probes::sweep::{self, Progress, SweepConfig, SweepOp, SweepRow};
+use crate::results::{Better, Document, Placement, Record};
+use crate::topology::{SysfsRoot, read_topology};
+use anyhow::Result;
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// Measure read/write/copy/triad bandwidth and pointer-chase latency at
+/// buffer sizes around the real cache sizes (L1/2 ... 4xL3), one buffer per
+/// thread bound to the thread's own node and verified.
+#[derive(clap::Args, Debug)]
+pub struct SweepArgs {
+    /// Operation: read, write, copy, scale, add, triad or latency; repeat for
+    /// several [default: read, write, copy, triad, latency]
+    #[arg(short = 'o', long = "op", value_name = "OP")]
+    pub ops: Vec<String>,
+    /// Measure only this per-thread buffer size, in KiB (repeatable).
+    #[arg(short = 's', long = "size", value_name = "SIZE_KB")]
+    pub sizes: Vec<String>,
+    /// Bandwidth threads [default: every CPU this process may use].
+    #[arg(short = 'p', long = "threads", value_name = "THREADS")]
+    pub threads: Option<usize>,
+    /// Try 1, 2, 4, ... threads up to the maximum and report the best.
+    #[arg(short = 'a', long = "auto-threads")]
+    pub auto_threads: bool,
+    /// Huge pages (hugetlb if a pool has room, else THP) for buffers of at
+    /// least 4 MiB; without it, base pages throughout.
+    #[arg(short = 'H', long = "huge")]
+    pub huge: bool,
+    /// Stop starting new measurements after SECONDS (0 = no limit).
+    #[arg(
+        short = 't',
+        long = "time-limit",
+        value_name = "SECONDS",
+        default_value_t = 0.0
+    )]
+    pub time_limit: f64,
+    /// Timed runs per measurement after one warm-up; the best is reported.
+    #[arg(short = 'r', long = "tries", value_name = "TRIES", default_value_t = 3)]
+    pub tries: usize,
+    /// Continue past 4xL3 up to half the free memory.
+    #[arg(short = 'f', long = "full")]
+    pub full: bool,
+    /// Force a kernel by name, e.g. copy_nt_avx512 (see --list-kernels);
+    /// repeatable, one per operation.
+    #[arg(long = "kernel-variant", value_name = "NAME")]
+    pub variants: Vec<String>,
+    /// List the kernels and which this CPU can run, then exit.
+    #[arg(long)]
+    pub list_kernels: bool,
+    /// Human-readable table with summary and scores (the default on a
+    /// terminal).
+    #[arg(short = 'R', long = "table", conflicts_with_all = ["csv", "json"])]
+    pub table: bool,
+    /// CSV (the default when stdout is not a terminal).
+    #[arg(long, conflicts_with = "json")]
+    pub csv: bool,
+    /// The results document (JSON) on stdout.
+    #[arg(long)]
+    pub json: bool,
+    /// Also write the results document to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub save: Option<PathBuf>,
+    /// Show progress and each result on stderr as it is measured.
+    #[arg(short = 'v', long)]
+    pub verbose: bool,
+}
+
+fn list_kernels() -> String {
+    let mut t = crate::output::table::Table::new(
+        &["kernel", "op", "isa", "stores", "STREAM bytes/elem", "here"],
+        &[crate::output::table::Align::Left; 6],
+    );
+    for k in kernels::KERNELS {
+        t.row(vec![
+            k.name.to_string(),
+            k.op.to_string(),
+            k.isa.to_string(),
+            format!("{:?}", k.store).to_lowercase(),
+            k.op.stream_bytes_per_element().to_string(),
+            if k.is_available() {
+                "yes".into()
+            } else {
+                "no".into()
+            },
+        ]);
+    }
+    t.render()
+}
+
+fn config(args: &SweepArgs, max_threads: usize, allowed: &str) -> Result<SweepConfig> {
+    let mut variants: Vec<&'static KernelSpec> = Vec::new();
+    for name in &args.variants {
+        let k = kernels::find(name).ok_or_else(|| {
+            usage(format!(
+                "--kernel-variant {name}: no such kernel (run 'numabench sweep --list-kernels')"
+            ))
+        })?;
+        if !k.is_available() {
+            return Err(usage(format!(
+                "--kernel-variant {name}: this CPU cannot run {} code (available: {})",
+                k.isa,
+                kernels::available()
+                    .filter(|a| a.op == k.op)
+                    .map(|a| a.name)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )));
+        }
+        variants.push(k);
+    }
+    let mut ops = Vec::new();
+    for o in &args.ops {
+        ops.push(SweepOp::parse(o).map_err(|e| usage(format!("-o {e}")))?);
+    }
+    if ops.is_empty() {
+        ops = if variants.is_empty() {
+            SweepOp::defaults()
+        } else {
+            variants.iter().map(|k| SweepOp::bandwidth(k.op)).collect()
+        };
+    }
+    let sizes = if args.sizes.is_empty() {
+        None
+    } else {
+        let mut v = Vec::new();
+        for s in &args.sizes {
+            // Plain numbers are KiB, as in sc-membench; units are accepted too.
+            let bytes = if s.chars().all(|c| c.is_ascii_digit()) {
+                s.parse::<usize>()
+                    .ok()
+                    .filter(|&k| k > 0 && k < 1 << 40)
+                    .map(|k| k * 1024)
+            } else {
+                parse_size(s).ok()
+            };
+            let bytes = bytes.ok_or_else(|| {
+                usage(format!(
+                    "-s {s}: not a size in KiB (e.g. -s 1024 for 1 MiB)"
+                ))
+            })?;
+            v.push(bytes.max(4096));
+        }
+        Some(v)
+    };
+    if let Some(p) = args.threads {
+        if p == 0 || p > max_threads {
+            return Err(usage(format!(
+                "-p {p}: use 1 to {max_threads} threads (CPUs this process may use: {allowed})"
+            )));
+        }
+    }
+    if args.tries == 0 {
+        return Err(usage("-r 0: at least one try is needed"));
+    }
+    if !(args.time_limit >= 0.0 && args.time_limit.is_finite()) {
+        return Err(usage(format!(
+            "-t {}: the time limit must be 0 or more seconds",
+            args.time_limit
+        )));
+    }
+    Ok(SweepConfig {
+        ops,
+        sizes,
+        full: args.full,
+        threads: args.threads,
+        auto_threads: args.auto_threads,
+        huge: args.huge,
+        time_limit: (args.time_limit > 0.0).then(|| Duration::from_secs_f64(args.time_limit)),
+        tries: args.tries,
+        variants,
+        min_run: Duration::from_millis(40),
+    })
+}
+
+/// Why scores from this run may not compare with a default run.
+fn comparability_warnings(args: &SweepArgs, max_threads: usize) -> Vec<String> {
+    let mut w = Vec::new();
+    if args.time_limit > 0.0 {
+        w.push(format!(
+            "time limit (-t {}) may have prevented testing larger buffer sizes",
+            args.time_limit
+        ));
+    }
+    if let Some(p) = args.threads {
+        w.push(format!(
+            "fixed thread count (-p {p}) instead of using all CPUs ({max_threads})"
+        ));
+    }
+    if !args.sizes.is_empty() {
+        w.push(format!(
+            "only the size(s) given with -s ({}) were tested",
+            args.sizes.join(", ")
+        ));
+    }
+    w
+}
+
+pub fn run(args: SweepArgs) -> Result<()> {
+    if args.list_kernels {
+        print!("{}", list_kernels());
+        return Ok(());
+    }
+    let topo = read_topology(&SysfsRoot::live())?;
+    let max = crate::probes::seats::max_threads(&topo);
+    let cfg = config(&args, max, &topo.allowed.cpus.to_list())?;
+    if let Some(path) = &args.save {
+        super::check_output_path(path, "--save")?;
+    }
+    let mut doc = Document::new(&topo);
+    let interactive = std::io::stderr().is_terminal();
+    let verbose = args.verbose;
+    let mut progress = Progress(Box::new(move |what: &str| {
+        if verbose {
+            eprintln!("numabench: measuring {what}");
+        } else if interactive {
+            eprint!("\r\x1b[K{what} ...");
+        }
+    }));
+    let (rows, notes) = sweep::run(&topo, &cfg, &mut progress)?;
+    if interactive && !verbose {
+        eprint!("\r\x1b[K");
+    }
+    doc.records = rows.iter().map(record).collect();
+    let warnings = comparability_warnings(&args, max);
+    for n in &notes {
+        if let Some(r) = doc.records.last_mut() {
+            r.notes.push(n.clone());
+        }
+    }
+    doc.finish();
+    if let Some(path) = &args.save {
+        doc.save(path)?;
+    }
+    let text = if args.json {
+        String::from_utf8(doc.to_json()?)?
+    } else if args.csv || (!args.table && !std::io::stdout().is_terminal()) {
+        crate::output::sweep::csv(&rows)
+    } else {
+        crate::output::sweep::table(&rows, &warnings, &notes)
+    };
+    std::io::stdout().lock().write_all(text.as_bytes())?;
+    Ok(())
+}
+
+/// A sweep row as a results-document record.
+fn record(r: &SweepRow) -> Record {
+    let mut rec = Record::new("sweep", &format!("{} {}K", r.operation, r.size_kb))
+        .param("size_bytes", r.size_kb * 1024)
+        .param("operation", r.operation.clone())
+        .param("threads", r.threads)
+        .param("variant", r.variant.clone())
+        .param("page_size", r.page_kind.clone())
+        .param("bytes_per_element", r.bytes_per_element)
+        .metric("runtime_s", r.elapsed_s, "s", Better::Lower);
+    if r.operation == "latency" {
+        rec = rec
+            .metric("latency_ns", r.latency_ns, "ns", Better::Lower)
+            .metric(
+                "latency_stddev_ns",
+                r.latency_stddev_ns,
+                "ns",
+                Better::Lower,
+            )
+            .metric("cv_pct", r.cv_pct, "%", Better::Lower);
+        rec.samples.insert("latency_ns".into(), r.samples.clone());
+    } else {
+        rec = rec
+            .metric("bandwidth_mb_s", r.bandwidth_mb_s, "MB/s", Better::Higher)
+            .metric(
+                "stream_bandwidth_mb_s",
+                r.stream_bandwidth_mb_s,
+                "MB/s",
+                Better::Higher,
+            )
+            .metric("cv_pct", r.cv_pct, "%", Better::Lower);
+        rec.samples
+            .insert("bandwidth_mb_s".into(), r.samples.clone());
+    }
+    rec.placement = Some(Placement {
+        pages_by_node: r
+            .pages_by_node
+            .iter()
+            .map(|(k, v)| (k.to_string(), *v))
+            .collect(),
+        on_target_pct: Some(r.placement_verified_pct),
+        huge_pct: r.huge_pct,
+        cpus_seen: r.cpus_seen.clone(),
+    });
+    rec
+}

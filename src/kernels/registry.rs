@@ -1,0 +1,289 @@
+//! The table of kernels and run-time selection among them.
+//!
+//! Every kernel is listed for every instruction set this build targets, so a
+//! result can name exactly which loop produced it; selection happens when the
+//! program runs, from the CPU's features, never from the build machine's.
+//! Read has no stores and so only a `Store::Regular` entry. Portable and NEON
+//! kernels have no non-temporal variant: stable Rust has no portable
+//! streaming store, and AArch64's `stnp` has no intrinsic, so on such
+//! machines `best(op, Store::NonTemporal)` is `None` rather than a regular
+//! kernel under a misleading name.
+
+use super::portable;
+use super::{Isa, KernelSpec, Op, Store};
+
+#[cfg(target_arch = "aarch64")]
+use super::neon;
+#[cfg(target_arch = "x86_64")]
+use super::x86::{avx2, avx512};
+
+macro_rules! what {
+    (read) => {
+        "XOR of every 64-bit word of src1"
+    };
+    (write) => {
+        "dst[i] = scalar.to_bits()"
+    };
+    (copy) => {
+        "dst[i] = src1[i] on 64-bit words"
+    };
+    (scale) => {
+        "dst[i] = q * src1[i] on f64"
+    };
+    (add) => {
+        "dst[i] = src1[i] + src2[i] on f64"
+    };
+    (triad) => {
+        "dst[i] = src1[i] + q * src2[i] on f64, multiply then add (no FMA)"
+    };
+}
+
+macro_rules! how {
+    (portable) => {
+        "plain Rust loop, vectorised by the compiler for the baseline target only"
+    };
+    (avx2) => {
+        "AVX2, 4 x 256-bit vectors per iteration (read: 8 accumulators)"
+    };
+    (avx512) => {
+        "AVX-512F, 4 x 512-bit vectors per iteration (read: 8 accumulators)"
+    };
+    (neon) => {
+        "NEON, 4 x 128-bit vectors per iteration (read: 8 accumulators)"
+    };
+}
+
+/// `kernel!(isa_module, Isa, op_fn, Op)` for a kernel with one store kind;
+/// add `regular` or `nt` to pick the variant of a generic one.
+macro_rules! kernel {
+    ($isa:ident, $Isa:ident, $op:ident, $Op:ident) => {
+        KernelSpec {
+            name: concat!(stringify!($op), "_", stringify!($isa)),
+            op: Op::$Op,
+            isa: Isa::$Isa,
+            store: Store::Regular,
+            description: concat!(what!($op), "; ", how!($isa)),
+            func: $isa::$op,
+        }
+    };
+    ($isa:ident, $Isa:ident, $op:ident, $Op:ident, regular) => {
+        KernelSpec {
+            name: concat!(stringify!($op), "_", stringify!($isa)),
+            op: Op::$Op,
+            isa: Isa::$Isa,
+            store: Store::Regular,
+            description: concat!(what!($op), "; ", how!($isa), "; regular stores"),
+            func: $isa::$op::<false>,
+        }
+    };
+    ($isa:ident, $Isa:ident, $op:ident, $Op:ident, nt) => {
+        KernelSpec {
+            name: concat!(stringify!($op), "_nt_", stringify!($isa)),
+            op: Op::$Op,
+            isa: Isa::$Isa,
+            store: Store::NonTemporal,
+            description: concat!(
+                what!($op),
+                "; ",
+                how!($isa),
+                "; non-temporal stores from a 64-byte boundary, then sfence"
+            ),
+            func: $isa::$op::<true>,
+        }
+    };
+}
+
+/// Every kernel this build has, whether or not this CPU can run it.
+pub static KERNELS: &[KernelSpec] = &[
+    kernel!(portable, Portable, read, Read),
+    kernel!(portable, Portable, write, Write),
+    kernel!(portable, Portable, copy, Copy),
+    kernel!(portable, Portable, scale, Scale),
+    kernel!(portable, Portable, add, Add),
+    kernel!(portable, Portable, triad, Triad),
+    #[cfg(target_arch = "x86_64")]
+    kernel!(avx2, Avx2, read, Read),
+    #[cfg(target_arch = "x86_64")]
+    kernel!(avx2, Avx2, write, Write, regular),
+    #[cfg(target_arch = "x86_64")]
+    kernel!(avx2, Avx2, write, Write, nt),
+    #[cfg(target_arch = "x86_64")]
+    kernel!(avx2, Avx2, copy, Copy, regular),
+    #[cfg(target_arch = "x86_64")]
+    kernel!(avx2, Avx2, copy, Copy, nt),
+    #[cfg(target_arch = "x86_64")]
+    kernel!(avx2, Avx2, scale, Scale, regular),
+    #[cfg(target_arch = "x86_64")]
+    kernel!(avx2, Avx2, scale, Scale, nt),
+    #[cfg(target_arch = "x86_64")]
+    kernel!(avx2, Avx2, add, Add, regular),
+    #[cfg(target_arch = "x86_64")]
+    kernel!(avx2, Avx2, add, Add, nt),
+    #[cfg(target_arch = "x86_64")]
+    kernel!(avx2, Avx2, triad, Triad, regular),
+    #[cfg(target_arch = "x86_64")]
+    kernel!(avx2, Avx2, triad, Triad, nt),
+    #[cfg(target_arch = "x86_64")]
+    kernel!(avx512, Avx512, read, Read),
+    #[cfg(target_arch = "x86_64")]
+    kernel!(avx512, Avx512, write, Write, regular),
+    #[cfg(target_arch = "x86_64")]
+    kernel!(avx512, Avx512, write, Write, nt),
+    #[cfg(target_arch = "x86_64")]
+    kernel!(avx512, Avx512, copy, Copy, regular),
+    #[cfg(target_arch = "x86_64")]
+    kernel!(avx512, Avx512, copy, Copy, nt),
+    #[cfg(target_arch = "x86_64")]
+    kernel!(avx512, Avx512, scale, Scale, regular),
+    #[cfg(target_arch = "x86_64")]
+    kernel!(avx512, Avx512, scale, Scale, nt),
+    #[cfg(target_arch = "x86_64")]
+    kernel!(avx512, Avx512, add, Add, regular),
+    #[cfg(target_arch = "x86_64")]
+    kernel!(avx512, Avx512, add, Add, nt),
+    #[cfg(target_arch = "x86_64")]
+    kernel!(avx512, Avx512, triad, Triad, regular),
+    #[cfg(target_arch = "x86_64")]
+    kernel!(avx512, Avx512, triad, Triad, nt),
+    #[cfg(target_arch = "aarch64")]
+    kernel!(neon, Neon, read, Read),
+    #[cfg(target_arch = "aarch64")]
+    kernel!(neon, Neon, write, Write),
+    #[cfg(target_arch = "aarch64")]
+    kernel!(neon, Neon, copy, Copy),
+    #[cfg(target_arch = "aarch64")]
+    kernel!(neon, Neon, scale, Scale),
+    #[cfg(target_arch = "aarch64")]
+    kernel!(neon, Neon, add, Add),
+    #[cfg(target_arch = "aarch64")]
+    kernel!(neon, Neon, triad, Triad),
+];
+
+/// The kernels this CPU can run.
+pub fn available() -> impl Iterator<Item = &'static KernelSpec> {
+    KERNELS.iter().filter(|k| k.is_available())
+}
+
+/// The kernel with exactly this name, available or not.
+pub fn find(name: &str) -> Option<&'static KernelSpec> {
+    KERNELS.iter().find(|k| k.name == name)
+}
+
+/// The widest available kernel for `op` with `store` (AVX-512 > AVX2 > NEON >
+/// portable). `None` when nothing fits: never a regular kernel standing in
+/// for a non-temporal one, and never for read with non-temporal stores.
+pub fn best(op: Op, store: Store) -> Option<&'static KernelSpec> {
+    available()
+        .filter(|k| k.op == op && k.store == store)
+        .max_by_key(|k| k.isa.rank())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashSet;
+
+    #[test]
+    fn names_are_unique_and_follow_the_pattern() {
+        let mut seen = HashSet::new();
+        for k in KERNELS {
+            assert!(seen.insert(k.name), "duplicate kernel name {}", k.name);
+            let nt = if k.store == Store::NonTemporal {
+                "_nt"
+            } else {
+                ""
+            };
+            assert_eq!(k.name, format!("{}{nt}_{}", k.op, k.isa));
+            assert!(!k.description.is_empty());
+        }
+    }
+
+    #[test]
+    fn one_entry_per_op_isa_and_store() {
+        let combos: HashSet<_> = KERNELS.iter().map(|k| (k.op, k.isa, k.store)).collect();
+        assert_eq!(combos.len(), KERNELS.len());
+        for op in Op::ALL {
+            assert!(combos.contains(&(op, Isa::Portable, Store::Regular)));
+            assert!(!combos.contains(&(op, Isa::Portable, Store::NonTemporal)));
+        }
+        assert!(
+            !KERNELS
+                .iter()
+                .any(|k| k.op == Op::Read && k.store == Store::NonTemporal)
+        );
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn every_storing_op_has_both_store_kinds_on_each_x86_isa() {
+        for isa in [Isa::Avx2, Isa::Avx512] {
+            for op in Op::ALL {
+                for store in Store::ALL {
+                    let expected = op.stores() || store == Store::Regular;
+                    let found = KERNELS
+                        .iter()
+                        .any(|k| k.op == op && k.isa == isa && k.store == store);
+                    assert_eq!(found, expected, "{op} {isa} {store}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn find_is_exact() {
+        let k = find("copy_nt_avx2");
+        if cfg!(target_arch = "x86_64") {
+            let k = k.expect("copy_nt_avx2 is registered");
+            assert_eq!(
+                (k.op, k.isa, k.store),
+                (Op::Copy, Isa::Avx2, Store::NonTemporal)
+            );
+        }
+        assert_eq!(find("triad_portable").map(|k| k.op), Some(Op::Triad));
+        assert!(find("copy_nt").is_none());
+        assert!(find("COPY_PORTABLE").is_none());
+    }
+
+    #[test]
+    fn best_prefers_the_widest_available_isa() {
+        for op in Op::ALL {
+            let k = best(op, Store::Regular).expect("portable always fits");
+            assert!(k.is_available());
+            assert_eq!(k.op, op);
+            assert!(
+                available()
+                    .filter(|o| o.op == op)
+                    .all(|o| o.isa.rank() <= k.isa.rank())
+            );
+        }
+        if Isa::Avx512.is_available() {
+            assert_eq!(
+                best(Op::Triad, Store::Regular).unwrap().name,
+                "triad_avx512"
+            );
+            assert_eq!(
+                best(Op::Copy, Store::NonTemporal).unwrap().name,
+                "copy_nt_avx512"
+            );
+        } else if Isa::Avx2.is_available() {
+            assert_eq!(best(Op::Triad, Store::Regular).unwrap().name, "triad_avx2");
+        }
+        assert!(best(Op::Read, Store::NonTemporal).is_none());
+        let nt_isa = [Isa::Avx2, Isa::Avx512].into_iter().any(Isa::is_available);
+        assert_eq!(best(Op::Write, Store::NonTemporal).is_some(), nt_isa);
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn avx512_is_detected_on_this_kind_of_machine() {
+        // Where the CPU reports the features, detection must agree, or every
+        // figure would silently come from a narrower kernel.
+        let detected = Isa::detected();
+        assert_eq!(detected[0], Isa::Portable);
+        assert_eq!(
+            detected.contains(&Isa::Avx512),
+            std::arch::is_x86_feature_detected!("avx512f")
+        );
+        assert!(!detected.contains(&Isa::Neon));
+    }
+}

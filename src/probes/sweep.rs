@@ -1,0 +1,424 @@
+//! The cache-aware sweep: bandwidth of each kernel and pointer-chase latency
+//! at per-thread buffer sizes placed around the real cache sizes (the
+//! sc-membench method), with every thread's memory on its own node.
+
+use super::seats;
+use super::stats;
+use super::team::Seat;
+use super::team::{TeamMemory, with_team};
+use crate::kernels::{self, KernelSpec, Op, Store, latency::Chain};
+use crate::memory::{Buffer, BufferOptions, PageKind};
+use crate::placement::{MemPolicy, NodeSet};
+use crate::topology::Topology;
+use anyhow::{Context, Result, bail};
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+/// What one row measures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum SweepOp {
+    Bandwidth(OpKey),
+    Latency,
+}
+
+/// `Op` with an order for sorting.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct OpKey(pub u8);
+
+impl SweepOp {
+    pub fn bandwidth(op: Op) -> Self {
+        SweepOp::Bandwidth(OpKey(
+            Op::ALL.iter().position(|o| *o == op).unwrap_or(0) as u8
+        ))
+    }
+
+    pub fn op(self) -> Option<Op> {
+        match self {
+            SweepOp::Bandwidth(k) => Some(Op::ALL[k.0 as usize]),
+            SweepOp::Latency => None,
+        }
+    }
+
+    pub fn name(self) -> String {
+        self.op()
+            .map_or_else(|| "latency".to_string(), |o| o.to_string())
+    }
+
+    pub fn parse(text: &str) -> Result<Self, String> {
+        if text == "latency" {
+            return Ok(SweepOp::Latency);
+        }
+        text.parse::<Op>().map(SweepOp::bandwidth).map_err(|_| {
+            format!(
+                "'{text}' is not an operation (use read, write, copy, scale, add, triad or latency)"
+            )
+        })
+    }
+
+    /// read, write, copy, triad and latency.
+    pub fn defaults() -> Vec<SweepOp> {
+        let mut ops: Vec<SweepOp> = [Op::Read, Op::Write, Op::Copy, Op::Triad]
+            .into_iter()
+            .map(SweepOp::bandwidth)
+            .collect();
+        ops.push(SweepOp::Latency);
+        ops
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct SweepConfig {
+    pub ops: Vec<SweepOp>,
+    /// Fixed per-thread sizes in bytes (`-s`); `None` for the cache-aware set.
+    pub sizes: Option<Vec<usize>>,
+    /// Continue past 4x L3 up to the memory limit.
+    pub full: bool,
+    /// Bandwidth threads (`-p`); `None` for every usable CPU.
+    pub threads: Option<usize>,
+    /// Try 1, 2, 4, ... threads and keep the best (`-a`).
+    pub auto_threads: bool,
+    /// Huge pages for buffers of at least 4 MiB (`-H`).
+    pub huge: bool,
+    /// Stop starting new measurements after this long (`-t`).
+    pub time_limit: Option<Duration>,
+    /// Timed runs per measurement after the warm-up (`-r`), best kept.
+    pub tries: usize,
+    /// Kernels forced by name, per op (`--kernel-variant`).
+    pub variants: Vec<&'static KernelSpec>,
+    /// Shortest timed run; repetitions are scaled to reach it.
+    pub min_run: Duration,
+}
+
+/// One line of the sweep: sc-membench's columns, then numabench's own.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SweepRow {
+    pub size_kb: u64,
+    pub operation: String,
+    /// sc-membench/lmbench convention: per-thread array size x threads x
+    /// repetitions / time (copy counts the buffer once).
+    pub bandwidth_mb_s: f64,
+    pub latency_ns: f64,
+    pub latency_stddev_ns: f64,
+    pub latency_samples: usize,
+    pub threads: usize,
+    pub iterations: u64,
+    pub elapsed_s: f64,
+    pub variant: String,
+    /// Bytes STREAM counts per element (reads + writes).
+    pub bytes_per_element: u64,
+    /// STREAM convention: every byte read or written / time.
+    pub stream_bandwidth_mb_s: f64,
+    /// Percent of checked pages on each thread's intended node (the lowest
+    /// over threads).
+    pub placement_verified_pct: f64,
+    /// Percent of memory in huge pages (mean over threads).
+    pub huge_pct: f64,
+    /// Per timed run: MB/s (bandwidth, sc-membench convention) or ns/load.
+    pub samples: Vec<f64>,
+    pub cv_pct: f64,
+    pub cpus_seen: Vec<usize>,
+    pub pages_by_node: BTreeMap<usize, u64>,
+    pub page_kind: String,
+}
+
+/// Per-thread sizes around the caches of `cpu`: L1/2, 2xL1, L2/2, L2, 2xL2,
+/// L3/4, L3/2, L3, 2xL3, 4xL3; sorted, without duplicates.
+pub fn cache_sizes(topo: &Topology, cpu: usize) -> Vec<usize> {
+    let size = |level: u32, default: u64| {
+        topo.caches_of(cpu)
+            .iter()
+            .find(|c| c.level == level && c.kind != "Instruction")
+            .map_or(default, |c| c.size_bytes) as usize
+    };
+    let (l1, l2, l3) = (size(1, 32 << 10), size(2, 256 << 10), size(3, 8 << 20));
+    let mut sizes = vec![
+        l1 / 2,
+        2 * l1,
+        l2 / 2,
+        l2,
+        2 * l2,
+        l3 / 4,
+        l3 / 2,
+        l3,
+        2 * l3,
+        4 * l3,
+    ];
+    sizes
+        .iter_mut()
+        .for_each(|s| *s = (*s).max(4096) / 4096 * 4096);
+    sizes.sort_unstable();
+    sizes.dedup();
+    sizes
+}
+
+/// Doubling past the last size while `limit` allows.
+pub fn extend_full(sizes: &mut Vec<usize>, limit: usize) {
+    let mut next = sizes.last().copied().unwrap_or(1 << 20) * 2;
+    while next <= limit {
+        sizes.push(next);
+        next *= 2;
+    }
+}
+
+/// Bytes each thread may use for all its arrays: half of the free memory of
+/// the busiest node, shared among the threads on it.
+pub fn per_thread_limit(topo: &Topology, seats: &[Seat]) -> usize {
+    let mut per_node: BTreeMap<usize, usize> = BTreeMap::new();
+    for s in seats {
+        *per_node.entry(s.node).or_default() += 1;
+    }
+    per_node
+        .iter()
+        .map(|(node, count)| {
+            let free = topo.node(*node).map_or(0, |n| n.mem_free_bytes) as usize;
+            free / 2 / count
+        })
+        .min()
+        .unwrap_or(0)
+}
+
+pub struct Progress<'a>(pub Box<dyn FnMut(&str) + 'a>);
+
+/// Runs the sweep. Returns rows in size order and notes (skipped sizes,
+/// time limit reached).
+pub fn run(
+    topo: &Topology,
+    cfg: &SweepConfig,
+    progress: &mut Progress<'_>,
+) -> Result<(Vec<SweepRow>, Vec<String>)> {
+    let max = seats::max_threads(topo);
+    if max == 0 {
+        bail!("this process may run on no CPU");
+    }
+    let threads = cfg.threads.unwrap_or(max).min(max);
+    let all_seats = seats::spread(topo, max);
+    let first = all_seats[0];
+    let mut sizes = cfg
+        .sizes
+        .clone()
+        .unwrap_or_else(|| cache_sizes(topo, first.cpu));
+    let limit = per_thread_limit(topo, &seats::spread(topo, threads));
+    if cfg.full {
+        extend_full(&mut sizes, limit / 3);
+    }
+    let counts: Vec<usize> = if cfg.auto_threads {
+        let mut v: Vec<usize> = std::iter::successors(Some(1usize), |n| Some(n * 2))
+            .take_while(|n| *n < threads)
+            .collect();
+        v.push(threads);
+        v
+    } else {
+        vec![threads]
+    };
+    let started = Instant::now();
+    let mut rows = Vec::new();
+    let mut notes = Vec::new();
+    'sizes: for &size in &sizes {
+        for &op in &cfg.ops {
+            if let Some(limit_t) = cfg.time_limit {
+                if started.elapsed() >= limit_t {
+                    notes.push(format!(
+                        "time limit of {} s reached: sizes from {} KiB on were not measured",
+                        limit_t.as_secs_f64(),
+                        size / 1024
+                    ));
+                    break 'sizes;
+                }
+            }
+            progress.0(&format!("{} KiB {}", size / 1024, op.name()));
+            let row = match op {
+                SweepOp::Latency => latency_row(topo, first, size, cfg)?,
+                SweepOp::Bandwidth(_) => {
+                    let op = op.op().unwrap_or(Op::Read);
+                    let kernel = pick_kernel(cfg, op)?;
+                    if size * op.arrays() > limit {
+                        notes.push(format!(
+                            "{} KiB {op} skipped: {} threads x {} arrays would exceed half the free memory",
+                            size / 1024,
+                            threads,
+                            op.arrays()
+                        ));
+                        continue;
+                    }
+                    let mut best: Option<SweepRow> = None;
+                    for &n in &counts {
+                        let row = bandwidth_row(&seats::spread(topo, n), size, kernel, cfg)?;
+                        if best
+                            .as_ref()
+                            .is_none_or(|b| row.bandwidth_mb_s > b.bandwidth_mb_s)
+                        {
+                            best = Some(row);
+                        }
+                    }
+                    match best {
+                        Some(b) => b,
+                        None => continue,
+                    }
+                }
+            };
+            rows.push(row);
+        }
+    }
+    Ok((rows, notes))
+}
+
+fn pick_kernel(cfg: &SweepConfig, op: Op) -> Result<&'static KernelSpec> {
+    if let Some(k) = cfg.variants.iter().find(|k| k.op == op) {
+        return Ok(k);
+    }
+    kernels::best(op, Store::Regular).with_context(|| format!("no kernel for {op} on this CPU"))
+}
+
+fn pages_for(cfg: &SweepConfig, bytes: usize) -> PageKind {
+    if cfg.huge && bytes >= 4 << 20 {
+        PageKind::Auto
+    } else {
+        PageKind::Base
+    }
+}
+
+fn bandwidth_row(
+    seats: &[Seat],
+    size: usize,
+    kernel: &'static KernelSpec,
+    cfg: &SweepConfig,
+) -> Result<SweepRow> {
+    let arrays = kernel.op.arrays();
+    let memory = TeamMemory {
+        array_bytes: size,
+        arrays,
+        pages: pages_for(cfg, size * arrays),
+    };
+    let begun = Instant::now();
+    with_team(seats, &memory, |team, setup| {
+        // Warm up, growing the repetitions until a run lasts long enough.
+        let mut reps = 1u64;
+        let mut seed = 0u64;
+        let mut iterations = 0;
+        loop {
+            let wall = team.run(kernel, reps, seed).wall_s();
+            seed += reps;
+            iterations += reps;
+            if wall >= cfg.min_run.as_secs_f64() / 4.0 || reps > 1 << 40 {
+                let scale = cfg.min_run.as_secs_f64() / wall.max(1e-9);
+                reps = ((reps as f64 * scale).ceil() as u64).max(1);
+                break;
+            }
+            reps *= 4;
+        }
+        let mut times = Vec::with_capacity(cfg.tries);
+        for _ in 0..cfg.tries.max(1) {
+            times.push(team.run(kernel, reps, seed).wall_s());
+            seed += reps;
+            iterations += reps;
+        }
+        let threads = seats.len() as f64;
+        let lm_bytes = threads * size as f64 * reps as f64;
+        let elements = (size / 8) as f64;
+        let stream_bytes =
+            threads * elements * kernel.op.stream_bytes_per_element() as f64 * reps as f64;
+        let best = times.iter().copied().fold(f64::INFINITY, f64::min);
+        let samples: Vec<f64> = times.iter().map(|t| lm_bytes / t / 1e6).collect();
+        let mut pages_by_node = BTreeMap::new();
+        for p in &setup.placements {
+            for (n, c) in &p.pages_by_node {
+                *pages_by_node.entry(*n).or_default() += c;
+            }
+        }
+        Ok(SweepRow {
+            size_kb: (size / 1024) as u64,
+            operation: kernel.op.to_string(),
+            bandwidth_mb_s: lm_bytes / best / 1e6,
+            latency_ns: 0.0,
+            latency_stddev_ns: 0.0,
+            latency_samples: 0,
+            threads: seats.len(),
+            iterations,
+            elapsed_s: begun.elapsed().as_secs_f64(),
+            variant: kernel.name.to_string(),
+            bytes_per_element: kernel.op.stream_bytes_per_element(),
+            stream_bandwidth_mb_s: stream_bytes / best / 1e6,
+            placement_verified_pct: setup
+                .placements
+                .iter()
+                .map(|p| p.on_target_pct.unwrap_or(0.0))
+                .fold(100.0, f64::min),
+            huge_pct: setup.placements.iter().map(|p| p.huge_pct).sum::<f64>()
+                / setup.placements.len().max(1) as f64,
+            cv_pct: stats::cv_pct(&samples),
+            samples,
+            cpus_seen: setup.cpus_seen.clone(),
+            pages_by_node,
+            page_kind: setup
+                .page_kinds
+                .first()
+                .map_or("base".into(), |k| k.to_string()),
+        })
+    })
+}
+
+/// Latency samples: at least 7, at most 21, until the coefficient of
+/// variation drops under 5%.
+const MIN_SAMPLES: usize = 7;
+const MAX_SAMPLES: usize = 21;
+const TARGET_CV_PCT: f64 = 5.0;
+
+fn latency_row(topo: &Topology, seat: Seat, size: usize, cfg: &SweepConfig) -> Result<SweepRow> {
+    let begun = Instant::now();
+    let pages = pages_for(cfg, size);
+    let outcome = std::thread::scope(|scope| {
+        scope
+            .spawn(|| -> Result<_> {
+                let cpu = crate::placement::pin_and_check(seat.cpu)?;
+                let opts = BufferOptions::new(size)
+                    .pages(pages)
+                    .policy(MemPolicy::Bind(NodeSet::from_ids([seat.node])));
+                let mut buffer = Buffer::new(&opts)?;
+                let placement = buffer.verify()?;
+                let kind = buffer.page_kind();
+                let mut chain = Chain::build(
+                    buffer.as_mut_slice::<u64>(),
+                    kernels::latency::LINE_BYTES,
+                    size as u64,
+                )?;
+                let lines = chain.lines() as u64;
+                // One lap warms caches and TLB; then calibrate to ~10 ms.
+                let warm = chain.chase_ns_per_load(lines.max(1000));
+                let loads = ((10e6 / warm.max(0.1)) as u64).clamp(lines.min(100_000), 50_000_000);
+                let mut samples = Vec::new();
+                while samples.len() < MAX_SAMPLES {
+                    samples.push(chain.chase_ns_per_load(loads));
+                    if samples.len() >= MIN_SAMPLES && stats::cv_pct(&samples) < TARGET_CV_PCT {
+                        break;
+                    }
+                }
+                Ok((samples, placement, cpu, kind))
+            })
+            .join()
+            .map_err(|_| anyhow::anyhow!("the latency thread panicked"))?
+    });
+    let (samples, placement, cpu, kind) =
+        outcome.with_context(|| format!("latency at {} KiB", size / 1024))?;
+    let _ = topo;
+    Ok(SweepRow {
+        size_kb: (size / 1024) as u64,
+        operation: "latency".into(),
+        bandwidth_mb_s: 0.0,
+        latency_ns: stats::median(&samples),
+        latency_stddev_ns: stats::stddev(&samples),
+        latency_samples: samples.len(),
+        threads: 1,
+        iterations: samples.len() as u64,
+        elapsed_s: begun.elapsed().as_secs_f64(),
+        variant: "chase".into(),
+        bytes_per_element: 0,
+        stream_bandwidth_mb_s: 0.0,
+        placement_verified_pct: placement.on_target_pct.unwrap_or(0.0),
+        huge_pct: placement.huge_pct,
+        cv_pct: stats::cv_pct(&samples),
+        samples,
+        cpus_seen: vec![cpu],
+        pages_by_node: placement.pages_by_node,
+        page_kind: kind.to_string(),
+    })
+}

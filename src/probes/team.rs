@@ -1,0 +1,307 @@
+//! A team of pinned threads that run bandwidth kernels together.
+//!
+//! Each thread pins itself, maps its own arrays bound to its own node and
+//! writes them (first touch from the thread that will use them), then waits.
+//! For every timed run all threads leave one barrier together; each records
+//! its own start and end, and the run lasts from the first start to the last
+//! finish, so a straggler is never hidden. Threads stay alive between runs so
+//! buffers are allocated once per size, not once per repetition.
+
+use crate::kernels::{KernelArgs, KernelSpec, Op};
+use crate::memory::{Buffer, BufferOptions, PageKind, Placement};
+use crate::placement::{MemPolicy, NodeSet, pin_and_check};
+use anyhow::{Result, anyhow};
+use std::sync::{Barrier, Mutex};
+use std::time::Instant;
+
+/// Where one thread runs and whose memory it uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Seat {
+    pub cpu: usize,
+    pub node: usize,
+}
+
+/// Gap between arrays of one thread: 17 cache lines, so `src[i]` and
+/// `dst[i]` never share their low 12 address bits (4 KiB aliasing stalls
+/// loads behind unrelated stores) or an L1 set.
+const ARRAY_GAP: usize = 17 * 64;
+
+/// How a team lays out its memory.
+#[derive(Debug, Clone)]
+pub struct TeamMemory {
+    /// Bytes per array per thread.
+    pub array_bytes: usize,
+    /// Arrays per thread (3 covers every kernel).
+    pub arrays: usize,
+    pub pages: PageKind,
+}
+
+/// What the team saw while setting up.
+#[derive(Debug, Clone)]
+pub struct TeamSetup {
+    pub placements: Vec<Placement>,
+    pub cpus_seen: Vec<usize>,
+    pub page_kinds: Vec<PageKind>,
+    pub fallbacks: Vec<String>,
+}
+
+/// One timed run: per thread (start, end).
+#[derive(Debug, Clone)]
+pub struct RunTimes {
+    pub spans: Vec<(Instant, Instant)>,
+}
+
+impl RunTimes {
+    /// From the first start to the last end, in seconds.
+    pub fn wall_s(&self) -> f64 {
+        let start = self.spans.iter().map(|s| s.0).min();
+        let end = self.spans.iter().map(|s| s.1).max();
+        match (start, end) {
+            (Some(a), Some(b)) => b.duration_since(a).as_secs_f64(),
+            _ => 0.0,
+        }
+    }
+}
+
+enum Command {
+    Run {
+        kernel: &'static KernelSpec,
+        reps: u64,
+        seed: u64,
+    },
+    Stop,
+}
+
+struct Shared {
+    start: Barrier,
+    done: Barrier,
+    command: Mutex<Command>,
+    spans: Mutex<Vec<Option<(Instant, Instant)>>>,
+    errors: Mutex<Vec<String>>,
+}
+
+/// The handle the measuring code drives; valid inside [`with_team`].
+pub struct Team<'s> {
+    shared: &'s Shared,
+    threads: usize,
+}
+
+impl Team<'_> {
+    /// Every thread runs `kernel` `reps` times over its own arrays.
+    pub fn run(&self, kernel: &'static KernelSpec, reps: u64, seed: u64) -> RunTimes {
+        *self
+            .shared
+            .command
+            .lock()
+            .unwrap_or_else(|e| e.into_inner()) = Command::Run { kernel, reps, seed };
+        self.shared.start.wait();
+        self.shared.done.wait();
+        let spans = self.shared.spans.lock().unwrap_or_else(|e| e.into_inner());
+        RunTimes {
+            spans: spans.iter().flatten().copied().collect(),
+        }
+    }
+
+    pub fn threads(&self) -> usize {
+        self.threads
+    }
+}
+
+/// Starts one thread per seat, sets up its memory, calls `body` with the
+/// team, then stops and joins every thread (also when `body` fails).
+pub fn with_team<R>(
+    seats: &[Seat],
+    memory: &TeamMemory,
+    body: impl FnOnce(&Team<'_>, &TeamSetup) -> Result<R>,
+) -> Result<R> {
+    let n = seats.len();
+    let shared = Shared {
+        start: Barrier::new(n + 1),
+        done: Barrier::new(n + 1),
+        command: Mutex::new(Command::Stop),
+        spans: Mutex::new(vec![None; n]),
+        errors: Mutex::new(Vec::new()),
+    };
+    let setups: Mutex<Vec<SetupSlot>> = Mutex::new(vec![None; n]);
+    std::thread::scope(|scope| {
+        for (index, seat) in seats.iter().enumerate() {
+            let (shared, setups) = (&shared, &setups);
+            scope.spawn(move || worker(index, *seat, memory, shared, setups));
+        }
+        // Setup ends at the first `done` barrier.
+        shared.done.wait();
+        let errors = shared
+            .errors
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
+        let result = if let Some(first) = errors.first() {
+            Err(anyhow!("{first}"))
+        } else {
+            let mut setup = TeamSetup {
+                placements: Vec::new(),
+                cpus_seen: Vec::new(),
+                page_kinds: Vec::new(),
+                fallbacks: Vec::new(),
+            };
+            for r in setups
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .iter()
+                .flatten()
+            {
+                setup.placements.push(r.placement.clone());
+                setup.cpus_seen.push(r.cpu);
+                setup.page_kinds.push(r.kind);
+                setup.fallbacks.extend(r.fallback.clone());
+            }
+            body(
+                &Team {
+                    shared: &shared,
+                    threads: n,
+                },
+                &setup,
+            )
+        };
+        *shared.command.lock().unwrap_or_else(|e| e.into_inner()) = Command::Stop;
+        shared.start.wait();
+        result
+    })
+}
+
+/// What one thread reports after setting up.
+#[derive(Clone)]
+struct SeatReport {
+    placement: Placement,
+    cpu: usize,
+    kind: PageKind,
+    fallback: Option<String>,
+}
+
+type SetupSlot = Option<SeatReport>;
+
+fn worker(
+    index: usize,
+    seat: Seat,
+    memory: &TeamMemory,
+    shared: &Shared,
+    setups: &Mutex<Vec<SetupSlot>>,
+) {
+    let prepared = prepare(seat, memory);
+    let mut buffer = match prepared {
+        Ok((buffer, placement, cpu)) => {
+            setups.lock().unwrap_or_else(|e| e.into_inner())[index] = Some(SeatReport {
+                placement,
+                cpu,
+                kind: buffer.page_kind(),
+                fallback: buffer.fallback_reason().map(str::to_string),
+            });
+            Some(buffer)
+        }
+        Err(e) => {
+            shared
+                .errors
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .push(format!("{e:#}"));
+            None
+        }
+    };
+    shared.done.wait();
+    loop {
+        shared.start.wait();
+        let (kernel, reps, seed) = match *shared.command.lock().unwrap_or_else(|e| e.into_inner()) {
+            Command::Stop => return,
+            Command::Run { kernel, reps, seed } => (kernel, reps, seed),
+        };
+        if let Some(buffer) = buffer.as_mut() {
+            let span = run_kernel(buffer, memory, kernel, reps, seed);
+            shared.spans.lock().unwrap_or_else(|e| e.into_inner())[index] = Some(span);
+        }
+        shared.done.wait();
+    }
+}
+
+fn prepare(seat: Seat, memory: &TeamMemory) -> Result<(Buffer, Placement, usize)> {
+    let cpu = pin_and_check(seat.cpu)
+        .map_err(|e| anyhow!("cannot pin a thread to CPU {}: {e}", seat.cpu))?;
+    let stride = stride(memory.array_bytes);
+    let len = stride * memory.arrays;
+    let opts = BufferOptions::new(len)
+        .pages(memory.pages)
+        .policy(MemPolicy::Bind(NodeSet::from_ids([seat.node])));
+    let mut buffer = Buffer::new(&opts).map_err(|e| anyhow!("CPU {}: {e}", seat.cpu))?;
+    fill_doubles(buffer.as_mut_slice::<u64>(), seat.cpu as u64);
+    let placement = buffer
+        .verify()
+        .map_err(|e| anyhow!("CPU {}: {e}", seat.cpu))?;
+    Ok((buffer, placement, cpu))
+}
+
+/// Bytes from one array's start to the next.
+fn stride(array_bytes: usize) -> usize {
+    array_bytes.div_ceil(4096) * 4096 + ARRAY_GAP
+}
+
+/// Ordinary, distinct, non-zero doubles: arithmetic kernels must not meet
+/// denormals (microcode assists) or NaNs, and zero pages or identical pages
+/// (KSM) must not stand in for real memory.
+fn fill_doubles(words: &mut [u64], salt: u64) {
+    for (i, w) in words.iter_mut().enumerate() {
+        *w = (1.0 + (i as f64 + salt as f64 * 0.5) * 1e-9).to_bits();
+    }
+    std::hint::black_box(words);
+}
+
+fn run_kernel(
+    buffer: &mut Buffer,
+    memory: &TeamMemory,
+    kernel: &KernelSpec,
+    reps: u64,
+    seed: u64,
+) -> (Instant, Instant) {
+    let words = memory.array_bytes / 8;
+    let stride_words = stride(memory.array_bytes) / 8;
+    let all = buffer.as_mut_slice::<u64>();
+    let (a, rest) = all.split_at_mut(stride_words);
+    let (b, c) = rest.split_at_mut(stride_words.min(rest.len()));
+    let (a, b, c) = (
+        &mut a[..words],
+        &b[..words.min(b.len())],
+        &c[..words.min(c.len())],
+    );
+    let start = Instant::now();
+    for rep in 0..reps {
+        // A value that changes every repetition keeps the compiler from
+        // proving repeated stores redundant.
+        let scalar = 1.0 + ((seed + rep) % 1024) as f64 * 1e-6;
+        let mut args = match kernel.op {
+            Op::Read => KernelArgs {
+                dst: &mut [],
+                src1: &*a,
+                src2: &[],
+                scalar,
+            },
+            Op::Write => KernelArgs {
+                dst: &mut *a,
+                src1: &[],
+                src2: &[],
+                scalar,
+            },
+            Op::Copy | Op::Scale => KernelArgs {
+                dst: &mut *a,
+                src1: b,
+                src2: &[],
+                scalar,
+            },
+            Op::Add | Op::Triad => KernelArgs {
+                dst: &mut *a,
+                src1: b,
+                src2: c,
+                scalar,
+            },
+        };
+        std::hint::black_box(kernel.run(&mut args));
+    }
+    (start, Instant::now())
+}
