@@ -14,8 +14,8 @@
 //!   the leftover that does not fill a vector is finished with scalar code.
 //!   Any start and any length work; every element is processed once.
 //! - Streaming stores are weakly ordered; an `sfence` ends every
-//!   non-temporal kernel so the data is globally visible, and the time it
-//!   takes to drain counts, when the kernel returns.
+//!   non-temporal kernel, so the data is globally visible when it returns and
+//!   draining the write-combining buffers is part of the time measured.
 //! - Triad is `mul` then `add`, never FMA, to match the scalar formula bit for
 //!   bit.
 
@@ -273,9 +273,6 @@ macro_rules! simd_kernels {
 
 simd_kernels! {
     /// 512-bit vectors (AVX-512F only; nothing from BW/DQ/VL is needed).
-    // The AVX-512 intrinsics are stable from Rust 1.89, later than the
-    // minimum the manifest declares; building these kernels needs 1.89.
-    #[allow(clippy::incompatible_msrv)]
     mod avx512, feature = "avx512f", vector = __m512i, doubles = __m512d,
     {
         loadu_si = _mm512_loadu_si512,

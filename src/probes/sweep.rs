@@ -362,6 +362,8 @@ fn bandwidth_row(
 const MIN_SAMPLES: usize = 7;
 const MAX_SAMPLES: usize = 21;
 const TARGET_CV_PCT: f64 = 5.0;
+/// Warm-up runs at most, before sampling starts.
+const WARMUP_MAX: usize = 10;
 
 fn latency_row(topo: &Topology, seat: Seat, size: usize, cfg: &SweepConfig) -> Result<SweepRow> {
     let begun = Instant::now();
@@ -382,9 +384,21 @@ fn latency_row(topo: &Topology, seat: Seat, size: usize, cfg: &SweepConfig) -> R
                     size as u64,
                 )?;
                 let lines = chain.lines() as u64;
-                // One lap warms caches and TLB; then calibrate to ~10 ms.
-                let warm = chain.chase_ns_per_load(lines.max(1000));
-                let loads = ((10e6 / warm.max(0.1)) as u64).clamp(lines.min(100_000), 50_000_000);
+                // Calibrate to ~10 ms per sample, then warm up until two
+                // consecutive runs agree: the first passes over a cold
+                // buffer pay for TLB and cache fills (and, in a VM, the
+                // host's own faults) that are not memory latency.
+                let first = chain.chase_ns_per_load(lines.min(100_000));
+                let loads = ((10e6 / first.max(0.1)) as u64).clamp(lines.min(100_000), 50_000_000);
+                let mut prev = chain.chase_ns_per_load(loads);
+                for _ in 0..WARMUP_MAX {
+                    let next = chain.chase_ns_per_load(loads);
+                    let settled = (next - prev).abs() <= 0.03 * prev;
+                    prev = next;
+                    if settled {
+                        break;
+                    }
+                }
                 let mut samples = Vec::new();
                 while samples.len() < MAX_SAMPLES {
                     samples.push(chain.chase_ns_per_load(loads));
