@@ -69,14 +69,14 @@ pub fn run(cli: Cli) -> Result<()> {
 
 /// Refuses an output path whose directory does not exist, before any work.
 pub fn check_output_path(path: &std::path::Path, flag: &str) -> Result<()> {
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        if !dir.is_dir() {
-            return Err(crate::error::usage(format!(
-                "{flag} {}: directory {} does not exist",
-                path.display(),
-                dir.display()
-            )));
-        }
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty())
+        && !dir.is_dir()
+    {
+        return Err(crate::error::usage(format!(
+            "{flag} {}: directory {} does not exist",
+            path.display(),
+            dir.display()
+        )));
     }
     Ok(())
 }

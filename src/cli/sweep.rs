@@ -150,12 +150,12 @@ fn config(args: &SweepArgs, max_threads: usize, allowed: &str) -> Result<SweepCo
         }
         Some(v)
     };
-    if let Some(p) = args.threads {
-        if p == 0 || p > max_threads {
-            return Err(usage(format!(
-                "-p {p}: use 1 to {max_threads} threads (CPUs this process may use: {allowed})"
-            )));
-        }
+    if let Some(p) = args.threads
+        && (p == 0 || p > max_threads)
+    {
+        return Err(usage(format!(
+            "-p {p}: use 1 to {max_threads} threads (CPUs this process may use: {allowed})"
+        )));
     }
     if args.tries == 0 {
         return Err(usage("-r 0: at least one try is needed"));

@@ -57,7 +57,7 @@ impl<'a> Chain<'a> {
         line_bytes: usize,
         seed: u64,
     ) -> Result<Chain<'a>, ChainError> {
-        if line_bytes == 0 || line_bytes % size_of::<u64>() != 0 {
+        if line_bytes == 0 || !line_bytes.is_multiple_of(size_of::<u64>()) {
             return Err(ChainError::BadLineSize(line_bytes));
         }
         let line_words = line_bytes / size_of::<u64>();
@@ -148,7 +148,7 @@ impl<'a> Chain<'a> {
 
     fn contains(&self, p: *const u64) -> bool {
         let offset = p.addr().wrapping_sub(self.base.as_ptr().addr()) / size_of::<u64>();
-        offset % self.line_words == 0 && offset / self.line_words < self.lines
+        offset.is_multiple_of(self.line_words) && offset / self.line_words < self.lines
     }
 }
 

@@ -584,7 +584,7 @@ fn enomem_hint(opts: &BufferOptions) -> String {
 fn map_aligned(map_len: usize, flags: i32, guard: usize) -> io::Result<sys::Mapping> {
     if guard == 0 {
         let first = sys::map_anonymous(map_len, flags)?;
-        if first.ptr.as_ptr() as usize % ALIGN == 0 {
+        if (first.ptr.as_ptr() as usize).is_multiple_of(ALIGN) {
             return Ok(first);
         }
         // SAFETY: just mapped above and not shared with anyone.
@@ -825,7 +825,7 @@ mod tests {
             let buf = Buffer::new(&BufferOptions::new(len).shared(shared).pages(kind)).unwrap();
             assert_eq!(buf.addr() % ALIGN, 0, "{len} {shared} {kind}");
             assert_eq!(buf.len(), len);
-            assert!(buf.mapped_len() >= len && buf.mapped_len() % buf.page_size() == 0);
+            assert!(buf.mapped_len() >= len && buf.mapped_len().is_multiple_of(buf.page_size()));
             let words = buf.as_slice::<u64>();
             assert_eq!(words.len(), len / 8);
             assert!(words.iter().all(|&w| w != 0), "zero word in {len} {shared}");

@@ -71,9 +71,9 @@ pub fn rate(mb_s: f64) -> String {
 }
 
 fn size(kb: u64) -> String {
-    if kb >= 1024 * 1024 && kb % (1024 * 1024) == 0 {
+    if kb >= 1024 * 1024 && kb.is_multiple_of(1024 * 1024) {
         format!("{} GiB", kb >> 20)
-    } else if kb >= 1024 && kb % 1024 == 0 {
+    } else if kb >= 1024 && kb.is_multiple_of(1024) {
         format!("{} MiB", kb >> 10)
     } else {
         format!("{kb} KiB")

@@ -120,9 +120,9 @@ fn nodes(t: &Topology) -> String {
 
 /// `2048` kB → `2M`, `1048576` → `1G`.
 fn short_page(kb: u64) -> String {
-    if kb >= 1 << 20 && kb % (1 << 20) == 0 {
+    if kb >= 1 << 20 && kb.is_multiple_of(1 << 20) {
         format!("{}G", kb >> 20)
-    } else if kb >= 1024 && kb % 1024 == 0 {
+    } else if kb >= 1024 && kb.is_multiple_of(1024) {
         format!("{}M", kb >> 10)
     } else {
         format!("{kb}K")

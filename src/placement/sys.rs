@@ -150,7 +150,7 @@ pub fn fmt_bytes(n: u64) -> String {
         div *= 1024;
         unit += 1;
     }
-    if n % div == 0 {
+    if n.is_multiple_of(div) {
         format!("{} {}", n / div, UNITS[unit])
     } else {
         format!("{:.1} {}", n as f64 / div as f64, UNITS[unit])

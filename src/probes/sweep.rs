@@ -215,15 +215,15 @@ pub fn run(
     let mut notes = Vec::new();
     'sizes: for &size in &sizes {
         for &op in &cfg.ops {
-            if let Some(limit_t) = cfg.time_limit {
-                if started.elapsed() >= limit_t {
-                    notes.push(format!(
-                        "time limit of {} s reached: sizes from {} KiB on were not measured",
-                        limit_t.as_secs_f64(),
-                        size / 1024
-                    ));
-                    break 'sizes;
-                }
+            if let Some(limit_t) = cfg.time_limit
+                && started.elapsed() >= limit_t
+            {
+                notes.push(format!(
+                    "time limit of {} s reached: sizes from {} KiB on were not measured",
+                    limit_t.as_secs_f64(),
+                    size / 1024
+                ));
+                break 'sizes;
             }
             progress.0(&format!("{} KiB {}", size / 1024, op.name()));
             let row = match op {

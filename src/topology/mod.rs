@@ -164,14 +164,15 @@ impl Topology {
     pub fn warnings(&self) -> Vec<String> {
         let mut out = Vec::new();
         let nodes_total: u64 = self.nodes.iter().map(|n| n.mem_total_bytes).sum();
-        if let Some(sys) = self.system_mem_total_bytes {
-            if sys > 0 && (nodes_total as f64) < 0.9 * sys as f64 {
-                out.push(format!(
+        if let Some(sys) = self.system_mem_total_bytes
+            && sys > 0
+            && (nodes_total as f64) < 0.9 * sys as f64
+        {
+            out.push(format!(
                     "the nodes' meminfo files add up to {} but /proc/meminfo reports {}; per-node memory figures are incomplete on this kernel",
                     crate::output::table::bytes(nodes_total),
                     crate::output::table::bytes(sys)
                 ));
-            }
         }
         if self.allowed.cpus.is_empty() {
             out.push("this process may run on no online CPU (check the cpuset)".into());
