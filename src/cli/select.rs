@@ -123,12 +123,7 @@ pub fn parse_size(text: &str) -> Result<usize, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::topology::{SysfsRoot, read_topology};
-
-    fn topo(name: &str) -> Topology {
-        let root = format!("{}/tests/fixtures/sysfs/{name}", env!("CARGO_MANIFEST_DIR"));
-        read_topology(&SysfsRoot::new(root)).unwrap()
-    }
+    use crate::topology::fixture as topo;
 
     #[test]
     fn sizes() {

@@ -60,12 +60,7 @@ pub fn max_threads(topo: &Topology) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::topology::{SysfsRoot, read_topology};
-
-    fn topo(name: &str) -> Topology {
-        let root = format!("{}/tests/fixtures/sysfs/{name}", env!("CARGO_MANIFEST_DIR"));
-        read_topology(&SysfsRoot::new(root)).unwrap()
-    }
+    use crate::topology::fixture as topo;
 
     #[test]
     fn spreads_over_nodes_then_cores_before_siblings() {

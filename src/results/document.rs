@@ -254,14 +254,9 @@ pub struct Loaded {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::topology::{SysfsRoot, read_topology};
 
     fn fixture_topology() -> Topology {
-        let root = concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/tests/fixtures/sysfs/local-1node"
-        );
-        read_topology(&SysfsRoot::new(root)).unwrap()
+        crate::topology::fixture("local-1node")
     }
 
     fn sample() -> Document {

@@ -282,3 +282,10 @@ impl Topology {
         first
     }
 }
+
+/// A fixture machine from `tests/fixtures/sysfs`, for unit tests.
+#[cfg(test)]
+pub fn fixture(name: &str) -> Topology {
+    let root = format!("{}/tests/fixtures/sysfs/{name}", env!("CARGO_MANIFEST_DIR"));
+    read_topology(&SysfsRoot::new(root)).unwrap()
+}
