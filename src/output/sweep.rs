@@ -87,7 +87,7 @@ pub fn table(rows: &[SweepRow], warnings: &[String], notes: &[String]) -> String
             "size",
             "op",
             "bandwidth",
-            "STREAM bytes",
+            "STREAM-style",
             "latency",
             "cv",
             "threads",
