@@ -260,6 +260,16 @@ fn record(r: &SweepRow) -> Record {
         .param("page_size", r.page_kind.clone())
         .param("bytes_per_element", r.bytes_per_element)
         .metric("runtime_s", r.elapsed_s, "s", Better::Lower);
+    if let Some(k) = kernels::find(&r.variant) {
+        rec = rec.param("isa", k.isa.to_string()).param(
+            "stores",
+            if k.store == kernels::Store::NonTemporal {
+                "non-temporal"
+            } else {
+                "regular"
+            },
+        );
+    }
     if r.operation == "latency" {
         rec = rec
             .metric("latency_ns", r.latency_ns, "ns", Better::Lower)

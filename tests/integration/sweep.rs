@@ -134,6 +134,12 @@ fn json_keeps_every_sample_and_the_placement() {
     );
     assert_eq!(rec["placement"]["cpus_seen"].as_array().unwrap().len(), 2);
     assert_eq!(rec["placement"]["on_target_pct"], 100.0);
+    let variant = rec["params"]["variant"].as_str().unwrap();
+    assert!(
+        variant.ends_with(rec["params"]["isa"].as_str().unwrap()),
+        "{variant}"
+    );
+    assert_eq!(rec["params"]["stores"], "regular");
 }
 
 #[test]
