@@ -2,8 +2,9 @@
 //! policy, placed by first touch and able to report where their pages are.
 
 pub mod buffer;
+pub mod fill;
+pub mod page_kind;
 
-pub use buffer::{
-    ALIGN, Buffer, BufferOptions, Fill, PageKind, PageKindParseError, Placement, fill_pattern,
-    pattern_word,
-};
+pub use buffer::{ALIGN, Buffer, BufferOptions, Placement};
+pub use fill::{Fill, fill_pattern, pattern_word};
+pub use page_kind::{PageKind, PageKindParseError};
