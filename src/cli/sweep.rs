@@ -4,7 +4,7 @@
 use super::select::parse_size;
 use crate::error::usage;
 use crate::kernels::{self, KernelSpec};
-use crate::probes::sweep::{self, Progress, SweepConfig, SweepOp, SweepRow};
+use crate::probes::sweep::{self, SweepConfig, SweepOp, SweepRow};
 use crate::results::{Better, Document, Placement, Record};
 use crate::topology::{SysfsRoot, read_topology};
 use anyhow::Result;
@@ -217,13 +217,13 @@ pub fn run(args: SweepArgs) -> Result<()> {
     let mut doc = Document::new(&topo);
     let interactive = std::io::stderr().is_terminal();
     let verbose = args.verbose;
-    let mut progress = Progress(Box::new(move |what: &str| {
+    let mut progress = move |what: &str| {
         if verbose {
             eprintln!("numabench: measuring {what}");
         } else if interactive {
             eprint!("\r\x1b[K{what} ...");
         }
-    }));
+    };
     let (rows, notes) = sweep::run(&topo, &cfg, &mut progress)?;
     if interactive && !verbose {
         eprint!("\r\x1b[K");

@@ -15,26 +15,20 @@ use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 /// What one row measures.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SweepOp {
-    Bandwidth(OpKey),
+    Bandwidth(Op),
     Latency,
 }
 
-/// `Op` with an order for sorting.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub struct OpKey(pub u8);
-
 impl SweepOp {
     pub fn bandwidth(op: Op) -> Self {
-        SweepOp::Bandwidth(OpKey(
-            Op::ALL.iter().position(|o| *o == op).unwrap_or(0) as u8
-        ))
+        SweepOp::Bandwidth(op)
     }
 
     pub fn op(self) -> Option<Op> {
         match self {
-            SweepOp::Bandwidth(k) => Some(Op::ALL[k.0 as usize]),
+            SweepOp::Bandwidth(op) => Some(op),
             SweepOp::Latency => None,
         }
     }
@@ -177,14 +171,12 @@ pub fn per_thread_limit(topo: &Topology, seats: &[Seat]) -> usize {
         .unwrap_or(0)
 }
 
-pub struct Progress<'a>(pub Box<dyn FnMut(&str) + 'a>);
-
 /// Runs the sweep. Returns rows in size order and notes (skipped sizes,
 /// time limit reached).
 pub fn run(
     topo: &Topology,
     cfg: &SweepConfig,
-    progress: &mut Progress<'_>,
+    progress: &mut dyn FnMut(&str),
 ) -> Result<(Vec<SweepRow>, Vec<String>)> {
     let max = seats::max_threads(topo);
     if max == 0 {
@@ -225,11 +217,10 @@ pub fn run(
                 ));
                 break 'sizes;
             }
-            progress.0(&format!("{} KiB {}", size / 1024, op.name()));
+            progress(&format!("{} KiB {}", size / 1024, op.name()));
             let row = match op {
-                SweepOp::Latency => latency_row(topo, first, size, cfg)?,
-                SweepOp::Bandwidth(_) => {
-                    let op = op.op().unwrap_or(Op::Read);
+                SweepOp::Latency => latency_row(first, size, cfg)?,
+                SweepOp::Bandwidth(op) => {
                     let kernel = pick_kernel(cfg, op)?;
                     if size * op.arrays() > limit {
                         notes.push(format!(
@@ -365,7 +356,7 @@ const TARGET_CV_PCT: f64 = 5.0;
 /// Warm-up runs at most, before sampling starts.
 const WARMUP_MAX: usize = 10;
 
-fn latency_row(topo: &Topology, seat: Seat, size: usize, cfg: &SweepConfig) -> Result<SweepRow> {
+fn latency_row(seat: Seat, size: usize, cfg: &SweepConfig) -> Result<SweepRow> {
     let begun = Instant::now();
     let pages = pages_for(cfg, size);
     let outcome = std::thread::scope(|scope| {
@@ -413,7 +404,6 @@ fn latency_row(topo: &Topology, seat: Seat, size: usize, cfg: &SweepConfig) -> R
     });
     let (samples, placement, cpu, kind) =
         outcome.with_context(|| format!("latency at {} KiB", size / 1024))?;
-    let _ = topo;
     Ok(SweepRow {
         size_kb: (size / 1024) as u64,
         operation: "latency".into(),

@@ -5,18 +5,8 @@ use crate::util::*;
 use serde_json::Value;
 
 fn sweep_csv(args: &[&str]) -> Vec<std::collections::HashMap<String, String>> {
-    let out = numabench()
-        .arg("sweep")
-        .args(args)
-        .arg("--csv")
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let text = String::from_utf8(out.stdout).unwrap();
+    let text =
+        String::from_utf8(stdout_of(["sweep"].iter().chain(args).chain(&["--csv"]))).unwrap();
     let mut lines = text.lines();
     let header: Vec<String> = lines
         .next()
@@ -43,13 +33,10 @@ fn num(row: &std::collections::HashMap<String, String>, key: &str) -> f64 {
 
 #[test]
 fn csv_has_sc_membench_columns_then_our_own() {
-    let out = numabench()
-        .args([
-            "sweep", "-o", "read", "-s", "64", "-p", "1", "-r", "1", "--csv",
-        ])
-        .output()
-        .unwrap();
-    let text = String::from_utf8(out.stdout).unwrap();
+    let text = String::from_utf8(stdout_of([
+        "sweep", "-o", "read", "-s", "64", "-p", "1", "-r", "1", "--csv",
+    ]))
+    .unwrap();
     assert_eq!(
         text.lines().next().unwrap(),
         "size_kb,operation,bandwidth_mb_s,latency_ns,latency_stddev_ns,latency_samples,threads,iterations,elapsed_s,\
@@ -101,18 +88,10 @@ fn latency_reports_median_spread_and_samples() {
 
 #[test]
 fn json_keeps_every_sample_and_the_placement() {
-    let out = numabench()
-        .args([
-            "sweep", "-o", "write", "-s", "128", "-p", "2", "-r", "4", "--json",
-        ])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let doc: Value = serde_json::from_slice(&stdout_of([
+        "sweep", "-o", "write", "-s", "128", "-p", "2", "-r", "4", "--json",
+    ]))
+    .unwrap();
     assert_eq!(doc["schema"], 1);
     let rec = &doc["records"][0];
     assert_eq!(rec["probe"], "sweep");
@@ -161,14 +140,11 @@ fn forced_kernel_variant_is_named_in_the_output() {
 
 #[test]
 fn table_has_summary_scores_and_the_comparability_warning() {
-    let out = numabench()
-        .args([
-            "sweep", "-R", "-s", "64", "-p", "1", "-r", "1", "-o", "read", "-o", "write", "-o",
-            "copy", "-o", "latency",
-        ])
-        .output()
-        .unwrap();
-    let text = String::from_utf8(out.stdout).unwrap();
+    let text = String::from_utf8(stdout_of([
+        "sweep", "-R", "-s", "64", "-p", "1", "-r", "1", "-o", "read", "-o", "write", "-o", "copy",
+        "-o", "latency",
+    ]))
+    .unwrap();
     assert!(text.contains("RAM latency:"), "{text}");
     assert!(text.contains("scores: bandwidth"), "{text}");
     assert!(

@@ -28,21 +28,27 @@ pub fn fixture(name: &str) -> PathBuf {
     dir
 }
 
-/// `numabench topo [extra]` against a root, asserting success.
-fn topo(root: &std::path::Path, extra: &[&str]) -> Vec<u8> {
-    let out = numabench()
-        .arg("topo")
-        .args(extra)
-        .arg("--sysfs-root")
-        .arg(root)
-        .output()
-        .unwrap();
+/// Runs numabench with `args`, asserts it succeeded and returns stdout.
+pub fn stdout_of<I, S>(args: I) -> Vec<u8>
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<std::ffi::OsStr>,
+{
+    let out = numabench().args(args).output().unwrap();
     assert!(
         out.status.success(),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
     out.stdout
+}
+
+/// `numabench topo [extra]` against a root.
+fn topo(root: &std::path::Path, extra: &[&str]) -> Vec<u8> {
+    let mut args: Vec<std::ffi::OsString> = vec!["topo".into()];
+    args.extend(extra.iter().map(Into::into));
+    args.extend(["--sysfs-root".into(), root.as_os_str().to_owned()]);
+    stdout_of(args)
 }
 
 /// `numabench topo --json` of a root, parsed.
