@@ -164,7 +164,7 @@ pub fn per_thread_limit(topo: &Topology, seats: &[Seat]) -> usize {
     per_node
         .iter()
         .map(|(node, count)| {
-            let free = topo.node(*node).map_or(0, |n| n.mem_free_bytes) as usize;
+            let free = topo.node_free_bytes(*node) as usize;
             free / 2 / count
         })
         .min()

@@ -47,6 +47,9 @@ pub struct Topology {
     pub accelerators: Vec<Accelerator>,
     /// `MemTotal` of `/proc/meminfo`, to check the per-node figures against.
     pub system_mem_total_bytes: Option<u64>,
+    /// `MemFree` of `/proc/meminfo`.
+    #[serde(default)]
+    pub system_mem_free_bytes: Option<u64>,
     /// False when the kernel exposes no NUMA information (one node assumed).
     pub numa_sysfs: bool,
 }
@@ -165,8 +168,7 @@ impl Topology {
         let mut out = Vec::new();
         let nodes_total: u64 = self.nodes.iter().map(|n| n.mem_total_bytes).sum();
         if let Some(sys) = self.system_mem_total_bytes
-            && sys > 0
-            && (nodes_total as f64) < 0.9 * sys as f64
+            && self.node_memory_incomplete()
         {
             out.push(format!(
                     "the nodes' meminfo files add up to {} but /proc/meminfo reports {}; per-node memory figures are incomplete on this kernel",
@@ -178,6 +180,26 @@ impl Topology {
             out.push("this process may run on no online CPU (check the cpuset)".into());
         }
         out
+    }
+
+    /// True when the nodes' meminfo files cover less than 90% of the
+    /// system's memory (some virtualised kernels report only part).
+    pub fn node_memory_incomplete(&self) -> bool {
+        let nodes_total: u64 = self.nodes.iter().map(|n| n.mem_total_bytes).sum();
+        self.system_mem_total_bytes
+            .is_some_and(|sys| sys > 0 && (nodes_total as f64) < 0.9 * sys as f64)
+    }
+
+    /// Free bytes on `node` for sizing buffers. Where the per-node figures
+    /// are incomplete and one node holds all memory, the system's free
+    /// memory is the node's.
+    pub fn node_free_bytes(&self, node: usize) -> u64 {
+        let memory_nodes = self.nodes.iter().filter(|n| n.has_memory).count();
+        let own = self.node(node).map_or(0, |n| n.mem_free_bytes);
+        match self.system_mem_free_bytes {
+            Some(sys) if memory_nodes == 1 && self.node_memory_incomplete() => own.max(sys),
+            _ => own,
+        }
     }
 
     pub fn node(&self, id: usize) -> Option<&Node> {
@@ -288,4 +310,32 @@ impl Topology {
 pub fn fixture(name: &str) -> Topology {
     let root = format!("{}/tests/fixtures/sysfs/{name}", env!("CARGO_MANIFEST_DIR"));
     read_topology(&SysfsRoot::new(root)).unwrap()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::fixture;
+
+    #[test]
+    fn one_node_with_incomplete_meminfo_uses_the_system_figure() {
+        let mut topo = fixture("local-1node");
+        let node_free = topo.nodes[0].mem_free_bytes;
+        let node_total = topo.nodes[0].mem_total_bytes;
+        topo.system_mem_total_bytes = Some(node_total);
+        topo.system_mem_free_bytes = Some(node_free * 4);
+        assert!(!topo.node_memory_incomplete());
+        assert_eq!(topo.node_free_bytes(0), node_free);
+        topo.system_mem_total_bytes = Some(node_total * 4);
+        assert!(topo.node_memory_incomplete());
+        assert_eq!(topo.node_free_bytes(0), node_free * 4);
+    }
+
+    #[test]
+    fn several_nodes_keep_their_own_figures() {
+        let mut topo = fixture("two-node");
+        let total: u64 = topo.nodes.iter().map(|n| n.mem_total_bytes).sum();
+        topo.system_mem_total_bytes = Some(total * 4);
+        topo.system_mem_free_bytes = Some(total * 4);
+        assert_eq!(topo.node_free_bytes(1), topo.nodes[1].mem_free_bytes);
+    }
 }

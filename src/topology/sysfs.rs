@@ -97,6 +97,8 @@ pub fn read_topology(src: &SysfsRoot) -> Result<Topology, TopologyError> {
             "MemTotal",
         )
         .map(|kb| kb * 1024),
+        system_mem_free_bytes: meminfo_kb(&src.read("proc/meminfo").unwrap_or_default(), "MemFree")
+            .map(|kb| kb * 1024),
         numa_sysfs,
     })
 }
