@@ -1,4 +1,8 @@
 //! Pure functions over measured rows and records: summaries, scores,
 //! classes, models, comparisons. Nothing here touches hardware.
 
+pub mod atlas;
+pub mod classes;
+pub mod model;
+pub mod placement;
 pub mod sweep_summary;

@@ -2,6 +2,8 @@
 //! help text.
 
 mod gather;
+mod matrix;
+mod model;
 mod place;
 pub mod select;
 mod sweep;
@@ -26,6 +28,8 @@ pub enum Command {
     Gather(gather::GatherArgs),
     Place(place::PlaceArgs),
     Sweep(sweep::SweepArgs),
+    Matrix(matrix::MatrixArgs),
+    Model(model::ModelArgs),
 }
 
 /// Where topology is read from; shared by every command.
@@ -64,6 +68,8 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Gather(args) => gather::run(args),
         Command::Place(args) => place::run(args),
         Command::Sweep(args) => sweep::run(args),
+        Command::Matrix(args) => matrix::run(args),
+        Command::Model(args) => model::run(args),
     }
 }
 

@@ -1,6 +1,9 @@
 //! Rendering records and models for people: tables now, more formats as
 //! probes arrive. Nothing here measures anything.
 
+pub mod matrix;
+pub mod model;
+pub mod sections;
 pub mod sweep;
 pub mod table;
 pub mod topo_text;

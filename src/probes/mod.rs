@@ -1,7 +1,10 @@
 //! Probes: each measures one thing and returns rows or records; none
 //! prints.
 
+pub mod matrix;
+pub mod measure;
 pub mod seats;
 pub mod stats;
 pub mod sweep;
 pub mod team;
+pub mod validate;

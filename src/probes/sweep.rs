@@ -2,13 +2,12 @@
 //! at per-thread buffer sizes placed around the real cache sizes (the
 //! sc-membench method), with every thread's memory on its own node.
 
+use super::measure::{self, Timing};
 use super::seats;
 use super::stats;
 use super::team::Seat;
-use super::team::{TeamMemory, with_team};
-use crate::kernels::{self, KernelSpec, Op, Store, latency::Chain};
-use crate::memory::{Buffer, BufferOptions, PageKind};
-use crate::placement::{MemPolicy, NodeSet};
+use crate::kernels::{self, KernelSpec, Op, Store};
+use crate::memory::PageKind;
 use crate::topology::Topology;
 use anyhow::{Context, Result, bail};
 use std::collections::BTreeMap;
@@ -274,155 +273,62 @@ fn bandwidth_row(
     kernel: &'static KernelSpec,
     cfg: &SweepConfig,
 ) -> Result<SweepRow> {
-    let arrays = kernel.op.arrays();
-    let memory = TeamMemory {
-        array_bytes: size,
-        arrays,
-        pages: pages_for(cfg, size * arrays),
+    let timing = Timing {
+        tries: cfg.tries,
+        min_run: cfg.min_run,
     };
-    let begun = Instant::now();
-    with_team(seats, &memory, |team, setup| {
-        // Warm up, growing the repetitions until a run lasts long enough.
-        let mut reps = 1u64;
-        let mut seed = 0u64;
-        let mut iterations = 0;
-        loop {
-            let wall = team.run(kernel, reps, seed).wall_s();
-            seed += reps;
-            iterations += reps;
-            if wall >= cfg.min_run.as_secs_f64() / 4.0 || reps > 1 << 40 {
-                let scale = cfg.min_run.as_secs_f64() / wall.max(1e-9);
-                reps = ((reps as f64 * scale).ceil() as u64).max(1);
-                break;
-            }
-            reps *= 4;
-        }
-        let mut times = Vec::with_capacity(cfg.tries);
-        for _ in 0..cfg.tries.max(1) {
-            times.push(team.run(kernel, reps, seed).wall_s());
-            seed += reps;
-            iterations += reps;
-        }
-        let threads = seats.len() as f64;
-        let lm_bytes = threads * size as f64 * reps as f64;
-        let elements = (size / 8) as f64;
-        let stream_bytes =
-            threads * elements * kernel.op.stream_bytes_per_element() as f64 * reps as f64;
-        let best = times.iter().copied().fold(f64::INFINITY, f64::min);
-        let samples: Vec<f64> = times.iter().map(|t| lm_bytes / t / 1e6).collect();
-        let mut pages_by_node = BTreeMap::new();
-        for p in &setup.placements {
-            for (n, c) in &p.pages_by_node {
-                *pages_by_node.entry(*n).or_default() += c;
-            }
-        }
-        Ok(SweepRow {
-            size_kb: (size / 1024) as u64,
-            operation: kernel.op.to_string(),
-            bandwidth_mb_s: lm_bytes / best / 1e6,
-            latency_ns: 0.0,
-            latency_stddev_ns: 0.0,
-            latency_samples: 0,
-            threads: seats.len(),
-            iterations,
-            elapsed_s: begun.elapsed().as_secs_f64(),
-            variant: kernel.name.to_string(),
-            bytes_per_element: kernel.op.stream_bytes_per_element(),
-            stream_bandwidth_mb_s: stream_bytes / best / 1e6,
-            placement_verified_pct: setup
-                .placements
-                .iter()
-                .map(|p| p.on_target_pct.unwrap_or(0.0))
-                .fold(100.0, f64::min),
-            huge_pct: setup.placements.iter().map(|p| p.huge_pct).sum::<f64>()
-                / setup.placements.len().max(1) as f64,
-            cv_pct: stats::cv_pct(&samples),
-            samples,
-            cpus_seen: setup.cpus_seen.clone(),
-            pages_by_node,
-            page_kind: setup
-                .page_kinds
-                .first()
-                .map_or("base".into(), |k| k.to_string()),
-        })
+    let m = measure::bandwidth(
+        seats,
+        size,
+        kernel,
+        pages_for(cfg, size * kernel.op.arrays()),
+        timing,
+    )?;
+    let samples = m.lm_samples();
+    Ok(SweepRow {
+        size_kb: (size / 1024) as u64,
+        operation: kernel.op.to_string(),
+        bandwidth_mb_s: m.lm_mb_s(),
+        latency_ns: 0.0,
+        latency_stddev_ns: 0.0,
+        latency_samples: 0,
+        threads: m.threads,
+        iterations: m.iterations,
+        elapsed_s: m.elapsed_s,
+        variant: kernel.name.to_string(),
+        bytes_per_element: kernel.op.stream_bytes_per_element(),
+        stream_bandwidth_mb_s: m.stream_mb_s(),
+        placement_verified_pct: m.seen.verified_pct,
+        huge_pct: m.seen.huge_pct,
+        cv_pct: stats::cv_pct(&samples),
+        samples,
+        cpus_seen: m.seen.cpus_seen,
+        pages_by_node: m.seen.pages_by_node,
+        page_kind: m.seen.page_kind,
     })
 }
 
-/// Latency samples: at least 7, at most 21, until the coefficient of
-/// variation drops under 5%.
-const MIN_SAMPLES: usize = 7;
-const MAX_SAMPLES: usize = 21;
-const TARGET_CV_PCT: f64 = 5.0;
-/// Warm-up runs at most, before sampling starts.
-const WARMUP_MAX: usize = 10;
-
 fn latency_row(seat: Seat, size: usize, cfg: &SweepConfig) -> Result<SweepRow> {
-    let begun = Instant::now();
-    let pages = pages_for(cfg, size);
-    let outcome = std::thread::scope(|scope| {
-        scope
-            .spawn(|| -> Result<_> {
-                let cpu = crate::placement::pin_and_check(seat.cpu)?;
-                let opts = BufferOptions::new(size)
-                    .pages(pages)
-                    .policy(MemPolicy::Bind(NodeSet::from_ids([seat.node])));
-                let mut buffer = Buffer::new(&opts)?;
-                let placement = buffer.verify()?;
-                let kind = buffer.page_kind();
-                let mut chain = Chain::build(
-                    buffer.as_mut_slice::<u64>(),
-                    kernels::latency::LINE_BYTES,
-                    size as u64,
-                )?;
-                let lines = chain.lines() as u64;
-                // Calibrate to ~10 ms per sample, then warm up until two
-                // consecutive runs agree: the first passes over a cold
-                // buffer pay for TLB and cache fills (and, in a VM, the
-                // host's own faults) that are not memory latency.
-                let first = chain.chase_ns_per_load(lines.min(100_000));
-                let loads = ((10e6 / first.max(0.1)) as u64).clamp(lines.min(100_000), 50_000_000);
-                let mut prev = chain.chase_ns_per_load(loads);
-                for _ in 0..WARMUP_MAX {
-                    let next = chain.chase_ns_per_load(loads);
-                    let settled = (next - prev).abs() <= 0.03 * prev;
-                    prev = next;
-                    if settled {
-                        break;
-                    }
-                }
-                let mut samples = Vec::new();
-                while samples.len() < MAX_SAMPLES {
-                    samples.push(chain.chase_ns_per_load(loads));
-                    if samples.len() >= MIN_SAMPLES && stats::cv_pct(&samples) < TARGET_CV_PCT {
-                        break;
-                    }
-                }
-                Ok((samples, placement, cpu, kind))
-            })
-            .join()
-            .map_err(|_| anyhow::anyhow!("the latency thread panicked"))?
-    });
-    let (samples, placement, cpu, kind) =
-        outcome.with_context(|| format!("latency at {} KiB", size / 1024))?;
+    let m = measure::latency(seat, size, pages_for(cfg, size))?;
     Ok(SweepRow {
         size_kb: (size / 1024) as u64,
         operation: "latency".into(),
         bandwidth_mb_s: 0.0,
-        latency_ns: stats::median(&samples),
-        latency_stddev_ns: stats::stddev(&samples),
-        latency_samples: samples.len(),
+        latency_ns: m.median_ns(),
+        latency_stddev_ns: m.stddev_ns(),
+        latency_samples: m.samples.len(),
         threads: 1,
-        iterations: samples.len() as u64,
-        elapsed_s: begun.elapsed().as_secs_f64(),
+        iterations: m.samples.len() as u64,
+        elapsed_s: m.elapsed_s,
         variant: "chase".into(),
         bytes_per_element: 0,
         stream_bandwidth_mb_s: 0.0,
-        placement_verified_pct: placement.on_target_pct.unwrap_or(0.0),
-        huge_pct: placement.huge_pct,
-        cv_pct: stats::cv_pct(&samples),
-        samples,
-        cpus_seen: vec![cpu],
-        pages_by_node: placement.pages_by_node,
-        page_kind: kind.to_string(),
+        placement_verified_pct: m.seen.verified_pct,
+        huge_pct: m.seen.huge_pct,
+        cv_pct: m.cv_pct(),
+        samples: m.samples,
+        cpus_seen: m.seen.cpus_seen,
+        pages_by_node: m.seen.pages_by_node,
+        page_kind: m.seen.page_kind,
     })
 }

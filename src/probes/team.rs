@@ -34,6 +34,22 @@ pub struct TeamMemory {
     /// Arrays per thread (3 covers every kernel).
     pub arrays: usize,
     pub pages: PageKind,
+    /// Spread each thread's memory over nodes instead of its seat's node:
+    /// (node, weight) pairs, laid out in 2 MiB chunks round robin by
+    /// weight. Empty: everything on the seat's node.
+    pub split: Vec<(usize, u32)>,
+}
+
+/// Granule of a split placement: one huge page, so THP still applies.
+const SPLIT_CHUNK: usize = 2 << 20;
+
+/// The node of each [`SPLIT_CHUNK`] in turn: weights 3:1 over nodes 0 and 1
+/// give 0, 0, 0, 1, 0, 0, 0, 1, ...
+pub fn split_pattern(split: &[(usize, u32)]) -> Vec<usize> {
+    split
+        .iter()
+        .flat_map(|&(node, w)| std::iter::repeat_n(node, w as usize))
+        .collect()
 }
 
 /// What the team saw while setting up.
@@ -227,14 +243,44 @@ fn prepare(seat: Seat, memory: &TeamMemory) -> Result<(Buffer, Placement, usize)
         .map_err(|e| anyhow!("cannot pin a thread to CPU {}: {e}", seat.cpu))?;
     let stride = stride(memory.array_bytes);
     let len = stride * memory.arrays;
-    let opts = BufferOptions::new(len)
-        .pages(memory.pages)
-        .policy(MemPolicy::Bind(NodeSet::from_ids([seat.node])));
+    let mut opts = BufferOptions::new(len).pages(memory.pages);
+    if memory.split.is_empty() {
+        opts = opts.policy(MemPolicy::Bind(NodeSet::from_ids([seat.node])));
+    } else {
+        opts = opts.touch(false);
+    }
     let mut buffer = Buffer::new(&opts).map_err(|e| anyhow!("CPU {}: {e}", seat.cpu))?;
+    let pattern = split_pattern(&memory.split);
+    if !pattern.is_empty() {
+        let end = buffer.addr() + buffer.mapped_len();
+        for (k, addr) in (buffer.addr()..end).step_by(SPLIT_CHUNK).enumerate() {
+            let node = pattern[k % pattern.len()];
+            crate::placement::bind_range(
+                addr,
+                SPLIT_CHUNK.min(end - addr),
+                &MemPolicy::Bind(NodeSet::from_ids([node])),
+                Default::default(),
+            )
+            .map_err(|e| anyhow!("CPU {}: {e}", seat.cpu))?;
+        }
+    }
     fill_doubles(buffer.as_mut_slice::<u64>(), seat.cpu as u64);
-    let placement = buffer
+    let mut placement = buffer
         .verify()
         .map_err(|e| anyhow!("CPU {}: {e}", seat.cpu))?;
+    if !pattern.is_empty() {
+        // Verified against the split's nodes; the shares are checked by
+        // whoever asked for the split.
+        let nodes = NodeSet::from_ids(pattern.iter().copied());
+        let total: u64 = placement.pages_by_node.values().sum();
+        let on: u64 = placement
+            .pages_by_node
+            .iter()
+            .filter(|(n, _)| nodes.contains(**n))
+            .map(|(_, c)| c)
+            .sum();
+        placement.on_target_pct = (total > 0).then(|| 100.0 * on as f64 / total as f64);
+    }
     Ok((buffer, placement, cpu))
 }
 
@@ -304,4 +350,17 @@ fn run_kernel(
         std::hint::black_box(kernel.run(&mut args));
     }
     (start, Instant::now())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::split_pattern;
+
+    #[test]
+    fn split_pattern_repeats_nodes_by_weight() {
+        assert_eq!(split_pattern(&[(0, 3), (1, 1)]), [0, 0, 0, 1]);
+        assert_eq!(split_pattern(&[(2, 1), (0, 2)]), [2, 0, 0]);
+        assert!(split_pattern(&[]).is_empty());
+        assert_eq!(split_pattern(&[(1, 0), (3, 1)]), [3]);
+    }
 }

@@ -7,6 +7,7 @@
 //! CPUs belong to a node instead of doing arithmetic on CPU numbers, because
 //! numbering is often interleaved across sockets.
 
+pub mod dmi;
 mod source;
 mod sysfs;
 

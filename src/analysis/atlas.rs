@@ -1,0 +1,221 @@
+//! The node-to-node atlas read back from matrix records: grids of
+//! single-thread and saturated bandwidth and of latency, rows = CPU nodes,
+//! columns = memory nodes. Everything that renders or models a matrix works
+//! from this, whether the records were just measured or loaded from a file.
+
+use super::model::Peak;
+use crate::probes::matrix;
+use crate::results::Record;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// One figure per (CPU node, memory node).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Grid {
+    pub values: BTreeMap<(usize, usize), f64>,
+}
+
+impl Grid {
+    pub fn get(&self, cpu_node: usize, mem_node: usize) -> Option<f64> {
+        self.values.get(&(cpu_node, mem_node)).copied()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.values.is_empty()
+    }
+
+    /// (memory node, value) of one row, by memory node.
+    pub fn row(&self, cpu_node: usize) -> Vec<(usize, f64)> {
+        self.values
+            .iter()
+            .filter(|((c, _), _)| *c == cpu_node)
+            .map(|((_, m), v)| (*m, *v))
+            .collect()
+    }
+
+    /// The row's reference: its own node's value, or where the CPU node has
+    /// no memory of its own, the row's best.
+    pub fn local(&self, cpu_node: usize) -> Option<f64> {
+        self.get(cpu_node, cpu_node).or_else(|| {
+            self.row(cpu_node)
+                .into_iter()
+                .map(|(_, v)| v)
+                .reduce(f64::max)
+        })
+    }
+
+    /// A cell in % of its row's local value.
+    pub fn pct_of_local(&self, cpu_node: usize, mem_node: usize) -> Option<f64> {
+        let local = self.local(cpu_node).filter(|l| *l > 0.0)?;
+        Some(100.0 * self.get(cpu_node, mem_node)? / local)
+    }
+}
+
+/// Everything a matrix run measured.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Atlas {
+    pub cpu_nodes: Vec<usize>,
+    pub mem_nodes: Vec<usize>,
+    /// Single-thread bandwidth, MB/s (STREAM convention).
+    pub single: Grid,
+    /// Saturated bandwidth (the scaling peak), MB/s.
+    pub saturated: Grid,
+    /// Threads at the saturation peak.
+    pub saturated_threads: Grid,
+    /// Idle latency, median ns per load.
+    pub latency: Grid,
+    pub latency_cv: Grid,
+    /// Lowest verified placement (% of pages on the memory node) over the
+    /// cell's measurements.
+    pub verified: Grid,
+    /// Kernel of the bandwidth figures, e.g. `triad`.
+    pub kernel: Option<String>,
+    pub variant: Option<String>,
+    /// Thread-scaling curves per cell: (threads, MB/s).
+    pub curves: BTreeMap<(usize, usize), Vec<(usize, f64)>>,
+    pub notes: Vec<String>,
+    /// Gamma as recorded with the measurement (from DMI), if it was.
+    pub peak: Option<Peak>,
+}
+
+fn node_param(r: &Record, key: &str) -> Option<usize> {
+    r.params.get(key)?.as_u64().map(|v| v as usize)
+}
+
+impl Atlas {
+    /// Reads the `matrix` records; others are ignored.
+    pub fn from_records(records: &[Record]) -> Atlas {
+        let mut a = Atlas::default();
+        let mut cpus = BTreeSet::new();
+        let mut mems = BTreeSet::new();
+        for r in records.iter().filter(|r| r.probe == "matrix") {
+            let kind = r.params.get("kind").and_then(|k| k.as_str()).unwrap_or("");
+            if kind == matrix::PEAK {
+                a.peak = r
+                    .params
+                    .get("peak")
+                    .and_then(|p| serde_json::from_value(p.clone()).ok());
+                continue;
+            }
+            let (Some(c), Some(m)) = (node_param(r, "cpu_node"), node_param(r, "mem_node")) else {
+                continue;
+            };
+            let metric = |k: &str| r.metrics.get(k).map(|m| m.value);
+            let mut measured = true;
+            match kind {
+                matrix::SINGLE => {
+                    if let Some(v) = metric("bandwidth_mb_s") {
+                        a.single.values.insert((c, m), v);
+                    }
+                    a.kernel = r
+                        .params
+                        .get("kernel")
+                        .and_then(|v| v.as_str())
+                        .map(Into::into);
+                    a.variant = r
+                        .params
+                        .get("variant")
+                        .and_then(|v| v.as_str())
+                        .map(Into::into);
+                }
+                matrix::SATURATED => {
+                    if let Some(v) = metric("bandwidth_mb_s") {
+                        a.saturated.values.insert((c, m), v);
+                    }
+                    if let Some(t) = node_param(r, "threads") {
+                        a.saturated_threads.values.insert((c, m), t as f64);
+                    }
+                    if let Some(s) = r.series.iter().find(|s| s.name == "scaling")
+                        && let Some(line) = s.lines.first()
+                    {
+                        let curve = s.x.iter().zip(&line.y).map(|(x, y)| (*x as usize, *y));
+                        a.curves.insert((c, m), curve.collect());
+                    }
+                }
+                matrix::LATENCY => {
+                    if let Some(v) = metric("latency_ns") {
+                        a.latency.values.insert((c, m), v);
+                    }
+                    if let Some(v) = metric("cv_pct") {
+                        a.latency_cv.values.insert((c, m), v);
+                    }
+                }
+                _ => measured = false,
+            }
+            if !measured {
+                continue;
+            }
+            cpus.insert(c);
+            mems.insert(m);
+            if let Some(p) = r.placement.as_ref().and_then(|p| p.on_target_pct) {
+                let v = a.verified.values.entry((c, m)).or_insert(p);
+                *v = v.min(p);
+            }
+            for n in &r.notes {
+                if !a.notes.contains(n) && !n.starts_with("scaling stopped") {
+                    a.notes.push(n.clone());
+                }
+            }
+        }
+        a.cpu_nodes = cpus.into_iter().collect();
+        a.mem_nodes = mems.into_iter().collect();
+        a
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.cpu_nodes.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::results::{Better, Placement};
+
+    fn rec(kind: &str, c: usize, m: usize, metric: &str, v: f64) -> Record {
+        let mut r = Record::new("matrix", &format!("{kind} {c}->{m}"))
+            .param("kind", kind)
+            .param("cpu_node", c)
+            .param("mem_node", m)
+            .param("threads", 1)
+            .param("kernel", "triad")
+            .metric(metric, v, "x", Better::Higher);
+        r.placement = Some(Placement {
+            on_target_pct: Some(100.0 - m as f64),
+            ..Default::default()
+        });
+        r
+    }
+
+    #[test]
+    fn grids_from_records() {
+        let records = vec![
+            rec("bandwidth_1t", 0, 0, "bandwidth_mb_s", 10_000.0),
+            rec("bandwidth_1t", 0, 1, "bandwidth_mb_s", 6_000.0),
+            rec("bandwidth_1t", 1, 0, "bandwidth_mb_s", 5_000.0),
+            rec("bandwidth_1t", 1, 1, "bandwidth_mb_s", 9_000.0),
+            rec("latency", 0, 1, "latency_ns", 140.0),
+            rec("latency", 1, 2, "latency_ns", 300.0),
+            Record::new("sweep", "read 64K"),
+        ];
+        let a = Atlas::from_records(&records);
+        assert_eq!(a.cpu_nodes, [0, 1]);
+        assert_eq!(a.mem_nodes, [0, 1, 2]);
+        assert_eq!(a.single.get(0, 1), Some(6_000.0));
+        assert_eq!(a.single.pct_of_local(0, 1), Some(60.0));
+        assert_eq!(a.single.pct_of_local(1, 0).map(|v| v.round()), Some(56.0));
+        assert_eq!(a.latency.get(1, 2), Some(300.0));
+        assert_eq!(a.verified.get(1, 2), Some(98.0));
+        assert_eq!(a.kernel.as_deref(), Some("triad"));
+        assert_eq!(a.single.row(1), [(0, 5_000.0), (1, 9_000.0)]);
+    }
+
+    #[test]
+    fn a_cpu_node_without_memory_is_measured_against_its_best() {
+        let mut g = Grid::default();
+        g.values.insert((3, 0), 4_000.0);
+        g.values.insert((3, 1), 8_000.0);
+        assert_eq!(g.local(3), Some(8_000.0));
+        assert_eq!(g.pct_of_local(3, 0), Some(50.0));
+        assert_eq!(g.local(7), None);
+    }
+}

@@ -1,0 +1,624 @@
+//! The data-access performance model of Braithwaite's thesis "NUMA
+//! Data-Access Bandwidth Characterization and Modeling" (Virginia Tech,
+//! 2012), chapter 4, and two ways of predicting the bandwidth of a placement
+//! that spreads memory over several nodes.
+//!
+//! * `alpha_i` (eq. 4.3) is the best bandwidth of bandwidth class `i` as a
+//!   fraction of a theoretical peak: Gamma for memory, Phi for PCIe.
+//! * `theta_i` is the fraction of a program's accesses that go to class `i`;
+//!   the thetas add up to 1.
+//! * `D = sum(alpha_i * theta_i)` (eq. 4.6) is the fraction of the peak the
+//!   program may reach; `D - alpha_0` (eq. 4.12) is what its placement costs
+//!   compared with all-local access.
+//!
+//! All bandwidths here are in MB/s (10^6 bytes per second); the thesis
+//! writes GB/s, which only moves the decimal point of both the bandwidth and
+//! the peak, so every alpha is the same.
+
+use serde::{Deserialize, Serialize};
+
+/// Gamma of the thesis: one DDR3-2133 channel, 2133.33 MT/s x 8 bytes. The
+/// thesis writes 17.066 GB/s (the exact product is 17 066.67 MB/s); the
+/// thesis' figure is kept so its alpha values come out as printed.
+pub const DDR3_2133_MB_S: f64 = 17_066.0;
+
+/// Phi of the thesis: "PCIe 2.0", 12.8 GB/s, which it derives as 8b/10b
+/// encoding applied to the 16 GB/s quoted for a x16 slot. Note that the
+/// 16 GB/s already counts both directions; one direction of a PCIe 2.0 x16
+/// link carries 8 000 MB/s (what
+/// [`Accelerator::link_peak_mb_s`](crate::topology::Accelerator::link_peak_mb_s)
+/// reports). Use this constant to compare with the thesis' numbers.
+pub const PCIE2_X16_MB_S: f64 = 12_800.0;
+
+/// How far the thetas may add up from 1 (typed fractions such as
+/// `0.333,0.333,0.333` are accepted).
+pub const THETA_TOLERANCE: f64 = 1e-3;
+
+/// A model input that cannot be used; every message is one line naming the
+/// bad value.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ModelError {
+    #[error("no theta values given")]
+    NoThetas,
+    #[error("theta {position} is empty (expected e.g. 0.5,0.25,0.25 or 50%,25%,25%)")]
+    EmptyTheta { position: usize },
+    #[error("theta {position} '{piece}' is not a number (expected e.g. 0.5 or 50%)")]
+    NotANumber { position: usize, piece: String },
+    #[error("theta {position} '{piece}' must be a finite number >= 0")]
+    BadTheta { position: usize, piece: String },
+    #[error("theta values add up to {}, not 1", short(.sum))]
+    ThetaSum { sum: f64 },
+    #[error("{given} theta values but only {classes} bandwidth classes")]
+    TooManyThetas { given: usize, classes: usize },
+    #[error("{what} {position} is {}; it must be a finite number >= 0", short(.value))]
+    BadValue {
+        what: &'static str,
+        position: usize,
+        value: f64,
+    },
+    #[error(
+        "memory node {position} has bandwidth 0 but theta {}: no time-weighted prediction is possible",
+        short(.theta)
+    )]
+    ZeroBandwidth { position: usize, theta: f64 },
+}
+
+/// A number for a message: at most six decimals, trailing zeros dropped.
+fn short(x: &f64) -> String {
+    if !x.is_finite() {
+        return x.to_string();
+    }
+    let s = format!("{x:.6}");
+    let s = s.trim_end_matches('0').trim_end_matches('.');
+    if s == "-0" { "0".into() } else { s.into() }
+}
+
+/// `alpha` (eq. 4.3): the bandwidth of a class as a fraction of the
+/// theoretical peak, both in the same unit.
+pub fn alpha(bandwidth_mb_s: f64, peak_mb_s: f64) -> f64 {
+    bandwidth_mb_s / peak_mb_s
+}
+
+/// Checks that `thetas` are finite, >= 0 and add up to 1 within
+/// [`THETA_TOLERANCE`]. Positions in messages count from 1.
+pub fn check_thetas(thetas: &[f64]) -> Result<(), ModelError> {
+    if thetas.is_empty() {
+        return Err(ModelError::NoThetas);
+    }
+    check_values("theta", thetas)?;
+    let sum: f64 = thetas.iter().sum();
+    if (sum - 1.0).abs() > THETA_TOLERANCE {
+        return Err(ModelError::ThetaSum { sum });
+    }
+    Ok(())
+}
+
+fn check_values(what: &'static str, values: &[f64]) -> Result<(), ModelError> {
+    match values.iter().position(|v| !v.is_finite() || *v < 0.0) {
+        Some(i) => Err(ModelError::BadValue {
+            what,
+            position: i + 1,
+            value: values[i],
+        }),
+        None => Ok(()),
+    }
+}
+
+/// Checks thetas against `classes` per-class values: at most one theta per
+/// class, and the checks of [`check_thetas`].
+fn check_against(what: &'static str, values: &[f64], thetas: &[f64]) -> Result<(), ModelError> {
+    if thetas.len() > values.len() {
+        return Err(ModelError::TooManyThetas {
+            given: thetas.len(),
+            classes: values.len(),
+        });
+    }
+    check_values(what, values)?;
+    check_thetas(thetas)
+}
+
+/// `D` (eq. 4.6): `sum(alpha_i * theta_i)`. Thetas pair with alphas by
+/// position (class 0 first); fewer thetas than alphas leave the remaining
+/// classes at 0, more thetas than alphas is an error.
+pub fn performance(alphas: &[f64], thetas: &[f64]) -> Result<f64, ModelError> {
+    check_against("alpha", alphas, thetas)?;
+    Ok(alphas.iter().zip(thetas).map(|(a, t)| a * t).sum())
+}
+
+/// What a placement loses against all-local access (eq. 4.12): `D -
+/// alpha_0`, negative when accesses leave class 0.
+pub fn loss(d: f64, alpha0: f64) -> f64 {
+    d - alpha0
+}
+
+/// Parses thetas typed as fractions (`0.5,0.25,0.25`) or percentages
+/// (`50%,25%,25%`), separated by commas, spaces allowed around each piece.
+/// Each piece must be a finite number >= 0 and the whole must add up to 1.
+pub fn parse_thetas(text: &str) -> Result<Vec<f64>, ModelError> {
+    if text.trim().is_empty() {
+        return Err(ModelError::NoThetas);
+    }
+    let mut out = Vec::new();
+    for (i, raw) in text.split(',').enumerate() {
+        let position = i + 1;
+        let piece = raw.trim();
+        if piece.is_empty() {
+            return Err(ModelError::EmptyTheta { position });
+        }
+        let (number, scale) = match piece.strip_suffix('%') {
+            Some(n) => (n.trim_end(), 100.0),
+            None => (piece, 1.0),
+        };
+        let value: f64 = number.parse().map_err(|_| ModelError::NotANumber {
+            position,
+            piece: piece.to_string(),
+        })?;
+        if !value.is_finite() || value < 0.0 {
+            return Err(ModelError::BadTheta {
+                position,
+                piece: piece.to_string(),
+            });
+        }
+        out.push(value / scale);
+    }
+    check_thetas(&out)?;
+    Ok(out)
+}
+
+/// Bandwidth predicted for a placement that puts fraction `theta[i]` of the
+/// memory on a node with bandwidth `b[i]`, taken as the thesis' model: D
+/// times the peak, i.e. the access-weighted mean `sum(theta_i * b_i)`. It
+/// assumes the nodes serve their shares at the same time, each at its own
+/// rate. Same pairing rules as [`performance`].
+pub fn predict_linear(b: &[f64], theta: &[f64]) -> Result<f64, ModelError> {
+    check_against("bandwidth", b, theta)?;
+    Ok(b.iter().zip(theta).map(|(b, t)| b * t).sum())
+}
+
+/// Bandwidth predicted for the same placement when one stream walks the
+/// bytes one after the other, each byte taking `1 / b_i` of time: the
+/// time-weighted (harmonic) mean `1 / sum(theta_i / b_i)`. It never exceeds
+/// [`predict_linear`] and is the better guess for a single thread, whose
+/// slow pages hold it up. A node with bandwidth 0 and a share > 0 is an
+/// error. Same pairing rules as [`performance`].
+pub fn predict_harmonic(b: &[f64], theta: &[f64]) -> Result<f64, ModelError> {
+    check_against("bandwidth", b, theta)?;
+    let mut time = 0.0;
+    for (i, (b, t)) in b.iter().zip(theta).enumerate() {
+        if *t == 0.0 {
+            continue;
+        }
+        if *b == 0.0 {
+            return Err(ModelError::ZeroBandwidth {
+                position: i + 1,
+                theta: *t,
+            });
+        }
+        time += t / b;
+    }
+    Ok(1.0 / time)
+}
+
+/// How far a prediction is from the measurement, in percent of the
+/// measurement: positive when the prediction is too high. `None` when the
+/// measurement is 0 or either value is not finite.
+pub fn error_pct(predicted: f64, measured: f64) -> Option<f64> {
+    if measured == 0.0 || !measured.is_finite() || !predicted.is_finite() {
+        return None;
+    }
+    Some(100.0 * (predicted - measured) / measured)
+}
+
+/// Where a peak bandwidth came from.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum PeakSource {
+    /// The user gave it (`--peak`).
+    Given,
+    /// The memory speed the firmware reports (SMBIOS type 17), assuming one
+    /// module per channel: `channels x mt_s x bytes_per_transfer`.
+    Dmi {
+        mt_s: u32,
+        bytes_per_transfer: u32,
+        channels: u32,
+    },
+    /// Nothing better known: the best measured local bandwidth, which makes
+    /// alpha_0 1 by construction.
+    MeasuredLocal,
+}
+
+/// A theoretical peak (Gamma for memory) and where it came from.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Peak {
+    pub mb_s: f64,
+    pub source: PeakSource,
+}
+
+impl Peak {
+    /// A peak the user gave.
+    pub fn given(mb_s: f64) -> Self {
+        Peak {
+            mb_s,
+            source: PeakSource::Given,
+        }
+    }
+
+    /// The peak of `channels` channels at `mt_s` transfers per microsecond
+    /// of `bytes_per_transfer` bytes each (MT/s x B = MB/s).
+    pub fn dmi(mt_s: u32, bytes_per_transfer: u32, channels: u32) -> Self {
+        Peak {
+            mb_s: f64::from(mt_s) * f64::from(bytes_per_transfer) * f64::from(channels),
+            source: PeakSource::Dmi {
+                mt_s,
+                bytes_per_transfer,
+                channels,
+            },
+        }
+    }
+
+    /// One line saying what Gamma is and where the number comes from.
+    pub fn describe(&self) -> String {
+        let head = format!("Gamma = {:.0} MB/s", self.mb_s);
+        match &self.source {
+            PeakSource::Given => format!("{head}, as given with --peak"),
+            PeakSource::Dmi {
+                mt_s,
+                bytes_per_transfer,
+                channels,
+            } => format!(
+                "{head} from DMI: {channels} channel{} x {mt_s} MT/s x {bytes_per_transfer} B (one module per channel assumed)",
+                if *channels == 1 { "" } else { "s" }
+            ),
+            PeakSource::MeasuredLocal => format!(
+                "{head}: the measured best local bandwidth (no --peak given and no DMI memory speed readable), so alpha_0 is 1 by construction"
+            ),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Four decimals, as the thesis prints them.
+    fn p4(x: f64) -> String {
+        format!("{x:.4}")
+    }
+
+    fn alphas(gb_s: &[f64], peak_mb_s: f64) -> Vec<f64> {
+        gb_s.iter().map(|g| alpha(g * 1000.0, peak_mb_s)).collect()
+    }
+
+    /// AMD 2P, Open64 single-threaded STREAM Triad classes (section 4.2,
+    /// from Table 3.4): 9.3, 5.6 and 3.1 GB/s.
+    fn amd_memory() -> Vec<f64> {
+        alphas(&[9.3, 5.6, 3.1], DDR3_2133_MB_S)
+    }
+
+    #[test]
+    fn memory_alphas_of_eq_4_9() {
+        let a: Vec<String> = amd_memory().into_iter().map(p4).collect();
+        assert_eq!(a, ["0.5449", "0.3281", "0.1816"]);
+    }
+
+    #[test]
+    fn memory_examples_of_eq_4_10_to_4_12() {
+        let a = amd_memory();
+        let d = performance(&a, &[0.5, 0.5]).unwrap();
+        assert_eq!(p4(d), "0.4365");
+        assert_eq!(p4(loss(d, a[0])), "-0.1084");
+        // Eq. 4.11 prints 0.4000. The exact alphas (and the 4-decimal ones
+        // it prints) give 0.39992 and 0.39988; its 0.4000 is what alphas
+        // rounded to three decimals (0.545, 0.328, 0.182) give.
+        let thetas = [0.5, 0.25, 0.25];
+        assert_eq!(p4(performance(&a, &thetas).unwrap()), "0.3999");
+        assert_eq!(
+            p4(performance(&[0.5449, 0.3281, 0.1816], &thetas).unwrap()),
+            "0.3999"
+        );
+        assert_eq!(
+            p4(performance(&[0.545, 0.328, 0.182], &thetas).unwrap()),
+            "0.4000"
+        );
+        // Its percentages are differences of D in points of the peak:
+        // "43.65% of theoretical bandwidth", "nearly 11%" lost against
+        // alpha_0, and "up to 3% worse" with class 2 (3.66 points).
+        assert_eq!(format!("{:.2}", 100.0 * d), "43.65");
+        assert_eq!(format!("{:.2}", 100.0 * loss(d, a[0])), "-10.84");
+        let d2 = performance(&a, &thetas).unwrap();
+        assert_eq!(format!("{:.2}", 100.0 * (d - d2)), "3.66");
+    }
+
+    /// AMD 2P SHOC classes (section 4.3, from Table 3.4): readback 6.6, 5.3
+    /// and 2.3 GB/s; download 5.8, 5.3 and 2.3 GB/s.
+    #[test]
+    fn pcie_alphas_of_eq_4_15_and_4_16() {
+        let r: Vec<String> = alphas(&[6.6, 5.3, 2.3], PCIE2_X16_MB_S)
+            .into_iter()
+            .map(p4)
+            .collect();
+        assert_eq!(r, ["0.5156", "0.4141", "0.1797"]);
+        let w: Vec<String> = alphas(&[5.8, 5.3, 2.3], PCIE2_X16_MB_S)
+            .into_iter()
+            .map(p4)
+            .collect();
+        assert_eq!(w, ["0.4531", "0.4141", "0.1797"]);
+    }
+
+    /// Section 4.3.1: two GPU host processes, each with half of the
+    /// readback traffic, for every pair of classes the thesis lists.
+    #[test]
+    fn pcie_examples_of_eq_4_17_and_4_18() {
+        let r = alphas(&[6.6, 5.3, 2.3], PCIE2_X16_MB_S);
+        let d = |i: usize, j: usize| {
+            let mut thetas = [0.0; 3];
+            thetas[i] += 0.5;
+            thetas[j] += 0.5;
+            p4(performance(&r, &thetas).unwrap())
+        };
+        // Both GPUs on one I/O controller (eq. 4.17).
+        assert_eq!(d(0, 2), "0.3477");
+        assert_eq!(d(1, 2), "0.2969");
+        assert_eq!(d(2, 2), "0.1797");
+        // Each GPU on its own I/O controller (eq. 4.18).
+        assert_eq!(d(0, 0), "0.5156");
+        assert_eq!(d(0, 1), "0.4648");
+        assert_eq!(d(1, 1), "0.4141");
+        // "33% less" (worst current vs best optimal) and "7% less" (best
+        // current vs worst optimal), again in points of Phi.
+        let (dc_worst, dc_best) = (d(2, 2), d(0, 2));
+        let (do_worst, do_best) = (d(1, 1), d(0, 0));
+        let points = |a: &str, b: &str| {
+            let (a, b): (f64, f64) = (a.parse().unwrap(), b.parse().unwrap());
+            format!("{:.2}", 100.0 * (b - a))
+        };
+        assert_eq!(points(&dc_worst, &do_best), "33.59");
+        assert_eq!(points(&dc_best, &do_worst), "6.64");
+    }
+
+    /// Table 4.1 (every alpha, AMD and Intel, all compilers) from the
+    /// bandwidths of Table 3.4.
+    #[test]
+    fn table_4_1() {
+        let cases: [(&[f64], f64, &[&str]); 9] = [
+            // AMD STREAM: GNU, Intel, Open64.
+            (
+                &[5.2, 3.3, 2.1],
+                DDR3_2133_MB_S,
+                &["0.3047", "0.1934", "0.1231"],
+            ),
+            (
+                &[7.8, 5.3, 3.1],
+                DDR3_2133_MB_S,
+                &["0.4570", "0.3106", "0.1816"],
+            ),
+            (
+                &[9.3, 5.6, 3.1],
+                DDR3_2133_MB_S,
+                &["0.5449", "0.3281", "0.1816"],
+            ),
+            // Intel STREAM: GNU, Intel, Open64.
+            (&[9.2, 6.5], DDR3_2133_MB_S, &["0.5391", "0.3809"]),
+            (&[10.5, 7.1], DDR3_2133_MB_S, &["0.6153", "0.4160"]),
+            (&[9.0, 6.1], DDR3_2133_MB_S, &["0.5274", "0.3574"]),
+            // SHOC readback and download, AMD then Intel.
+            (
+                &[6.6, 5.3, 2.3],
+                PCIE2_X16_MB_S,
+                &["0.5156", "0.4141", "0.1797"],
+            ),
+            (
+                &[5.8, 5.3, 2.3],
+                PCIE2_X16_MB_S,
+                &["0.4531", "0.4141", "0.1797"],
+            ),
+            (
+                &[6.1, 4.1, 6.1, 4.7],
+                PCIE2_X16_MB_S,
+                &["0.4766", "0.3203", "0.4766", "0.3672"],
+            ),
+        ];
+        for (gb_s, peak, want) in cases {
+            let got: Vec<String> = alphas(gb_s, peak).into_iter().map(p4).collect();
+            assert_eq!(got, want, "{gb_s:?}");
+        }
+    }
+
+    /// Cbench's class tables (Table 5.2, AMD 2P; Table A.3, AMD 4P), which
+    /// print the alpha of each class bound with Gamma = 17066 MB/s.
+    #[test]
+    fn cbench_memory_class_tables() {
+        for (mb_s, want) in [
+            (6441.0, "0.3774"),
+            (3915.0, "0.2294"),
+            (2181.0, "0.1278"),
+            (8778.0, "0.5144"),
+            (8109.0, "0.4752"),
+            (5583.0, "0.3271"),
+            (4002.0, "0.2345"),
+        ] {
+            assert_eq!(p4(alpha(mb_s, DDR3_2133_MB_S)), want, "{mb_s}");
+        }
+    }
+
+    #[test]
+    fn fewer_thetas_than_classes_leave_the_rest_at_zero() {
+        let a = amd_memory();
+        assert_eq!(performance(&a, &[1.0]).unwrap(), a[0]);
+        assert_eq!(performance(&a, &[0.0, 1.0]).unwrap(), a[1]);
+    }
+
+    #[test]
+    fn theta_errors_are_one_clear_line() {
+        let a = amd_memory();
+        let msg = |r: Result<f64, ModelError>| r.unwrap_err().to_string();
+        assert_eq!(
+            msg(performance(&a, &[0.5, 0.4])),
+            "theta values add up to 0.9, not 1"
+        );
+        assert_eq!(
+            msg(performance(&a, &[0.5, 0.25, 0.25, 0.0])),
+            "4 theta values but only 3 bandwidth classes"
+        );
+        assert_eq!(
+            msg(performance(&a, &[1.5, -0.5])),
+            "theta 2 is -0.5; it must be a finite number >= 0"
+        );
+        assert_eq!(
+            msg(performance(&a, &[f64::NAN, 1.0])),
+            "theta 1 is NaN; it must be a finite number >= 0"
+        );
+        assert_eq!(msg(performance(&a, &[])), "no theta values given");
+        assert_eq!(
+            msg(performance(&[0.5, f64::INFINITY], &[1.0])),
+            "alpha 2 is inf; it must be a finite number >= 0"
+        );
+        // Within the tolerance.
+        assert!(performance(&a, &[0.333, 0.333, 0.333]).is_ok());
+        assert!(performance(&a, &[0.5, 0.4995]).is_ok());
+        for e in [
+            ModelError::ThetaSum { sum: 1.0 / 3.0 },
+            ModelError::ZeroBandwidth {
+                position: 2,
+                theta: 0.25,
+            },
+        ] {
+            assert!(!e.to_string().contains('\n'), "{e}");
+        }
+        assert_eq!(
+            ModelError::ThetaSum { sum: 1.0 / 3.0 }.to_string(),
+            "theta values add up to 0.333333, not 1"
+        );
+    }
+
+    #[test]
+    fn parses_fractions_and_percentages() {
+        assert_eq!(parse_thetas("0.5,0.25,0.25").unwrap(), [0.5, 0.25, 0.25]);
+        assert_eq!(parse_thetas(" 50% , 25 %,25%").unwrap(), [0.5, 0.25, 0.25]);
+        assert_eq!(parse_thetas("1").unwrap(), [1.0]);
+        assert_eq!(parse_thetas("100%").unwrap(), [1.0]);
+        assert_eq!(parse_thetas("0.5,50%").unwrap(), [0.5, 0.5]);
+    }
+
+    #[test]
+    fn parse_errors_name_the_bad_piece() {
+        let err = |t: &str| parse_thetas(t).unwrap_err().to_string();
+        assert_eq!(
+            err("0.5,abc,0.5"),
+            "theta 2 'abc' is not a number (expected e.g. 0.5 or 50%)"
+        );
+        assert_eq!(
+            err("0.5,,0.5"),
+            "theta 2 is empty (expected e.g. 0.5,0.25,0.25 or 50%,25%,25%)"
+        );
+        assert_eq!(
+            err("1.5,-0.5"),
+            "theta 2 '-0.5' must be a finite number >= 0"
+        );
+        assert_eq!(err("inf,0"), "theta 1 'inf' must be a finite number >= 0");
+        assert_eq!(
+            err("50%,%"),
+            "theta 2 '%' is not a number (expected e.g. 0.5 or 50%)"
+        );
+        assert_eq!(err("50%,25%"), "theta values add up to 0.75, not 1");
+        assert_eq!(err("  "), "no theta values given");
+        assert_eq!(
+            err("0.5;0.5"),
+            "theta 1 '0.5;0.5' is not a number (expected e.g. 0.5 or 50%)"
+        );
+    }
+
+    /// Half the memory at 10 000 MB/s, half at 5 000 MB/s. Linear: 7 500.
+    /// Time-weighted: a byte takes 0.5/10000 + 0.5/5000 = 1.5e-4 us on
+    /// average, so 1 / 1.5e-4 = 6 666.67 MB/s.
+    #[test]
+    fn harmonic_and_linear_predictions() {
+        let b = [10_000.0, 5_000.0];
+        let theta = [0.5, 0.5];
+        assert_eq!(predict_linear(&b, &theta).unwrap(), 7_500.0);
+        let h = predict_harmonic(&b, &theta).unwrap();
+        assert_eq!(format!("{h:.2}"), "6666.67");
+        // Measured 6 700: the linear model is 11.9% high, the harmonic 0.5% low.
+        assert_eq!(
+            format!("{:.1}", error_pct(7_500.0, 6_700.0).unwrap()),
+            "11.9"
+        );
+        assert_eq!(format!("{:.1}", error_pct(h, 6_700.0).unwrap()), "-0.5");
+        assert_eq!(error_pct(1.0, 0.0), None);
+        assert_eq!(error_pct(f64::NAN, 1.0), None);
+        // Three nodes, one unused: 0.75 at 8 000, 0.25 at 2 000.
+        let b3 = [8_000.0, 4_000.0, 2_000.0];
+        let t3 = [0.75, 0.0, 0.25];
+        assert_eq!(predict_linear(&b3, &t3).unwrap(), 6_500.0);
+        // 0.75/8000 + 0.25/2000 = 2.1875e-4 -> 4 571.43.
+        assert_eq!(
+            format!("{:.2}", predict_harmonic(&b3, &t3).unwrap()),
+            "4571.43"
+        );
+        // All on one node: both give that node's bandwidth.
+        assert_eq!(predict_harmonic(&b3, &[0.0, 1.0]).unwrap(), 4_000.0);
+        assert_eq!(predict_linear(&b3, &[0.0, 1.0]).unwrap(), 4_000.0);
+        // A node without bandwidth holds a share: no finite time.
+        assert_eq!(
+            predict_harmonic(&[8_000.0, 0.0], &[0.5, 0.5])
+                .unwrap_err()
+                .to_string(),
+            "memory node 2 has bandwidth 0 but theta 0.5: no time-weighted prediction is possible"
+        );
+        // ... but an unused node without bandwidth is fine.
+        assert_eq!(
+            predict_harmonic(&[8_000.0, 0.0], &[1.0, 0.0]).unwrap(),
+            8_000.0
+        );
+        assert_eq!(
+            predict_linear(&b, &[0.5, 0.25, 0.25])
+                .unwrap_err()
+                .to_string(),
+            "3 theta values but only 2 bandwidth classes"
+        );
+        assert_eq!(
+            predict_linear(&[-1.0, 2.0], &theta)
+                .unwrap_err()
+                .to_string(),
+            "bandwidth 1 is -1; it must be a finite number >= 0"
+        );
+    }
+
+    #[test]
+    fn linear_prediction_is_d_times_the_peak() {
+        let b = [9_300.0, 5_600.0, 3_100.0];
+        let theta = [0.5, 0.25, 0.25];
+        let a = alphas(&[9.3, 5.6, 3.1], DDR3_2133_MB_S);
+        let d = performance(&a, &theta).unwrap();
+        let lin = predict_linear(&b, &theta).unwrap();
+        assert!((lin - d * DDR3_2133_MB_S).abs() < 1e-9);
+        assert!(predict_harmonic(&b, &theta).unwrap() < lin);
+    }
+
+    #[test]
+    fn peak_descriptions() {
+        assert_eq!(
+            Peak::dmi(2400, 8, 2).describe(),
+            "Gamma = 38400 MB/s from DMI: 2 channels x 2400 MT/s x 8 B (one module per channel assumed)"
+        );
+        assert_eq!(
+            Peak::dmi(2133, 8, 1).describe(),
+            "Gamma = 17064 MB/s from DMI: 1 channel x 2133 MT/s x 8 B (one module per channel assumed)"
+        );
+        assert_eq!(
+            Peak {
+                mb_s: 9_300.0,
+                source: PeakSource::MeasuredLocal
+            }
+            .describe(),
+            "Gamma = 9300 MB/s: the measured best local bandwidth (no --peak given and no DMI memory speed readable), so alpha_0 is 1 by construction"
+        );
+        assert_eq!(
+            Peak::given(DDR3_2133_MB_S).describe(),
+            "Gamma = 17066 MB/s, as given with --peak"
+        );
+        let json = serde_json::to_string(&Peak::dmi(2400, 8, 2)).unwrap();
+        let back: Peak = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, Peak::dmi(2400, 8, 2));
+    }
+}

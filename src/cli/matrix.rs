@@ -1,0 +1,263 @@
+//! `numabench matrix`: node x node bandwidth (one thread and saturated) and
+//! idle latency, with bandwidth classes and the model's parameters.
+
+use super::select::{self, parse_size};
+use crate::error::usage;
+use crate::kernels::{self, KernelSpec, Op, Store};
+use crate::placement::NodeSet;
+use crate::probes::matrix::{self, MatrixConfig};
+use crate::probes::measure::Timing;
+use crate::results::Document;
+use crate::topology::{SysfsRoot, read_topology};
+use anyhow::Result;
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// Measure bandwidth and latency from every CPU node to every memory node:
+/// one thread, threads added core by core until bandwidth stops growing,
+/// and a pointer chase; memory bound to the target node and verified.
+#[derive(clap::Args, Debug)]
+pub struct MatrixArgs {
+    /// Bandwidth kernel: an operation (read, write, copy, scale, add,
+    /// triad) or a variant name such as triad_nt_avx512 (see `numabench
+    /// sweep --list-kernels`).
+    #[arg(short = 'k', long, value_name = "KERNEL", default_value = "triad")]
+    pub kernel: String,
+    /// Working set of a cell, all arrays and threads together, e.g. 512M
+    /// [default: 4x the L3 of the CPU node, at least 64 MiB, at most half
+    /// the memory node's free memory].
+    #[arg(short = 's', long, value_name = "SIZE")]
+    pub size: Option<String>,
+    /// Pointer-chase buffer for latency, e.g. 1G [default: 4x L3, at least
+    /// 256 MiB]; huge pages where the system has them.
+    #[arg(long, value_name = "SIZE")]
+    pub latency_size: Option<String>,
+    /// Timed runs per bandwidth measurement after one warm-up; the best is
+    /// reported, every run is kept in the results document.
+    #[arg(short = 'r', long = "tries", value_name = "N", default_value_t = 3)]
+    pub tries: usize,
+    /// Stop starting new measurements after SECONDS (0 = no limit).
+    #[arg(
+        short = 't',
+        long = "time-limit",
+        value_name = "SECONDS",
+        default_value_t = 0.0
+    )]
+    pub time_limit: f64,
+    /// Skip the saturated (thread-scaling) bandwidth.
+    #[arg(long)]
+    pub no_saturated: bool,
+    /// Skip the idle latency.
+    #[arg(long)]
+    pub no_latency: bool,
+    /// Huge pages for the bandwidth arrays too (default: base pages, as a
+    /// program that does not ask for them gets).
+    #[arg(short = 'H', long)]
+    pub huge: bool,
+    /// Only these CPU nodes as rows, e.g. 0,2-3.
+    #[arg(long, value_name = "NODES")]
+    pub cpu_nodes: Option<String>,
+    /// Only these memory nodes as columns.
+    #[arg(long, value_name = "NODES")]
+    pub mem_nodes: Option<String>,
+    /// Instead of the matrix: single-thread bandwidth from every core of
+    /// CPU node NODE to memory node MEM (default: NODE itself), with mean,
+    /// standard deviation, 95% confidence interval and whether the cores
+    /// are equivalent.
+    #[arg(long, value_name = "NODE[:MEM]")]
+    pub per_core: Option<String>,
+    /// Theoretical peak bandwidth Gamma of one node's memory, MB/s, for
+    /// the model's alpha values [default: from the DMI memory speed when
+    /// readable, else the best measured local bandwidth].
+    #[arg(long, value_name = "MB/S")]
+    pub peak: Option<f64>,
+    /// One line per cell as CSV.
+    #[arg(long, conflicts_with_all = ["json", "markdown", "latex"])]
+    pub csv: bool,
+    /// The results document (JSON) on stdout.
+    #[arg(long, conflicts_with_all = ["markdown", "latex"])]
+    pub json: bool,
+    /// The tables as Markdown.
+    #[arg(long, conflicts_with = "latex")]
+    pub markdown: bool,
+    /// The tables as a LaTeX document.
+    #[arg(long)]
+    pub latex: bool,
+    /// Also write the results document to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub save: Option<PathBuf>,
+    /// Show each measurement on stderr as it starts.
+    #[arg(short = 'v', long)]
+    pub verbose: bool,
+}
+
+/// A kernel by operation (the fastest regular-store variant) or by name.
+pub fn pick_kernel(name: &str) -> Result<&'static KernelSpec> {
+    if let Ok(op) = name.parse::<Op>() {
+        return kernels::best(op, Store::Regular)
+            .ok_or_else(|| anyhow::anyhow!("no {op} kernel runs on this CPU"));
+    }
+    match kernels::find(name) {
+        Some(k) if k.is_available() => Ok(k),
+        Some(k) => Err(usage(format!(
+            "--kernel {name}: this CPU lacks {} (see 'numabench sweep --list-kernels')",
+            k.isa
+        ))),
+        None => Err(usage(format!(
+            "--kernel {name}: not an operation (read, write, copy, scale, add, triad) or a kernel name (see 'numabench sweep --list-kernels')"
+        ))),
+    }
+}
+
+fn size(text: &Option<String>, flag: &str) -> Result<Option<usize>> {
+    text.as_deref()
+        .map(|t| {
+            parse_size(t)
+                .map_err(|e| usage(format!("{flag} {t}: {e}")))
+                .and_then(|s| {
+                    if s < 1 << 20 {
+                        Err(usage(format!("{flag} {t}: at least 1M is needed")))
+                    } else {
+                        Ok(s)
+                    }
+                })
+        })
+        .transpose()
+}
+
+fn nodes(text: &Option<String>, flag: &str) -> Result<Option<NodeSet>> {
+    text.as_deref()
+        .map(|t| {
+            NodeSet::parse_list(t).map_err(|e| usage(format!("{flag} {t}: {e} (write e.g. 0,2-3)")))
+        })
+        .transpose()
+}
+
+fn config(args: &MatrixArgs) -> Result<MatrixConfig> {
+    if args.tries == 0 {
+        return Err(usage("--tries 0: at least one timed run is needed"));
+    }
+    if !(args.time_limit >= 0.0 && args.time_limit.is_finite()) {
+        return Err(usage(format!(
+            "--time-limit {}: give seconds >= 0",
+            args.time_limit
+        )));
+    }
+    if let Some(p) = args.peak
+        && !(p > 0.0 && p.is_finite())
+    {
+        return Err(usage(format!("--peak {p}: give MB/s > 0")));
+    }
+    Ok(MatrixConfig {
+        kernel: pick_kernel(&args.kernel)?,
+        working_set: size(&args.size, "--size")?,
+        latency_bytes: size(&args.latency_size, "--latency-size")?,
+        timing: Timing {
+            tries: args.tries,
+            ..Timing::default()
+        },
+        single: true,
+        saturated: !args.no_saturated,
+        latency: !args.no_latency,
+        huge: args.huge,
+        time_limit: (args.time_limit > 0.0).then(|| Duration::from_secs_f64(args.time_limit)),
+        cpu_nodes: nodes(&args.cpu_nodes, "--cpu-nodes")?,
+        mem_nodes: nodes(&args.mem_nodes, "--mem-nodes")?,
+    })
+}
+
+fn parse_per_core(text: &str, topo: &crate::topology::Topology) -> Result<(usize, usize)> {
+    let bad = || {
+        usage(format!(
+            "--per-core {text}: write NODE or NODE:MEM, e.g. 0 or 0:1"
+        ))
+    };
+    let (c, m) = match text.split_once(':') {
+        Some((c, m)) => (c, Some(m)),
+        None => (text, None),
+    };
+    let c: usize = c.trim().parse().map_err(|_| bad())?;
+    let m: usize = match m {
+        Some(m) => m.trim().parse().map_err(|_| bad())?,
+        None => crate::probes::seats::memory_node_for(topo, c),
+    };
+    select::cpu_node(topo, c, "--per-core")?;
+    select::memory_node(topo, m, "--per-core")?;
+    Ok((c, m))
+}
+
+pub fn run(args: MatrixArgs) -> Result<()> {
+    let topo = read_topology(&SysfsRoot::live())?;
+    let cfg = config(&args)?;
+    for flag in [
+        (&cfg.cpu_nodes, "--cpu-nodes"),
+        (&cfg.mem_nodes, "--mem-nodes"),
+    ] {
+        if let (Some(set), name) = flag {
+            for n in set.iter() {
+                if name == "--cpu-nodes" {
+                    select::cpu_node(&topo, n, name)?;
+                } else {
+                    select::memory_node(&topo, n, name)?;
+                }
+            }
+        }
+    }
+    let per_core = args
+        .per_core
+        .as_deref()
+        .map(|t| parse_per_core(t, &topo))
+        .transpose()?;
+    if let Some(path) = &args.save {
+        super::check_output_path(path, "--save")?;
+    }
+    let interactive = std::io::stderr().is_terminal();
+    let verbose = args.verbose;
+    let mut progress = move |what: &str| {
+        if verbose {
+            eprintln!("numabench: measuring {what}");
+        } else if interactive {
+            eprint!("\r\x1b[K{what} ...");
+        }
+    };
+    let mut doc = Document::new(&topo);
+    let result = match per_core {
+        Some((c, m)) => matrix::per_core(&topo, &cfg, c, m, &mut progress).map(|p| p.records()),
+        None => matrix::run(&topo, &cfg, &mut progress).map(|m| m.records()),
+    };
+    if interactive && !verbose {
+        eprint!("\r\x1b[K");
+    }
+    doc.records = result?;
+    if per_core.is_none() {
+        match matrix::peak_record(&topo) {
+            Ok(rec) => doc.records.push(rec),
+            Err(why) => {
+                if let Some(first) = doc.records.first_mut() {
+                    first
+                        .notes
+                        .push(format!("no theoretical peak from DMI: {why}"));
+                }
+            }
+        }
+    }
+    doc.finish();
+    if let Some(path) = &args.save {
+        doc.save(path)?;
+    }
+    let view = crate::output::matrix::View::new(&doc, args.peak);
+    let text = if args.json {
+        String::from_utf8(doc.to_json()?)?
+    } else if args.csv {
+        view.csv()
+    } else if args.markdown {
+        view.markdown()
+    } else if args.latex {
+        view.latex()
+    } else {
+        view.text()
+    };
+    std::io::stdout().lock().write_all(text.as_bytes())?;
+    Ok(())
+}

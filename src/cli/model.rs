@@ -1,0 +1,424 @@
+//! `numabench model`: the data-access performance model of a measured
+//! matrix: bandwidth classes, alpha_i = class bandwidth / Gamma, and
+//! D = sum(alpha_i * theta_i) for a given access mix, a running process, or
+//! a mixed placement measured now.
+
+use super::matrix::pick_kernel;
+use super::select;
+use crate::analysis::atlas::Atlas;
+use crate::analysis::model as m;
+use crate::analysis::placement::{self, Prediction};
+use crate::error::usage;
+use crate::output::sections::{self, Section};
+use crate::placement::numa_maps;
+use crate::probes::matrix::MatrixConfig;
+use crate::probes::measure::Timing;
+use crate::probes::validate;
+use crate::results::{Better, Document, Record};
+use crate::topology::{SysfsRoot, Topology, read_topology};
+use anyhow::Result;
+use std::collections::BTreeMap;
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+
+/// Apply the data-access performance model (Braithwaite 2012) to a matrix
+/// results file: bandwidth classes with their alpha values, D for an
+/// access mix (--theta) or for a running process (--pid); or measure a
+/// mixed placement now and compare it with the prediction (--validate).
+#[derive(clap::Args, Debug)]
+pub struct ModelArgs {
+    /// A results file from `numabench matrix --save FILE` (or `numabench
+    /// run`).
+    #[arg(value_name = "RESULTS")]
+    pub results: Option<PathBuf>,
+    /// Fractions of accesses per bandwidth class, class 0 (fastest) first,
+    /// e.g. 0.5,0.25,0.25 or 50%,25%,25%; prints D = sum(alpha_i *
+    /// theta_i) and its loss against alpha_0.
+    #[arg(long, value_name = "LIST")]
+    pub theta: Option<String>,
+    /// Classes as seen from this CPU node for --theta [default: the
+    /// system-wide classes].
+    #[arg(long, value_name = "NODE")]
+    pub cpu_node: Option<usize>,
+    /// Read where process PID's pages are (/proc/PID/numa_maps) and
+    /// predict D for running it on each CPU node, with numactl advice.
+    #[arg(long, value_name = "PID")]
+    pub pid: Option<u32>,
+    /// Theoretical peak bandwidth Gamma of one node's memory, MB/s
+    /// [default: the figure recorded with the matrix (DMI), else the best
+    /// measured local bandwidth].
+    #[arg(long, value_name = "MB/S")]
+    pub peak: Option<f64>,
+    /// Measure now: one thread on --cpu-node (default: the first) streams
+    /// over memory split across --mem-nodes by --weights, and the measured
+    /// bandwidth is compared with the predictions from the pure placements.
+    #[arg(long)]
+    pub validate: bool,
+    /// Weights of the memory nodes for --validate, e.g. 1:1 or 3:1
+    /// [default: equal].
+    #[arg(long, value_name = "W:W...")]
+    pub weights: Option<String>,
+    /// Memory nodes for --validate [default: every usable memory node].
+    #[arg(long, value_name = "NODES")]
+    pub mem_nodes: Option<String>,
+    /// Working set for --validate, e.g. 512M [default: as `matrix`].
+    #[arg(short = 's', long, value_name = "SIZE")]
+    pub size: Option<String>,
+    /// The results document (JSON) on stdout.
+    #[arg(long)]
+    pub json: bool,
+    /// Also write the results document to FILE (--validate).
+    #[arg(long, value_name = "FILE")]
+    pub save: Option<PathBuf>,
+}
+
+/// Loads a results file; a missing or damaged file is the user's input
+/// error, said in one line.
+pub fn load(path: &std::path::Path) -> Result<Document> {
+    let loaded = Document::load(path).map_err(|e| usage(format!("{e:#}")))?;
+    for w in &loaded.warnings {
+        eprintln!("numabench: warning: {}: {w}", path.display());
+    }
+    Ok(loaded.document)
+}
+
+fn check_args(args: &ModelArgs) -> Result<()> {
+    if args.results.is_none() && !args.validate {
+        return Err(usage(
+            "give a results file from 'numabench matrix --save FILE', or --validate to measure now",
+        ));
+    }
+    if args.validate && (args.theta.is_some() || args.pid.is_some()) {
+        return Err(usage(
+            "--validate measures now; use --theta and --pid with a results file",
+        ));
+    }
+    if let Some(p) = args.peak
+        && !(p > 0.0 && p.is_finite())
+    {
+        return Err(usage(format!("--peak {p}: give MB/s > 0")));
+    }
+    if let Some(path) = &args.save {
+        super::check_output_path(path, "--save")?;
+    }
+    Ok(())
+}
+
+pub fn run(args: ModelArgs) -> Result<()> {
+    check_args(&args)?;
+    let thetas = args
+        .theta
+        .as_deref()
+        .map(|t| m::parse_thetas(t).map_err(|e| usage(format!("--theta {t}: {e}"))))
+        .transpose()?;
+    if args.validate {
+        return validate_now(&args);
+    }
+    let path = args.results.as_ref().expect("checked above");
+    let doc = load(path)?;
+    let atlas = Atlas::from_records(&doc.records);
+    if atlas.single.is_empty() {
+        return Err(usage(format!(
+            "{}: no single-thread matrix bandwidth in it (make one with 'numabench matrix --save FILE')",
+            path.display()
+        )));
+    }
+    if let Some(c) = args.cpu_node
+        && !atlas.cpu_nodes.contains(&c)
+    {
+        return Err(usage(format!(
+            "--cpu-node {c}: the matrix has rows for CPU nodes {:?} only",
+            atlas.cpu_nodes
+        )));
+    }
+    let topo = &doc.host.topology;
+    let gamma =
+        placement::peak(&atlas, args.peak, atlas.peak.clone()).expect("the matrix has bandwidth");
+    let mut out = crate::output::model::class_sections(&atlas, topo, &gamma);
+    if let Some(thetas) = &thetas {
+        out.push(theta_section(&atlas, &gamma, args.cpu_node, thetas)?);
+    }
+    if let Some(pid) = args.pid {
+        out.push(pid_section(&atlas, topo, &gamma, pid)?);
+    }
+    let text = sections::text(&out);
+    std::io::stdout().lock().write_all(text.as_bytes())?;
+    Ok(())
+}
+
+fn theta_section(
+    atlas: &Atlas,
+    gamma: &m::Peak,
+    cpu_node: Option<usize>,
+    thetas: &[f64],
+) -> Result<Section> {
+    let (classes, from) = match cpu_node {
+        Some(c) => (
+            placement::row_classes(atlas, c).classes,
+            format!("from CPU node {c}"),
+        ),
+        None => (
+            placement::system_classes(atlas).1,
+            "system-wide".to_string(),
+        ),
+    };
+    let alphas: Vec<f64> = classes
+        .classes
+        .iter()
+        .map(|c| m::alpha(c.max, gamma.mb_s))
+        .collect();
+    let d = m::performance(&alphas, thetas).map_err(|e| usage(format!("--theta: {e}")))?;
+    let mut s = Section::new(format!("data-access performance D ({from} classes)"));
+    let terms: Vec<String> = thetas
+        .iter()
+        .zip(&alphas)
+        .map(|(t, a)| format!("{t:.4} x {a:.4}"))
+        .collect();
+    s.lines.push(format!("D = {} = {d:.4}", terms.join(" + ")));
+    s.lines.push(format!(
+        "predicted bandwidth D x Gamma = {:.0} MB/s",
+        d * gamma.mb_s
+    ));
+    s.lines.push(format!(
+        "loss against alpha_0: D - alpha_0 = {:+.4} ({:+.1}% of alpha_0)",
+        m::loss(d, alphas[0]),
+        100.0 * m::loss(d, alphas[0]) / alphas[0]
+    ));
+    Ok(s)
+}
+
+/// The node a process last ran on, from /proc/PID/stat field 39.
+fn last_cpu(pid: u32) -> Option<usize> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The command name may hold spaces and parentheses: count after the last ')'.
+    let rest = &stat[stat.rfind(')')? + 1..];
+    rest.split_whitespace().nth(36)?.parse().ok()
+}
+
+fn pid_section(atlas: &Atlas, topo: &Topology, gamma: &m::Peak, pid: u32) -> Result<Section> {
+    let maps = numa_maps::read_numa_maps(pid).map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound => usage(format!("--pid {pid}: no such process")),
+        std::io::ErrorKind::PermissionDenied => usage(format!(
+            "--pid {pid}: cannot read its numa_maps (permission denied; run as its owner or root)"
+        )),
+        _ => anyhow::anyhow!("--pid {pid}: {e}"),
+    })?;
+    let bytes = numa_maps::bytes_by_node(&maps);
+    let total: u64 = bytes.values().sum();
+    let mut s = Section::new(format!("process {pid}: predicted D on each CPU node"));
+    let shares: Vec<String> = bytes
+        .iter()
+        .map(|(n, b)| format!("node {n} {:.1}%", 100.0 * *b as f64 / total.max(1) as f64))
+        .collect();
+    s.lines.push(format!(
+        "its {} are on {}",
+        crate::output::table::bytes(total),
+        if shares.is_empty() {
+            "no node (nothing resident)".into()
+        } else {
+            shares.join(", ")
+        }
+    ));
+    let (preds, unknown) = placement::predict_for_pages(atlas, &bytes, gamma);
+    if !unknown.is_empty() {
+        s.lines.push(format!(
+            "memory on nodes {unknown:?} is not in the matrix and counts as nothing"
+        ));
+    }
+    s.header = vec!["cpu node".into(), "D".into(), "predicted MB/s".into()];
+    for p in &preds {
+        s.rows.push(vec![
+            p.cpu_node.to_string(),
+            format!("{:.4}", p.d),
+            format!("{:.0}", p.mb_s),
+        ]);
+    }
+    let now = last_cpu(pid).and_then(|c| topo.cpu(c)).and_then(|c| c.node);
+    if let Some(best) = best_prediction(&preds) {
+        if let Some(n) = now {
+            s.lines.push(format!("it last ran on node {n}"));
+        }
+        if now == Some(best.cpu_node) {
+            s.lines.push(format!(
+                "advice: it already runs on the best node ({}); keep it there",
+                best.cpu_node
+            ));
+        } else {
+            s.lines.push(format!(
+                "advice: run it on node {} (D {:.4}): numactl --cpunodebind={} <command>, or migratepages/taskset for the running process",
+                best.cpu_node, best.d, best.cpu_node
+            ));
+        }
+    }
+    Ok(s)
+}
+
+/// The CPU node with the highest D; ties go to the lowest node.
+pub fn best_prediction(preds: &[Prediction]) -> Option<&Prediction> {
+    preds
+        .iter()
+        .reduce(|a, b| if b.d > a.d + 1e-12 { b } else { a })
+}
+
+fn parse_weights(text: &str, n: usize) -> Result<Vec<u32>> {
+    let w: Vec<u32> = text
+        .split([':', ','])
+        .map(|p| p.trim().parse::<u32>())
+        .collect::<Result<_, _>>()
+        .map_err(|_| {
+            usage(format!(
+                "--weights {text}: write whole numbers like 1:1 or 3:1"
+            ))
+        })?;
+    if w.len() != n {
+        return Err(usage(format!(
+            "--weights {text}: {} weight(s) for {n} memory node(s)",
+            w.len()
+        )));
+    }
+    if w.iter().all(|&x| x == 0) {
+        return Err(usage(format!(
+            "--weights {text}: at least one must be above 0"
+        )));
+    }
+    Ok(w)
+}
+
+fn validate_now(args: &ModelArgs) -> Result<()> {
+    let topo = read_topology(&SysfsRoot::live())?;
+    let cpu_node = match args.cpu_node {
+        Some(c) => {
+            select::cpu_node(&topo, c, "--cpu-node")?;
+            c
+        }
+        None => topo
+            .usable_cpu_nodes()
+            .first()
+            .ok_or_else(|| anyhow::anyhow!("this process may run on no CPU"))?,
+    };
+    let mems: Vec<usize> = match &args.mem_nodes {
+        Some(t) => {
+            let set = crate::placement::NodeSet::parse_list(t)
+                .map_err(|e| usage(format!("--mem-nodes {t}: {e} (write e.g. 0-1)")))?;
+            for n in set.iter() {
+                select::memory_node(&topo, n, "--mem-nodes")?;
+            }
+            set.iter().collect()
+        }
+        None => topo.usable_memory_nodes().iter().collect(),
+    };
+    let weights = match &args.weights {
+        Some(t) => parse_weights(t, mems.len())?,
+        None => vec![1; mems.len()],
+    };
+    let cfg = MatrixConfig {
+        kernel: pick_kernel("triad")?,
+        working_set: args
+            .size
+            .as_deref()
+            .map(|t| select::parse_size(t).map_err(|e| usage(format!("--size {t}: {e}"))))
+            .transpose()?,
+        latency_bytes: None,
+        timing: Timing::default(),
+        single: true,
+        saturated: false,
+        latency: false,
+        huge: false,
+        time_limit: None,
+        cpu_nodes: None,
+        mem_nodes: None,
+    };
+    let pairs: Vec<(usize, u32)> = mems.iter().copied().zip(weights).collect();
+    let interactive = std::io::stderr().is_terminal();
+    let mut progress = |what: &str| {
+        if interactive {
+            eprint!("\r\x1b[K{what} ...");
+        }
+    };
+    let v = validate::run(&topo, &cfg, cpu_node, &pairs, &mut progress)?;
+    if interactive {
+        eprint!("\r\x1b[K");
+    }
+    let bws: Vec<f64> = v.pure.iter().map(|p| p.2.stream_mb_s()).collect();
+    let thetas = v.thetas();
+    let measured = v.mixed.stream_mb_s();
+    let linear = m::predict_linear(&bws, &thetas)?;
+    let harmonic = m::predict_harmonic(&bws, &thetas)?;
+    let err = |p: f64| m::error_pct(p, measured).unwrap_or(f64::NAN);
+    let mut rec = Record::new("model", &format!("validate {cpu_node}"))
+        .param("cpu_node", cpu_node)
+        .param("kernel", v.mixed.kernel.op.to_string())
+        .param("variant", v.mixed.kernel.name)
+        .param("size_bytes", v.mixed.array_bytes)
+        .param(
+            "weights",
+            pairs
+                .iter()
+                .map(|(n, w)| format!("{n}:{w}"))
+                .collect::<Vec<_>>()
+                .join(","),
+        )
+        .metric("bandwidth_mb_s", measured, "MB/s", Better::Higher)
+        .metric("predicted_linear_mb_s", linear, "MB/s", Better::Higher)
+        .metric("predicted_harmonic_mb_s", harmonic, "MB/s", Better::Higher)
+        .metric("error_linear_pct", err(linear), "%", Better::Lower)
+        .metric("error_harmonic_pct", err(harmonic), "%", Better::Lower);
+    rec.samples
+        .insert("bandwidth_mb_s".into(), v.mixed.stream_samples());
+    let mut doc = Document::new(&topo);
+    doc.records.push(rec);
+    doc.finish();
+    if let Some(path) = &args.save {
+        doc.save(path)?;
+    }
+    if args.json {
+        std::io::stdout().lock().write_all(&doc.to_json()?)?;
+        return Ok(());
+    }
+    let mut s = Section::new(format!(
+        "model check: one thread on CPU node {cpu_node}, {} ({}), memory split by weight",
+        v.mixed.kernel.op, v.mixed.kernel.name
+    ));
+    s.header = vec![
+        "memory node".into(),
+        "weight".into(),
+        "theta asked".into(),
+        "theta found".into(),
+        "MB/s alone".into(),
+    ];
+    for (i, (n, w, _)) in v.pure.iter().enumerate() {
+        s.rows.push(vec![
+            n.to_string(),
+            w.to_string(),
+            format!("{:.3}", thetas[i]),
+            format!("{:.3}", v.measured_thetas()[i]),
+            format!("{:.0}", bws[i]),
+        ]);
+    }
+    s.lines
+        .push(format!("measured mixed placement: {measured:.0} MB/s"));
+    s.lines.push(format!(
+        "predicted, the thesis' linear model sum(theta_i x b_i): {linear:.0} MB/s, error {:+.1}%",
+        err(linear)
+    ));
+    s.lines.push(format!(
+        "predicted, time-weighted 1 / sum(theta_i / b_i): {harmonic:.0} MB/s, error {:+.1}%",
+        err(harmonic)
+    ));
+    let mut by_node: BTreeMap<usize, u64> = BTreeMap::new();
+    for (n, c) in &v.mixed.seen.pages_by_node {
+        *by_node.entry(*n).or_default() += c;
+    }
+    s.lines.push(format!(
+        "pages found per node in the mixed run: {}",
+        by_node
+            .iter()
+            .map(|(n, c)| format!("node {n}: {c}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    ));
+    std::io::stdout()
+        .lock()
+        .write_all(sections::text(&[s]).as_bytes())?;
+    Ok(())
+}

@@ -1,0 +1,281 @@
+//! The two measurements every probe builds on: bandwidth of a pinned team
+//! over its bound arrays, and pointer-chase latency of one pinned thread.
+//! The sweep and the matrix both call these, so a matrix cell and a sweep
+//! row at the same size, thread and kernel are the same number.
+
+use super::stats;
+use super::team::{Seat, TeamMemory, with_team};
+use crate::kernels::{self, KernelSpec, latency::Chain};
+use crate::memory::{Buffer, BufferOptions, PageKind};
+use crate::placement::{MemPolicy, NodeSet};
+use anyhow::{Context, Result};
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+/// How a bandwidth measurement is timed.
+#[derive(Debug, Clone, Copy)]
+pub struct Timing {
+    /// Timed runs after the warm-up; the best is kept.
+    pub tries: usize,
+    /// Shortest timed run; repetitions are scaled to reach it.
+    pub min_run: Duration,
+}
+
+impl Default for Timing {
+    fn default() -> Self {
+        Timing {
+            tries: 3,
+            min_run: Duration::from_millis(40),
+        }
+    }
+}
+
+/// Where the memory of a team or thread really was.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Seen {
+    /// Checked pages per node, all threads together.
+    pub pages_by_node: BTreeMap<usize, u64>,
+    /// Lowest percentage of checked pages on the intended node over threads.
+    pub verified_pct: f64,
+    /// Percent of memory in huge pages (mean over threads).
+    pub huge_pct: f64,
+    pub cpus_seen: Vec<usize>,
+    /// Page kind the first thread got.
+    pub page_kind: String,
+}
+
+/// One bandwidth measurement of a team.
+#[derive(Debug, Clone)]
+pub struct Bandwidth {
+    pub kernel: &'static KernelSpec,
+    pub threads: usize,
+    pub array_bytes: usize,
+    /// Repetitions per timed run.
+    pub reps: u64,
+    /// Repetitions run in all, warm-up included.
+    pub iterations: u64,
+    /// Seconds of each timed run.
+    pub times_s: Vec<f64>,
+    pub elapsed_s: f64,
+    pub seen: Seen,
+}
+
+impl Bandwidth {
+    fn best_s(&self) -> f64 {
+        self.times_s.iter().copied().fold(f64::INFINITY, f64::min)
+    }
+
+    fn lm_bytes(&self) -> f64 {
+        self.threads as f64 * self.array_bytes as f64 * self.reps as f64
+    }
+
+    fn stream_bytes(&self) -> f64 {
+        let elements = (self.array_bytes / 8) as f64;
+        self.threads as f64
+            * elements
+            * self.kernel.op.stream_bytes_per_element() as f64
+            * self.reps as f64
+    }
+
+    /// lmbench/sc-membench convention: array size x threads x repetitions
+    /// / best time (a copy counts its buffer once).
+    pub fn lm_mb_s(&self) -> f64 {
+        self.lm_bytes() / self.best_s() / 1e6
+    }
+
+    /// STREAM convention: every byte read or written / best time.
+    pub fn stream_mb_s(&self) -> f64 {
+        self.stream_bytes() / self.best_s() / 1e6
+    }
+
+    /// Each timed run in the lmbench convention.
+    pub fn lm_samples(&self) -> Vec<f64> {
+        let bytes = self.lm_bytes();
+        self.times_s.iter().map(|t| bytes / t / 1e6).collect()
+    }
+
+    /// Each timed run in the STREAM convention.
+    pub fn stream_samples(&self) -> Vec<f64> {
+        let bytes = self.stream_bytes();
+        self.times_s.iter().map(|t| bytes / t / 1e6).collect()
+    }
+}
+
+/// Every seat runs `kernel` over `array_bytes`-sized arrays bound to the
+/// seat's node: one warm-up that grows the repetitions until a run lasts
+/// `min_run`, then `tries` timed runs.
+pub fn bandwidth(
+    seats: &[Seat],
+    array_bytes: usize,
+    kernel: &'static KernelSpec,
+    pages: PageKind,
+    timing: Timing,
+) -> Result<Bandwidth> {
+    bandwidth_split(seats, array_bytes, kernel, pages, timing, &[])
+}
+
+/// [`bandwidth`] with every thread's memory spread over nodes by weight
+/// (see [`TeamMemory::split`]); the seats' own nodes are then ignored.
+pub fn bandwidth_split(
+    seats: &[Seat],
+    array_bytes: usize,
+    kernel: &'static KernelSpec,
+    pages: PageKind,
+    timing: Timing,
+    split: &[(usize, u32)],
+) -> Result<Bandwidth> {
+    let memory = TeamMemory {
+        array_bytes,
+        arrays: kernel.op.arrays(),
+        pages,
+        split: split.to_vec(),
+    };
+    let begun = Instant::now();
+    with_team(seats, &memory, |team, setup| {
+        let mut reps = 1u64;
+        let mut seed = 0u64;
+        let mut iterations = 0;
+        let min_run = timing.min_run.as_secs_f64();
+        loop {
+            let wall = team.run(kernel, reps, seed).wall_s();
+            seed += reps;
+            iterations += reps;
+            if wall >= min_run / 4.0 || reps > 1 << 40 {
+                reps = ((reps as f64 * min_run / wall.max(1e-9)).ceil() as u64).max(1);
+                break;
+            }
+            reps *= 4;
+        }
+        let mut times_s = Vec::with_capacity(timing.tries);
+        for _ in 0..timing.tries.max(1) {
+            times_s.push(team.run(kernel, reps, seed).wall_s());
+            seed += reps;
+            iterations += reps;
+        }
+        let mut pages_by_node = BTreeMap::new();
+        for p in &setup.placements {
+            for (n, c) in &p.pages_by_node {
+                *pages_by_node.entry(*n).or_default() += c;
+            }
+        }
+        let threads = setup.placements.len().max(1) as f64;
+        Ok(Bandwidth {
+            kernel,
+            threads: seats.len(),
+            array_bytes,
+            reps,
+            iterations,
+            times_s,
+            elapsed_s: begun.elapsed().as_secs_f64(),
+            seen: Seen {
+                pages_by_node,
+                verified_pct: setup
+                    .placements
+                    .iter()
+                    .map(|p| p.on_target_pct.unwrap_or(0.0))
+                    .fold(100.0, f64::min),
+                huge_pct: setup.placements.iter().map(|p| p.huge_pct).sum::<f64>() / threads,
+                cpus_seen: setup.cpus_seen.clone(),
+                page_kind: setup
+                    .page_kinds
+                    .first()
+                    .map_or("base".into(), |k| k.to_string()),
+            },
+        })
+    })
+}
+
+/// Latency samples: at least 7, at most 21, until the coefficient of
+/// variation drops under 5%.
+const MIN_SAMPLES: usize = 7;
+const MAX_SAMPLES: usize = 21;
+const TARGET_CV_PCT: f64 = 5.0;
+/// Warm-up runs at most, before sampling starts.
+const WARMUP_MAX: usize = 10;
+
+/// One pointer-chase measurement.
+#[derive(Debug, Clone)]
+pub struct Latency {
+    pub size_bytes: usize,
+    /// ns per load of each sample (~10 ms each).
+    pub samples: Vec<f64>,
+    pub elapsed_s: f64,
+    pub seen: Seen,
+}
+
+impl Latency {
+    pub fn median_ns(&self) -> f64 {
+        stats::median(&self.samples)
+    }
+
+    pub fn stddev_ns(&self) -> f64 {
+        stats::stddev(&self.samples)
+    }
+
+    pub fn cv_pct(&self) -> f64 {
+        stats::cv_pct(&self.samples)
+    }
+}
+
+/// A thread pinned to `seat.cpu` chases a random cycle through every cache
+/// line of a `size`-byte buffer bound to `seat.node`.
+pub fn latency(seat: Seat, size: usize, pages: PageKind) -> Result<Latency> {
+    let begun = Instant::now();
+    let outcome = std::thread::scope(|scope| {
+        scope
+            .spawn(|| -> Result<_> {
+                let cpu = crate::placement::pin_and_check(seat.cpu)?;
+                let opts = BufferOptions::new(size)
+                    .pages(pages)
+                    .policy(MemPolicy::Bind(NodeSet::from_ids([seat.node])));
+                let mut buffer = Buffer::new(&opts)?;
+                let placement = buffer.verify()?;
+                let kind = buffer.page_kind();
+                let mut chain = Chain::build(
+                    buffer.as_mut_slice::<u64>(),
+                    kernels::latency::LINE_BYTES,
+                    size as u64,
+                )?;
+                let lines = chain.lines() as u64;
+                // Calibrate to ~10 ms per sample, then warm up until two
+                // consecutive runs agree: the first passes over a cold
+                // buffer pay for TLB and cache fills (and, in a VM, the
+                // host's own faults) that are not memory latency.
+                let first = chain.chase_ns_per_load(lines.min(100_000));
+                let loads = ((10e6 / first.max(0.1)) as u64).clamp(lines.min(100_000), 50_000_000);
+                let mut prev = chain.chase_ns_per_load(loads);
+                for _ in 0..WARMUP_MAX {
+                    let next = chain.chase_ns_per_load(loads);
+                    let settled = (next - prev).abs() <= 0.03 * prev;
+                    prev = next;
+                    if settled {
+                        break;
+                    }
+                }
+                let mut samples = Vec::new();
+                while samples.len() < MAX_SAMPLES {
+                    samples.push(chain.chase_ns_per_load(loads));
+                    if samples.len() >= MIN_SAMPLES && stats::cv_pct(&samples) < TARGET_CV_PCT {
+                        break;
+                    }
+                }
+                Ok((samples, placement, cpu, kind))
+            })
+            .join()
+            .map_err(|_| anyhow::anyhow!("the latency thread panicked"))?
+    });
+    let (samples, placement, cpu, kind) =
+        outcome.with_context(|| format!("latency at {} KiB", size / 1024))?;
+    Ok(Latency {
+        size_bytes: size,
+        samples,
+        elapsed_s: begun.elapsed().as_secs_f64(),
+        seen: Seen {
+            pages_by_node: placement.pages_by_node,
+            verified_pct: placement.on_target_pct.unwrap_or(0.0),
+            huge_pct: placement.huge_pct,
+            cpus_seen: vec![cpu],
+            page_kind: kind.to_string(),
+        },
+    })
+}

@@ -1,0 +1,91 @@
+//! Checks the model against reality: one thread on a CPU node streams over
+//! memory split across nodes by weight, and the measured bandwidth is set
+//! beside what the pure placements predict.
+
+use super::matrix::{self, MatrixConfig};
+use super::measure::{self, Bandwidth};
+use super::team::Seat;
+use crate::memory::PageKind;
+use crate::topology::Topology;
+use anyhow::{Result, bail};
+
+/// What was measured for one mixed placement.
+#[derive(Debug, Clone)]
+pub struct Validation {
+    pub cpu_node: usize,
+    /// (memory node, weight, bandwidth with all memory there).
+    pub pure: Vec<(usize, u32, Bandwidth)>,
+    pub mixed: Bandwidth,
+}
+
+impl Validation {
+    /// Requested fraction of memory per node.
+    pub fn thetas(&self) -> Vec<f64> {
+        let total: u32 = self.pure.iter().map(|p| p.1).sum();
+        self.pure
+            .iter()
+            .map(|p| f64::from(p.1) / f64::from(total.max(1)))
+            .collect()
+    }
+
+    /// Fraction of the mixed run's checked pages found on each node, in
+    /// the order of `pure`.
+    pub fn measured_thetas(&self) -> Vec<f64> {
+        let pages = &self.mixed.seen.pages_by_node;
+        let total: u64 = pages.values().sum();
+        self.pure
+            .iter()
+            .map(|p| pages.get(&p.0).copied().unwrap_or(0) as f64 / total.max(1) as f64)
+            .collect()
+    }
+}
+
+pub fn run(
+    topo: &Topology,
+    cfg: &MatrixConfig,
+    cpu_node: usize,
+    weights: &[(usize, u32)],
+    progress: &mut dyn FnMut(&str),
+) -> Result<Validation> {
+    if weights.iter().all(|w| w.1 == 0) {
+        bail!("every weight is 0");
+    }
+    let cpus = matrix::node_cpus(topo, cpu_node);
+    let Some(&cpu) = cpus.first() else {
+        bail!("node {cpu_node} has no CPU this process may use");
+    };
+    let pages = if cfg.huge {
+        PageKind::Auto
+    } else {
+        PageKind::Base
+    };
+    // The smallest node's limit bounds the mixed working set too.
+    let ws = weights
+        .iter()
+        .map(|&(m, _)| match cfg.working_set {
+            Some(w) => w.min((topo.node_free_bytes(m) / 2) as usize),
+            None => matrix::working_set(topo, &cpus[..1], m).0,
+        })
+        .min()
+        .unwrap_or(0);
+    let array = matrix::array_bytes(ws, cfg.kernel.op.arrays(), 1);
+    let mut pure = Vec::new();
+    for &(m, w) in weights {
+        progress(&format!("cpu node {cpu_node} -> mem node {m}"));
+        let seat = [Seat { cpu, node: m }];
+        let b = measure::bandwidth(&seat, array, cfg.kernel, pages, cfg.timing)?;
+        pure.push((m, w, b));
+    }
+    progress(&format!("cpu node {cpu_node} -> mixed placement"));
+    let seat = [Seat {
+        cpu,
+        node: weights[0].0,
+    }];
+    let used: Vec<(usize, u32)> = weights.iter().copied().filter(|w| w.1 > 0).collect();
+    let mixed = measure::bandwidth_split(&seat, array, cfg.kernel, pages, cfg.timing, &used)?;
+    Ok(Validation {
+        cpu_node,
+        pure,
+        mixed,
+    })
+}
