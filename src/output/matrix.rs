@@ -64,7 +64,7 @@ impl<'a> View<'a> {
     }
 
     fn about(&self) -> Section {
-        let mut s = Section::new(self.title());
+        let mut s = Section::new("what was measured");
         let a = &self.atlas;
         s.lines.push(format!(
             "rows: CPU nodes {:?}; columns: memory nodes {:?}; kernel {} ({}); MB/s = 10^6 bytes/s, STREAM convention (bytes read + bytes written)",
@@ -77,7 +77,7 @@ impl<'a> View<'a> {
     }
 
     pub fn text(&self) -> String {
-        sections::text(&self.sections())
+        sections::text_titled(Some(&self.title()), &self.sections())
     }
 
     pub fn markdown(&self) -> String {

@@ -23,7 +23,12 @@ impl Section {
 }
 
 pub fn text(sections: &[Section]) -> String {
-    let mut out = String::new();
+    text_titled(None, sections)
+}
+
+/// [`text`] under a first line naming the whole.
+pub fn text_titled(title: Option<&str>, sections: &[Section]) -> String {
+    let mut out = title.map_or(String::new(), |t| format!("{t}\n\n"));
     for s in sections {
         out.push_str(&s.title);
         out.push('\n');
