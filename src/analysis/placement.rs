@@ -85,29 +85,56 @@ pub fn peak(a: &Atlas, given: Option<f64>, recorded: Option<Peak>) -> Option<Pea
 /// classes, or the nearer node in the slower class.
 pub fn slit_disagreements(topo: &Topology, rc: &RowClasses) -> Vec<String> {
     let c = rc.cpu_node;
+    rank_disagreements(rc, "SLIT distance", |m| {
+        topo.distance(c, m).map(|d| -f64::from(d))
+    })
+}
+
+/// The same check against HMAT read bandwidth, where the firmware
+/// publishes it for this row's node.
+pub fn hmat_disagreements(topo: &Topology, rc: &RowClasses) -> Vec<String> {
+    let c = rc.cpu_node;
+    rank_disagreements(rc, "HMAT read bandwidth", |m| {
+        let h = topo.node(m)?.hmat.as_ref()?;
+        h.initiators
+            .contains(c)
+            .then_some(h.read_bandwidth_mb_s? as f64)
+    })
+}
+
+/// Pairs of memory nodes whose firmware figure (`score`, higher = better)
+/// disagrees with their measured classes from this row.
+fn rank_disagreements(
+    rc: &RowClasses,
+    what: &str,
+    score: impl Fn(usize) -> Option<f64>,
+) -> Vec<String> {
+    let c = rc.cpu_node;
+    let show = |v: f64| format!("{:.0}", v.abs());
     let mut out = Vec::new();
     for (i, &m1) in rc.mem_nodes.iter().enumerate() {
         for &m2 in &rc.mem_nodes[i + 1..] {
-            let (Some(d1), Some(d2)) = (topo.distance(c, m1), topo.distance(c, m2)) else {
+            let (Some(s1), Some(s2)) = (score(m1), score(m2)) else {
                 continue;
             };
             let (Some(k1), Some(k2)) = (rc.class_of(m1), rc.class_of(m2)) else {
                 continue;
             };
-            if d1 == d2 && k1 != k2 {
+            if s1 == s2 && k1 != k2 {
                 out.push(format!(
-                    "from node {c}: SLIT puts nodes {m1} and {m2} at the same distance ({d1}) but they are in bandwidth classes {k1} and {k2}"
+                    "from node {c}: {what} is the same for nodes {m1} and {m2} ({}) but they are in bandwidth classes {k1} and {k2}",
+                    show(s1)
                 ));
-            } else if (d1 < d2 && k1 > k2) || (d2 < d1 && k2 > k1) {
-                let (near, far, kn, kf) = if d1 < d2 {
-                    (m1, m2, k1, k2)
+            } else if (s1 > s2 && k1 > k2) || (s2 > s1 && k2 > k1) {
+                let (better, worse, sb, sw, kb, kw) = if s1 > s2 {
+                    (m1, m2, s1, s2, k1, k2)
                 } else {
-                    (m2, m1, k2, k1)
+                    (m2, m1, s2, s1, k2, k1)
                 };
                 out.push(format!(
-                    "from node {c}: SLIT puts node {near} nearer than node {far} ({} < {}) but node {near} is in the slower class ({kn} vs {kf})",
-                    d1.min(d2),
-                    d1.max(d2)
+                    "from node {c}: {what} ranks node {better} ahead of node {worse} ({} vs {}) but node {better} is in the slower class ({kb} vs {kw})",
+                    show(sb),
+                    show(sw)
                 ));
             }
         }
@@ -237,10 +264,55 @@ mod tests {
         // Nodes 2 and 3 at the same distance in different classes.
         let f = set([10_000.0, 6_000.0, 3_000.0, 1_000.0]);
         assert_eq!(f.len(), 1, "{f:?}");
-        assert!(f[0].contains("same distance (22)"), "{f:?}");
+        assert!(f[0].contains("the same for nodes 2 and 3 (22)"), "{f:?}");
         // Node 1 nearer (16) but slower than nodes 2 and 3 (22).
         let f = set([10_000.0, 1_000.0, 6_000.0, 6_000.0]);
         assert_eq!(f.len(), 2, "{f:?}");
-        assert!(f.iter().all(|l| l.contains("node 1 nearer")), "{f:?}");
+        assert!(
+            f.iter().all(|l| l.contains("ranks node 1 ahead of node")),
+            "{f:?}"
+        );
+    }
+
+    #[test]
+    fn hmat_that_disagrees_is_flagged() {
+        use crate::placement::NodeSet;
+        use crate::topology::Hmat;
+        let mut t = fixture("amd-4node");
+        for (m, bw) in [(0, 20_000), (1, 12_000), (2, 6_000), (3, 6_000)] {
+            t.nodes[m].hmat = Some(Hmat {
+                initiators: NodeSet::from_ids([0]),
+                read_bandwidth_mb_s: Some(bw),
+                write_bandwidth_mb_s: None,
+                read_latency_ns: None,
+                write_latency_ns: None,
+            });
+        }
+        let mut a = Atlas {
+            cpu_nodes: vec![0],
+            mem_nodes: vec![0, 1, 2, 3],
+            ..Default::default()
+        };
+        for (m, v) in [(0, 10_000.0), (1, 6_000.0), (2, 3_000.0), (3, 3_050.0)] {
+            a.single.values.insert((0, m), v);
+        }
+        assert!(hmat_disagreements(&t, &row_classes(&a, 0)).is_empty());
+        a.single.values.insert((0, 1), 2_000.0);
+        let f = hmat_disagreements(&t, &row_classes(&a, 0));
+        assert!(!f.is_empty());
+        assert!(
+            f[0].contains("HMAT read bandwidth ranks node 1 ahead of node 2 (12000 vs 6000)"),
+            "{f:?}"
+        );
+        // Only rows the firmware names as initiators are compared.
+        a.cpu_nodes = vec![1];
+        let moved: Vec<_> = a
+            .single
+            .values
+            .iter()
+            .map(|((_, m), v)| ((1, *m), *v))
+            .collect();
+        a.single.values = moved.into_iter().collect();
+        assert!(hmat_disagreements(&t, &row_classes(&a, 1)).is_empty());
     }
 }

@@ -57,6 +57,7 @@ pub fn class_sections(a: &Atlas, topo: &Topology, gamma: &Peak) -> Vec<Section> 
             ]);
         }
         flags.extend(placement::slit_disagreements(topo, &rc));
+        flags.extend(placement::hmat_disagreements(topo, &rc));
         criterion.get_or_insert(rc.classes.criterion.clone());
     }
     if let Some(c) = criterion {
@@ -64,7 +65,7 @@ pub fn class_sections(a: &Atlas, topo: &Topology, gamma: &Peak) -> Vec<Section> 
     }
     if flags.is_empty() {
         rows.lines
-            .push("the SLIT distances rank the memory nodes as the measured classes do".into());
+            .push("the firmware's SLIT (and HMAT, where present) rank the memory nodes as the measured classes do".into());
     } else {
         rows.lines
             .extend(flags.into_iter().map(|f| format!("disagreement: {f}")));
