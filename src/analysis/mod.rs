@@ -3,6 +3,7 @@
 
 pub mod atlas;
 pub mod classes;
+pub mod compare;
 pub mod model;
 pub mod placement;
 pub mod sweep_summary;

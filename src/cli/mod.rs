@@ -1,6 +1,7 @@
 //! Command-line definitions, one file per command. The `///` comments are the
 //! help text.
 
+mod compare;
 mod gather;
 mod matrix;
 mod model;
@@ -30,6 +31,7 @@ pub enum Command {
     Sweep(sweep::SweepArgs),
     Matrix(matrix::MatrixArgs),
     Model(model::ModelArgs),
+    Compare(compare::CompareArgs),
 }
 
 /// Where topology is read from; shared by every command.
@@ -70,6 +72,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Sweep(args) => sweep::run(args),
         Command::Matrix(args) => matrix::run(args),
         Command::Model(args) => model::run(args),
+        Command::Compare(args) => compare::run(args),
     }
 }
 

@@ -293,6 +293,14 @@ fn record(r: &SweepRow) -> Record {
             .metric("cv_pct", r.cv_pct, "%", Better::Lower);
         rec.samples
             .insert("bandwidth_mb_s".into(), r.samples.clone());
+        // The two conventions differ by a constant factor per kernel.
+        if r.bandwidth_mb_s > 0.0 {
+            let ratio = r.stream_bandwidth_mb_s / r.bandwidth_mb_s;
+            rec.samples.insert(
+                "stream_bandwidth_mb_s".into(),
+                r.samples.iter().map(|s| s * ratio).collect(),
+            );
+        }
     }
     rec.placement = Some(Placement {
         pages_by_node: r

@@ -1,6 +1,7 @@
 //! Rendering records and models for people: tables now, more formats as
 //! probes arrive. Nothing here measures anything.
 
+pub mod compare;
 pub mod matrix;
 pub mod model;
 pub mod sections;

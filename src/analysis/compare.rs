@@ -1,0 +1,206 @@
+//! Run-to-run comparison: every metric of a base results document set
+//! beside the same record's metric in other documents, with the change
+//! signed so that + is always better, and changes that the runs' own
+//! repetitions cannot tell from noise marked as such.
+
+use crate::probes::stats;
+use crate::results::{Better, Document, Record};
+
+/// One compared figure of another run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Cell {
+    pub value: f64,
+    /// Change against the base in %, + = better (direction from the record).
+    pub change_pct: f64,
+    /// `Some(true)` when the change is within the runs' noise; `None` when
+    /// neither side kept samples to judge by.
+    pub within_noise: Option<bool>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Row {
+    pub probe: String,
+    pub test: String,
+    pub metric: String,
+    pub unit: String,
+    pub better: Better,
+    pub base: f64,
+    /// One per other run; `None` where that run lacks the record or metric.
+    pub others: Vec<Option<Cell>>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Comparison {
+    pub rows: Vec<Row>,
+    /// Records of other runs the base does not have, per other run.
+    pub unmatched: Vec<usize>,
+}
+
+/// Metrics that describe a measurement's spread or cost rather than its
+/// result; compared only with `all_metrics`.
+fn is_secondary(record: &Record, metric: &str) -> bool {
+    let spread = metric == "cv_pct" || metric.contains("stddev") || metric.starts_with("ci95");
+    let cost = metric == "runtime_s"
+        && record
+            .metrics
+            .keys()
+            .any(|k| k.starts_with("bandwidth") || k.starts_with("latency"));
+    spread || cost
+}
+
+/// Change in %, + = better.
+pub fn change_pct(base: f64, other: f64, better: Better) -> f64 {
+    if base == 0.0 {
+        return 0.0;
+    }
+    let raw = 100.0 * (other - base) / base.abs();
+    match better {
+        Better::Higher => raw,
+        Better::Lower => -raw,
+    }
+}
+
+/// Whether `change_pct` lies within two standard deviations of the
+/// difference of two runs, estimated from each run's kept samples (their
+/// coefficients of variation added in quadrature).
+pub fn within_noise(change: f64, base: &[f64], other: &[f64]) -> Option<bool> {
+    if base.len() < 2 && other.len() < 2 {
+        return None;
+    }
+    let cv = |s: &[f64]| if s.len() < 2 { 0.0 } else { stats::cv_pct(s) };
+    let (a, b) = (cv(base), cv(other));
+    Some(change.abs() <= 2.0 * (a * a + b * b).sqrt())
+}
+
+pub fn compare(base: &Document, others: &[&Document], all_metrics: bool) -> Comparison {
+    let find = |doc: &'_ Document, r: &Record| -> Option<usize> {
+        doc.records
+            .iter()
+            .position(|o| o.probe == r.probe && o.name == r.name)
+    };
+    let mut rows = Vec::new();
+    for r in &base.records {
+        let matches: Vec<Option<&Record>> = others
+            .iter()
+            .map(|d| find(d, r).map(|i| &d.records[i]))
+            .collect();
+        for (key, m) in &r.metrics {
+            if !all_metrics && is_secondary(r, key) {
+                continue;
+            }
+            let base_samples = r.samples.get(key).map_or(&[][..], Vec::as_slice);
+            let cells = matches
+                .iter()
+                .map(|o| {
+                    let o = (*o)?;
+                    let value = o.metrics.get(key)?.value;
+                    let change = change_pct(m.value, value, m.better);
+                    let samples = o.samples.get(key).map_or(&[][..], Vec::as_slice);
+                    Some(Cell {
+                        value,
+                        change_pct: change,
+                        within_noise: within_noise(change, base_samples, samples),
+                    })
+                })
+                .collect();
+            rows.push(Row {
+                probe: r.probe.clone(),
+                test: r.name.clone(),
+                metric: key.clone(),
+                unit: m.unit.clone(),
+                better: m.better,
+                base: m.value,
+                others: cells,
+            });
+        }
+    }
+    let unmatched = others
+        .iter()
+        .map(|d| d.records.iter().filter(|o| find(base, o).is_none()).count())
+        .collect();
+    Comparison { rows, unmatched }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::topology::fixture;
+
+    fn doc(records: Vec<Record>) -> Document {
+        let mut d = Document::new(&fixture("local-1node"));
+        d.records = records;
+        d
+    }
+
+    fn bw(name: &str, v: f64, samples: &[f64]) -> Record {
+        let mut r = Record::new("mem", name)
+            .metric("bandwidth_mb_s", v, "MB/s", Better::Higher)
+            .metric("latency_ns", v / 100.0, "ns", Better::Lower)
+            .metric("cv_pct", 1.0, "%", Better::Lower);
+        r.samples.insert("bandwidth_mb_s".into(), samples.to_vec());
+        r
+    }
+
+    #[test]
+    fn sign_follows_the_better_direction() {
+        assert_eq!(change_pct(100.0, 110.0, Better::Higher), 10.0);
+        assert_eq!(change_pct(100.0, 110.0, Better::Lower), -10.0);
+        assert_eq!(change_pct(200.0, 150.0, Better::Lower), 25.0);
+        assert_eq!(change_pct(0.0, 5.0, Better::Higher), 0.0);
+    }
+
+    #[test]
+    fn noise_comes_from_the_kept_samples() {
+        // CVs of 5% each: 2 x sqrt(50) = 14.1% of noise.
+        let noisy = [95.0, 100.0, 105.0];
+        assert_eq!(within_noise(10.0, &noisy, &noisy), Some(true));
+        assert_eq!(within_noise(20.0, &noisy, &noisy), Some(false));
+        let tight = [100.0, 100.1, 99.9];
+        assert_eq!(within_noise(2.0, &tight, &tight), Some(false));
+        assert_eq!(within_noise(2.0, &[], &[1.0]), None);
+    }
+
+    #[test]
+    fn planted_change_is_found_and_noise_is_marked() {
+        let base = doc(vec![
+            bw("2x1-bw-process", 1000.0, &[990.0, 1000.0, 1010.0]),
+            bw("4x1-bw-process", 2000.0, &[1900.0, 2000.0, 2100.0]),
+        ]);
+        let other = doc(vec![
+            bw("2x1-bw-process", 1500.0, &[1490.0, 1500.0, 1510.0]),
+            bw("4x1-bw-process", 2040.0, &[1940.0, 2040.0, 2140.0]),
+            bw("only-here", 1.0, &[]),
+        ]);
+        let c = compare(&base, &[&other], false);
+        // cv_pct is secondary: two metrics per record.
+        assert_eq!(c.rows.len(), 4);
+        let row = |t: &str, m: &str| {
+            c.rows
+                .iter()
+                .find(|r| r.test == t && r.metric == m)
+                .unwrap()
+                .others[0]
+                .clone()
+                .unwrap()
+        };
+        let planted = row("2x1-bw-process", "bandwidth_mb_s");
+        assert_eq!(planted.change_pct, 50.0);
+        assert_eq!(planted.within_noise, Some(false));
+        let small = row("4x1-bw-process", "bandwidth_mb_s");
+        assert!((small.change_pct - 2.0).abs() < 1e-9);
+        assert_eq!(small.within_noise, Some(true));
+        // Latency dropped by half: + for a lower-is-better metric.
+        assert_eq!(row("2x1-bw-process", "latency_ns").change_pct, -50.0);
+        assert_eq!(c.unmatched, [1]);
+        assert_eq!(compare(&base, &[&other], true).rows.len(), 6);
+    }
+
+    #[test]
+    fn a_missing_record_is_an_empty_cell() {
+        let base = doc(vec![bw("a", 1.0, &[])]);
+        let other = doc(vec![]);
+        let c = compare(&base, &[&other, &base], false);
+        assert!(c.rows[0].others[0].is_none());
+        assert_eq!(c.rows[0].others[1].as_ref().unwrap().change_pct, 0.0);
+    }
+}

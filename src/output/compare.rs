@@ -1,0 +1,286 @@
+//! A comparison as text in the layout of the kernel-comparison tables
+//! (`test : base | other: +x.x% | ... | unit`), as Markdown, CSV or JSON.
+
+use crate::analysis::compare::{Cell, Comparison, Row};
+use crate::results::Better;
+use serde_json::json;
+
+/// Significant digits that keep small and large figures readable.
+fn num(v: f64) -> String {
+    let a = v.abs();
+    if a >= 1000.0 {
+        format!("{v:.0}")
+    } else if a >= 10.0 {
+        format!("{v:.1}")
+    } else {
+        format!("{v:.3}")
+    }
+}
+
+fn label(r: &Row) -> String {
+    format!("{} {}", r.test, r.metric)
+}
+
+fn cell_text(c: &Option<Cell>) -> String {
+    match c {
+        Some(c) => format!(
+            "{}: {:+.1}%{}",
+            num(c.value),
+            c.change_pct,
+            if c.within_noise == Some(true) {
+                "~"
+            } else {
+                " "
+            }
+        ),
+        None => "-".into(),
+    }
+}
+
+pub fn text(c: &Comparison, labels: &[String]) -> String {
+    let mut out = String::new();
+    for (better, head) in [
+        (Better::Higher, "[ Higher numbers are better. ]"),
+        (Better::Lower, "[ Lower numbers are better. ]"),
+    ] {
+        let rows: Vec<&Row> = c.rows.iter().filter(|r| r.better == better).collect();
+        if rows.is_empty() {
+            continue;
+        }
+        let cells: Vec<Vec<String>> = rows
+            .iter()
+            .map(|r| r.others.iter().map(cell_text).collect())
+            .collect();
+        let w_label = rows
+            .iter()
+            .map(|r| label(r).len())
+            .max()
+            .unwrap_or(0)
+            .max(11);
+        let w_base = rows
+            .iter()
+            .map(|r| num(r.base).len())
+            .chain(std::iter::once(labels[0].len()))
+            .max()
+            .unwrap_or(0);
+        let w_other: Vec<usize> = (0..labels.len() - 1)
+            .map(|i| {
+                cells
+                    .iter()
+                    .map(|c| c[i].len())
+                    .chain(std::iter::once(labels[i + 1].len()))
+                    .max()
+                    .unwrap_or(0)
+            })
+            .collect();
+        out.push_str(&format!("{:>w$}\n\n", head, w = w_label + 20));
+        let mut header = format!(" {:<w_label$} : {:>w_base$} |", "[test unit]", labels[0]);
+        for (i, w) in w_other.iter().enumerate() {
+            header.push_str(&format!(" {:>w$} |", labels[i + 1]));
+        }
+        out.push_str(&header);
+        out.push('\n');
+        out.push_str(&"-".repeat(header.len() + 6));
+        out.push('\n');
+        for (r, cs) in rows.iter().zip(&cells) {
+            let mut line = format!(" {:<w_label$} : {:>w_base$} |", label(r), num(r.base));
+            for (cell, w) in cs.iter().zip(&w_other) {
+                line.push_str(&format!(" {cell:>w$} |"));
+            }
+            line.push_str(&format!("  {}\n", r.unit));
+            out.push_str(&line);
+        }
+        out.push('\n');
+    }
+    out.push_str("changes are signed so that + is better; ~ marks a change within the runs' own noise (2 standard deviations of the kept samples)\n");
+    for (i, n) in c.unmatched.iter().enumerate() {
+        if *n > 0 {
+            out.push_str(&format!(
+                "{}: {n} record(s) not in the base run, not shown\n",
+                labels[i + 1]
+            ));
+        }
+    }
+    out
+}
+
+pub fn markdown(c: &Comparison, labels: &[String]) -> String {
+    let mut out = format!("| test | metric | {} |", labels[0]);
+    for l in &labels[1..] {
+        out.push_str(&format!(" {l} | change |"));
+    }
+    out.push_str(" unit | better |\n|:--|:--|--:|");
+    out.push_str(&"--:|--:|".repeat(labels.len() - 1));
+    out.push_str(":--|:--|\n");
+    for r in &c.rows {
+        out.push_str(&format!("| {} | {} | {} |", r.test, r.metric, num(r.base)));
+        for cell in &r.others {
+            match cell {
+                Some(c) => out.push_str(&format!(
+                    " {} | {:+.1}%{} |",
+                    num(c.value),
+                    c.change_pct,
+                    if c.within_noise == Some(true) {
+                        " (noise)"
+                    } else {
+                        ""
+                    }
+                )),
+                None => out.push_str(" - | - |"),
+            }
+        }
+        out.push_str(&format!(" {} | {} |\n", r.unit, better(r.better)));
+    }
+    out
+}
+
+fn better(b: Better) -> &'static str {
+    match b {
+        Better::Higher => "higher",
+        Better::Lower => "lower",
+    }
+}
+
+fn csv_field(s: &str) -> String {
+    if s.contains([',', '"', '\n']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}
+
+pub fn csv(c: &Comparison, labels: &[String]) -> String {
+    let mut out = String::from("probe,test,metric,unit,better,base");
+    for i in 1..labels.len() {
+        out.push_str(&format!(",value_{i},change_pct_{i},within_noise_{i}"));
+    }
+    out.push('\n');
+    for r in &c.rows {
+        out.push_str(&format!(
+            "{},{},{},{},{},{}",
+            csv_field(&r.probe),
+            csv_field(&r.test),
+            csv_field(&r.metric),
+            csv_field(&r.unit),
+            better(r.better),
+            r.base
+        ));
+        for cell in &r.others {
+            match cell {
+                Some(c) => out.push_str(&format!(
+                    ",{},{:.3},{}",
+                    c.value,
+                    c.change_pct,
+                    c.within_noise.map_or(String::new(), |b| b.to_string())
+                )),
+                None => out.push_str(",,,"),
+            }
+        }
+        out.push('\n');
+    }
+    out
+}
+
+pub fn json(c: &Comparison, labels: &[String]) -> String {
+    let rows: Vec<_> = c
+        .rows
+        .iter()
+        .map(|r| {
+            json!({
+                "probe": r.probe, "test": r.test, "metric": r.metric, "unit": r.unit,
+                "better": better(r.better), "base": r.base,
+                "others": r.others.iter().map(|o| o.as_ref().map(|c| json!({
+                    "value": c.value, "change_pct": c.change_pct, "within_noise": c.within_noise
+                }))).collect::<Vec<_>>(),
+            })
+        })
+        .collect();
+    let doc = json!({ "labels": labels, "rows": rows, "unmatched": c.unmatched });
+    serde_json::to_string_pretty(&doc).unwrap_or_default() + "\n"
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> (Comparison, Vec<String>) {
+        let row = |test: &str, better, base, value, change, noise| Row {
+            probe: "mem".into(),
+            test: test.into(),
+            metric: "m".into(),
+            unit: "GB/sec".into(),
+            better,
+            base,
+            others: vec![Some(Cell {
+                value,
+                change_pct: change,
+                within_noise: noise,
+            })],
+        };
+        (
+            Comparison {
+                rows: vec![
+                    row(
+                        "2x1-bw-process",
+                        Better::Higher,
+                        6.248,
+                        8.073,
+                        29.2,
+                        Some(false),
+                    ),
+                    row(
+                        "1x3-convergence",
+                        Better::Lower,
+                        100.1,
+                        0.2,
+                        99.8,
+                        Some(true),
+                    ),
+                ],
+                unmatched: vec![2],
+            },
+            vec!["v3.7".into(), "AutoNUMA,v28".into()],
+        )
+    }
+
+    #[test]
+    fn text_has_the_comparison_table_layout() {
+        let (c, l) = sample();
+        let t = text(&c, &l);
+        assert!(t.contains("[ Higher numbers are better. ]"));
+        assert!(t.contains("[ Lower numbers are better. ]"));
+        let line = t.lines().find(|l| l.contains("2x1-bw-process")).unwrap();
+        assert!(line.contains(": 6.248 |"), "{line}");
+        assert!(line.contains("8.073: +29.2%  |"), "{line}");
+        assert!(line.trim_end().ends_with("GB/sec"), "{line}");
+        let conv = t.lines().find(|l| l.contains("1x3-convergence")).unwrap();
+        assert!(conv.contains("+99.8%~"), "{conv}");
+        assert!(t.contains("2 record(s) not in the base run"));
+    }
+
+    #[test]
+    fn csv_quotes_and_keeps_one_line_per_row() {
+        let (c, l) = sample();
+        let out = csv(&c, &l);
+        let lines: Vec<&str> = out.lines().collect();
+        assert_eq!(lines.len(), 3);
+        assert_eq!(
+            lines[0],
+            "probe,test,metric,unit,better,base,value_1,change_pct_1,within_noise_1"
+        );
+        assert!(lines[1].ends_with(",8.073,29.200,false"), "{}", lines[1]);
+        assert_eq!(csv_field("a,b"), "\"a,b\"");
+    }
+
+    #[test]
+    fn markdown_and_json_carry_every_row() {
+        let (c, l) = sample();
+        let md = markdown(&c, &l);
+        assert_eq!(md.lines().count(), 4);
+        assert!(md.contains("| +99.8% (noise) |"), "{md}");
+        let v: serde_json::Value = serde_json::from_str(&json(&c, &l)).unwrap();
+        assert_eq!(v["rows"].as_array().unwrap().len(), 2);
+        assert_eq!(v["rows"][0]["others"][0]["within_noise"], false);
+        assert_eq!(v["labels"][1], "AutoNUMA,v28");
+    }
+}
