@@ -6,6 +6,7 @@ mod gather;
 mod matrix;
 mod model;
 mod place;
+mod report;
 pub mod select;
 mod sweep;
 mod topo;
@@ -32,6 +33,7 @@ pub enum Command {
     Matrix(matrix::MatrixArgs),
     Model(model::ModelArgs),
     Compare(compare::CompareArgs),
+    Report(report::ReportArgs),
 }
 
 /// Where topology is read from; shared by every command.
@@ -73,6 +75,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Matrix(args) => matrix::run(args),
         Command::Model(args) => model::run(args),
         Command::Compare(args) => compare::run(args),
+        Command::Report(args) => report::run(args),
     }
 }
 

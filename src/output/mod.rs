@@ -2,9 +2,11 @@
 //! probes arrive. Nothing here measures anything.
 
 pub mod compare;
+pub mod html;
 pub mod matrix;
 pub mod model;
 pub mod sections;
+pub mod svg;
 pub mod sweep;
 pub mod table;
 pub mod topo_text;

@@ -1,0 +1,444 @@
+//! One self-contained HTML report from one or more results documents:
+//! inline CSS and SVG only (no script, no font, no network), every string
+//! from a results file escaped.
+
+use super::sections::Section;
+use super::svg::{self, Chart, Line, Marker, escape};
+use crate::analysis::atlas::{Atlas, Grid};
+use crate::results::{Document, Record};
+use std::collections::BTreeMap;
+use std::fmt::Write;
+
+const STYLE: &str = "body{font-family:sans-serif;margin:2em;max-width:1100px;color:#222}\
+h1{font-size:1.6em}h2{border-bottom:1px solid #ccc;padding-bottom:.2em;margin-top:2em}\
+h3{font-size:1.1em;margin-top:1.5em}table{border-collapse:collapse;margin:.5em 0}\
+td,th{border:1px solid #ccc;padding:.25em .6em;text-align:right}th{background:#f4f4f4}\
+td.l,th.l{text-align:left}pre{background:#f8f8f8;padding:.8em;overflow-x:auto;font-size:.85em}\
+.note{color:#555;font-size:.9em}svg{max-width:100%;height:auto;display:block;margin:.5em 0}";
+
+/// A run to show, with the name its columns and headings get.
+pub struct Run<'a> {
+    pub label: String,
+    pub doc: &'a Document,
+}
+
+fn table(s: &Section) -> String {
+    let mut out = String::new();
+    if !s.header.is_empty() {
+        out.push_str("<table><tr>");
+        for (i, h) in s.header.iter().enumerate() {
+            let class = if i == 0 { " class=\"l\"" } else { "" };
+            let _ = write!(out, "<th{class}>{}</th>", escape(h));
+        }
+        out.push_str("</tr>");
+        for r in &s.rows {
+            out.push_str("<tr>");
+            for (i, c) in r.iter().enumerate() {
+                let class = if i == 0 { " class=\"l\"" } else { "" };
+                let _ = write!(out, "<td{class}>{}</td>", escape(c));
+            }
+            out.push_str("</tr>");
+        }
+        out.push_str("</table>");
+    }
+    for l in &s.lines {
+        let _ = write!(out, "<p class=\"note\">{}</p>", escape(l));
+    }
+    out
+}
+
+fn section(s: &Section) -> String {
+    format!("<h3>{}</h3>{}", escape(&s.title), table(s))
+}
+
+/// Background from red (low) through yellow to green (100% and above).
+fn heat(pct: f64) -> String {
+    let p = (pct / 100.0).clamp(0.0, 1.0);
+    let hue = 120.0 * p.powi(2);
+    format!("hsl({hue:.0},70%,80%)")
+}
+
+/// A grid as a heatmap table coloured by % of the row's reference.
+fn heatmap(a: &Atlas, title: &str, g: &Grid, lower_better: bool, digits: usize) -> String {
+    if g.is_empty() {
+        return String::new();
+    }
+    let mut out = format!(
+        "<h3>{}</h3><table><tr><th class=\"l\">cpu \\ mem</th>",
+        escape(title)
+    );
+    for m in &a.mem_nodes {
+        let _ = write!(out, "<th>{m}</th>");
+    }
+    out.push_str("</tr>");
+    for &c in &a.cpu_nodes {
+        let _ = write!(out, "<tr><th class=\"l\">{c}</th>");
+        let best = if lower_better {
+            g.row(c).into_iter().map(|r| r.1).reduce(f64::min)
+        } else {
+            g.local(c)
+        };
+        for &m in &a.mem_nodes {
+            match (g.get(c, m), best) {
+                (Some(v), Some(b)) if b > 0.0 && v > 0.0 => {
+                    let pct = if lower_better {
+                        100.0 * b / v
+                    } else {
+                        100.0 * v / b
+                    };
+                    let _ = write!(
+                        out,
+                        "<td style=\"background:{}\" title=\"{pct:.0}%\">{v:.digits$}</td>",
+                        heat(pct)
+                    );
+                }
+                (Some(v), _) => {
+                    let _ = write!(out, "<td>{v:.digits$}</td>");
+                }
+                _ => out.push_str("<td>-</td>"),
+            }
+        }
+        out.push_str("</tr>");
+    }
+    out.push_str("</table>");
+    out
+}
+
+fn matrix_part(run: &Run<'_>) -> String {
+    let a = Atlas::from_records(&run.doc.records);
+    if a.is_empty() {
+        return String::new();
+    }
+    let topo = &run.doc.host.topology;
+    let mut out = String::from("<h2>Node-to-node matrix</h2>");
+    let _ = write!(
+        out,
+        "<p class=\"note\">rows: CPU nodes, columns: memory nodes; kernel {}; MB/s = 10^6 bytes/s, STREAM convention; colour: % of the row's local value (latency: of the row's best)</p>",
+        escape(a.kernel.as_deref().unwrap_or("?"))
+    );
+    out.push_str(&heatmap(
+        &a,
+        "single-thread bandwidth, MB/s",
+        &a.single,
+        false,
+        0,
+    ));
+    out.push_str(&heatmap(
+        &a,
+        "saturated bandwidth, MB/s",
+        &a.saturated,
+        false,
+        0,
+    ));
+    out.push_str(&heatmap(
+        &a,
+        "idle latency, ns per load",
+        &a.latency,
+        true,
+        1,
+    ));
+    let others = super::matrix::grid_sections(&a, topo);
+    for s in others.iter().filter(|s| {
+        s.title.starts_with("SLIT") || s.title.starts_with("HMAT") || s.title == "placement"
+    }) {
+        out.push_str(&section(s));
+    }
+    if let Some(g) = crate::analysis::placement::peak(&a, None, a.peak.clone()) {
+        for s in super::model::class_sections(&a, topo, &g) {
+            out.push_str(&section(&s));
+        }
+    }
+    if !a.curves.is_empty() {
+        let chart = Chart {
+            title: "thread scaling (saturated bandwidth)".into(),
+            x_label: "threads".into(),
+            y_label: "MB/s".into(),
+            lines: a
+                .curves
+                .iter()
+                .map(|((c, m), pts)| Line {
+                    label: format!("cpu {c} -> mem {m}"),
+                    points: pts.iter().map(|(t, v)| (*t as f64, *v)).collect(),
+                })
+                .collect(),
+            ..Default::default()
+        };
+        out.push_str(&svg::render(&chart));
+    }
+    out
+}
+
+fn size_label(bytes: f64) -> String {
+    super::table::bytes(bytes as u64)
+}
+
+fn metric(r: &Record, k: &str) -> Option<f64> {
+    r.metrics.get(k).map(|m| m.value)
+}
+
+fn sweep_part(run: &Run<'_>) -> String {
+    let rows: Vec<&Record> = run
+        .doc
+        .records
+        .iter()
+        .filter(|r| r.probe == "sweep")
+        .collect();
+    if rows.is_empty() {
+        return String::new();
+    }
+    let size = |r: &Record| r.params.get("size_bytes").and_then(|v| v.as_f64());
+    let op = |r: &Record| {
+        r.params
+            .get("operation")
+            .and_then(|v| v.as_str())
+            .unwrap_or("?")
+            .to_string()
+    };
+    let mut bw: BTreeMap<String, Vec<(f64, f64)>> = BTreeMap::new();
+    let mut lat = Vec::new();
+    for r in &rows {
+        let Some(s) = size(r) else { continue };
+        if let Some(v) = metric(r, "latency_ns") {
+            lat.push((s, v));
+        } else if let Some(v) = metric(r, "bandwidth_mb_s") {
+            bw.entry(op(r)).or_default().push((s, v));
+        }
+    }
+    let topo = &run.doc.host.topology;
+    let cpu = topo.allowed.cpus.first().unwrap_or(0);
+    let markers: Vec<Marker> = topo
+        .caches_of(cpu)
+        .iter()
+        .filter(|c| c.kind != "Instruction")
+        .map(|c| Marker {
+            x: c.size_bytes as f64,
+            label: format!("L{}", c.level),
+        })
+        .collect();
+    let mut out = String::from("<h2>Cache-aware sweep</h2>");
+    out.push_str("<p class=\"note\">per-thread buffer size on a log axis; dashed lines: this CPU's cache sizes; bandwidth in the sc-membench convention (copy counts the buffer once)</p>");
+    out.push_str(&svg::render(&Chart {
+        title: "bandwidth against buffer size".into(),
+        x_label: "per-thread buffer size".into(),
+        y_label: "MB/s".into(),
+        x_log2: true,
+        lines: bw
+            .into_iter()
+            .map(|(label, points)| Line { label, points })
+            .collect(),
+        markers: markers.clone(),
+        x_format: Some(size_label),
+    }));
+    if !lat.is_empty() {
+        out.push_str(&svg::render(&Chart {
+            title: "latency against buffer size".into(),
+            x_label: "buffer size".into(),
+            y_label: "ns per load".into(),
+            x_log2: true,
+            lines: vec![Line {
+                label: "latency".into(),
+                points: lat,
+            }],
+            markers,
+            x_format: Some(size_label),
+        }));
+    }
+    out
+}
+
+/// Records no dedicated part shows, as one table per probe, and their
+/// time series as charts.
+fn other_part(run: &Run<'_>) -> String {
+    let mut by_probe: BTreeMap<&str, Vec<&Record>> = BTreeMap::new();
+    for r in &run.doc.records {
+        if r.probe != "matrix" && r.probe != "sweep" {
+            by_probe.entry(&r.probe).or_default().push(r);
+        }
+    }
+    let mut out = String::new();
+    for (probe, records) in by_probe {
+        let _ = write!(out, "<h2>{}</h2>", escape(probe));
+        let mut keys: Vec<&str> = Vec::new();
+        for r in &records {
+            for k in r.metrics.keys() {
+                if !keys.contains(&k.as_str()) {
+                    keys.push(k);
+                }
+            }
+        }
+        let mut s = Section::new("");
+        s.header = std::iter::once("test".to_string())
+            .chain(keys.iter().map(|k| {
+                let unit = records
+                    .iter()
+                    .find_map(|r| r.metrics.get(*k))
+                    .map_or(String::new(), |m| format!(" ({})", m.unit));
+                format!("{k}{unit}")
+            }))
+            .collect();
+        for r in &records {
+            s.rows.push(
+                std::iter::once(r.name.clone())
+                    .chain(keys.iter().map(|k| {
+                        metric(r, k).map_or("-".into(), |v| {
+                            if v.abs() >= 100.0 {
+                                format!("{v:.0}")
+                            } else {
+                                format!("{v:.3}")
+                            }
+                        })
+                    }))
+                    .collect(),
+            );
+        }
+        out.push_str(&table(&s));
+        for r in &records {
+            for series in &r.series {
+                out.push_str(&svg::render(&Chart {
+                    title: format!("{}: {}", r.name, series.name),
+                    x_label: format!("{} ({})", series.x_label, series.x_unit),
+                    y_label: format!("{} ({})", series.y_label, series.y_unit),
+                    lines: series
+                        .lines
+                        .iter()
+                        .map(|l| Line {
+                            label: l.label.clone(),
+                            points: series.x.iter().copied().zip(l.y.iter().copied()).collect(),
+                        })
+                        .collect(),
+                    ..Default::default()
+                }));
+            }
+            for n in &r.notes {
+                let _ = write!(
+                    out,
+                    "<p class=\"note\">{}: {}</p>",
+                    escape(&r.name),
+                    escape(n)
+                );
+            }
+        }
+    }
+    out
+}
+
+pub fn report(runs: &[Run<'_>]) -> String {
+    let mut out = format!(
+        "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>numabench report</title><style>{STYLE}</style></head><body><h1>numabench report</h1>"
+    );
+    out.push_str("<table><tr><th class=\"l\">run</th><th class=\"l\">host</th><th class=\"l\">kernel</th><th class=\"l\">started</th><th class=\"l\">command</th></tr>");
+    for r in runs {
+        let h = &r.doc.host;
+        let _ = write!(
+            out,
+            "<tr><td class=\"l\"><a href=\"#run-{}\">{}</a></td><td class=\"l\">{}</td><td class=\"l\">{}</td><td class=\"l\">{}</td><td class=\"l\">{}</td></tr>",
+            escape(&r.label),
+            escape(&r.label),
+            escape(&h.hostname),
+            escape(&h.kernel),
+            escape(&r.doc.started),
+            escape(&r.doc.command.join(" "))
+        );
+    }
+    out.push_str("</table>");
+    for r in runs {
+        let _ = write!(
+            out,
+            "<section id=\"run-{}\"><h2>{}: {} ({})</h2>",
+            escape(&r.label),
+            escape(&r.label),
+            escape(&r.doc.host.hostname),
+            escape(&r.doc.host.cpu_model)
+        );
+        out.push_str("<h3>topology</h3><pre>");
+        out.push_str(&escape(&super::topo_text::render(&r.doc.host.topology)));
+        out.push_str("</pre>");
+        out.push_str(&matrix_part(r));
+        out.push_str(&sweep_part(r));
+        out.push_str(&other_part(r));
+        if !r.doc.complete {
+            out.push_str("<p class=\"note\">this run did not finish: its results are partial</p>");
+        }
+        out.push_str("</section>");
+    }
+    out.push_str("</body></html>\n");
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::results::Better;
+    use crate::topology::fixture;
+
+    fn doc() -> Document {
+        let mut topo = fixture("two-node");
+        topo.hostname = "<img src=x onerror=alert(1)>".into();
+        let mut d = Document::new(&topo);
+        for (c, m, v) in [
+            (0, 0, 10_000.0),
+            (0, 1, 6_000.0),
+            (1, 0, 5_800.0),
+            (1, 1, 9_800.0),
+        ] {
+            d.records.push(
+                Record::new("matrix", &format!("bandwidth_1t {c}->{m}"))
+                    .param("kind", "bandwidth_1t")
+                    .param("cpu_node", c)
+                    .param("mem_node", m)
+                    .metric("bandwidth_mb_s", v, "MB/s", Better::Higher),
+            );
+        }
+        d.records.push(
+            Record::new("sweep", "read 64K")
+                .param("size_bytes", 65536)
+                .param("operation", "read")
+                .metric("bandwidth_mb_s", 50_000.0, "MB/s", Better::Higher),
+        );
+        d.records
+            .push(Record::new("mem</td>", "2x1-bw-process").metric(
+                "total_speed_gb_s",
+                6.2,
+                "GB/s",
+                Better::Higher,
+            ));
+        d
+    }
+
+    #[test]
+    fn strings_from_the_file_are_escaped() {
+        let d = doc();
+        let html = report(&[Run {
+            label: "a\"b".into(),
+            doc: &d,
+        }]);
+        assert!(!html.contains("<img"), "markup from a hostname leaked");
+        assert!(html.contains("&lt;img src=x onerror=alert(1)&gt;"));
+        assert!(!html.contains("mem</td>"));
+        assert!(html.contains("a&quot;b"));
+    }
+
+    #[test]
+    fn parts_appear_for_the_records_present() {
+        let d = doc();
+        let html = report(&[Run {
+            label: "base".into(),
+            doc: &d,
+        }]);
+        assert!(html.contains("Node-to-node matrix"));
+        assert!(html.contains("bandwidth against buffer size"));
+        assert!(html.contains("2x1-bw-process"));
+        assert!(html.contains("bandwidth classes"));
+        // 6000 is 60% of its row's local value: a warm colour.
+        assert!(html.contains("title=\"60%\""), "{html}");
+        assert!(!html.contains("<script"));
+        assert!(html.starts_with("<!DOCTYPE html>") && html.ends_with("</html>\n"));
+    }
+
+    #[test]
+    fn heat_runs_from_red_to_green() {
+        assert_eq!(heat(100.0), "hsl(120,70%,80%)");
+        assert_eq!(heat(0.0), "hsl(0,70%,80%)");
+        assert_eq!(heat(150.0), heat(100.0));
+    }
+}

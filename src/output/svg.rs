@@ -1,0 +1,305 @@
+//! Line charts as inline SVG: no script, no font files, no network, so a
+//! report opens from disk anywhere. Every label is escaped.
+
+use std::fmt::Write;
+
+/// One line of a chart.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Line {
+    pub label: String,
+    pub points: Vec<(f64, f64)>,
+}
+
+/// A vertical marker, e.g. a cache size or the moment of convergence.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Marker {
+    pub x: f64,
+    pub label: String,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct Chart {
+    pub title: String,
+    pub x_label: String,
+    pub y_label: String,
+    /// Base-2 logarithmic x axis (sizes).
+    pub x_log2: bool,
+    pub lines: Vec<Line>,
+    pub markers: Vec<Marker>,
+    /// Formats x tick values (e.g. sizes as KiB/MiB).
+    pub x_format: Option<fn(f64) -> String>,
+}
+
+/// Escapes text for HTML and SVG content and attribute values.
+pub fn escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for ch in s.chars() {
+        match ch {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            _ => out.push(ch),
+        }
+    }
+    out
+}
+
+/// Colours distinguishable in print and by most colour-blind readers.
+pub const PALETTE: [&str; 8] = [
+    "#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf",
+];
+
+const W: f64 = 720.0;
+const H: f64 = 360.0;
+const LEFT: f64 = 70.0;
+const RIGHT: f64 = 150.0;
+const TOP: f64 = 30.0;
+const BOTTOM: f64 = 50.0;
+
+/// "Nice" tick values covering `lo..=hi`, about `n` of them.
+pub fn ticks(lo: f64, hi: f64, n: usize) -> Vec<f64> {
+    if !(hi > lo) || !lo.is_finite() || !hi.is_finite() {
+        return vec![lo];
+    }
+    let raw = (hi - lo) / n.max(1) as f64;
+    let mag = 10f64.powf(raw.log10().floor());
+    let step = [1.0, 2.0, 2.5, 5.0, 10.0]
+        .iter()
+        .map(|m| m * mag)
+        .find(|s| *s >= raw)
+        .unwrap_or(10.0 * mag);
+    let first = (lo / step).ceil() * step;
+    let mut out = Vec::new();
+    let mut t = first;
+    while t <= hi + step * 1e-9 {
+        out.push(if t.abs() < step * 1e-9 { 0.0 } else { t });
+        t += step;
+    }
+    out
+}
+
+fn fmt_num(v: f64) -> String {
+    let a = v.abs();
+    if a >= 1e6 {
+        format!("{:.1}M", v / 1e6)
+    } else if a >= 1e4 {
+        format!("{:.0}k", v / 1e3)
+    } else if a >= 100.0 || v.fract() == 0.0 {
+        format!("{v:.0}")
+    } else {
+        format!("{v:.2}")
+    }
+}
+
+/// The chart as an `<svg>` element; an empty chart says so.
+pub fn render(c: &Chart) -> String {
+    let pts: Vec<(f64, f64)> = c
+        .lines
+        .iter()
+        .flat_map(|l| l.points.iter().copied())
+        .filter(|(x, y)| x.is_finite() && y.is_finite() && (!c.x_log2 || *x > 0.0))
+        .collect();
+    let mut s = String::new();
+    let _ = write!(
+        s,
+        r#"<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {W} {H}" width="{W}" height="{H}" role="img" aria-label="{}" font-family="sans-serif" font-size="12">"#,
+        escape(&c.title)
+    );
+    let _ = write!(
+        s,
+        r#"<text x="{}" y="18" text-anchor="middle" font-size="14" font-weight="bold">{}</text>"#,
+        W / 2.0,
+        escape(&c.title)
+    );
+    if pts.is_empty() {
+        let _ = write!(
+            s,
+            r#"<text x="{}" y="{}" text-anchor="middle">no data</text></svg>"#,
+            W / 2.0,
+            H / 2.0
+        );
+        return s;
+    }
+    let tx = |x: f64| if c.x_log2 { x.log2() } else { x };
+    let (mut x0, mut x1) = pts.iter().fold((f64::MAX, f64::MIN), |(a, b), p| {
+        (a.min(tx(p.0)), b.max(tx(p.0)))
+    });
+    for m in &c.markers {
+        if m.x.is_finite() && (!c.x_log2 || m.x > 0.0) {
+            x0 = x0.min(tx(m.x));
+            x1 = x1.max(tx(m.x));
+        }
+    }
+    if x1 <= x0 {
+        x1 = x0 + 1.0;
+    }
+    let y1 = pts.iter().map(|p| p.1).fold(f64::MIN, f64::max).max(0.0) * 1.05;
+    let y0 = pts.iter().map(|p| p.1).fold(f64::MAX, f64::min).min(0.0);
+    let y1 = if y1 <= y0 { y0 + 1.0 } else { y1 };
+    let (pw, ph) = (W - LEFT - RIGHT, H - TOP - BOTTOM);
+    let px = |x: f64| LEFT + (tx(x) - x0) / (x1 - x0) * pw;
+    let py = |y: f64| TOP + ph - (y - y0) / (y1 - y0) * ph;
+    // Axes and grid.
+    let _ = write!(
+        s,
+        r##"<rect x="{LEFT}" y="{TOP}" width="{pw}" height="{ph}" fill="none" stroke="#888"/>"##
+    );
+    for t in ticks(y0, y1, 5) {
+        let y = py(t);
+        let _ = write!(
+            s,
+            r##"<line x1="{LEFT}" y1="{y:.1}" x2="{}" y2="{y:.1}" stroke="#ddd"/><text x="{}" y="{:.1}" text-anchor="end">{}</text>"##,
+            LEFT + pw,
+            LEFT - 6.0,
+            y + 4.0,
+            fmt_num(t)
+        );
+    }
+    let xt: Vec<f64> = if c.x_log2 {
+        let (a, b) = (x0.floor() as i32, x1.ceil() as i32);
+        let step = ((b - a) / 8).max(1);
+        (a..=b)
+            .step_by(step as usize)
+            .map(|e| 2f64.powi(e))
+            .filter(|x| tx(*x) >= x0 - 1e-9 && tx(*x) <= x1 + 1e-9)
+            .collect()
+    } else {
+        ticks(x0, x1, 8)
+    };
+    for t in xt {
+        let x = px(t);
+        let label = c.x_format.map_or_else(|| fmt_num(t), |f| f(t));
+        let _ = write!(
+            s,
+            r##"<line x1="{x:.1}" y1="{TOP}" x2="{x:.1}" y2="{}" stroke="#eee"/><text x="{x:.1}" y="{}" text-anchor="middle">{}</text>"##,
+            TOP + ph,
+            TOP + ph + 16.0,
+            escape(&label)
+        );
+    }
+    let _ = write!(
+        s,
+        r#"<text x="{}" y="{}" text-anchor="middle">{}</text>"#,
+        LEFT + pw / 2.0,
+        H - 10.0,
+        escape(&c.x_label)
+    );
+    let _ = write!(
+        s,
+        r#"<text x="16" y="{}" text-anchor="middle" transform="rotate(-90 16 {})">{}</text>"#,
+        TOP + ph / 2.0,
+        TOP + ph / 2.0,
+        escape(&c.y_label)
+    );
+    for m in &c.markers {
+        if !m.x.is_finite() || (c.x_log2 && m.x <= 0.0) {
+            continue;
+        }
+        let x = px(m.x);
+        let _ = write!(
+            s,
+            r##"<line x1="{x:.1}" y1="{TOP}" x2="{x:.1}" y2="{}" stroke="#999" stroke-dasharray="4 3"/><text x="{:.1}" y="{}" font-size="10" fill="#555">{}</text>"##,
+            TOP + ph,
+            x + 3.0,
+            TOP + 12.0,
+            escape(&m.label)
+        );
+    }
+    for (i, l) in c.lines.iter().enumerate() {
+        let colour = PALETTE[i % PALETTE.len()];
+        let path: Vec<String> = l
+            .points
+            .iter()
+            .filter(|(x, y)| x.is_finite() && y.is_finite() && (!c.x_log2 || *x > 0.0))
+            .map(|&(x, y)| format!("{:.1},{:.1}", px(x), py(y)))
+            .collect();
+        if path.is_empty() {
+            continue;
+        }
+        let _ = write!(
+            s,
+            r#"<polyline fill="none" stroke="{colour}" stroke-width="2" points="{}"/>"#,
+            path.join(" ")
+        );
+        for p in &path {
+            let (x, y) = p.split_once(',').unwrap_or(("0", "0"));
+            let _ = write!(s, r#"<circle cx="{x}" cy="{y}" r="2.5" fill="{colour}"/>"#);
+        }
+        let ly = TOP + 10.0 + i as f64 * 16.0;
+        let _ = write!(
+            s,
+            r#"<line x1="{}" y1="{ly}" x2="{}" y2="{ly}" stroke="{colour}" stroke-width="2"/><text x="{}" y="{}">{}</text>"#,
+            LEFT + pw + 10.0,
+            LEFT + pw + 28.0,
+            LEFT + pw + 32.0,
+            ly + 4.0,
+            escape(&l.label)
+        );
+    }
+    s.push_str("</svg>");
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn chart() -> Chart {
+        Chart {
+            title: "bw <&> \"x\"".into(),
+            x_label: "size".into(),
+            y_label: "MB/s".into(),
+            x_log2: true,
+            lines: vec![Line {
+                label: "read<script>".into(),
+                points: vec![(1024.0, 100.0), (2048.0, 90.0), (0.0, 5.0)],
+            }],
+            markers: vec![Marker {
+                x: 1536.0,
+                label: "L1".into(),
+            }],
+            x_format: None,
+        }
+    }
+
+    #[test]
+    fn labels_are_escaped() {
+        let s = render(&chart());
+        assert!(!s.contains("<script>"), "{s}");
+        assert!(s.contains("read&lt;script&gt;"));
+        assert!(s.contains("bw &lt;&amp;&gt; &quot;x&quot;"));
+        assert!(s.starts_with("<svg") && s.ends_with("</svg>"));
+    }
+
+    #[test]
+    fn a_log_axis_drops_non_positive_x_and_draws_markers() {
+        let s = render(&chart());
+        assert_eq!(
+            s.matches("<circle").count(),
+            2,
+            "x = 0 cannot be drawn on a log axis"
+        );
+        assert!(s.contains(">L1</text>"));
+        assert_eq!(s.matches("<polyline").count(), 1);
+    }
+
+    #[test]
+    fn empty_chart_says_so() {
+        let c = Chart {
+            title: "t".into(),
+            ..Default::default()
+        };
+        assert!(render(&c).contains("no data"));
+    }
+
+    #[test]
+    fn ticks_are_round_and_cover_the_range() {
+        assert_eq!(ticks(0.0, 100.0, 5), [0.0, 20.0, 40.0, 60.0, 80.0, 100.0]);
+        let t = ticks(0.0, 31_000.0, 5);
+        assert_eq!(t[1], 10_000.0);
+        assert!(*t.last().unwrap() <= 31_000.0);
+        assert_eq!(ticks(5.0, 5.0, 5), [5.0]);
+    }
+}
