@@ -60,7 +60,7 @@ const BOTTOM: f64 = 50.0;
 
 /// "Nice" tick values covering `lo..=hi`, about `n` of them.
 pub fn ticks(lo: f64, hi: f64, n: usize) -> Vec<f64> {
-    if !(hi > lo) || !lo.is_finite() || !hi.is_finite() {
+    if hi <= lo || !lo.is_finite() || !hi.is_finite() {
         return vec![lo];
     }
     let raw = (hi - lo) / n.max(1) as f64;
