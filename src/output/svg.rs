@@ -70,14 +70,16 @@ pub fn ticks(lo: f64, hi: f64, n: usize) -> Vec<f64> {
         .map(|m| m * mag)
         .find(|s| *s >= raw)
         .unwrap_or(10.0 * mag);
-    let first = (lo / step).ceil() * step;
-    let mut out = Vec::new();
-    let mut t = first;
-    while t <= hi + step * 1e-9 {
-        out.push(if t.abs() < step * 1e-9 { 0.0 } else { t });
-        t += step;
-    }
-    out
+    // Multiples of the step, computed each from its index so no rounding
+    // error accumulates (1.0 + 5 x 0.2 must be exactly 2).
+    let (first, last) = ((lo / step).ceil() as i64, (hi / step + 1e-9).floor() as i64);
+    (first..=last)
+        .map(|k| {
+            let t = k as f64 * step;
+            let unit = 10f64.powi(-(step.log10().floor() as i32) + 2);
+            (t * unit).round() / unit
+        })
+        .collect()
 }
 
 fn fmt_num(v: f64) -> String {
@@ -166,7 +168,13 @@ pub fn render(c: &Chart) -> String {
             .filter(|x| tx(*x) >= x0 - 1e-9 && tx(*x) <= x1 + 1e-9)
             .collect()
     } else {
-        ticks(x0, x1, 8)
+        // Counts (threads, nodes) get whole-number ticks only.
+        let whole = pts.iter().all(|p| p.0.fract() == 0.0);
+        let mut t = ticks(x0, x1, 8);
+        if whole {
+            t.retain(|v| v.fract() == 0.0);
+        }
+        t
     };
     for t in xt {
         let x = px(t);
@@ -283,6 +291,21 @@ mod tests {
         );
         assert!(s.contains(">L1</text>"));
         assert_eq!(s.matches("<polyline").count(), 1);
+    }
+
+    #[test]
+    fn counts_get_whole_number_ticks() {
+        let c = Chart {
+            title: "scaling".into(),
+            lines: vec![Line {
+                label: "a".into(),
+                points: vec![(1.0, 10.0), (2.0, 19.0)],
+            }],
+            ..Default::default()
+        };
+        let s = render(&c);
+        assert!(s.contains(">1</text>") && s.contains(">2</text>"), "{s}");
+        assert!(!s.contains(">1.20</text>"), "{s}");
     }
 
     #[test]
