@@ -7,6 +7,7 @@ mod matrix;
 mod model;
 mod place;
 mod report;
+mod run;
 pub mod select;
 mod sweep;
 mod topo;
@@ -26,6 +27,7 @@ pub struct Cli {
 
 #[derive(Subcommand, Debug)]
 pub enum Command {
+    Run(run::RunArgs),
     Topo(topo::TopoArgs),
     Gather(gather::GatherArgs),
     Place(place::PlaceArgs),
@@ -76,6 +78,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Model(args) => model::run(args),
         Command::Compare(args) => compare::run(args),
         Command::Report(args) => report::run(args),
+        Command::Run(args) => run::run(args),
     }
 }
 

@@ -251,7 +251,7 @@ pub fn run(args: SweepArgs) -> Result<()> {
 }
 
 /// A sweep row as a results-document record.
-fn record(r: &SweepRow) -> Record {
+pub(crate) fn record(r: &SweepRow) -> Record {
     let mut rec = Record::new("sweep", &format!("{} {}K", r.operation, r.size_kb))
         .param("size_bytes", r.size_kb * 1024)
         .param("operation", r.operation.clone())

@@ -82,6 +82,25 @@ pub struct SweepConfig {
     pub min_run: Duration,
 }
 
+impl Default for SweepConfig {
+    /// The default sweep: every default operation at the cache-aware
+    /// sizes, all usable CPUs, base pages, best of 3.
+    fn default() -> Self {
+        SweepConfig {
+            ops: SweepOp::defaults(),
+            sizes: None,
+            full: false,
+            threads: None,
+            auto_threads: false,
+            huge: false,
+            time_limit: None,
+            tries: 3,
+            variants: Vec::new(),
+            min_run: Duration::from_millis(40),
+        }
+    }
+}
+
 /// One line of the sweep: sc-membench's columns, then numabench's own.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SweepRow {
