@@ -47,6 +47,14 @@ fn table(s: &Section) -> String {
     out
 }
 
+/// An id usable in a URL fragment: `matrix-base`, `sweep-run-2`, ...
+pub fn anchor(kind: &str, label: &str) -> String {
+    format!("{kind}-{label}")
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+        .collect()
+}
+
 fn section(s: &Section) -> String {
     format!("<h3>{}</h3>{}", escape(&s.title), table(s))
 }
@@ -257,7 +265,12 @@ fn other_part(run: &Run<'_>) -> String {
     }
     let mut out = String::new();
     for (probe, records) in by_probe {
-        let _ = write!(out, "<h2>{}</h2>", escape(probe));
+        let _ = write!(
+            out,
+            "<div class=\"part\" id=\"{}\"><h2>{}</h2>",
+            anchor(probe, &run.label),
+            escape(probe)
+        );
         let mut keys: Vec<&str> = Vec::new();
         for r in &records {
             for k in r.metrics.keys() {
@@ -318,8 +331,18 @@ fn other_part(run: &Run<'_>) -> String {
                 );
             }
         }
+        out.push_str("</div>");
     }
     out
+}
+
+/// `content` in a part of its own that a link or a test can address.
+fn part(id: &str, content: String) -> String {
+    if content.is_empty() {
+        content
+    } else {
+        format!("<div class=\"part\" id=\"{id}\">{content}</div>")
+    }
 }
 
 pub fn report(runs: &[Run<'_>]) -> String {
@@ -331,8 +354,8 @@ pub fn report(runs: &[Run<'_>]) -> String {
         let h = &r.doc.host;
         let _ = write!(
             out,
-            "<tr><td class=\"l\"><a href=\"#run-{}\">{}</a></td><td class=\"l\">{}</td><td class=\"l\">{}</td><td class=\"l\">{}</td><td class=\"l\">{}</td></tr>",
-            escape(&r.label),
+            "<tr><td class=\"l\"><a href=\"#{}\">{}</a></td><td class=\"l\">{}</td><td class=\"l\">{}</td><td class=\"l\">{}</td><td class=\"l\">{}</td></tr>",
+            anchor("run", &r.label),
             escape(&r.label),
             escape(&h.hostname),
             escape(&h.kernel),
@@ -344,17 +367,21 @@ pub fn report(runs: &[Run<'_>]) -> String {
     for r in runs {
         let _ = write!(
             out,
-            "<section id=\"run-{}\"><h2>{}: {} ({})</h2>",
-            escape(&r.label),
+            "<section id=\"{}\"><h2>{}: {} ({})</h2>",
+            anchor("run", &r.label),
             escape(&r.label),
             escape(&r.doc.host.hostname),
             escape(&r.doc.host.cpu_model)
         );
-        out.push_str("<h3>topology</h3><pre>");
-        out.push_str(&escape(&super::topo_text::render(&r.doc.host.topology)));
-        out.push_str("</pre>");
-        out.push_str(&matrix_part(r));
-        out.push_str(&sweep_part(r));
+        out.push_str(&part(
+            &anchor("topology", &r.label),
+            format!(
+                "<h3>topology</h3><pre>{}</pre>",
+                escape(&super::topo_text::render(&r.doc.host.topology))
+            ),
+        ));
+        out.push_str(&part(&anchor("matrix", &r.label), matrix_part(r)));
+        out.push_str(&part(&anchor("sweep", &r.label), sweep_part(r)));
         out.push_str(&other_part(r));
         if !r.doc.complete {
             out.push_str("<p class=\"note\">this run did not finish: its results are partial</p>");

@@ -161,7 +161,8 @@ pub fn render(c: &Chart) -> String {
     }
     let xt: Vec<f64> = if c.x_log2 {
         let (a, b) = (x0.floor() as i32, x1.ceil() as i32);
-        let step = ((b - a) / 8).max(1);
+        // At most about seven labels: more overlap at this width.
+        let step = ((b - a) as f64 / 7.0).ceil().max(1.0) as i32;
         (a..=b)
             .step_by(step as usize)
             .map(|e| 2f64.powi(e))

@@ -106,3 +106,46 @@ fn cpus_outside_the_affinity_mask_are_refused() {
         "numabench: error: --cpu 0: CPU 0 is outside this process's cpuset (allowed CPUs: 1)"
     );
 }
+
+#[test]
+fn bad_matrix_input() {
+    // Each with --save: a refused run must not leave a results file.
+    let save = ["--save", "m.json"];
+    let cases: [(&[&str], &[&str]); 12] = [
+        (
+            &["--kernel", "bogus"],
+            &["--kernel bogus", "sweep --list-kernels"],
+        ),
+        (&["--size", "10x"], &["--size 10x", "K, M, G"]),
+        (&["--size", "100K"], &["--size 100K", "at least 1M"]),
+        (
+            &["--latency-size", "512K"],
+            &["--latency-size 512K", "at least 1M"],
+        ),
+        (&["--tries", "0"], &["--tries 0"]),
+        (
+            &["--per-core", "7"],
+            &["--per-core 7", "node 7 does not exist"],
+        ),
+        (&["--per-core", "0:9"], &["node 9 does not exist"]),
+        (&["--per-core", "x"], &["--per-core x", "NODE:MEM"]),
+        (
+            &["--cpu-nodes", "5"],
+            &["--cpu-nodes 5", "node 5 does not exist"],
+        ),
+        (&["--mem-nodes", "x"], &["--mem-nodes x", "'x'"]),
+        (&["--peak", "-1"], &["'-1'"]),
+        (&["--peak=-1"], &["--peak -1", "MB/s > 0"]),
+    ];
+    for (args, words) in cases {
+        let mut all = vec!["matrix"];
+        all.extend(args);
+        all.extend(save);
+        rejects(&all, words);
+    }
+    rejects(
+        &["matrix", "--save", "/nonexistent/dir/f.json"],
+        &["--save /nonexistent/dir/f.json", "does not exist"],
+    );
+    assert!(!std::path::Path::new("/nonexistent/dir/f.json").exists());
+}

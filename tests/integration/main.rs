@@ -3,6 +3,9 @@
 mod bad_input;
 mod fixtures;
 mod gather;
+mod matrix;
+mod model;
+mod report;
 mod sweep;
 mod util;
 mod vm;

@@ -411,3 +411,237 @@ fn sweep_binds_each_thread_to_its_own_node() {
         assert_eq!(pages_on(rec, "0"), pages_on(rec, "1"), "{rec}");
     }
 }
+
+/// Matrix records of one kind.
+fn of_kind<'a>(doc: &'a Value, kind: &str) -> Vec<&'a Value> {
+    doc["records"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["params"]["kind"] == kind)
+        .collect()
+}
+
+fn cell(rec: &Value) -> (u64, u64) {
+    (
+        rec["params"]["cpu_node"].as_u64().unwrap(),
+        rec["params"]["mem_node"].as_u64().unwrap(),
+    )
+}
+
+/// Every page of a matrix record verified on its own memory node.
+fn assert_on_its_mem_node(rec: &Value) {
+    let (_, m) = cell(rec);
+    let p = &rec["placement"];
+    assert_eq!(p["on_target_pct"], 100.0, "{rec}");
+    let nodes: Vec<&String> = p["pages_by_node"].as_object().unwrap().keys().collect();
+    assert_eq!(nodes, [&m.to_string()], "{rec}");
+    assert!(pages_on(rec, &m.to_string()) > 0, "{rec}");
+}
+
+/// The rows of the text table under the section titled `title`, split on
+/// whitespace (header skipped).
+fn text_rows<'a>(text: &'a str, title: &str) -> Vec<Vec<&'a str>> {
+    text.lines()
+        .skip_while(|l| !l.starts_with(title))
+        .skip(2)
+        .take_while(|l| !l.trim().is_empty() && !l.starts_with("  "))
+        .map(|l| l.split_whitespace().collect())
+        .collect()
+}
+
+#[test]
+fn matrix_measures_every_node_pair_of_four_nodes() {
+    let g = guest(
+        &["--preset", "4n"],
+        &[
+            (
+                "text",
+                "numabench matrix --size 8M --latency-size 8M -r 1 --save /tmp/m.json",
+            ),
+            ("json", "cat /tmp/m.json"),
+            (
+                "part",
+                "numabench matrix --cpu-nodes 1 --mem-nodes 2-3 --size 8M -r 1 --no-saturated --no-latency --csv",
+            ),
+        ],
+    );
+    assert_eq!(g.text("text.rc"), "0", "{}", g.text("text"));
+    let doc = g.json("json");
+    let every: Vec<(u64, u64)> = (0..4).flat_map(|c| (0..4).map(move |m| (c, m))).collect();
+    for kind in ["bandwidth_1t", "bandwidth_saturated", "latency"] {
+        let recs = of_kind(&doc, kind);
+        let mut cells: Vec<(u64, u64)> = recs.iter().map(|r| cell(r)).collect();
+        cells.sort();
+        assert_eq!(cells, every, "{kind}");
+        for rec in recs {
+            assert_on_its_mem_node(rec);
+            // One CPU per node here: the thread ran on its node's CPU.
+            let (c, _) = cell(rec);
+            assert_eq!(ids(&rec["placement"]["cpus_seen"]), [c], "{rec}");
+            let metric = if kind == "latency" {
+                "latency_ns"
+            } else {
+                "bandwidth_mb_s"
+            };
+            assert!(
+                rec["metrics"][metric]["value"].as_f64().unwrap() > 0.0,
+                "{rec}"
+            );
+        }
+    }
+
+    // The text of the same run: the bandwidth grid with each row's own
+    // node at 100%, and the firmware's distances beside it.
+    let text = g.text("text");
+    let bw = text_rows(text, "single-thread triad bandwidth");
+    assert_eq!(bw.len(), 4, "{text}");
+    for (c, row) in bw.iter().enumerate() {
+        assert_eq!(row[0], c.to_string(), "{text}");
+        assert_eq!(
+            row.len(),
+            1 + 2 * 4,
+            "value and (percent) per column: {text}"
+        );
+        assert_eq!(row[2 + 2 * c], "(100%)", "{text}");
+    }
+    let slit = text_rows(text, "SLIT distance");
+    assert_eq!(
+        slit,
+        [
+            ["0", "10", "16", "22", "22"],
+            ["1", "16", "10", "22", "22"],
+            ["2", "22", "22", "10", "16"],
+            ["3", "22", "22", "16", "10"],
+        ],
+        "{text}"
+    );
+    assert!(text.contains("100% verified"), "{text}");
+
+    // Rows and columns can be narrowed: node 1 to nodes 2 and 3 only.
+    let csv = g.text("part");
+    let cells: Vec<Vec<&str>> = csv
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').collect())
+        .collect();
+    assert_eq!(cells.len(), 2, "{csv}");
+    for (row, m) in cells.iter().zip(["2", "3"]) {
+        assert_eq!((row[0], row[1]), ("1", m), "{csv}");
+        assert!(row[2].parse::<f64>().unwrap() > 0.0, "{csv}");
+        assert_eq!(row[8], "22", "{csv}");
+        assert_eq!(row[9], "100.0", "{csv}");
+    }
+}
+
+#[test]
+fn matrix_has_a_column_but_no_row_for_a_memory_only_node() {
+    let g = guest(
+        &["--preset", "memonly"],
+        &[
+            (
+                "json",
+                "numabench matrix --size 8M --latency-size 8M -r 1 --no-saturated --json",
+            ),
+            ("row2", "numabench matrix --cpu-nodes 2 --size 8M"),
+            (
+                "percore",
+                "numabench matrix --per-core 1:2 --size 8M -r 1 --json",
+            ),
+        ],
+    );
+    let doc = g.json("json");
+    for kind in ["bandwidth_1t", "latency"] {
+        let recs = of_kind(&doc, kind);
+        let mut cells: Vec<(u64, u64)> = recs.iter().map(|r| cell(r)).collect();
+        cells.sort();
+        assert_eq!(
+            cells,
+            [(0, 0), (0, 1), (0, 2), (1, 0), (1, 1), (1, 2)],
+            "{kind}: memory node 2 is a column, not a row"
+        );
+        recs.iter().for_each(|r| assert_on_its_mem_node(r));
+    }
+    assert!(of_kind(&doc, "bandwidth_saturated").is_empty());
+
+    assert_eq!(g.text("row2.rc"), "2", "{}", g.text("row2"));
+    let err = g.text("row2");
+    assert!(
+        err.starts_with("numabench: error: --cpu-nodes 2") && err.contains("memory only"),
+        "{err}"
+    );
+
+    // Node 1's core against the CPU-less node's memory.
+    let pc = g.json("percore");
+    let cores = of_kind(&pc, "bandwidth_per_core");
+    assert_eq!(cores.len(), 1, "{pc}");
+    assert_eq!(cores[0]["params"]["cpu"], 1, "{pc}");
+    assert_eq!(ids(&cores[0]["placement"]["cpus_seen"]), [1]);
+    assert_on_its_mem_node(cores[0]);
+    assert_eq!(cell(cores[0]), (1, 2));
+}
+
+#[test]
+fn model_validate_splits_memory_by_weight_and_matrix_saturates_per_node() {
+    let g = guest(
+        &["--preset", "2n"],
+        &[
+            ("even", "numabench model --validate --weights 1:1 --size 8M"),
+            (
+                "three",
+                "numabench model --validate --weights 3:1 --size 8M",
+            ),
+            ("sat", "numabench matrix --size 8M -r 1 --no-latency --json"),
+        ],
+    );
+    // Rows: memory node, weight, theta asked, theta found, MB/s alone.
+    let found = |name: &str| -> Vec<(String, f64, f64)> {
+        let text = g.text(name);
+        assert_eq!(g.text(&format!("{name}.rc")), "0", "{text}");
+        assert!(text.contains("measured mixed placement: "), "{text}");
+        let rows = text_rows(text, "model check: one thread on CPU node 0");
+        assert_eq!(rows.len(), 2, "{text}");
+        rows.iter()
+            .map(|r| {
+                assert!(r[4].parse::<f64>().unwrap() > 0.0, "{text}");
+                (
+                    r[0].to_string(),
+                    r[2].parse().unwrap(),
+                    r[3].parse().unwrap(),
+                )
+            })
+            .collect()
+    };
+    let even = found("even");
+    for (node, asked, theta) in &even {
+        assert_eq!(*asked, 0.5);
+        assert!((0.4..=0.6).contains(theta), "node {node}: {theta}");
+    }
+    let three = found("three");
+    assert_eq!(three[0].0, "0");
+    assert_eq!((three[0].1, three[1].1), (0.75, 0.25));
+    assert!((0.65..=0.85).contains(&three[0].2), "{three:?}");
+    assert!((three[0].2 + three[1].2 - 1.0).abs() < 0.01, "{three:?}");
+
+    // Two CPUs per node: the scaling adds the node's own CPUs only.
+    let doc = g.json("sat");
+    let sat = of_kind(&doc, "bandwidth_saturated");
+    assert_eq!(sat.len(), 4, "{doc}");
+    for rec in sat {
+        assert_on_its_mem_node(rec);
+        let (c, _) = cell(rec);
+        let own = [2 * c, 2 * c + 1];
+        let seen = ids(&rec["placement"]["cpus_seen"]);
+        assert!(seen.iter().all(|cpu| own.contains(cpu)), "{rec}");
+        let scaling = &rec["series"][0];
+        assert_eq!(scaling["name"], "scaling", "{rec}");
+        let x: Vec<f64> = scaling["x"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_f64().unwrap())
+            .collect();
+        assert!(x == [1.0] || x == [1.0, 2.0], "{rec}");
+        assert_eq!(rec["params"]["threads"].as_u64(), Some(seen.len() as u64));
+    }
+}

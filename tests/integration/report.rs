@@ -1,0 +1,351 @@
+//! `numabench report` rendered in headless Chromium, and `numabench
+//! compare` on runs with a planted change.
+
+use crate::util::{numabench, stdout_of};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn chromium() -> &'static str {
+    for name in ["chromium", "chromium-browser", "google-chrome"] {
+        if Command::new(name).arg("--version").output().is_ok() {
+            return name;
+        }
+    }
+    panic!("no Chromium found: run scripts/prereqs --vm as root (Debian package chromium)");
+}
+
+/// Renders `url` in headless Chromium into `png`.
+fn render(url: &str, png: &Path) {
+    let out = Command::new(chromium())
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--hide-scrollbars",
+            "--window-size=1200,1600",
+            &format!("--screenshot={}", png.display()),
+            url,
+        ])
+        .output()
+        .expect("cannot run chromium");
+    assert!(out.status.success(), "chromium failed: {out:?}");
+}
+
+/// Listens, before anything else on the page loads, for failed loads and
+/// console errors, and after load writes what it found into the page.
+const CHECKER_HEAD: &str = "<script>window.__errors=[];\
+window.addEventListener('error',function(e){var t=e.target;\
+window.__errors.push('load '+(t&&(t.src||t.href)||e.message));},true);\
+var __ce=console.error;console.error=function(){window.__errors.push('console '+Array.from(arguments).join(' '));__ce.apply(console,arguments);};\
+</script>";
+const CHECKER_TAIL: &str = "<script>window.addEventListener('load',function(){\
+var bad=Array.from(document.images).filter(function(i){return !i.complete||i.naturalWidth===0;}).length;\
+var svgs=Array.from(document.querySelectorAll('svg'));\
+var empty=svgs.filter(function(s){var r=s.getBoundingClientRect();return r.width<10||r.height<10;}).length;\
+var p=document.createElement('pre');p.id='numabench-check';\
+p.textContent='broken='+bad+' svgs='+svgs.length+' empty='+empty+' errors='+window.__errors.length+' '+window.__errors.join(';');\
+document.body.appendChild(p);});</script>";
+
+/// What the checker found in `page` (a copy with the checker injected).
+struct Check {
+    broken_images: usize,
+    svgs: usize,
+    empty_svgs: usize,
+    errors: usize,
+    raw: String,
+}
+
+fn check_page(page: &Path, dir: &Path) -> Check {
+    let html = std::fs::read_to_string(page).unwrap();
+    let probed = html
+        .replacen("<head>", &format!("<head>{CHECKER_HEAD}"), 1)
+        .replacen("</body>", &format!("{CHECKER_TAIL}</body>"), 1);
+    let copy = dir.join("checked.html");
+    std::fs::write(&copy, probed).unwrap();
+    let out = Command::new(chromium())
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--virtual-time-budget=3000",
+            "--dump-dom",
+        ])
+        .arg(format!("file://{}", copy.display()))
+        .output()
+        .expect("cannot run chromium");
+    let dom = String::from_utf8_lossy(&out.stdout);
+    let start = dom
+        .find("<pre id=\"numabench-check\">")
+        .unwrap_or_else(|| panic!("the checker did not run:\n{dom}"));
+    let raw = dom[start..].lines().next().unwrap_or("").to_string();
+    let field = |k: &str| -> usize {
+        raw.split([' ', '>', '<'])
+            .find_map(|w| w.strip_prefix(&format!("{k}=")))
+            .and_then(|v| v.parse().ok())
+            .unwrap_or_else(|| panic!("no {k} in {raw}"))
+    };
+    Check {
+        broken_images: field("broken"),
+        svgs: field("svgs"),
+        empty_svgs: field("empty"),
+        errors: field("errors"),
+        raw: raw.clone(),
+    }
+}
+
+fn png_ok(png: &Path) {
+    let bytes = std::fs::read(png).unwrap_or_else(|e| panic!("{}: {e}", png.display()));
+    assert!(
+        bytes.starts_with(b"\x89PNG"),
+        "{} is not a PNG",
+        png.display()
+    );
+    assert!(bytes.len() > 5_000, "{} looks blank", png.display());
+}
+
+fn results(dir: &Path) -> (PathBuf, PathBuf) {
+    let m = dir.join("matrix.json");
+    let s = dir.join("sweep.json");
+    stdout_of([
+        "matrix",
+        "--size",
+        "16M",
+        "--latency-size",
+        "16M",
+        "-r",
+        "1",
+        "--save",
+        m.to_str().unwrap(),
+    ]);
+    stdout_of([
+        "sweep",
+        "-s",
+        "64",
+        "-s",
+        "1024",
+        "-s",
+        "8192",
+        "-r",
+        "1",
+        "--save",
+        s.to_str().unwrap(),
+    ]);
+    (m, s)
+}
+
+#[test]
+fn report_renders_in_chromium_without_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let (m, s) = results(dir.path());
+    let html = dir.path().join("report.html");
+    stdout_of([
+        "report",
+        m.to_str().unwrap(),
+        s.to_str().unwrap(),
+        "-o",
+        html.to_str().unwrap(),
+    ]);
+    let text = std::fs::read_to_string(&html).unwrap();
+    assert!(text.len() < 2_000_000, "report is {} bytes", text.len());
+    // Self-contained: nothing fetched from anywhere.
+    // (The SVG namespace URI names, it does not fetch.)
+    for bad in [
+        "<script",
+        "<img",
+        "<link",
+        "src=\"http",
+        "href=\"http",
+        "url(",
+        "@import",
+    ] {
+        assert!(!text.contains(bad), "report contains {bad}");
+    }
+    let svgs = text.matches("<svg").count();
+    assert!(svgs >= 3, "sweep and scaling charts");
+    let check = check_page(&html, dir.path());
+    assert_eq!(check.errors, 0, "{}", check.raw);
+    assert_eq!(check.broken_images, 0, "{}", check.raw);
+    assert_eq!(check.svgs, svgs, "{}", check.raw);
+    assert_eq!(check.empty_svgs, 0, "every chart is drawn: {}", check.raw);
+    // One screenshot per part: a copy of the report showing only that part.
+    let parts: Vec<&str> = text
+        .match_indices("<div class=\"part\" id=\"")
+        .map(|(i, m)| {
+            let rest = &text[i + m.len()..];
+            &rest[..rest.find('"').unwrap()]
+        })
+        .collect();
+    for id in [
+        "topology-matrix",
+        "matrix-matrix",
+        "sweep-sweep",
+        "topology-sweep",
+    ] {
+        assert!(parts.contains(&id), "no part {id} in {parts:?}");
+    }
+    let mut sizes = Vec::new();
+    for id in &parts {
+        let only = text.replacen(
+            "</style>",
+            &format!(".part{{display:none}}#{id}{{display:block}}</style>"),
+            1,
+        );
+        let page = dir.path().join(format!("{id}.html"));
+        std::fs::write(&page, only).unwrap();
+        let png = dir.path().join(format!("{id}.png"));
+        render(&format!("file://{}", page.display()), &png);
+        png_ok(&png);
+        sizes.push(std::fs::metadata(&png).unwrap().len());
+    }
+    // Different parts make different pictures.
+    sizes.sort_unstable();
+    sizes.dedup();
+    assert_eq!(sizes.len(), parts.len(), "two parts rendered the same");
+}
+
+#[test]
+fn the_error_check_sees_a_broken_image() {
+    // The check above must be able to fail: a page with a missing image
+    // logs a failed load.
+    let dir = tempfile::tempdir().unwrap();
+    let page = dir.path().join("broken.html");
+    std::fs::write(
+        &page,
+        "<!DOCTYPE html><html><head></head><body><p>x</p><img src=\"missing.png\"></body></html>",
+    )
+    .unwrap();
+    let check = check_page(&page, dir.path());
+    assert_eq!(check.broken_images, 1, "{}", check.raw);
+    assert_eq!(check.errors, 1, "{}", check.raw);
+}
+
+#[test]
+fn hostile_hostname_does_not_inject_markup() {
+    let dir = tempfile::tempdir().unwrap();
+    let (m, _) = results(dir.path());
+    let mut doc: Value = serde_json::from_str(&std::fs::read_to_string(&m).unwrap()).unwrap();
+    doc["host"]["hostname"] = "<script>alert(1)</script><b>x".into();
+    doc["records"][0]["name"] = "\"><img src=x>".into();
+    let crafted = dir.path().join("crafted.json");
+    std::fs::write(&crafted, doc.to_string()).unwrap();
+    let html = String::from_utf8(stdout_of(["report", crafted.to_str().unwrap()])).unwrap();
+    assert!(!html.contains("<script>alert"));
+    assert!(!html.contains("<b>x"));
+    assert!(!html.contains("<img src=x>"));
+    assert!(html.contains("&lt;script&gt;alert(1)&lt;/script&gt;&lt;b&gt;x"));
+}
+
+/// A sweep results file with one record's figures scaled by `factor`.
+fn planted(src: &Path, dst: &Path, name: &str, factor: f64) {
+    let mut doc: Value = serde_json::from_str(&std::fs::read_to_string(src).unwrap()).unwrap();
+    for r in doc["records"].as_array_mut().unwrap() {
+        if r["name"] == name {
+            let m = r["metrics"]["bandwidth_mb_s"]["value"].as_f64().unwrap();
+            r["metrics"]["bandwidth_mb_s"]["value"] = (m * factor).into();
+            let s: Vec<f64> = r["samples"]["bandwidth_mb_s"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|v| v.as_f64().unwrap() * factor)
+                .collect();
+            r["samples"]["bandwidth_mb_s"] = s.into();
+        }
+    }
+    std::fs::write(dst, doc.to_string()).unwrap();
+}
+
+#[test]
+fn compare_finds_a_planted_change() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = dir.path().join("base.json");
+    stdout_of([
+        "sweep",
+        "-o",
+        "read",
+        "-o",
+        "copy",
+        "-s",
+        "256",
+        "-r",
+        "5",
+        "--save",
+        base.to_str().unwrap(),
+    ]);
+    let other = dir.path().join("other.json");
+    planted(&base, &other, "read 256K", 0.1);
+    let out = numabench()
+        .args(["compare", base.to_str().unwrap(), other.to_str().unwrap()])
+        .args(["--labels", "kernelA,kernelB"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.contains("kernelA") && text.contains("kernelB"),
+        "{text}"
+    );
+    let read = text
+        .lines()
+        .find(|l| l.contains("read 256K bandwidth_mb_s"))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(
+        read.contains("-90.0% "),
+        "a tenth of the bandwidth is -90% and not noise: {read}"
+    );
+    let copy = text
+        .lines()
+        .find(|l| l.contains("copy 256K bandwidth_mb_s"))
+        .unwrap();
+    assert!(
+        copy.contains("+0.0%~"),
+        "an unchanged figure is within noise: {copy}"
+    );
+    let csv = String::from_utf8(stdout_of([
+        "compare",
+        base.to_str().unwrap(),
+        other.to_str().unwrap(),
+        "--csv",
+    ]))
+    .unwrap();
+    let row = csv
+        .lines()
+        .find(|l| l.contains(",read 256K,bandwidth_mb_s,"))
+        .unwrap();
+    assert!(row.ends_with(",-90.000,false"), "{row}");
+    let json: Value = serde_json::from_slice(&stdout_of([
+        "compare",
+        base.to_str().unwrap(),
+        other.to_str().unwrap(),
+        "--json",
+    ]))
+    .unwrap();
+    assert_eq!(json["labels"][0], "base");
+    let md = String::from_utf8(stdout_of([
+        "compare",
+        base.to_str().unwrap(),
+        other.to_str().unwrap(),
+        "--markdown",
+    ]))
+    .unwrap();
+    assert!(md.contains("| read 256K | bandwidth_mb_s |"), "{md}");
+}
+
+#[test]
+fn compare_and_report_refuse_bad_files_in_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad.json");
+    std::fs::write(&bad, "{\"tool\":\"numabench\",\"schema\":1,").unwrap();
+    for args in [
+        vec!["compare", bad.to_str().unwrap(), bad.to_str().unwrap()],
+        vec!["report", bad.to_str().unwrap()],
+        vec!["compare", "/nonexistent.json", bad.to_str().unwrap()],
+    ] {
+        let out = numabench().args(&args).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.starts_with("numabench: error:"), "{err}");
+        assert!(out.stdout.is_empty());
+    }
+}
