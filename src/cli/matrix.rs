@@ -182,8 +182,17 @@ fn parse_per_core(text: &str, topo: &crate::topology::Topology) -> Result<(usize
         Some(m) => m.trim().parse().map_err(|_| bad())?,
         None => crate::probes::seats::memory_node_for(topo, c),
     };
-    select::cpu_node(topo, c, "--per-core")?;
-    select::memory_node(topo, m, "--per-core")?;
+    // Name what the user wrote, not the number parsed out of it.
+    let reword = |e: anyhow::Error| {
+        let msg = e.to_string();
+        let why = msg
+            .split_once(": ")
+            .map_or(msg.as_str(), |x| x.1)
+            .to_string();
+        usage(format!("--per-core {text}: {why}"))
+    };
+    select::cpu_node(topo, c, "--per-core").map_err(reword)?;
+    select::memory_node(topo, m, "--per-core").map_err(reword)?;
     Ok((c, m))
 }
 

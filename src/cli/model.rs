@@ -64,10 +64,12 @@ pub struct ModelArgs {
     /// Working set for --validate, e.g. 512M [default: as `matrix`].
     #[arg(short = 's', long, value_name = "SIZE")]
     pub size: Option<String>,
-    /// The results document (JSON) on stdout.
+    /// The results document (JSON) on stdout: Gamma, every class with its
+    /// alpha, D for --theta, predictions for --pid, or the --validate
+    /// measurement.
     #[arg(long)]
     pub json: bool,
-    /// Also write the results document to FILE (--validate).
+    /// Also write the results document to FILE.
     #[arg(long, value_name = "FILE")]
     pub save: Option<PathBuf>,
 }
@@ -135,15 +137,77 @@ pub fn run(args: ModelArgs) -> Result<()> {
     let gamma =
         placement::peak(&atlas, args.peak, atlas.peak.clone()).expect("the matrix has bandwidth");
     let mut out = crate::output::model::class_sections(&atlas, topo, &gamma);
+    let mut records = class_records(&atlas, &gamma);
     if let Some(thetas) = &thetas {
-        out.push(theta_section(&atlas, &gamma, args.cpu_node, thetas)?);
+        let (s, r) = theta_section(&atlas, &gamma, args.cpu_node, thetas)?;
+        out.push(s);
+        records.push(r);
     }
     if let Some(pid) = args.pid {
-        out.push(pid_section(&atlas, topo, &gamma, pid)?);
+        let (s, r) = pid_section(&atlas, topo, &gamma, pid)?;
+        out.push(s);
+        records.extend(r);
     }
-    let text = sections::text(&out);
+    // The model's results keep the measured machine's host description.
+    let mut result = doc.clone();
+    result.command = std::env::args().collect();
+    result.records = records;
+    if let Some(path) = &args.save {
+        result.save(path)?;
+    }
+    let text = if args.json {
+        String::from_utf8(result.to_json()?)?
+    } else {
+        sections::text(&out)
+    };
     std::io::stdout().lock().write_all(text.as_bytes())?;
     Ok(())
+}
+
+/// Gamma and every class with its alpha, per CPU node and system-wide.
+fn class_records(atlas: &Atlas, gamma: &m::Peak) -> Vec<Record> {
+    let mut out = vec![
+        Record::new("model", "gamma")
+            .param("source", gamma.describe())
+            .metric("peak_mb_s", gamma.mb_s, "MB/s", Better::Higher),
+    ];
+    let class = |name: String, k: usize, max: f64, nodes: Vec<String>| {
+        Record::new("model", &name)
+            .param("class", k)
+            .param("members", nodes)
+            .metric("bandwidth_mb_s", max, "MB/s", Better::Higher)
+            .metric("alpha", m::alpha(max, gamma.mb_s), "", Better::Higher)
+    };
+    for &c in &atlas.cpu_nodes {
+        let rc = placement::row_classes(atlas, c);
+        for k in &rc.classes.classes {
+            let members = rc.members(k.index).iter().map(|m| m.to_string()).collect();
+            out.push(
+                class(
+                    format!("class {} from node {c}", k.index),
+                    k.index,
+                    k.max,
+                    members,
+                )
+                .param("cpu_node", c),
+            );
+        }
+    }
+    let (cells, classes) = placement::system_classes(atlas);
+    for k in &classes.classes {
+        let members = k
+            .members
+            .iter()
+            .map(|&i| format!("{}->{}", cells[i].0, cells[i].1))
+            .collect();
+        out.push(class(
+            format!("class {} system-wide", k.index),
+            k.index,
+            k.max,
+            members,
+        ));
+    }
+    out
 }
 
 fn theta_section(
@@ -151,7 +215,7 @@ fn theta_section(
     gamma: &m::Peak,
     cpu_node: Option<usize>,
     thetas: &[f64],
-) -> Result<Section> {
+) -> Result<(Section, Record)> {
     let (classes, from) = match cpu_node {
         Some(c) => (
             placement::row_classes(atlas, c).classes,
@@ -184,7 +248,15 @@ fn theta_section(
         m::loss(d, alphas[0]),
         100.0 * m::loss(d, alphas[0]) / alphas[0]
     ));
-    Ok(s)
+    let mut rec = Record::new("model", &format!("D {from}"))
+        .param("theta", thetas.to_vec())
+        .metric("d", d, "", Better::Higher)
+        .metric("loss", m::loss(d, alphas[0]), "", Better::Higher)
+        .metric("bandwidth_mb_s", d * gamma.mb_s, "MB/s", Better::Higher);
+    if let Some(c) = cpu_node {
+        rec = rec.param("cpu_node", c);
+    }
+    Ok((s, rec))
 }
 
 /// The node a process last ran on, from /proc/PID/stat field 39.
@@ -195,7 +267,12 @@ fn last_cpu(pid: u32) -> Option<usize> {
     rest.split_whitespace().nth(36)?.parse().ok()
 }
 
-fn pid_section(atlas: &Atlas, topo: &Topology, gamma: &m::Peak, pid: u32) -> Result<Section> {
+fn pid_section(
+    atlas: &Atlas,
+    topo: &Topology,
+    gamma: &m::Peak,
+    pid: u32,
+) -> Result<(Section, Vec<Record>)> {
     let maps = numa_maps::read_numa_maps(pid).map_err(|e| match e.kind() {
         std::io::ErrorKind::NotFound => usage(format!("--pid {pid}: no such process")),
         std::io::ErrorKind::PermissionDenied => usage(format!(
@@ -250,7 +327,17 @@ fn pid_section(atlas: &Atlas, topo: &Topology, gamma: &m::Peak, pid: u32) -> Res
             ));
         }
     }
-    Ok(s)
+    let records = preds
+        .iter()
+        .map(|p| {
+            Record::new("model", &format!("pid {pid} on node {}", p.cpu_node))
+                .param("pid", pid)
+                .param("cpu_node", p.cpu_node)
+                .metric("d", p.d, "", Better::Higher)
+                .metric("bandwidth_mb_s", p.mb_s, "MB/s", Better::Higher)
+        })
+        .collect();
+    Ok((s, records))
 }
 
 /// The CPU node with the highest D; ties go to the lowest node.
@@ -316,7 +403,11 @@ fn validate_now(args: &ModelArgs) -> Result<()> {
         working_set: args
             .size
             .as_deref()
-            .map(|t| select::parse_size(t).map_err(|e| usage(format!("--size {t}: {e}"))))
+            .map(|t| match select::parse_size(t) {
+                Ok(s) if s >= 1 << 20 => Ok(s),
+                Ok(_) => Err(usage(format!("--size {t}: at least 1M is needed"))),
+                Err(e) => Err(usage(format!("--size {t}: {e}"))),
+            })
             .transpose()?,
         latency_bytes: None,
         timing: Timing::default(),

@@ -34,6 +34,7 @@ pub fn class_sections(a: &Atlas, topo: &Topology, gamma: &Peak) -> Vec<Section> 
     ];
     let mut flags = Vec::new();
     let mut criterion = None;
+    let mut details = Vec::new();
     for &c in &a.cpu_nodes {
         let rc: RowClasses = placement::row_classes(a, c);
         for class in &rc.classes.classes {
@@ -58,11 +59,21 @@ pub fn class_sections(a: &Atlas, topo: &Topology, gamma: &Peak) -> Vec<Section> 
         }
         flags.extend(placement::slit_disagreements(topo, &rc));
         flags.extend(placement::hmat_disagreements(topo, &rc));
-        criterion.get_or_insert(rc.classes.criterion.clone());
+        // The rule is the same for every row; k and merges are the row's.
+        let (rule, detail) = rc
+            .classes
+            .criterion
+            .rsplit_once("; ")
+            .map_or((rc.classes.criterion.as_str(), ""), |(a, b)| (a, b));
+        criterion.get_or_insert(rule.to_string());
+        if !detail.is_empty() {
+            details.push(format!("from node {c}: {detail}"));
+        }
     }
     if let Some(c) = criterion {
         rows.lines.push(format!("classes: {c}"));
     }
+    rows.lines.extend(details);
     if flags.is_empty() {
         rows.lines
             .push("the firmware's SLIT (and HMAT, where present) rank the memory nodes as the measured classes do".into());

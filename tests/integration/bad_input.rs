@@ -127,7 +127,10 @@ fn bad_matrix_input() {
             &["--per-core", "7"],
             &["--per-core 7", "node 7 does not exist"],
         ),
-        (&["--per-core", "0:9"], &["node 9 does not exist"]),
+        (
+            &["--per-core", "0:9"],
+            &["--per-core 0:9:", "node 9 does not exist"],
+        ),
         (&["--per-core", "x"], &["--per-core x", "NODE:MEM"]),
         (
             &["--cpu-nodes", "5"],
