@@ -222,7 +222,7 @@ pub enum PeakSource {
         bytes_per_transfer: u32,
         channels: u32,
     },
-    /// Nothing better known: the best measured local bandwidth, which makes
+    /// Nothing better known: the best measured bandwidth, which makes
     /// alpha_0 1 by construction.
     MeasuredLocal,
 }
@@ -270,7 +270,7 @@ impl Peak {
                 if *channels == 1 { "" } else { "s" }
             ),
             PeakSource::MeasuredLocal => format!(
-                "{head}: the measured best local bandwidth (no --peak given and no DMI memory speed readable), so alpha_0 is 1 by construction"
+                "{head}: the best measured bandwidth, normally a local one (no --peak given and no DMI memory speed readable), so alpha_0 is 1 by construction"
             ),
         }
     }
@@ -611,7 +611,7 @@ mod tests {
                 source: PeakSource::MeasuredLocal
             }
             .describe(),
-            "Gamma = 9300 MB/s: the measured best local bandwidth (no --peak given and no DMI memory speed readable), so alpha_0 is 1 by construction"
+            "Gamma = 9300 MB/s: the best measured bandwidth, normally a local one (no --peak given and no DMI memory speed readable), so alpha_0 is 1 by construction"
         );
         assert_eq!(
             Peak::given(DDR3_2133_MB_S).describe(),

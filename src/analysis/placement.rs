@@ -57,7 +57,7 @@ pub fn system_classes(a: &Atlas) -> (Vec<(usize, usize)>, Classes) {
 }
 
 /// Gamma: the user's figure, else the one recorded with the measurement
-/// (from DMI), else the best measured local bandwidth.
+/// (from DMI), else the best measured bandwidth.
 pub fn peak(a: &Atlas, given: Option<f64>, recorded: Option<Peak>) -> Option<Peak> {
     if let Some(mb_s) = given {
         return Some(Peak {
@@ -68,12 +68,9 @@ pub fn peak(a: &Atlas, given: Option<f64>, recorded: Option<Peak>) -> Option<Pea
     if recorded.is_some() {
         return recorded;
     }
-    let best = a
-        .cpu_nodes
-        .iter()
-        .filter_map(|&c| a.single.get(c, c))
-        .reduce(f64::max)
-        .or_else(|| a.single.values.values().copied().reduce(f64::max))?;
+    // The best cell, normally a local one; taking the best of all keeps
+    // every alpha at or under 1 where a remote cell measured higher.
+    let best = a.single.values.values().copied().reduce(f64::max)?;
     Some(Peak {
         mb_s: best,
         source: PeakSource::MeasuredLocal,

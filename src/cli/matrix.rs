@@ -69,7 +69,7 @@ pub struct MatrixArgs {
     pub per_core: Option<String>,
     /// Theoretical peak bandwidth Gamma of one node's memory, MB/s, for
     /// the model's alpha values [default: from the DMI memory speed when
-    /// readable, else the best measured local bandwidth].
+    /// readable, else the best measured bandwidth].
     #[arg(long, value_name = "MB/S")]
     pub peak: Option<f64>,
     /// One line per cell as CSV.

@@ -24,7 +24,7 @@ impl<'a> View<'a> {
         }
     }
 
-    /// Gamma: `--peak`, else the recorded DMI figure, else the best local.
+    /// Gamma: `--peak`, else the recorded DMI figure, else the best cell.
     pub fn gamma(&self) -> Option<crate::analysis::model::Peak> {
         crate::analysis::placement::peak(&self.atlas, self.peak, self.atlas.peak.clone())
     }

@@ -238,7 +238,7 @@ fn gamma_comes_from_peak_then_the_file_then_the_best_local() {
     // No peak anywhere: Gamma is the best local bandwidth, alpha_0 = 1.
     let out = model(&thesis_file(tmp.path()), &[]);
     assert!(
-        out.contains("Gamma = 9300 MB/s: the measured best local bandwidth"),
+        out.contains("Gamma = 9300 MB/s: the best measured bandwidth"),
         "{out}"
     );
     assert!(
