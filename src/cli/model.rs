@@ -46,7 +46,7 @@ pub struct ModelArgs {
     pub pid: Option<u32>,
     /// Theoretical peak bandwidth Gamma of one node's memory, MB/s
     /// [default: the figure recorded with the matrix (DMI), else the best
-    /// measured local bandwidth].
+    /// measured bandwidth].
     #[arg(long, value_name = "MB/S")]
     pub peak: Option<f64>,
     /// Measure now: one thread on --cpu-node (default: the first) streams
