@@ -238,10 +238,68 @@ impl Document {
                 "schema {schema} is newer than this numabench understands ({SCHEMA}); fields it does not know are ignored"
             ));
         }
-        let document: Document = serde_json::from_value(value.clone())
-            .map_err(|e| anyhow::anyhow!("schema {schema} document does not match: {e}"))?;
+        let document = match serde_json::from_value::<Document>(value.clone()) {
+            Ok(d) => d,
+            // Read what can be read: each record on its own, the host as far
+            // as its names go, and say what was left out.
+            Err(whole) => lenient(obj, schema, &mut warnings)
+                .with_context(|| format!("schema {schema} document does not match: {whole}"))?,
+        };
         Ok(Loaded { document, warnings })
     }
+}
+
+/// A document whose whole does not parse: its records one by one (bad ones
+/// skipped with a warning) and its host as far as it parses.
+fn lenient(obj: &Map<String, Value>, schema: u64, warnings: &mut Vec<String>) -> Result<Document> {
+    let Some(records) = obj.get("records").and_then(Value::as_array) else {
+        bail!("it has no \"records\" list");
+    };
+    let text = |k: &str| obj.get(k).and_then(Value::as_str).map(str::to_string);
+    let mut doc = Document {
+        schema: schema as u32,
+        tool: "numabench".into(),
+        version: text("version").unwrap_or_else(|| "?".into()),
+        command: obj
+            .get("command")
+            .and_then(|c| serde_json::from_value(c.clone()).ok())
+            .unwrap_or_default(),
+        started: text("started").unwrap_or_default(),
+        finished: text("finished"),
+        complete: obj.get("complete").and_then(Value::as_bool).unwrap_or(true),
+        host: Host::from_topology(&Topology::default()),
+        records: Vec::new(),
+    };
+    let host = obj.get("host").cloned().unwrap_or(Value::Null);
+    match serde_json::from_value::<Host>(host.clone()) {
+        Ok(h) => doc.host = h,
+        Err(e) => {
+            let name = |k: &str| {
+                host.get(k)
+                    .and_then(Value::as_str)
+                    .unwrap_or("?")
+                    .to_string()
+            };
+            doc.host.hostname = name("hostname");
+            doc.host.kernel = name("kernel");
+            doc.host.cpu_model = name("cpu_model");
+            doc.host.topology.hostname = doc.host.hostname.clone();
+            warnings.push(format!(
+                "its host description cannot be read ({e}); only the host's names are used"
+            ));
+        }
+    }
+    for (i, r) in records.iter().enumerate() {
+        match serde_json::from_value::<Record>(r.clone()) {
+            Ok(rec) => doc.records.push(rec),
+            Err(e) => warnings.push(format!(
+                "record {} ({}) cannot be read and is left out: {e}",
+                i + 1,
+                r.get("name").and_then(Value::as_str).unwrap_or("unnamed")
+            )),
+        }
+    }
+    Ok(doc)
 }
 
 /// A document read from disk with what the reader should know about it.
@@ -276,6 +334,33 @@ mod tests {
         doc.records.push(rec);
         doc.finish();
         doc
+    }
+
+    #[test]
+    fn a_partly_unreadable_newer_file_keeps_what_it_can() {
+        let mut v: Value = serde_json::from_slice(&sample().to_json().unwrap()).unwrap();
+        v["schema"] = 7.into();
+        let good = v["records"][0].clone();
+        let mut bad = good.clone();
+        bad["name"] = "changed".into();
+        bad["metrics"]["bandwidth_mb_s"] = "now a string".into();
+        v["records"] = vec![good, bad].into();
+        v["host"]["topology"]["nodes"] = "now a string".into();
+        let loaded = Document::from_json(&v.to_string()).unwrap();
+        assert_eq!(loaded.document.records.len(), 1);
+        assert_eq!(loaded.document.records[0].name, "triad 0->0");
+        assert_eq!(loaded.document.host.hostname, sample().host.hostname);
+        let w = loaded.warnings.join("\n");
+        assert!(w.contains("schema 7 is newer"), "{w}");
+        assert!(w.contains("record 2 (changed) cannot be read"), "{w}");
+        assert!(w.contains("host description cannot be read"), "{w}");
+        // Without a records list there is nothing to read.
+        v.as_object_mut().unwrap().remove("records");
+        let err = Document::from_json(&v.to_string()).unwrap_err();
+        assert!(
+            format!("{err:#}").contains("no \"records\" list"),
+            "{err:#}"
+        );
     }
 
     #[test]

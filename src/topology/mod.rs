@@ -18,7 +18,7 @@ use crate::placement::{CpuSet, NodeSet};
 use serde::{Deserialize, Serialize};
 
 /// The machine as this process sees it.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct Topology {
     /// Host name (`/proc/sys/kernel/hostname`).
     pub hostname: String,
@@ -116,7 +116,7 @@ pub struct Cache {
     pub cpus: CpuSet,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct Allowed {
     /// `Cpus_allowed_list` of this process.
     pub cpus: CpuSet,
@@ -124,7 +124,7 @@ pub struct Allowed {
     pub nodes: NodeSet,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct Thp {
     /// `always`, `madvise` or `never`; `None` without THP support.
     pub enabled: Option<String>,
