@@ -10,7 +10,7 @@ use crate::analysis::model as m;
 use crate::analysis::placement::{self, Prediction};
 use crate::error::usage;
 use crate::output::sections::{self, Section};
-use crate::placement::numa_maps;
+use crate::placement::{numa_maps, procstat};
 use crate::probes::matrix::MatrixConfig;
 use crate::probes::measure::Timing;
 use crate::probes::validate;
@@ -259,14 +259,6 @@ fn theta_section(
     Ok((s, rec))
 }
 
-/// The node a process last ran on, from /proc/PID/stat field 39.
-fn last_cpu(pid: u32) -> Option<usize> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // The command name may hold spaces and parentheses: count after the last ')'.
-    let rest = &stat[stat.rfind(')')? + 1..];
-    rest.split_whitespace().nth(36)?.parse().ok()
-}
-
 fn pid_section(
     atlas: &Atlas,
     topo: &Topology,
@@ -310,7 +302,11 @@ fn pid_section(
             format!("{:.0}", p.mb_s),
         ]);
     }
-    let now = last_cpu(pid).and_then(|c| topo.cpu(c)).and_then(|c| c.node);
+    let now = procstat::process_stat(pid as i32)
+        .ok()
+        .map(|s| s.cpu)
+        .and_then(|c| topo.cpu(c))
+        .and_then(|c| c.node);
     if let Some(best) = best_prediction(&preds) {
         if let Some(n) = now {
             s.lines.push(format!("it last ran on node {n}"));

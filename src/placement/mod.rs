@@ -6,6 +6,7 @@ pub mod cpuset;
 pub mod mempolicy;
 pub mod numa_maps;
 pub mod pages;
+pub mod procstat;
 pub mod sys;
 
 pub use affinity::{current_affinity, current_cpu, pin_and_check, pin_current_thread};
