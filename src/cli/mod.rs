@@ -4,6 +4,7 @@
 mod compare;
 mod gather;
 mod matrix;
+mod mem;
 mod model;
 mod place;
 mod report;
@@ -34,6 +35,7 @@ pub enum Command {
     Sweep(sweep::SweepArgs),
     Matrix(matrix::MatrixArgs),
     Model(model::ModelArgs),
+    Mem(mem::MemArgs),
     Compare(compare::CompareArgs),
     Report(report::ReportArgs),
 }
@@ -76,6 +78,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Sweep(args) => sweep::run(args),
         Command::Matrix(args) => matrix::run(args),
         Command::Model(args) => model::run(args),
+        Command::Mem(args) => mem::run(args),
         Command::Compare(args) => compare::run(args),
         Command::Report(args) => report::run(args),
         Command::Run(args) => run::run(args),

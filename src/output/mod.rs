@@ -4,6 +4,7 @@
 pub mod compare;
 pub mod html;
 pub mod matrix;
+pub mod mem;
 pub mod model;
 pub mod sections;
 pub mod svg;

@@ -3,6 +3,7 @@
 
 pub mod matrix;
 pub mod measure;
+pub mod mem;
 pub mod seats;
 pub mod stats;
 pub mod sweep;

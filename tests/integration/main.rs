@@ -4,6 +4,7 @@ mod bad_input;
 mod fixtures;
 mod gather;
 mod matrix;
+mod mem;
 mod model;
 mod report;
 mod sweep;

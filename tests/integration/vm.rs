@@ -645,3 +645,53 @@ fn model_validate_splits_memory_by_weight_and_matrix_saturates_per_node() {
         assert_eq!(rec["params"]["threads"].as_u64(), Some(seen.len() as u64));
     }
 }
+
+#[test]
+fn mem_convergence_and_binding_on_two_nodes() {
+    let g = guest(
+        &["--preset", "2n"],
+        &[
+            ("conv", "numabench mem -p 2 -t 1 -P 16 -s 3 -c -m"),
+            (
+                "bind1",
+                "numabench mem -p 1 -t 1 -P 16 -C 0 -M 1 -l 2 -q --save /tmp/m.json >/dev/null && cat /tmp/m.json",
+            ),
+        ],
+    );
+    // One line per second with a tasks/processes column per node; two
+    // one-thread processes are converged as soon as both have run a loop,
+    // and -m stops the run there.
+    assert_eq!(g.text("conv.rc"), "0", "{}", g.text("conv"));
+    let conv = g.text("conv");
+    let tick = conv
+        .split(['\r', '\n'])
+        .find(|l| l.contains("mins]") && l.contains(" l:"))
+        .unwrap_or_else(|| panic!("no convergence line:\n{conv}"));
+    let per_node = tick
+        .split("mins]")
+        .nth(1)
+        .unwrap()
+        .split(" [")
+        .next()
+        .unwrap()
+        .split_whitespace()
+        .filter(|c| c.contains('/'))
+        .count();
+    assert_eq!(per_node, 2, "{tick}");
+    assert!(conv.contains("s converged)"), "{conv}");
+    assert!(conv.contains("secs latency to NUMA-converge"), "{conv}");
+    // Memory bound to node 1 from a task on node 0 is on node 1.
+    let doc = g.json("bind1");
+    let rec = &doc["records"][0];
+    assert_eq!(rec["placement"]["on_target_pct"], 100.0, "{rec}");
+    let area = &rec["params"]["memory_placement"][0];
+    assert_eq!(area["area"], "process 0", "{rec}");
+    assert_eq!(area["bound_node"], 1, "{rec}");
+    assert_eq!(area["on_bound_node_pct"], 100.0, "{rec}");
+    assert_eq!(area["pages_by_node"]["0"], Value::Null, "{rec}");
+    assert_eq!(
+        rec["placement"]["cpus_seen"],
+        serde_json::json!([0]),
+        "{rec}"
+    );
+}

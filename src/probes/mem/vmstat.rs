@@ -1,0 +1,63 @@
+//! The kernel's NUMA-balancing counters from `/proc/vmstat`, to report how
+//! much scanning, hinting-fault and migration work a run caused.
+
+use std::collections::BTreeMap;
+
+/// The counters read, in the order reported.
+pub const KEYS: [&str; 5] = [
+    "numa_pte_updates",
+    "numa_huge_pte_updates",
+    "numa_hint_faults",
+    "numa_hint_faults_local",
+    "numa_pages_migrated",
+];
+
+/// Counter values by name; absent on kernels without NUMA balancing.
+pub type Counters = BTreeMap<String, u64>;
+
+pub fn parse(text: &str) -> Counters {
+    text.lines()
+        .filter_map(|l| {
+            let (k, v) = l.split_once(' ')?;
+            KEYS.contains(&k)
+                .then(|| v.trim().parse().ok().map(|v| (k.to_string(), v)))
+                .flatten()
+        })
+        .collect()
+}
+
+pub fn read() -> Counters {
+    std::fs::read_to_string("/proc/vmstat")
+        .map(|t| parse(&t))
+        .unwrap_or_default()
+}
+
+/// `after - before` for the counters present in both (counters never go
+/// down, a wrap or reset reads as 0).
+pub fn delta(before: &Counters, after: &Counters) -> Counters {
+    after
+        .iter()
+        .filter_map(|(k, a)| before.get(k).map(|b| (k.clone(), a.saturating_sub(*b))))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_and_subtracts() {
+        let a = parse(
+            "nr_free_pages 5\nnuma_pte_updates 10\nnuma_hint_faults 3\nnuma_pages_migrated 1\n",
+        );
+        let b = parse(
+            "numa_pte_updates 25\nnuma_hint_faults 3\nnuma_pages_migrated 0\nnuma_hint_faults_local 9\n",
+        );
+        assert_eq!(a.len(), 3);
+        let d = delta(&a, &b);
+        assert_eq!(d["numa_pte_updates"], 15);
+        assert_eq!(d["numa_hint_faults"], 0);
+        assert_eq!(d["numa_pages_migrated"], 0);
+        assert!(!d.contains_key("numa_hint_faults_local"));
+    }
+}
