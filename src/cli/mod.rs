@@ -6,6 +6,7 @@ mod gather;
 mod matrix;
 mod mem;
 mod model;
+mod pcie;
 mod place;
 mod report;
 mod run;
@@ -35,6 +36,7 @@ pub enum Command {
     Sweep(sweep::SweepArgs),
     Matrix(matrix::MatrixArgs),
     Model(model::ModelArgs),
+    Pcie(pcie::PcieArgs),
     Mem(mem::MemArgs),
     Compare(compare::CompareArgs),
     Report(report::ReportArgs),
@@ -78,6 +80,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Sweep(args) => sweep::run(args),
         Command::Matrix(args) => matrix::run(args),
         Command::Model(args) => model::run(args),
+        Command::Pcie(args) => pcie::run(args),
         Command::Mem(args) => mem::run(args),
         Command::Compare(args) => compare::run(args),
         Command::Report(args) => report::run(args),

@@ -1,9 +1,11 @@
 //! Probes: each measures one thing and returns rows or records; none
 //! prints.
 
+pub mod cuda;
 pub mod matrix;
 pub mod measure;
 pub mod mem;
+pub mod pcie;
 pub mod seats;
 pub mod stats;
 pub mod sweep;

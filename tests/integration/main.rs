@@ -6,6 +6,7 @@ mod gather;
 mod matrix;
 mod mem;
 mod model;
+mod pcie;
 mod report;
 mod sweep;
 mod util;

@@ -1,0 +1,657 @@
+//! The CUDA driver API, loaded at run time.
+//!
+//! numabench does not link against CUDA: `libcuda.so.1` (the driver's own
+//! library, installed with the kernel driver, not the toolkit) is opened
+//! with `dlopen` when `numabench pcie` runs, and the few entry points it
+//! needs are looked up with `dlsym`. A machine without the library gets a
+//! [`LoadError`], not a failure to start. `NUMABENCH_LIBCUDA` names another
+//! file to open instead (a driver outside the loader's path, or a stand-in
+//! for tests).
+//!
+//! Every `unsafe` of the crate's CUDA use is in this file, each in a small
+//! function with its reason; the rest of the crate sees safe types:
+//! [`Driver`] → [`Context`] → [`DeviceMemory`], [`Registered`] host memory
+//! and [`Event`]s, each released on drop (in reverse order, as the borrows
+//! force). Every `CUresult` is checked; a failure is a [`CudaError`] naming
+//! the call and the driver's description of the code.
+//!
+//! Where the driver exports `_v2` names (the 64-bit `CUdeviceptr` and
+//! `size_t` ABI) those are used, as the CUDA headers do by default.
+//!
+//! A context is current only on the thread that created it, so the types
+//! holding one are neither `Send` nor `Sync` (raw pointers inside), and
+//! calls made while another context is current fail with a CUDA error
+//! rather than doing anything unsound.
+
+use crate::memory::Buffer;
+use std::ffi::{CStr, CString, c_char, c_int, c_uint, c_void};
+use std::fmt;
+
+/// The library opened by default.
+pub const LIBRARY: &str = "libcuda.so.1";
+/// Environment variable naming another library file to open instead.
+pub const LIBRARY_ENV: &str = "NUMABENCH_LIBCUDA";
+
+/// `CUresult`: 0 is success, anything else an error code.
+pub type CuResult = c_int;
+/// `CUDA_SUCCESS`.
+pub const CUDA_SUCCESS: CuResult = 0;
+/// `CUDA_ERROR_NO_DEVICE`: the driver is installed but sees no GPU.
+pub const CUDA_ERROR_NO_DEVICE: CuResult = 100;
+/// `CUDA_ERROR_INVALID_VALUE`.
+pub const CUDA_ERROR_INVALID_VALUE: CuResult = 1;
+
+type CuDevice = c_int;
+type CuContext = *mut c_void;
+type CuDevicePtr = u64;
+type CuEvent = *mut c_void;
+type CuStream = *mut c_void;
+
+/// `CU_EVENT_DEFAULT`.
+const EVENT_DEFAULT: c_uint = 0;
+/// `cuMemHostRegister` flags: 0 pins the range for the current context,
+/// which is the only one using it here (`CU_MEMHOSTREGISTER_PORTABLE`
+/// would pin it for every context).
+const HOST_REGISTER_DEFAULT: c_uint = 0;
+/// The legacy default stream (0), on which the synchronous `cuMemcpy*`
+/// calls run, so events recorded on it bracket them.
+const DEFAULT_STREAM: CuStream = std::ptr::null_mut();
+
+/// Why the driver library cannot be used.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LoadError {
+    /// `dlopen` found no such file: no NVIDIA driver installed.
+    #[error("{library} not found")]
+    NotFound { library: String },
+    /// `dlopen` failed otherwise (a file of another architecture, a
+    /// missing dependency), with the loader's reason.
+    #[error("{library} cannot be loaded: {reason}")]
+    Unloadable { library: String, reason: String },
+    /// The library opened but lacks an entry point: not a CUDA driver, or
+    /// one too old.
+    #[error("{library} has no {symbol} (not a CUDA driver library, or one too old)")]
+    MissingSymbol {
+        library: String,
+        symbol: &'static str,
+    },
+}
+
+impl LoadError {
+    /// True when there is no usable library at all (as opposed to one
+    /// that loads but lacks an entry point): the machine has no CUDA
+    /// driver to measure with.
+    pub fn is_absent(&self) -> bool {
+        !matches!(self, LoadError::MissingSymbol { .. })
+    }
+}
+
+/// A CUDA call that returned an error.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{call} failed: {text} (CUDA error {code})")]
+pub struct CudaError {
+    /// The driver function, e.g. `cuMemAlloc_v2`.
+    pub call: &'static str,
+    pub code: CuResult,
+    /// `cuGetErrorString`'s text, or `unknown error` when it has none.
+    pub text: String,
+}
+
+/// Declares the entry points: one field per symbol, all returning
+/// `CUresult`, looked up by the field's name.
+macro_rules! entry_points {
+    ($($sym:ident: fn($($arg:ty),*);)*) => {
+        #[allow(non_snake_case)]
+        struct Api {
+            $($sym: unsafe extern "C" fn($($arg),*) -> CuResult,)*
+        }
+
+        impl Api {
+            /// Looks every entry point up in `handle`.
+            fn load(handle: Handle, library: &str) -> Result<Api, LoadError> {
+                Ok(Api {
+                    $($sym: {
+                        let name = stringify!($sym);
+                        let p = handle.symbol(name).ok_or_else(|| LoadError::MissingSymbol {
+                            library: library.to_string(),
+                            symbol: name,
+                        })?;
+                        // SAFETY: `p` is the address of the driver's
+                        // exported function of this name, whose C
+                        // prototype (cuda.h) the field's type spells out.
+                        unsafe {
+                            std::mem::transmute::<*mut c_void, unsafe extern "C" fn($($arg),*) -> CuResult>(p)
+                        }
+                    },)*
+                })
+            }
+        }
+    };
+}
+
+entry_points! {
+    cuInit: fn(c_uint);
+    cuDeviceGetCount: fn(*mut c_int);
+    cuDeviceGet: fn(*mut CuDevice, c_int);
+    cuDeviceGetName: fn(*mut c_char, c_int, CuDevice);
+    cuDeviceGetPCIBusId: fn(*mut c_char, c_int, CuDevice);
+    cuCtxCreate_v2: fn(*mut CuContext, c_uint, CuDevice);
+    cuCtxDestroy_v2: fn(CuContext);
+    cuCtxSynchronize: fn();
+    cuMemAlloc_v2: fn(*mut CuDevicePtr, usize);
+    cuMemFree_v2: fn(CuDevicePtr);
+    cuMemHostRegister_v2: fn(*mut c_void, usize, c_uint);
+    cuMemHostUnregister: fn(*mut c_void);
+    cuMemcpyHtoD_v2: fn(CuDevicePtr, *const c_void, usize);
+    cuMemcpyDtoH_v2: fn(*mut c_void, CuDevicePtr, usize);
+    cuEventCreate: fn(*mut CuEvent, c_uint);
+    cuEventRecord: fn(CuEvent, CuStream);
+    cuEventSynchronize: fn(CuEvent);
+    cuEventElapsedTime: fn(*mut f32, CuEvent, CuEvent);
+    cuEventDestroy_v2: fn(CuEvent);
+    cuGetErrorString: fn(CuResult, *mut *const c_char);
+}
+
+/// A `dlopen` handle.
+#[derive(Clone, Copy)]
+struct Handle(*mut c_void);
+
+impl Handle {
+    /// `dlopen(path, RTLD_NOW | RTLD_LOCAL)`, with `dlerror`'s text on
+    /// failure.
+    fn open(path: &str) -> Result<Handle, String> {
+        let c_path = CString::new(path).map_err(|_| "the name holds a NUL byte".to_string())?;
+        // SAFETY: `c_path` is a valid NUL-terminated string for the call's
+        // duration. Opening runs the library's initialisers, which for the
+        // CUDA driver (and any library a user points NUMABENCH_LIBCUDA at)
+        // is what loading it means.
+        let handle = unsafe { libc::dlopen(c_path.as_ptr(), libc::RTLD_NOW | libc::RTLD_LOCAL) };
+        if handle.is_null() {
+            Err(dl_error().unwrap_or_else(|| "dlopen failed".into()))
+        } else {
+            Ok(Handle(handle))
+        }
+    }
+
+    /// The address of `name`, or `None` when the library does not export it.
+    fn symbol(self, name: &str) -> Option<*mut c_void> {
+        let c_name = CString::new(name).ok()?;
+        // SAFETY: the handle came from a successful dlopen and is never
+        // closed; `c_name` is NUL-terminated.
+        let p = unsafe { libc::dlsym(self.0, c_name.as_ptr()) };
+        (!p.is_null()).then_some(p)
+    }
+}
+
+/// The text of the last `dlopen`/`dlsym` error of this thread.
+fn dl_error() -> Option<String> {
+    // SAFETY: dlerror returns NULL or a NUL-terminated string owned by the
+    // loader, valid until the next dl* call on this thread; it is copied at
+    // once.
+    unsafe {
+        let p = libc::dlerror();
+        (!p.is_null()).then(|| CStr::from_ptr(p).to_string_lossy().into_owned())
+    }
+}
+
+/// Turns a status into a result, describing failures with
+/// `cuGetErrorString`.
+fn check(api: &Api, call: &'static str, code: CuResult) -> Result<(), CudaError> {
+    if code == CUDA_SUCCESS {
+        return Ok(());
+    }
+    Err(CudaError {
+        call,
+        code,
+        text: error_text(api, code),
+    })
+}
+
+fn error_text(api: &Api, code: CuResult) -> String {
+    let mut text: *const c_char = std::ptr::null();
+    // SAFETY: `text` is a valid out-pointer; the driver stores a pointer to
+    // a static string (or leaves it NULL for an unknown code).
+    let status = unsafe { (api.cuGetErrorString)(code, &mut text) };
+    if status != CUDA_SUCCESS || text.is_null() {
+        return "unknown error".into();
+    }
+    // SAFETY: non-NULL, the driver's documented static NUL-terminated text.
+    unsafe { CStr::from_ptr(text) }
+        .to_string_lossy()
+        .into_owned()
+}
+
+/// Reads a string the driver writes into a caller's buffer.
+fn c_buffer_text(buf: &[c_char]) -> String {
+    let bytes: Vec<u8> = buf
+        .iter()
+        .take_while(|&&c| c != 0)
+        .map(|&c| c as u8)
+        .collect();
+    String::from_utf8_lossy(&bytes).into_owned()
+}
+
+/// The loaded driver library. It stays loaded until the process exits:
+/// the driver starts threads of its own, and unloading it under them is
+/// not safe.
+pub struct Driver {
+    library: String,
+    api: Api,
+}
+
+impl fmt::Debug for Driver {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Driver")
+            .field("library", &self.library)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A GPU as the driver numbers it (`CUdevice`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Device(CuDevice);
+
+impl Driver {
+    /// Opens `$NUMABENCH_LIBCUDA` when set and not empty, else
+    /// [`LIBRARY`], and looks up every entry point.
+    pub fn load() -> Result<Driver, LoadError> {
+        let path = std::env::var(LIBRARY_ENV)
+            .ok()
+            .filter(|p| !p.is_empty())
+            .unwrap_or_else(|| LIBRARY.to_string());
+        Self::load_from(&path)
+    }
+
+    /// Opens the library at `path` (a name for the loader's search, or a
+    /// path) and looks up every entry point.
+    pub fn load_from(path: &str) -> Result<Driver, LoadError> {
+        let handle = Handle::open(path).map_err(|reason| {
+            let library = path.to_string();
+            if reason.contains("cannot open shared object file")
+                || reason.contains("No such file or directory")
+            {
+                LoadError::NotFound { library }
+            } else {
+                LoadError::Unloadable { library, reason }
+            }
+        })?;
+        let api = Api::load(handle, path)?;
+        Ok(Driver {
+            library: path.to_string(),
+            api,
+        })
+    }
+
+    /// The library name or path that was opened.
+    pub fn library(&self) -> &str {
+        &self.library
+    }
+
+    /// `cuInit(0)`. Fails with [`CUDA_ERROR_NO_DEVICE`] where the driver is
+    /// installed but no GPU is visible.
+    pub fn init(&self) -> Result<(), CudaError> {
+        // SAFETY: cuInit takes a flags word (must be 0) and no pointers.
+        let code = unsafe { (self.api.cuInit)(0) };
+        check(&self.api, "cuInit", code)
+    }
+
+    /// The number of GPUs the driver shows this process (after
+    /// `CUDA_VISIBLE_DEVICES`).
+    pub fn device_count(&self) -> Result<usize, CudaError> {
+        let mut n: c_int = 0;
+        // SAFETY: `n` is a valid out-pointer for one int.
+        let code = unsafe { (self.api.cuDeviceGetCount)(&mut n) };
+        check(&self.api, "cuDeviceGetCount", code)?;
+        Ok(usize::try_from(n).unwrap_or(0))
+    }
+
+    /// The device of ordinal `ordinal` (0-based, in the driver's order).
+    pub fn device(&self, ordinal: usize) -> Result<Device, CudaError> {
+        let ord = c_int::try_from(ordinal).map_err(|_| CudaError {
+            call: "cuDeviceGet",
+            code: CUDA_ERROR_INVALID_VALUE,
+            text: format!("ordinal {ordinal} is out of range"),
+        })?;
+        let mut dev: CuDevice = 0;
+        // SAFETY: `dev` is a valid out-pointer; the ordinal is checked by
+        // the driver.
+        let code = unsafe { (self.api.cuDeviceGet)(&mut dev, ord) };
+        check(&self.api, "cuDeviceGet", code)?;
+        Ok(Device(dev))
+    }
+
+    /// The device's marketing name, e.g. `NVIDIA H100 80GB HBM3`.
+    pub fn device_name(&self, dev: Device) -> Result<String, CudaError> {
+        let mut buf = [0 as c_char; 256];
+        // SAFETY: the driver writes at most `len` bytes, NUL included, into
+        // `buf`, which is that long.
+        let code =
+            unsafe { (self.api.cuDeviceGetName)(buf.as_mut_ptr(), buf.len() as c_int, dev.0) };
+        check(&self.api, "cuDeviceGetName", code)?;
+        Ok(c_buffer_text(&buf))
+    }
+
+    /// The device's PCI address, `domain:bus:device.function` in hex, e.g.
+    /// `0000:3B:00.0` (upper case, unlike sysfs).
+    pub fn pci_bus_id(&self, dev: Device) -> Result<String, CudaError> {
+        let mut buf = [0 as c_char; 64];
+        // SAFETY: as for `device_name`: at most `len` bytes into `buf`.
+        let code =
+            unsafe { (self.api.cuDeviceGetPCIBusId)(buf.as_mut_ptr(), buf.len() as c_int, dev.0) };
+        check(&self.api, "cuDeviceGetPCIBusId", code)?;
+        Ok(c_buffer_text(&buf))
+    }
+
+    /// Creates a context on `dev` and makes it current on this thread; it is
+    /// destroyed when the [`Context`] drops.
+    pub fn create_context(&self, dev: Device) -> Result<Context<'_>, CudaError> {
+        let mut ctx: CuContext = std::ptr::null_mut();
+        // SAFETY: `ctx` is a valid out-pointer; flags 0 = CU_CTX_SCHED_AUTO.
+        let code = unsafe { (self.api.cuCtxCreate_v2)(&mut ctx, 0, dev.0) };
+        check(&self.api, "cuCtxCreate_v2", code)?;
+        Ok(Context { driver: self, ctx })
+    }
+}
+
+/// A CUDA context, current on the thread that created it. Only one is
+/// meant to exist at a time: calls through one that is not current fail.
+pub struct Context<'d> {
+    driver: &'d Driver,
+    ctx: CuContext,
+}
+
+impl Drop for Context<'_> {
+    fn drop(&mut self) {
+        // SAFETY: `ctx` came from cuCtxCreate_v2 and is destroyed once; the
+        // memory, registrations and events made in it borrow this Context
+        // and so are already released. An error here cannot be acted on.
+        let _ = unsafe { (self.driver.api.cuCtxDestroy_v2)(self.ctx) };
+    }
+}
+
+/// Which way a copy goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum CopyDirection {
+    /// Host to device (SHOC's BusSpeedDownload): `cuMemcpyHtoD_v2`.
+    HostToDevice,
+    /// Device to host (SHOC's BusSpeedReadback): `cuMemcpyDtoH_v2`.
+    DeviceToHost,
+}
+
+impl Context<'_> {
+    fn api(&self) -> &Api {
+        &self.driver.api
+    }
+
+    /// `cuCtxSynchronize`: waits for all work of the context.
+    pub fn synchronize(&self) -> Result<(), CudaError> {
+        // SAFETY: no arguments; acts on the current context.
+        let code = unsafe { (self.api().cuCtxSynchronize)() };
+        check(self.api(), "cuCtxSynchronize", code)
+    }
+
+    /// `len` bytes of device memory, freed on drop.
+    pub fn alloc(&self, len: usize) -> Result<DeviceMemory<'_>, CudaError> {
+        let mut ptr: CuDevicePtr = 0;
+        // SAFETY: `ptr` is a valid out-pointer.
+        let code = unsafe { (self.api().cuMemAlloc_v2)(&mut ptr, len) };
+        check(self.api(), "cuMemAlloc_v2", code)?;
+        Ok(DeviceMemory {
+            ctx: self,
+            ptr,
+            len,
+        })
+    }
+
+    /// Page-locks (pins) `buf` with `cuMemHostRegister_v2`, so the GPU
+    /// copies to and from it by DMA from the node where its pages are. The
+    /// whole mapping (`buf.mapped_len()`, whole pages) is registered; it is
+    /// unregistered when the [`Registered`] drops, which the borrow makes
+    /// happen before `buf` can be dropped or moved.
+    pub fn register<'b>(&'b self, buf: &'b mut Buffer) -> Result<Registered<'b>, CudaError> {
+        let len = buf.mapped_len();
+        let ptr = buf.as_mut_ptr().cast::<c_void>();
+        // SAFETY: `ptr..ptr + len` is the buffer's mapping, page aligned and
+        // readable and writable; the exclusive borrow held by `Registered`
+        // keeps it mapped and unaliased until it is unregistered.
+        let code = unsafe { (self.api().cuMemHostRegister_v2)(ptr, len, HOST_REGISTER_DEFAULT) };
+        check(self.api(), "cuMemHostRegister_v2", code)?;
+        Ok(Registered { ctx: self, buf })
+    }
+
+    /// An event, destroyed on drop.
+    pub fn event(&self) -> Result<Event<'_>, CudaError> {
+        let mut ev: CuEvent = std::ptr::null_mut();
+        // SAFETY: `ev` is a valid out-pointer; flags 0 = CU_EVENT_DEFAULT
+        // (timing enabled).
+        let code = unsafe { (self.api().cuEventCreate)(&mut ev, EVENT_DEFAULT) };
+        check(self.api(), "cuEventCreate", code)?;
+        Ok(Event { ctx: self, ev })
+    }
+
+    /// Copies the first `len` bytes between `host` and `dev` in
+    /// `direction` (synchronous: returns when the copy is done, pinned host
+    /// memory included).
+    pub fn copy(
+        &self,
+        direction: CopyDirection,
+        host: &mut Registered<'_>,
+        dev: &DeviceMemory<'_>,
+        len: usize,
+    ) -> Result<(), CudaError> {
+        let call = match direction {
+            CopyDirection::HostToDevice => "cuMemcpyHtoD_v2",
+            CopyDirection::DeviceToHost => "cuMemcpyDtoH_v2",
+        };
+        if len > host.len().min(dev.len) {
+            return Err(CudaError {
+                call,
+                code: CUDA_ERROR_INVALID_VALUE,
+                text: format!(
+                    "{len} bytes do not fit the host buffer ({}) or the device buffer ({})",
+                    host.len(),
+                    dev.len
+                ),
+            });
+        }
+        let host_ptr = host.buf.as_mut_ptr().cast::<c_void>();
+        let code = match direction {
+            // SAFETY: `len` bytes are readable at `host_ptr` (checked
+            // above, the buffer is mapped while borrowed) and writable at
+            // `dev.ptr`, an allocation of at least `len` bytes.
+            CopyDirection::HostToDevice => unsafe {
+                (self.api().cuMemcpyHtoD_v2)(dev.ptr, host_ptr.cast_const(), len)
+            },
+            // SAFETY: as above with the roles swapped; `host` is borrowed
+            // mutably, so nothing else reads or writes those bytes while the
+            // driver writes them.
+            CopyDirection::DeviceToHost => unsafe {
+                (self.api().cuMemcpyDtoH_v2)(host_ptr, dev.ptr, len)
+            },
+        };
+        check(self.api(), call, code)
+    }
+
+    /// Times one copy with events recorded on the default stream around
+    /// it (SHOC's method); returns seconds.
+    pub fn timed_copy(
+        &self,
+        direction: CopyDirection,
+        host: &mut Registered<'_>,
+        dev: &DeviceMemory<'_>,
+        len: usize,
+        start: &Event<'_>,
+        stop: &Event<'_>,
+    ) -> Result<f64, CudaError> {
+        start.record()?;
+        self.copy(direction, host, dev, len)?;
+        stop.record()?;
+        stop.synchronize()?;
+        Ok(f64::from(start.elapsed_ms(stop)?) / 1e3)
+    }
+}
+
+/// Device memory from `cuMemAlloc_v2`, freed on drop.
+pub struct DeviceMemory<'c> {
+    ctx: &'c Context<'c>,
+    ptr: CuDevicePtr,
+    len: usize,
+}
+
+impl DeviceMemory<'_> {
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+}
+
+impl Drop for DeviceMemory<'_> {
+    fn drop(&mut self) {
+        // SAFETY: `ptr` came from cuMemAlloc_v2 in this context and is freed
+        // once; no copy can be in flight (copies are synchronous).
+        let _ = unsafe { (self.ctx.api().cuMemFree_v2)(self.ptr) };
+    }
+}
+
+/// A host [`Buffer`] page-locked for the GPU; unregistered on drop.
+pub struct Registered<'b> {
+    ctx: &'b Context<'b>,
+    buf: &'b mut Buffer,
+}
+
+impl Registered<'_> {
+    /// The buffer's requested length (copies may use up to this much).
+    pub fn len(&self) -> usize {
+        self.buf.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.buf.is_empty()
+    }
+}
+
+impl Drop for Registered<'_> {
+    fn drop(&mut self) {
+        let ptr = self.buf.as_mut_ptr().cast::<c_void>();
+        // SAFETY: `ptr` is the start of a range registered by
+        // `Context::register` and still mapped (the buffer is borrowed);
+        // copies are synchronous, so no DMA uses it any more.
+        let _ = unsafe { (self.ctx.api().cuMemHostUnregister)(ptr) };
+    }
+}
+
+/// A CUDA event, destroyed on drop.
+pub struct Event<'c> {
+    ctx: &'c Context<'c>,
+    ev: CuEvent,
+}
+
+impl Event<'_> {
+    /// `cuEventRecord` on the default stream.
+    pub fn record(&self) -> Result<(), CudaError> {
+        // SAFETY: `ev` is a live event of this context; stream 0 is the
+        // legacy default stream.
+        let code = unsafe { (self.ctx.api().cuEventRecord)(self.ev, DEFAULT_STREAM) };
+        check(self.ctx.api(), "cuEventRecord", code)
+    }
+
+    /// `cuEventSynchronize`: waits until the event has happened.
+    pub fn synchronize(&self) -> Result<(), CudaError> {
+        // SAFETY: `ev` is a live event of this context.
+        let code = unsafe { (self.ctx.api().cuEventSynchronize)(self.ev) };
+        check(self.ctx.api(), "cuEventSynchronize", code)
+    }
+
+    /// Milliseconds from this event to `later` (both recorded and done).
+    pub fn elapsed_ms(&self, later: &Event<'_>) -> Result<f32, CudaError> {
+        let mut ms: f32 = 0.0;
+        // SAFETY: `ms` is a valid out-pointer; both events are live.
+        let code = unsafe { (self.ctx.api().cuEventElapsedTime)(&mut ms, self.ev, later.ev) };
+        check(self.ctx.api(), "cuEventElapsedTime", code)?;
+        Ok(ms)
+    }
+}
+
+impl Drop for Event<'_> {
+    fn drop(&mut self) {
+        // SAFETY: `ev` came from cuEventCreate and is destroyed once.
+        let _ = unsafe { (self.ctx.api().cuEventDestroy_v2)(self.ev) };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_missing_library_is_a_load_error_not_a_crash() {
+        let err = Driver::load_from("/nonexistent/libcuda.so.1").unwrap_err();
+        assert_eq!(
+            err,
+            LoadError::NotFound {
+                library: "/nonexistent/libcuda.so.1".into()
+            }
+        );
+        assert_eq!(err.to_string(), "/nonexistent/libcuda.so.1 not found");
+        assert!(err.is_absent());
+        let err = Driver::load_from("libcuda-no-such-name.so.1").unwrap_err();
+        assert_eq!(err.to_string(), "libcuda-no-such-name.so.1 not found");
+    }
+
+    #[test]
+    fn a_file_that_is_no_library_cannot_be_loaded() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("libcuda.so.1");
+        std::fs::write(&path, b"not an ELF file").unwrap();
+        let path = path.to_str().unwrap();
+        let err = Driver::load_from(path).unwrap_err();
+        assert!(
+            matches!(&err, LoadError::Unloadable { library, reason } if library == path && !reason.is_empty()),
+            "{err:?}"
+        );
+        assert!(err.is_absent());
+    }
+
+    #[test]
+    fn a_library_without_the_entry_points_is_named() {
+        // libc is loaded in every process and exports none of cu*.
+        let err = Driver::load_from("libc.so.6").unwrap_err();
+        assert_eq!(
+            err,
+            LoadError::MissingSymbol {
+                library: "libc.so.6".into(),
+                symbol: "cuInit"
+            }
+        );
+        assert_eq!(
+            err.to_string(),
+            "libc.so.6 has no cuInit (not a CUDA driver library, or one too old)"
+        );
+        assert!(!err.is_absent());
+    }
+
+    #[test]
+    fn cuda_errors_are_one_line_with_the_call() {
+        let e = CudaError {
+            call: "cuMemAlloc_v2",
+            code: 2,
+            text: "out of memory".into(),
+        };
+        assert_eq!(
+            e.to_string(),
+            "cuMemAlloc_v2 failed: out of memory (CUDA error 2)"
+        );
+    }
+
+    #[test]
+    fn driver_strings_stop_at_the_nul() {
+        let mut buf = [0 as c_char; 8];
+        for (i, b) in b"0000:3B".iter().enumerate() {
+            buf[i] = *b as c_char;
+        }
+        assert_eq!(c_buffer_text(&buf), "0000:3B");
+        assert_eq!(c_buffer_text(&[0; 4]), "");
+    }
+}
