@@ -1,6 +1,7 @@
 //! Command-line definitions, one file per command. The `///` comments are the
 //! help text.
 
+mod autonuma;
 mod compare;
 mod gather;
 mod matrix;
@@ -10,6 +11,7 @@ mod pcie;
 mod place;
 mod report;
 mod run;
+mod sched;
 pub mod select;
 mod sweep;
 mod topo;
@@ -38,6 +40,8 @@ pub enum Command {
     Model(model::ModelArgs),
     Pcie(pcie::PcieArgs),
     Mem(mem::MemArgs),
+    Autonuma(autonuma::AutonumaArgs),
+    Sched(sched::SchedArgs),
     Compare(compare::CompareArgs),
     Report(report::ReportArgs),
 }
@@ -82,6 +86,8 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Model(args) => model::run(args),
         Command::Pcie(args) => pcie::run(args),
         Command::Mem(args) => mem::run(args),
+        Command::Autonuma(args) => autonuma::run(args),
+        Command::Sched(args) => sched::run(args),
         Command::Compare(args) => compare::run(args),
         Command::Report(args) => report::run(args),
         Command::Run(args) => run::run(args),

@@ -254,12 +254,33 @@ fn sweep_part(run: &Run<'_>) -> String {
     out
 }
 
+/// numa_test's residency table and totals, and its runnable-tasks chart.
+fn sched_part(run: &Run<'_>) -> String {
+    let recs: Vec<&Record> = run
+        .doc
+        .records
+        .iter()
+        .filter(|r| r.probe == "sched")
+        .collect();
+    if recs.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from("<h2>Scheduler placement (sched)</h2>");
+    for s in super::sched::sections(&recs) {
+        out.push_str(&section(&s));
+    }
+    for chart in super::sched::charts(&recs) {
+        out.push_str(&chart);
+    }
+    out
+}
+
 /// Records no dedicated part shows, as one table per probe, and their
 /// time series as charts.
 fn other_part(run: &Run<'_>) -> String {
     let mut by_probe: BTreeMap<&str, Vec<&Record>> = BTreeMap::new();
     for r in &run.doc.records {
-        if r.probe != "matrix" && r.probe != "sweep" {
+        if r.probe != "matrix" && r.probe != "sweep" && r.probe != "sched" {
             by_probe.entry(&r.probe).or_default().push(r);
         }
     }
@@ -319,6 +340,7 @@ fn other_part(run: &Run<'_>) -> String {
                             points: series.x.iter().copied().zip(l.y.iter().copied()).collect(),
                         })
                         .collect(),
+                    markers: convergence_marker(r, series),
                     ..Default::default()
                 }));
             }
@@ -334,6 +356,18 @@ fn other_part(run: &Run<'_>) -> String {
         out.push_str("</div>");
     }
     out
+}
+
+/// A record's moment of convergence (`convergence_s`) as a marker on its
+/// series over time.
+fn convergence_marker(r: &Record, series: &crate::results::Series) -> Vec<Marker> {
+    match r.metrics.get("convergence_s") {
+        Some(m) if series.x_unit == "s" && m.value.is_finite() => vec![Marker {
+            x: m.value,
+            label: format!("converged {:.1} s", m.value),
+        }],
+        _ => Vec::new(),
+    }
 }
 
 /// `content` in a part of its own that a link or a test can address.
@@ -382,6 +416,7 @@ pub fn report(runs: &[Run<'_>]) -> String {
         ));
         out.push_str(&part(&anchor("matrix", &r.label), matrix_part(r)));
         out.push_str(&part(&anchor("sweep", &r.label), sweep_part(r)));
+        out.push_str(&part(&anchor("sched", &r.label), sched_part(r)));
         out.push_str(&other_part(r));
         if !r.doc.complete {
             out.push_str("<p class=\"note\">this run did not finish: its results are partial</p>");
@@ -460,6 +495,41 @@ mod tests {
         assert!(html.contains("title=\"60%\""), "{html}");
         assert!(!html.contains("<script"));
         assert!(html.starts_with("<!DOCTYPE html>") && html.ends_with("</html>\n"));
+    }
+
+    #[test]
+    fn a_records_convergence_is_marked_on_its_time_series() {
+        let topo = fixture("two-node");
+        let mut d = Document::new(&topo);
+        let series = crate::results::Series {
+            name: "memory_per_node".into(),
+            x_label: "time".into(),
+            x_unit: "s".into(),
+            y_label: "memory".into(),
+            y_unit: "MiB".into(),
+            x: vec![0.0, 1.0, 2.0],
+            lines: vec![crate::results::Line {
+                label: "node 1".into(),
+                y: vec![0.0, 40.0, 50.0],
+            }],
+        };
+        let mut converged = Record::new("autonuma", "numa02 run 1").metric(
+            "convergence_s",
+            1.5,
+            "s",
+            Better::Lower,
+        );
+        converged.series.push(series.clone());
+        let mut never = Record::new("autonuma", "numa02 run 2");
+        never.series.push(series);
+        d.records.push(converged);
+        d.records.push(never);
+        let html = report(&[Run {
+            label: "r".into(),
+            doc: &d,
+        }]);
+        assert_eq!(html.matches("converged 1.5 s").count(), 1, "{html}");
+        assert_eq!(html.matches("<polyline").count(), 2);
     }
 
     #[test]

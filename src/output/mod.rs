@@ -1,11 +1,13 @@
 //! Rendering records and models for people: tables now, more formats as
 //! probes arrive. Nothing here measures anything.
 
+pub mod autonuma;
 pub mod compare;
 pub mod html;
 pub mod matrix;
 pub mod mem;
 pub mod model;
+pub mod sched;
 pub mod sections;
 pub mod svg;
 pub mod sweep;

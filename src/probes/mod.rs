@@ -1,11 +1,13 @@
 //! Probes: each measures one thing and returns rows or records; none
 //! prints.
 
+pub mod autonuma;
 pub mod cuda;
 pub mod matrix;
 pub mod measure;
 pub mod mem;
 pub mod pcie;
+pub mod sched;
 pub mod seats;
 pub mod stats;
 pub mod sweep;

@@ -1,5 +1,6 @@
 //! Integration tests: run the numabench binary as a user would.
 
+mod autonuma;
 mod bad_input;
 mod fixtures;
 mod gather;
@@ -8,6 +9,7 @@ mod mem;
 mod model;
 mod pcie;
 mod report;
+mod sched;
 mod sweep;
 mod util;
 mod vm;

@@ -695,3 +695,172 @@ fn mem_convergence_and_binding_on_two_nodes() {
         "{rec}"
     );
 }
+
+#[test]
+fn sched_residency_table_has_a_column_per_node_on_two_nodes() {
+    let g = guest(
+        &["--preset", "2n"],
+        &[
+            (
+                "sched",
+                "numabench sched 4 --size 200000 --passes 20 --burst-at 0.5 --burst-groups 1 --save /tmp/s.json",
+            ),
+            ("json", "cat /tmp/s.json"),
+        ],
+    );
+    assert_eq!(g.text("sched.rc"), "0", "{}", g.text("sched"));
+    let text = g.text("sched");
+    let mut lines = text.lines().skip_while(|l| !l.starts_with("Task "));
+    let header: Vec<&str> = lines.next().unwrap().split_whitespace().collect();
+    assert_eq!(header[..3], ["Task", "node00", "node01"], "{text}");
+    let rows: Vec<Vec<&str>> = lines
+        .take_while(|l| l.trim_start().starts_with(|c: char| c.is_ascii_digit()))
+        .map(|l| l.split_whitespace().collect())
+        .collect();
+    assert_eq!(rows.len(), 4, "{text}");
+    for row in &rows {
+        let sum: f64 = row[1..3].iter().map(|c| c.parse::<f64>().unwrap()).sum();
+        assert!((sum - 100.0).abs() <= 0.5, "{row:?}\n{text}");
+    }
+    let doc = g.json("json");
+    let records = doc["records"].as_array().unwrap();
+    let summary = records.iter().find(|r| r["name"] == "summary").unwrap();
+    assert_eq!(summary["params"]["nodes"], serde_json::json!([0, 1]));
+    // The tasks take seconds under emulation: the burst ran among them.
+    assert_eq!(summary["params"]["burst"], "ran", "{summary}");
+    assert_eq!(summary["params"]["burst_messages_received"], 40_000);
+    let tasks: Vec<&Value> = records
+        .iter()
+        .filter(|r| r["params"]["task"].is_u64())
+        .collect();
+    assert_eq!(tasks.len(), 4);
+    for t in tasks {
+        let p = &t["params"];
+        for k in ["start_node", "most_time_node", "memory_node"] {
+            assert!(p[k] == 0 || p[k] == 1, "{k}: {t}");
+        }
+        assert_eq!(p["moved"], p["start_node"] != p["most_time_node"], "{t}");
+        assert_eq!(
+            p["away_from_memory"],
+            p["most_time_node"] != p["memory_node"],
+            "{t}"
+        );
+        let pages = t["placement"]["pages_by_node"].as_object().unwrap();
+        assert!(pages.keys().all(|k| k == "0" || k == "1"), "{t}");
+    }
+}
+
+/// Per look of an autonuma run's memory series: MiB on node 0 and node 1.
+fn autonuma_looks(doc: &Value) -> (&Value, Vec<(f64, f64, f64)>) {
+    let rec = doc["records"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["name"] == "numa02 run 1")
+        .unwrap_or_else(|| panic!("no numa02 run 1 in {doc}"));
+    let mem = rec["series"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == "memory_per_node")
+        .unwrap_or_else(|| panic!("no memory series in {rec}"));
+    let labels: Vec<&str> = mem["lines"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["label"].as_str().unwrap())
+        .collect();
+    assert_eq!(labels, ["node 0", "node 1"], "{mem}");
+    let col = |i: usize| -> Vec<f64> {
+        mem["lines"][i]["y"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_f64().unwrap())
+            .collect()
+    };
+    let (x, a, b) = (
+        mem["x"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_f64().unwrap()),
+        col(0),
+        col(1),
+    );
+    let looks: Vec<(f64, f64, f64)> = x.zip(a).zip(b).map(|((t, a), b)| (t, a, b)).collect();
+    assert!(looks.len() >= 4, "{mem}");
+    // Every look sees the 256 MiB: up to a 2 MiB huge page of stack or
+    // allocator memory per thread more, and a few huge pages less while
+    // they are being migrated (unmapped for the copy, so numa_maps does not
+    // count them). The first look sees all of the data on node 0, where
+    // the engine wrote it.
+    for &(t, a, b) in &looks {
+        assert!((240.0..266.0).contains(&(a + b)), "{a} + {b} MiB at {t} s");
+    }
+    assert!(looks[0].1 >= 256.0, "{looks:?}");
+    (rec, looks)
+}
+
+#[test]
+fn autonuma_memory_moves_with_balancing_on_and_stays_with_it_off() {
+    let run = "numabench autonuma numa02 --mem 256 --secs 8 --interval 0.5";
+    let g = guest(
+        &["--preset", "2n"],
+        &[
+            (
+                "on",
+                &format!("{run} --save /tmp/on.json >/dev/null && cat /tmp/on.json"),
+            ),
+            (
+                "off",
+                &format!(
+                    "echo 0 > /proc/sys/kernel/numa_balancing && {run} --save /tmp/off.json >/dev/null && cat /tmp/off.json"
+                ),
+            ),
+        ],
+    );
+    assert_eq!(g.text("on.rc"), "0", "{}", g.text("on"));
+    assert_eq!(g.text("off.rc"), "0", "{}", g.text("off"));
+
+    // On: the kernel moves half of it to node 1 while the threads of node
+    // 1's CPUs clear it (in every guest run so far within 3 s of 8).
+    let on = g.json("on");
+    assert_eq!(on["host"]["numa_balancing"], 1);
+    let (rec, looks) = autonuma_looks(&on);
+    assert_eq!(rec["params"]["cpu_nodes"], serde_json::json!([0, 1]));
+    assert_eq!(
+        rec["params"]["policies_seen"],
+        serde_json::json!(["default"])
+    );
+    let most_on_1 = looks.iter().map(|l| l.2).fold(0.0, f64::max);
+    assert!(most_on_1 >= 0.25 * 256.0, "memory never moved: {looks:?}");
+    assert!(
+        rec["metrics"]["numa_pages_migrated"]["value"]
+            .as_f64()
+            .unwrap()
+            > 0.0
+    );
+    let conv = rec["metrics"]["convergence_s"]["value"]
+        .as_f64()
+        .unwrap_or_else(|| panic!("did not converge: {looks:?}"));
+    // From the convergence moment on, each node holds 50% +- 10% of it.
+    for &(t, a, b) in looks.iter().filter(|l| l.0 >= conv) {
+        assert!((a / (a + b) - 0.5).abs() <= 0.05, "{a}/{b} MiB at {t} s");
+    }
+
+    // Off: nothing moves, so the tool reports the kernel's migration, not
+    // its own.
+    let off = g.json("off");
+    assert_eq!(off["host"]["numa_balancing"], 0);
+    let (rec, looks) = autonuma_looks(&off);
+    for &(t, _, b) in &looks {
+        assert!(
+            b <= looks[0].2 + 1.0,
+            "{b} MiB on node 1 at {t} s: {looks:?}"
+        );
+    }
+    assert_eq!(rec["metrics"]["numa_pages_migrated"]["value"], 0.0);
+    assert!(rec["metrics"].get("convergence_s").is_none(), "{rec}");
+    assert_eq!(rec["params"]["converged"], false);
+}

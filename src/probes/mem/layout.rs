@@ -40,6 +40,8 @@ pub enum Word {
     Failed = 5,
     /// Whether the THP warning was printed (once per run, as perf).
     ThpWarned = 6,
+    /// Tasks that left their loop: from then on a task frees its memory.
+    Leaving = 7,
 }
 
 const HEADER_U32: usize = 16;

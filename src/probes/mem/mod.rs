@@ -16,7 +16,7 @@ pub mod vmstat;
 pub mod worker;
 
 pub use params::{Params, RawOptions, resolve};
-pub use tasks::{Event, RunOutput, Tick, run};
+pub use tasks::{Event, RunOutput, Sampler, Tick, run, run_sampled};
 
 /// perf's result figures (its `__bench_numa` epilogue).
 #[derive(Debug, Clone, PartialEq)]

@@ -2,7 +2,8 @@
 //! the global memory, forks one process per `-p` (while it is still
 //! single-threaded), each process maps its memory and starts `-t` threads.
 //! The parent releases them together, watches them once a second
-//! (convergence, progress), stops them on convergence (`-m`) or on SIGINT /
+//! (convergence, progress) and at a caller's own interval (a [`Sampler`]),
+//! stops them on convergence (`-m`) or on SIGINT /
 //! SIGTERM, reaps every child, and collects what the tasks left in the
 //! shared control block.
 //!
@@ -94,6 +95,24 @@ pub struct RunOutput {
     /// Children had to be killed.
     pub killed: bool,
 }
+
+/// A look at the running children at a fixed interval, for callers that
+/// follow what the tasks do not report themselves (where their memory is,
+/// where their threads run).
+pub struct Sampler<'a> {
+    /// Time between two looks.
+    pub interval: Duration,
+    /// Called with the seconds since the tasks were released, the
+    /// children's pids and `intact`: first at the release, then every
+    /// `interval` while every task is still in its loop. A task that leaves
+    /// its loop frees its memory, so a look should ask `intact()` when it is
+    /// done and drop what it saw if that is false by then.
+    pub look: &'a mut LookFn<'a>,
+}
+
+/// A [`Sampler`]'s look: seconds since the release, the children's pids,
+/// and whether every task is still in its loop.
+pub type LookFn<'a> = dyn FnMut(f64, &[i32], &dyn Fn() -> bool) + 'a;
 
 /// A stateless mix (splitmix64), for per-task starting values.
 fn mix(i: u64) -> u64 {
@@ -279,6 +298,16 @@ fn flush() {
 
 /// Runs the workload `p` describes.
 pub fn run(p: &Params, topo: &Topology, on_event: &mut dyn FnMut(Event)) -> Result<RunOutput> {
+    run_sampled(p, topo, on_event, None)
+}
+
+/// [`run`], with `sampler` called from the parent's watch loop.
+pub fn run_sampled(
+    p: &Params,
+    topo: &Topology,
+    on_event: &mut dyn FnMut(Event),
+    mut sampler: Option<Sampler>,
+) -> Result<RunOutput> {
     let node_slots = topo
         .nodes
         .iter()
@@ -364,6 +393,7 @@ pub fn run(p: &Params, topo: &Topology, on_event: &mut dyn FnMut(Event)) -> Resu
     let mut tracker = Tracker::default();
     let mut samples = Vec::new();
     let mut next_tick = start + Duration::from_secs(1);
+    let mut next_look = start;
     if abort.is_none() {
         loop {
             let done = control.word(Word::Done).load(Relaxed);
@@ -379,7 +409,20 @@ pub fn run(p: &Params, topo: &Topology, on_event: &mut dyn FnMut(Event)) -> Resu
                 }
                 break;
             }
-            let now = Instant::now();
+            let mut now = Instant::now();
+            let intact = || control.word(Word::Leaving).load(Relaxed) == 0;
+            if let Some(s) = sampler.as_mut()
+                && now >= next_look
+                && intact()
+            {
+                // A zero interval would never move past `now`.
+                let step = s.interval.max(Duration::from_millis(1));
+                while next_look <= now {
+                    next_look += step;
+                }
+                (s.look)((now - start).as_secs_f64(), &parent.kids.pids, &intact);
+                now = Instant::now();
+            }
             if now >= next_tick {
                 while next_tick <= now {
                     next_tick += Duration::from_secs(1);
@@ -417,7 +460,11 @@ pub fn run(p: &Params, topo: &Topology, on_event: &mut dyn FnMut(Event)) -> Resu
                     flush();
                 }
             }
-            let wait = next_tick
+            let next = match &sampler {
+                Some(_) if intact() => next_tick.min(next_look),
+                _ => next_tick,
+            };
+            let wait = next
                 .saturating_duration_since(Instant::now())
                 .min(Duration::from_millis(100));
             sys::futex_wait(control.word(Word::Done), done, Some(wait));

@@ -325,6 +325,7 @@ pub fn run_task(ctx: &TaskCtx) -> Result<(), String> {
         }
     }
     let runtime_ns = start0.elapsed().as_nanos() as u64;
+    c.word(Word::Leaving).fetch_add(1, Relaxed);
     if let Some(area) = &thread_area {
         c.store_placement(AreaId::Thread(task), &area.placement());
     }

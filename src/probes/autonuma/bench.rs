@@ -1,0 +1,426 @@
+//! The four tests of the AutoNUMA benchmark (P processes x T threads, M
+//! bytes of memory per process), sized for this machine, and each mapped
+//! onto the mem workload engine's options.
+//!
+//! numa01 and numa01_THREAD_ALLOC: P = 2, T = nr_cpus / 2, M = 3 GiB, the
+//! memory shared by all of a process's threads or split into per-thread
+//! parts. numa02 and numa02_SMT: P = 1, T = nr_cpus or nr_cpus / 2, M = 1
+//! GiB split into per-thread parts. nr_cpus is the CPUs this process may
+//! use. Every thread clears its memory with memset (the benchmark's bzero
+//! loop) a fixed number of times, or for a fixed time.
+
+use crate::error::usage;
+use crate::probes::mem::RawOptions;
+use anyhow::{Result, anyhow};
+
+const MIB: u64 = 1 << 20;
+const GIB: u64 = 1 << 30;
+
+/// Bytes each thread clears in a default run: the loop count is chosen so
+/// that every thread of every test writes about this much. On a 2-socket
+/// server with all cores busy a thread gets some 2-5 GB/s of memset
+/// bandwidth, so a run takes tens of seconds there: long enough for NUMA
+/// balancing's scanner (256 MiB per scan period of 1 s and more) to find
+/// and move gigabytes.
+pub const DEFAULT_BYTES_PER_THREAD: u64 = 64 * GIB;
+
+/// Share of the start node's free memory a test may use when `--mem` is not
+/// given: the rest is left to the kernel and to the migration's copies.
+pub const MEMORY_SHARE_PCT: u64 = 50;
+
+/// One test of the benchmark.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Test {
+    Numa01,
+    Numa01ThreadAlloc,
+    Numa02,
+    Numa02Smt,
+}
+
+impl Test {
+    pub const ALL: [Test; 4] = [
+        Test::Numa01,
+        Test::Numa01ThreadAlloc,
+        Test::Numa02,
+        Test::Numa02Smt,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Test::Numa01 => "numa01",
+            Test::Numa01ThreadAlloc => "numa01_THREAD_ALLOC",
+            Test::Numa02 => "numa02",
+            Test::Numa02Smt => "numa02_SMT",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Test> {
+        Test::ALL.into_iter().find(|t| t.name() == name)
+    }
+
+    /// The seed's shape for `nr_cpus` usable CPUs (at least one thread).
+    pub fn shape(self, nr_cpus: usize) -> Shape {
+        let half = (nr_cpus / 2).max(1);
+        let (processes, threads, mem_bytes, per_thread) = match self {
+            Test::Numa01 => (2, half, 3 * GIB, false),
+            Test::Numa01ThreadAlloc => (2, half, 3 * GIB, true),
+            Test::Numa02 => (1, nr_cpus.max(1), GIB, true),
+            Test::Numa02Smt => (1, half, GIB, true),
+        };
+        Shape {
+            processes,
+            threads,
+            mem_bytes,
+            per_thread,
+        }
+    }
+}
+
+/// Processes, threads and memory of one test.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Shape {
+    pub processes: usize,
+    /// Threads per process.
+    pub threads: usize,
+    /// Memory per process (M).
+    pub mem_bytes: u64,
+    /// M split into one part per thread, else shared by the process's
+    /// threads.
+    pub per_thread: bool,
+}
+
+impl Shape {
+    /// Memory of the whole test.
+    pub fn total_bytes(&self) -> u64 {
+        self.mem_bytes * self.processes as u64
+    }
+
+    /// Bytes one thread clears per loop: its own part, or the whole shared
+    /// memory of its process.
+    pub fn bytes_per_thread_pass(&self) -> u64 {
+        if self.per_thread {
+            self.mem_bytes / self.threads as u64
+        } else {
+            self.mem_bytes
+        }
+    }
+}
+
+/// How long each run goes on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Work {
+    /// Every thread makes this many passes over its memory.
+    Loops(u32),
+    /// Every thread works until the first one passes this many seconds.
+    Secs(u32),
+}
+
+/// What the user asked for, beyond the test.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Asked {
+    /// `--mem`: M in MiB instead of the seed's (scaled) figure.
+    pub mem_mib: Option<u64>,
+    pub loops: Option<u32>,
+    pub secs: Option<u32>,
+}
+
+/// One test, ready to run here.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Plan {
+    pub test: Test,
+    pub nr_cpus: usize,
+    /// The shape with M as it will run (scaled or given).
+    pub shape: Shape,
+    /// M as the seed has it.
+    pub seed_mem_bytes: u64,
+    pub work: Work,
+    /// The node every page starts on.
+    pub start_node: usize,
+    /// Scaling and defaults the reader should know about.
+    pub notes: Vec<String>,
+}
+
+/// Sizes `test` for `nr_cpus` CPUs and a start node with `start_free` bytes
+/// free. Without `--mem` the test uses at most [`MEMORY_SHARE_PCT`] of that
+/// free memory, M scaled down to whole MiB where needed; with `--mem` it
+/// must fit in the free memory.
+pub fn plan(
+    test: Test,
+    nr_cpus: usize,
+    start_node: usize,
+    start_free: u64,
+    asked: &Asked,
+) -> Result<Plan> {
+    let mut shape = test.shape(nr_cpus);
+    let seed_mem_bytes = shape.mem_bytes;
+    let mut notes = Vec::new();
+    let procs = shape.processes as u64;
+    if nr_cpus < 2 && test != Test::Numa02 {
+        notes.push(format!(
+            "T = nr_cpus/2 is 0 with {nr_cpus} CPU: 1 thread per process instead"
+        ));
+    }
+    match asked.mem_mib {
+        Some(mib) => {
+            let want = mib.saturating_mul(MIB).saturating_mul(procs);
+            if want > start_free {
+                return Err(usage(format!(
+                    "--mem {mib}: {procs} x {mib} MiB for {} is more than node {start_node}'s free memory ({} MiB), where all of it starts",
+                    test.name(),
+                    start_free / MIB
+                )));
+            }
+            shape.mem_bytes = mib * MIB;
+            if shape.mem_bytes != seed_mem_bytes {
+                notes.push(format!(
+                    "M = {mib} MiB per process as given by --mem (the benchmark's: {} MiB)",
+                    seed_mem_bytes / MIB
+                ));
+            }
+        }
+        None => {
+            let budget = (u128::from(start_free) * u128::from(MEMORY_SHARE_PCT) / 100) as u64;
+            if shape.total_bytes() > budget {
+                let mib = budget / procs / MIB;
+                if mib < shape.threads as u64 {
+                    return Err(anyhow!(
+                        "{}: node {start_node} has {} MiB free; {MEMORY_SHARE_PCT}% of it cannot give {} thread(s) 1 MiB each",
+                        test.name(),
+                        start_free / MIB,
+                        shape.threads as u64 * procs
+                    ));
+                }
+                shape.mem_bytes = mib * MIB;
+                notes.push(format!(
+                    "M scaled from {} to {mib} MiB per process: node {start_node}, where all memory starts, has {} MiB free and a test uses at most {MEMORY_SHARE_PCT}% of it (--mem overrides)",
+                    seed_mem_bytes / MIB,
+                    start_free / MIB
+                ));
+            }
+        }
+    }
+    if shape.bytes_per_thread_pass() < 8 {
+        return Err(usage(format!(
+            "--mem {}: {} threads per process leave each thread less than 8 bytes",
+            shape.mem_bytes / MIB,
+            shape.threads
+        )));
+    }
+    let work = match (asked.loops, asked.secs) {
+        (_, Some(s)) => Work::Secs(s),
+        (Some(l), None) => Work::Loops(l),
+        (None, None) => {
+            let l = default_loops(&shape);
+            notes.push(format!(
+                "{l} loops: enough for each thread to clear {} GiB (--loops or --secs override)",
+                DEFAULT_BYTES_PER_THREAD / GIB
+            ));
+            Work::Loops(l)
+        }
+    };
+    Ok(Plan {
+        test,
+        nr_cpus,
+        shape,
+        seed_mem_bytes,
+        work,
+        start_node,
+        notes,
+    })
+}
+
+/// Passes over its memory that make each thread clear
+/// [`DEFAULT_BYTES_PER_THREAD`].
+pub fn default_loops(shape: &Shape) -> u32 {
+    let pass = shape.bytes_per_thread_pass().max(1);
+    u32::try_from(DEFAULT_BYTES_PER_THREAD.div_ceil(pass)).unwrap_or(u32::MAX)
+}
+
+/// MiB as the engine reads its size options (a decimal number of 2^20
+/// bytes); the shortest form that reads back as the same number.
+fn mb(bytes: u64) -> String {
+    format!("{}", bytes as f64 / MIB as f64)
+}
+
+/// The engine's options for `plan`: memset passes over process (-P) or
+/// thread (-T) memory, written once at allocation from the start node's
+/// CPUs under a bind policy that is dropped again before the work starts
+/// (-0 -I), tasks released together.
+pub fn engine_options(plan: &Plan) -> RawOptions {
+    let s = &plan.shape;
+    let (mb_proc, mb_thread) = if s.per_thread {
+        (None, Some(mb(s.mem_bytes / s.threads as u64)))
+    } else {
+        (Some(mb(s.mem_bytes)), None)
+    };
+    let (nr_loops, nr_secs) = match plan.work {
+        Work::Loops(l) => (Some(l), 0),
+        Work::Secs(secs) => (None, secs),
+    };
+    RawOptions {
+        nr_proc: Some(s.processes as i64),
+        nr_threads: Some(s.threads as i64),
+        mb_proc,
+        mb_thread,
+        nr_loops,
+        nr_secs,
+        data_zero_memset: true,
+        data_rand_walk: false,
+        data_backwards: false,
+        init_random: true,
+        init_cpu0: true,
+        quiet: true,
+        serialize_startup: true,
+        ..RawOptions::seed_defaults()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const FREE: u64 = 64 * GIB;
+
+    fn planned(test: Test, cpus: usize, free: u64, asked: Asked) -> Plan {
+        plan(test, cpus, 0, free, &asked).unwrap()
+    }
+
+    #[test]
+    fn shapes_follow_the_slides() {
+        let s = |t: Test| {
+            let s = t.shape(48);
+            (s.processes, s.threads, s.mem_bytes / MIB, s.per_thread)
+        };
+        assert_eq!(s(Test::Numa01), (2, 24, 3072, false));
+        assert_eq!(s(Test::Numa01ThreadAlloc), (2, 24, 3072, true));
+        assert_eq!(s(Test::Numa02), (1, 48, 1024, true));
+        assert_eq!(s(Test::Numa02Smt), (1, 24, 1024, true));
+        // Odd counts round down; one CPU still gets one thread.
+        assert_eq!(Test::Numa01.shape(5).threads, 2);
+        assert_eq!(Test::Numa02Smt.shape(1).threads, 1);
+        assert_eq!(Test::Numa02.shape(1).threads, 1);
+        assert_eq!(Test::Numa01.shape(48).total_bytes(), 6 * GIB);
+    }
+
+    #[test]
+    fn names_round_trip() {
+        for t in Test::ALL {
+            assert_eq!(Test::from_name(t.name()), Some(t));
+        }
+        assert_eq!(Test::from_name("numa03"), None);
+    }
+
+    #[test]
+    fn passes_are_whole_memory_or_the_threads_part() {
+        let s = Test::Numa01.shape(8);
+        assert_eq!(s.bytes_per_thread_pass(), 3 * GIB);
+        let s = Test::Numa02.shape(8);
+        assert_eq!(s.bytes_per_thread_pass(), GIB / 8);
+        // Default loops: 64 GiB per thread.
+        assert_eq!(default_loops(&Test::Numa01.shape(8)), 22);
+        assert_eq!(default_loops(&Test::Numa02.shape(8)), 512);
+        assert_eq!(default_loops(&Test::Numa01ThreadAlloc.shape(8)), 86);
+    }
+
+    #[test]
+    fn memory_is_scaled_to_half_the_start_nodes_free_memory() {
+        // Plenty free: the seed's figures, no note about memory.
+        let p = planned(Test::Numa01, 4, FREE, Asked::default());
+        assert_eq!(p.shape.mem_bytes, 3 * GIB);
+        assert!(
+            !p.notes.iter().any(|n| n.contains("scaled")),
+            "{:?}",
+            p.notes
+        );
+        // 4 GiB free: 2 GiB for 2 processes, 1024 MiB each.
+        let p = planned(Test::Numa01, 4, 4 * GIB, Asked::default());
+        assert_eq!(p.shape.mem_bytes, GIB);
+        assert_eq!(p.seed_mem_bytes, 3 * GIB);
+        assert!(
+            p.notes
+                .iter()
+                .any(|n| n.contains("scaled from 3072 to 1024 MiB")),
+            "{:?}",
+            p.notes
+        );
+        assert!(p.shape.total_bytes() <= 4 * GIB / 2);
+        // Uneven budgets round down to whole MiB.
+        let p = planned(Test::Numa02, 2, 1000 * MIB + 5, Asked::default());
+        assert_eq!(p.shape.mem_bytes, 500 * MIB);
+        // Too little for one MiB per thread: a runtime failure, not bad input.
+        let e = plan(Test::Numa02, 64, 0, 100 * MIB, &Asked::default()).unwrap_err();
+        assert_eq!(crate::error::exit_code(&e), 1, "{e}");
+    }
+
+    #[test]
+    fn mem_overrides_scaling_but_must_fit() {
+        let asked = Asked {
+            mem_mib: Some(64),
+            ..Default::default()
+        };
+        let p = planned(Test::Numa01ThreadAlloc, 4, 4 * GIB, asked);
+        assert_eq!(p.shape.mem_bytes, 64 * MIB);
+        assert!(p.notes.iter().any(|n| n.contains("--mem")), "{:?}", p.notes);
+        let asked = Asked {
+            mem_mib: Some(3000),
+            ..Default::default()
+        };
+        // 2 x 3000 MiB does not fit in 4 GiB.
+        let e = plan(Test::Numa01, 4, 0, 4 * GIB, &asked).unwrap_err();
+        assert_eq!(crate::error::exit_code(&e), 2);
+        assert!(e.to_string().contains("node 0's free memory"), "{e}");
+    }
+
+    #[test]
+    fn work_is_loops_secs_or_the_default_volume() {
+        let p = planned(
+            Test::Numa02,
+            2,
+            FREE,
+            Asked {
+                loops: Some(3),
+                ..Default::default()
+            },
+        );
+        assert_eq!(p.work, Work::Loops(3));
+        let p = planned(
+            Test::Numa02,
+            2,
+            FREE,
+            Asked {
+                secs: Some(5),
+                ..Default::default()
+            },
+        );
+        assert_eq!(p.work, Work::Secs(5));
+        let p = planned(Test::Numa02, 2, FREE, Asked::default());
+        assert_eq!(p.work, Work::Loops(128));
+    }
+
+    #[test]
+    fn engine_options_map_each_test() {
+        let topo = crate::topology::fixture("two-node");
+        let p = planned(Test::Numa01, 4, FREE, Asked::default());
+        let e = crate::probes::mem::resolve(&engine_options(&p), &topo).unwrap();
+        assert_eq!((e.nr_proc, e.nr_threads), (2, 2));
+        assert_eq!((e.bytes_process, e.bytes_thread), (3 * GIB, 0));
+        assert!(e.data_zero_memset && !e.data_rand_walk);
+        assert!(e.init_cpu0 && e.init_random && e.serialize_startup);
+        assert_eq!(e.nr_loops, 22);
+        let p = planned(
+            Test::Numa02,
+            3,
+            FREE,
+            Asked {
+                secs: Some(7),
+                ..Default::default()
+            },
+        );
+        let e = crate::probes::mem::resolve(&engine_options(&p), &topo).unwrap();
+        assert_eq!((e.nr_proc, e.nr_threads), (1, 3));
+        assert_eq!(e.bytes_process, 0);
+        // 1 GiB / 3 threads, truncated to bytes as the engine reads MB.
+        assert_eq!(e.bytes_thread, GIB / 3);
+        assert_eq!((e.nr_secs, e.nr_loops), (7, u32::MAX));
+    }
+}

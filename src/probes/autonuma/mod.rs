@@ -1,0 +1,146 @@
+//! `numabench autonuma`: the AutoNUMA benchmark (numa01,
+//! numa01_THREAD_ALLOC, numa02, numa02_SMT) on the mem workload engine,
+//! with the benchmark's convergence charts: how much of the test's memory
+//! is on each node over time, all of it starting on one node.
+//!
+//! The engine writes every data area once from the start node's CPUs with
+//! a thread memory policy bound to that node, then puts the thread's
+//! affinity and policy back (its `-0`), so the pages start there and carry
+//! no policy of their own: whatever moves them later is the kernel. The
+//! parent looks at the children at a fixed interval through the engine's
+//! sampling hook.
+
+pub mod bench;
+pub mod convergence;
+pub mod watch;
+
+use crate::probes::mem::sys::CpuTimes;
+use crate::probes::mem::{self, Sampler, vmstat};
+use crate::topology::Topology;
+use anyhow::Result;
+use bench::Plan;
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::Duration;
+use watch::{Look, Watch};
+
+/// How a run is watched and judged.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Settings {
+    /// Time between two looks.
+    pub interval: Duration,
+    /// How far (percent of its share) a node may be from its share of the
+    /// memory and still count as converged.
+    pub tolerance_pct: f64,
+}
+
+/// One run of one test.
+#[derive(Debug, Clone, Default)]
+pub struct Outcome {
+    /// Release of the tasks to the last child reaped.
+    pub runtime_s: f64,
+    pub looks: Vec<Look>,
+    /// Nodes the memory series has a line for: nodes with usable memory and
+    /// any other node memory was seen on.
+    pub mem_nodes: Vec<usize>,
+    /// Nodes whose CPUs the test may use: the convergence rule's nodes.
+    pub cpu_nodes: Vec<usize>,
+    pub convergence_s: Option<f64>,
+    pub numa_balancing: vmstat::Counters,
+    /// CPU time of the parent and the tasks during the run.
+    pub cpu: CpuTimes,
+    /// CPU time of the parent's looks.
+    pub sampling_cpu_s: f64,
+    /// Memory policies seen on the test's memory.
+    pub policies: BTreeSet<String>,
+    pub cpus_seen: Vec<usize>,
+    /// Bytes cleared by all threads together.
+    pub data_bytes: u64,
+    /// Fewest and most passes a thread made.
+    pub loops_min: u64,
+    pub loops_max: u64,
+    pub unreadable: usize,
+    /// Looks left out because a task began to free its memory meanwhile.
+    pub looks_dropped: usize,
+    pub interrupted: Option<i32>,
+}
+
+impl Outcome {
+    /// The looks' CPU time as percent of the run's.
+    pub fn sampling_overhead_pct(&self) -> f64 {
+        let total = self.cpu.user_s + self.cpu.system_s;
+        if total > 0.0 {
+            self.sampling_cpu_s / total * 100.0
+        } else {
+            0.0
+        }
+    }
+
+    /// Percent of the memory on each of `mem_nodes` at the last look.
+    pub fn final_share_pct(&self) -> BTreeMap<usize, f64> {
+        let Some(last) = self.looks.last() else {
+            return BTreeMap::new();
+        };
+        let total: u64 = last.mem.values().sum();
+        self.mem_nodes
+            .iter()
+            .map(|&n| {
+                let b = last.mem.get(&n).copied().unwrap_or(0);
+                (
+                    n,
+                    if total > 0 {
+                        b as f64 * 100.0 / total as f64
+                    } else {
+                        0.0
+                    },
+                )
+            })
+            .collect()
+    }
+}
+
+/// Runs `plan` once; `on_look` sees every look as it is taken.
+pub fn run(
+    plan: &Plan,
+    topo: &Topology,
+    settings: &Settings,
+    on_look: &mut dyn FnMut(&Look),
+) -> Result<Outcome> {
+    let params = mem::resolve(&bench::engine_options(plan), topo)?;
+    let mut watch = Watch::new(topo);
+    let mut look = |t: f64, pids: &[i32], intact: &dyn Fn() -> bool| {
+        if let Some(l) = watch.look(t, pids, intact) {
+            on_look(l);
+        }
+    };
+    let sampler = Sampler {
+        interval: settings.interval,
+        look: &mut look,
+    };
+    let out = mem::run_sampled(&params, topo, &mut |_| {}, Some(sampler))?;
+    let cpu_nodes: Vec<usize> = topo.usable_cpu_nodes().iter().collect();
+    let mut mem_nodes: BTreeSet<usize> = topo.usable_memory_nodes().iter().collect();
+    for l in &watch.looks {
+        mem_nodes.extend(l.mem.keys());
+    }
+    let refs: Vec<(f64, &BTreeMap<usize, u64>)> =
+        watch.looks.iter().map(|l| (l.t, &l.mem)).collect();
+    let convergence_s = convergence::convergence_time(&refs, &cpu_nodes, settings.tolerance_pct);
+    Ok(Outcome {
+        runtime_s: out.runtime_max_s,
+        convergence_s,
+        mem_nodes: mem_nodes.into_iter().collect(),
+        cpu_nodes,
+        numa_balancing: out.numa_balancing,
+        cpu: out.cpu,
+        sampling_cpu_s: watch.cpu_s,
+        policies: watch.policies,
+        cpus_seen: watch.cpus_seen.into_iter().collect(),
+        data_bytes: out.task_bytes.iter().sum(),
+        loops_min: out.task_loops.iter().copied().min().unwrap_or(0),
+        loops_max: out.task_loops.iter().copied().max().unwrap_or(0),
+        unreadable: watch.unreadable,
+        looks_dropped: watch.dropped,
+        interrupted: out.interrupted,
+        looks: watch.looks,
+    })
+}

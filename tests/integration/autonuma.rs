@@ -1,0 +1,333 @@
+//! `numabench autonuma`: bad input, and short real runs on this machine
+//! (memory per node over time, all of it on the start node, the
+//! convergence rule on one node, charts, CSV, the report's marker).
+
+use crate::util::*;
+use serde_json::Value;
+use std::time::{Duration, Instant};
+
+fn topo() -> Value {
+    topo_json(std::path::Path::new("/"))
+}
+
+/// The CPUs this process may use, as numabench counts them.
+fn nr_cpus() -> usize {
+    topo()["allowed"]["cpus"].as_array().unwrap().len()
+}
+
+fn nodes_with_cpus() -> usize {
+    topo()["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|n| n["cpus"].as_array().is_some_and(|c| !c.is_empty()))
+        .count()
+}
+
+fn bad(args: &[&str], needle: &str) {
+    let out = numabench().arg("autonuma").args(args).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+    assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+    assert!(err.starts_with("numabench: error: "), "{err}");
+    assert!(err.contains(needle), "{args:?}: {err}");
+    assert!(out.stdout.is_empty(), "{args:?} printed to stdout");
+}
+
+#[test]
+fn bad_input_is_one_line_and_exit_2() {
+    bad(&["numa03"], "'numa03' is not a test");
+    bad(&["--runs", "0"], "from 1 to 1000");
+    bad(&["--loops", "0"], "'0' is not a whole number");
+    bad(&["--loops", "3", "--secs", "2"], "--secs");
+    bad(&["--interval", "0"], "from 0.01 to 60");
+    bad(&["--interval", "nan"], "'nan'");
+    bad(&["--tolerance", "0"], "above 0");
+    bad(&["--tolerance", "101"], "up to 100");
+    bad(&["--mem", "0"], "from 1 to");
+    bad(&["numa02", "--mem", "1073741824"], "free memory");
+}
+
+#[test]
+fn bad_output_paths_leave_nothing_behind() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("no/such/dir");
+    let save = missing.join("a.json");
+    bad(
+        &[
+            "numa02",
+            "--mem",
+            "1",
+            "--loops",
+            "1",
+            "--save",
+            save.to_str().unwrap(),
+        ],
+        "does not exist",
+    );
+    bad(
+        &[
+            "numa02",
+            "--mem",
+            "1",
+            "--loops",
+            "1",
+            "--out",
+            missing.to_str().unwrap(),
+        ],
+        "does not exist",
+    );
+    let file = dir.path().join("plain");
+    std::fs::write(&file, "x").unwrap();
+    bad(
+        &[
+            "numa02",
+            "--mem",
+            "1",
+            "--loops",
+            "1",
+            "--out",
+            file.to_str().unwrap(),
+        ],
+        "not a directory",
+    );
+    assert!(!dir.path().join("no").exists());
+    let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+    assert_eq!(left.len(), 1, "only the plain file: {left:?}");
+}
+
+/// MiB a look may count beyond the data: thread stacks and allocator
+/// memory, up to a 2 MiB huge page per thread where the system backs
+/// everything with huge pages, and 1 MiB for the rest.
+fn slack(processes: usize, threads: usize) -> f64 {
+    (processes * (threads + 1)) as f64 * 2.0 + 1.0
+}
+
+fn record<'a>(doc: &'a Value, name: &str) -> &'a Value {
+    doc["records"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["name"] == name)
+        .unwrap_or_else(|| panic!("no record {name} in {doc}"))
+}
+
+fn series<'a>(rec: &'a Value, name: &str) -> &'a Value {
+    rec["series"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == name)
+        .unwrap_or_else(|| panic!("no series {name} in {rec}"))
+}
+
+fn floats(v: &Value) -> Vec<f64> {
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_f64().unwrap())
+        .collect()
+}
+
+#[test]
+fn a_short_numa02_run_sees_all_its_memory_on_the_start_node() {
+    if nodes_with_cpus() != 1 {
+        eprintln!("skipped: the start-node assertions are for a one-node machine");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let out_dir = dir.path().join("charts");
+    let save = dir.path().join("a.json");
+    let out = numabench()
+        .args(["autonuma", "numa02", "--mem", "16", "--loops", "3000"])
+        .args(["--interval", "0.02", "--out", out_dir.to_str().unwrap()])
+        .args(["--save", save.to_str().unwrap(), "--json"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{text}");
+    assert!(text.contains("numa02: P = 1 process(es)"), "{text}");
+    assert!(text.contains("(lower is better)"), "{text}");
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        doc,
+        serde_json::from_slice::<Value>(&std::fs::read(&save).unwrap()).unwrap()
+    );
+    assert_eq!(doc["complete"], true);
+    let rec = record(&doc, "numa02 run 1");
+    let threads = nr_cpus();
+    assert_eq!(rec["params"]["threads"], threads as u64);
+    assert_eq!(rec["params"]["processes"], 1);
+    // The engine's -0 left no policy of its own on the memory.
+    assert_eq!(
+        rec["params"]["policies_seen"],
+        serde_json::json!(["default"]),
+        "{rec}"
+    );
+
+    let mem = series(rec, "memory_per_node");
+    let x = floats(&mem["x"]);
+    assert!(x.len() >= 2, "too few looks to judge: {mem}");
+    assert!(x[0] < 0.5, "the first look is at the release: {x:?}");
+    assert!(x.windows(2).all(|w| w[1] > w[0]), "{x:?}");
+    let lines = mem["lines"].as_array().unwrap();
+    assert_eq!(lines.len(), 1, "one node, one line: {mem}");
+    assert_eq!(lines[0]["label"], "node 0");
+    // Every look finds the whole 16 MiB on node 0, plus a little stack and
+    // allocator memory.
+    for y in floats(&lines[0]["y"]) {
+        assert!(
+            (16.0..=16.0 + slack(1, threads)).contains(&y),
+            "{y} MiB at a look: {mem}"
+        );
+    }
+    let thr = series(rec, "threads_per_node");
+    for y in floats(&thr["lines"][0]["y"]) {
+        assert_eq!(y, threads as f64, "{thr}");
+    }
+    // One node holds all of its share from the first look: converged there.
+    assert_eq!(
+        rec["metrics"]["convergence_s"]["value"].as_f64(),
+        Some(x[0])
+    );
+    assert_eq!(rec["params"]["final_share_pct"]["0"], 100.0);
+    let overhead = rec["metrics"]["sampling_overhead_pct"]["value"]
+        .as_f64()
+        .unwrap();
+    assert!(overhead > 0.0 && overhead < 100.0, "{overhead}");
+    assert_eq!(rec["params"]["loops_min"], 3000);
+
+    let svg = std::fs::read_to_string(out_dir.join("numa02-run1.svg")).unwrap();
+    assert!(
+        svg.starts_with("<svg") && svg.contains("converged"),
+        "{svg}"
+    );
+    assert_eq!(svg.matches("<polyline").count(), 1);
+    let csv = std::fs::read_to_string(out_dir.join("numa02-run1.csv")).unwrap();
+    let rows: Vec<&str> = csv.lines().collect();
+    assert_eq!(
+        rows[0],
+        "time_s,node0_mib,node0_threads,cores_with_two_threads"
+    );
+    assert_eq!(rows.len(), x.len() + 1);
+
+    // The report draws the chart with the convergence marker.
+    let html = stdout_of(["report", save.to_str().unwrap()]);
+    let html = String::from_utf8(html).unwrap();
+    assert!(html.contains("numa02 run 1: memory_per_node"), "no chart");
+    assert!(html.contains(">converged "), "no marker");
+}
+
+#[test]
+fn process_memory_of_two_processes_and_repeated_runs() {
+    if nodes_with_cpus() != 1 {
+        eprintln!("skipped: the start-node assertions are for a one-node machine");
+        return;
+    }
+    let out = numabench()
+        .args(["autonuma", "numa01", "--mem", "8", "--loops", "2000"])
+        .args(["--interval", "0.02", "--runs", "2", "--json"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    for run in 1..=2 {
+        let rec = record(&doc, &format!("numa01 run {run}"));
+        assert_eq!(rec["params"]["memory"], "process");
+        let mem = series(rec, "memory_per_node");
+        // Two processes of 8 MiB each.
+        let threads = rec["params"]["threads"].as_u64().unwrap() as usize;
+        for y in floats(&mem["lines"][0]["y"]) {
+            assert!(
+                (16.0..=16.0 + slack(2, threads)).contains(&y),
+                "{y} MiB: {mem}"
+            );
+        }
+    }
+    let sum = record(&doc, "numa01");
+    let times = floats(&sum["samples"]["runtime_s"]);
+    assert_eq!(times.len(), 2);
+    let mean = (times[0] + times[1]) / 2.0;
+    assert!((sum["metrics"]["runtime_s"]["value"].as_f64().unwrap() - mean).abs() < 1e-9);
+    assert_eq!(sum["params"]["converged_runs"], 2);
+}
+
+#[test]
+fn smt_test_records_cores_carrying_two_threads() {
+    let out = numabench()
+        .args(["autonuma", "numa02_SMT", "--mem", "4", "--loops", "500"])
+        .args(["--interval", "0.02", "--json"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{text}");
+    assert!(
+        text.contains("cores carrying two of the test's threads"),
+        "{text}"
+    );
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let rec = record(&doc, "numa02_SMT run 1");
+    assert_eq!(rec["params"]["threads"], (nr_cpus() / 2).max(1) as u64);
+    let cores = series(rec, "cores_with_two_threads");
+    let x = floats(&cores["x"]);
+    let y = floats(&cores["lines"][0]["y"]);
+    assert_eq!(x.len(), y.len());
+    let max = y.iter().copied().fold(0.0, f64::max);
+    assert_eq!(
+        rec["metrics"]["cores_with_two_threads_max"]["value"].as_f64(),
+        Some(max)
+    );
+}
+
+#[test]
+fn sigint_stops_the_run_and_keeps_a_partial_document() {
+    let dir = tempfile::tempdir().unwrap();
+    let save = dir.path().join("p.json");
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_numabench"))
+        .args([
+            "autonuma",
+            "numa02",
+            "--mem",
+            "8",
+            "--secs",
+            "60",
+            "--interval",
+            "0.1",
+        ])
+        .args(["--save", save.to_str().unwrap()])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    let pid = child.id().to_string();
+    assert!(
+        std::process::Command::new("kill")
+            .args(["-INT", &pid])
+            .status()
+            .unwrap()
+            .success()
+    );
+    let t = Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        assert!(
+            t.elapsed() < Duration::from_secs(20),
+            "did not stop on SIGINT"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert_eq!(status.code(), Some(130));
+    let doc: Value = serde_json::from_slice(&std::fs::read(&save).unwrap()).unwrap();
+    assert_eq!(doc["complete"], false);
+    let rec = record(&doc, "numa02 run 1");
+    let notes = rec["notes"].to_string();
+    assert!(notes.contains("interrupted"), "{notes}");
+    assert!(rec["metrics"]["runtime_s"]["value"].as_f64().unwrap() < 30.0);
+}
