@@ -864,3 +864,29 @@ fn autonuma_memory_moves_with_balancing_on_and_stays_with_it_off() {
     assert!(rec["metrics"].get("convergence_s").is_none(), "{rec}");
     assert_eq!(rec["params"]["converged"], false);
 }
+
+/// The seed's suite on two nodes with four CPUs: every test maps onto this
+/// machine (none needs more), runs for its second and measures something;
+/// with the seed's -0 the start node alone holds each test's memory.
+#[test]
+fn mem_suite_runs_every_test_on_two_nodes() {
+    let g = guest(
+        &["--preset", "2n"],
+        &[(
+            "suite",
+            "numabench mem --all --secs 1 --memory-pct 2 --json 2>/tmp/err; rc=$?; grep -E 'skipped|failed' /tmp/err >&2; test $rc = 0",
+        )],
+    );
+    let out = g.text("suite");
+    assert_eq!(g.text("suite.rc"), "0", "{out}");
+    let json = &out[out.find('{').unwrap_or_else(|| panic!("no JSON:\n{out}"))..];
+    let doc: Value = serde_json::from_str(json).unwrap_or_else(|e| panic!("{e}:\n{out}"));
+    assert_eq!(doc["complete"], true);
+    let records = doc["records"].as_array().unwrap();
+    assert_eq!(records.len(), 45, "one record per seed test");
+    for r in records {
+        assert_ne!(r["params"]["skipped"], true, "{}", r["name"]);
+        let speed = r["metrics"]["total_speed_gb_s"]["value"].as_f64();
+        assert!(speed.is_some_and(|v| v > 0.0), "{r}");
+    }
+}

@@ -338,6 +338,21 @@ pub fn plan(test: &Test, topo: &Topology, opts: &SuiteOptions) -> Planned {
                 tightest = format!("node {n} has {:.0} MiB free", budget / pct);
             }
         }
+    } else if let Some(n) = init_cpu0(&args)
+        .then(|| super::tasks::cpu0_target(topo))
+        .flatten()
+        .map(|(_, node)| node)
+    {
+        // -0 first places every area on one node; only later may the
+        // kernel spread it, so that node alone must hold the test.
+        let budget = topo.node_free_bytes(n) as f64 * pct / 1048576.0;
+        if need_total > 0.0 && budget / need_total < factor {
+            factor = budget / need_total;
+            tightest = format!(
+                "-0 places it all on node {n}, which has {:.0} MiB free",
+                budget / pct
+            );
+        }
     } else {
         let free: f64 = topo
             .usable_memory_nodes()
@@ -405,6 +420,19 @@ pub fn plan(test: &Test, topo: &Topology, opts: &SuiteOptions) -> Planned {
         skip,
         memset,
     }
+}
+
+/// Whether the arguments ask for `-0` (`--init_cpu0`), alone or among
+/// other short flags (`-zZ0q`); option values are separate arguments.
+fn init_cpu0(args: &[String]) -> bool {
+    args.iter().any(|a| {
+        a == "--init_cpu0"
+            || (a.len() > 1
+                && a.starts_with('-')
+                && !a.starts_with("--")
+                && a[1..].chars().all(|c| c.is_ascii_alphanumeric())
+                && a[1..].contains('0'))
+    })
 }
 
 fn join(ids: &[usize]) -> String {
@@ -535,5 +563,49 @@ mod tests {
                 t.notes
             );
         }
+    }
+
+    #[test]
+    fn with_init_on_cpu0_the_start_node_alone_must_hold_the_test() {
+        let topo = crate::topology::fixture("two-node");
+        let node0 = topo.node_free_bytes(0) as f64 / 1048576.0;
+        let all: f64 = topo
+            .usable_memory_nodes()
+            .iter()
+            .map(|n| topo.node_free_bytes(n) as f64 / 1048576.0)
+            .sum();
+        assert!(node0 < all, "the fixture needs memory on both nodes");
+        // 4 processes x 512 MB: more than 1% of either node, or of both.
+        let t = plan(
+            &find("4x4-bw-thread"),
+            &topo,
+            &SuiteOptions {
+                memory_pct: 1,
+                ..opts()
+            },
+        );
+        assert!(init_cpu0(&t.args), "{:?}", t.args);
+        let p: f64 = value_of(&t.args, "-P").unwrap().parse().unwrap();
+        assert!(
+            p * 4.0 <= node0 * 0.01 + 0.01,
+            "-P {p} with {node0} MiB free"
+        );
+        assert!(
+            t.notes
+                .iter()
+                .any(|n| n.contains("-0 places it all on node 0")),
+            "{:?}",
+            t.notes
+        );
+    }
+
+    #[test]
+    fn init_cpu0_is_found_among_combined_flags_only() {
+        let a = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert!(init_cpu0(&a(&["-p", "2", "-zZ0q"])));
+        assert!(init_cpu0(&a(&["--init_cpu0"])));
+        assert!(!init_cpu0(&a(&[
+            "-C", "0", "-M", "0", "-zZq", "--thp", "-1"
+        ])));
     }
 }
