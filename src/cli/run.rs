@@ -25,8 +25,9 @@ pub struct RunArgs {
     #[arg(long, value_name = "DIR", default_value = "numabench-results")]
     pub dir: PathBuf,
     /// What to run: `default` (topology, matrix, sweep; about a minute on a
-    /// small machine).
-    #[arg(long, value_name = "NAME", default_value = "default", value_parser = ["default"])]
+    /// small machine) or `full` (also perf's mem suite at 5 s per test, the
+    /// four AutoNUMA tests and numa_test with one task per CPU; minutes).
+    #[arg(long, value_name = "NAME", default_value = "default", value_parser = ["default", "full"])]
     pub profile: String,
 }
 
@@ -102,7 +103,8 @@ pub fn run(args: RunArgs) -> Result<()> {
         interactive: std::io::stderr().is_terminal(),
         started: Instant::now(),
     };
-    let steps = 2;
+    let full = args.profile == "full";
+    let steps = if full { 2 + FULL_STAGES.len() } else { 2 };
     let cfg = MatrixConfig {
         kernel: kernels::best(Op::Triad, Store::Regular).context("no triad kernel runs here")?,
         working_set: None,
@@ -138,10 +140,48 @@ pub fn run(args: RunArgs) -> Result<()> {
     if let Some(r) = doc.records.get_mut(first_sweep) {
         r.notes.extend(notes);
     }
+    let mut logs = Vec::new();
+    if full {
+        for (i, (name, stage_args)) in FULL_STAGES.iter().enumerate() {
+            progress.show(2 + i, steps, name);
+            let mut argv: Vec<String> = stage_args.iter().map(|a| a.to_string()).collect();
+            if *name == "sched" {
+                argv.insert(1, topo.allowed.cpus.len().max(2).to_string());
+            }
+            let (records, log, failure) = stage(&argv);
+            if let Some(why) = failure {
+                eprintln!("numabench: warning: {name}: {why}; the other parts go on");
+                let mut note = crate::results::Record::new(name, "not complete");
+                note.notes.push(format!("{name}: {why} (see {name}.log)"));
+                doc.records.push(note);
+            }
+            doc.records.extend(records);
+            logs.push((*name, log));
+        }
+    }
     progress.done();
     doc.finish();
     let folder = new_folder(&args.dir, &topo.hostname, &doc.started)?;
     doc.save(&folder.join("results.json"))?;
+    for (name, log) in &logs {
+        write_atomic(&folder.join(format!("{name}.log")), log.as_bytes())?;
+    }
+    for r in doc.records.iter().filter(|r| r.probe == "autonuma") {
+        for s in &r.series {
+            let file = format!("autonuma-{}-{}.csv", r.name, s.name);
+            let file: String = file
+                .chars()
+                .map(|c| {
+                    if c.is_ascii_alphanumeric() || c == '-' || c == '.' {
+                        c
+                    } else {
+                        '_'
+                    }
+                })
+                .collect();
+            write_atomic(&folder.join(file), series_csv(s).as_bytes())?;
+        }
+    }
     let view = crate::output::matrix::View::new(&doc, None);
     write_atomic(&folder.join("matrix.csv"), view.csv().as_bytes())?;
     write_atomic(
@@ -159,6 +199,81 @@ pub fn run(args: RunArgs) -> Result<()> {
     );
     println!("report: {}", folder.join("report.html").display());
     Ok(())
+}
+
+/// The parts `--profile full` adds, each run as a child numabench with
+/// `--json`: the workload engines fork, which wants a single-threaded
+/// parent, and a child keeps one part's failure from taking the others.
+const FULL_STAGES: [(&str, &[&str]); 3] = [
+    ("mem", &["mem", "--all", "--secs", "5", "--json"]),
+    ("autonuma", &["autonuma", "all", "--json"]),
+    // The task count (one per allowed CPU) goes after "sched"; 1000
+    // passes keep the tasks busy past the burst at 3 s.
+    ("sched", &["sched", "--passes", "1000", "--json"]),
+];
+
+/// Runs this binary with `args`; returns the records of the results
+/// document it printed (those of a failed run too, when it printed one),
+/// its stderr (its human output) and why it failed, if it did.
+fn stage(args: &[String]) -> (Vec<crate::results::Record>, String, Option<String>) {
+    let out = match std::env::current_exe().and_then(|exe| {
+        std::process::Command::new(exe)
+            .args(args)
+            .stdin(std::process::Stdio::null())
+            .output()
+    }) {
+        Ok(out) => out,
+        Err(e) => {
+            return (
+                Vec::new(),
+                String::new(),
+                Some(format!("cannot start: {e}")),
+            );
+        }
+    };
+    let log = String::from_utf8_lossy(&out.stderr).to_string();
+    let doc = serde_json::from_slice::<Document>(&out.stdout);
+    let failure = if !out.status.success() {
+        let last = log
+            .lines()
+            .rev()
+            .find(|l| !l.trim().is_empty())
+            .unwrap_or("");
+        Some(format!("failed ({}): {last}", out.status))
+    } else {
+        doc.as_ref()
+            .err()
+            .map(|e| format!("its results do not parse: {e}"))
+    };
+    (doc.map(|d| d.records).unwrap_or_default(), log, failure)
+}
+
+/// A series as CSV: the x column, then one column per line.
+fn series_csv(s: &crate::results::Series) -> String {
+    let field = |t: &str| {
+        if t.contains([',', '"', '\n']) {
+            format!("\"{}\"", t.replace('"', "\"\""))
+        } else {
+            t.to_string()
+        }
+    };
+    let mut out = field(&format!("{} ({})", s.x_label, s.x_unit));
+    for l in &s.lines {
+        out.push(',');
+        out.push_str(&field(&format!("{} {} ({})", l.label, s.y_label, s.y_unit)));
+    }
+    out.push('\n');
+    for (i, x) in s.x.iter().enumerate() {
+        out.push_str(&x.to_string());
+        for l in &s.lines {
+            out.push(',');
+            if let Some(y) = l.y.get(i) {
+                out.push_str(&y.to_string());
+            }
+        }
+        out.push('\n');
+    }
+    out
 }
 
 fn summary(doc: &Document, rows: &[crate::probes::sweep::SweepRow], secs: f64) -> String {
@@ -222,12 +337,41 @@ fn summary(doc: &Document, rows: &[crate::probes::sweep::SweepRow], secs: f64) -
     if let Some((ns, kb)) = s.ram_latency {
         out.push_str(&format!("  RAM latency:        {ns:.1} ns at {kb} KiB\n"));
     }
+    for (probe, what) in [
+        ("mem", "perf's suite"),
+        ("autonuma", "AutoNUMA"),
+        ("sched", "numa_test"),
+    ] {
+        let recs: Vec<_> = doc.records.iter().filter(|r| r.probe == probe).collect();
+        if recs.is_empty() {
+            continue;
+        }
+        let skipped = recs
+            .iter()
+            .filter(|r| r.params.get("skipped") == Some(&serde_json::Value::Bool(true)))
+            .count();
+        let failed = recs.iter().filter(|r| r.name == "not complete").count();
+        out.push_str(&format!(
+            "  {probe:<8} {what:<11} {} record(s){}{}\n",
+            recs.len() - skipped - failed,
+            if skipped > 0 {
+                format!(", {skipped} skipped")
+            } else {
+                String::new()
+            },
+            if failed > 0 {
+                " - NOT COMPLETE, see its log".to_string()
+            } else {
+                String::new()
+            }
+        ));
+    }
     out
 }
 
 #[cfg(test)]
 mod tests {
-    use super::new_folder;
+    use super::{new_folder, series_csv};
 
     #[test]
     fn folders_are_never_reused() {
@@ -236,5 +380,31 @@ mod tests {
         let b = new_folder(dir.path(), "host/x", "2026-11-22T19:12:42Z").unwrap();
         assert_eq!(a.file_name().unwrap(), "host_x-20261122-191242");
         assert_eq!(b.file_name().unwrap(), "host_x-20261122-191242-2");
+    }
+
+    #[test]
+    fn a_series_becomes_one_column_per_line() {
+        let s = crate::results::Series {
+            name: "memory".into(),
+            x_label: "time".into(),
+            x_unit: "s".into(),
+            y_label: "memory".into(),
+            y_unit: "MiB".into(),
+            x: vec![0.0, 0.5],
+            lines: vec![
+                crate::results::Line {
+                    label: "node 0".into(),
+                    y: vec![256.0, 128.0],
+                },
+                crate::results::Line {
+                    label: "node, 1".into(),
+                    y: vec![0.0],
+                },
+            ],
+        };
+        assert_eq!(
+            series_csv(&s),
+            "time (s),node 0 memory (MiB),\"node, 1 memory (MiB)\"\n0,256,0\n0.5,128,\n"
+        );
     }
 }
