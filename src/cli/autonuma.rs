@@ -4,6 +4,7 @@
 use crate::error::usage;
 use crate::output::autonuma as out;
 use crate::probes::autonuma::bench::{self, Asked, Plan, Test};
+use crate::probes::autonuma::watch::{DEFAULT_SAMPLE_PAGES, Method};
 use crate::probes::autonuma::{self, Outcome, Settings};
 use crate::probes::mem::tasks::cpu0_target;
 use crate::results::{Document, write_atomic};
@@ -67,6 +68,10 @@ fn tolerance(s: &str) -> Result<f64, String> {
     number(s, 0.0, 100.0, true)
 }
 
+fn sample_pages(s: &str) -> Result<usize, String> {
+    whole(s, 16, 1 << 24).map(|v| v as usize)
+}
+
 /// Run the AutoNUMA benchmark: numa01, numa01_THREAD_ALLOC, numa02 and
 /// numa02_SMT, with the memory of the test on each node over time.
 ///
@@ -79,8 +84,10 @@ fn tolerance(s: &str) -> Result<f64, String> {
 /// node this process may use), bound to that node; the binding is then
 /// dropped, so only the kernel moves it. Every thread
 /// clears its memory with memset, loop after loop; the time to finish is
-/// the result (lower is better). Memory per node is read from
-/// /proc/PID/numa_maps at every look, and where the threads run from
+/// the result (lower is better). At every look the memory per node is
+/// estimated from the node of a sample of the test's pages (move_pages on
+/// the mappings listed in /proc/PID/maps), or counted from
+/// /proc/PID/numa_maps with --exact; where the threads run is read from
 /// /proc/PID/task/TID/stat.
 #[derive(clap::Args, Debug)]
 pub struct AutonumaArgs {
@@ -110,6 +117,17 @@ pub struct AutonumaArgs {
     /// (above 0, up to 100).
     #[arg(long, value_name = "PCT", default_value_t = 10.0, value_parser = tolerance)]
     pub tolerance: f64,
+    /// Pages whose node a look queries, spread evenly over all the test's
+    /// memory, each counting for the pages around it; every page when the
+    /// memory has no more (16 to 16777216).
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_SAMPLE_PAGES, value_parser = sample_pages)]
+    pub sample_pages: usize,
+    /// Count every page from /proc/PID/numa_maps at each look instead of
+    /// sampling, and record the memory policies of the test's mappings: a
+    /// walk of all the test's page tables per look (some 10 ms per GiB of
+    /// 4 KiB pages).
+    #[arg(long, conflicts_with = "sample_pages")]
+    pub exact: bool,
     /// Write each run's chart (TEST-runN.svg) and series (TEST-runN.csv)
     /// into DIR (created if missing; its parent must exist).
     #[arg(long, value_name = "DIR")]
@@ -208,6 +226,13 @@ pub fn run(args: AutonumaArgs) -> Result<()> {
     let settings = Settings {
         interval: Duration::from_secs_f64(args.interval),
         tolerance_pct: args.tolerance,
+        method: if args.exact {
+            Method::Exact
+        } else {
+            Method::Sampled {
+                max_pages: args.sample_pages,
+            }
+        },
     };
     let sink = Sink {
         to_stderr: args.json,

@@ -6,6 +6,7 @@
 use super::svg::{self, Chart, Line as SvgLine, Marker};
 use super::table::{Align, Table};
 use crate::probes::autonuma::bench::{Plan, Test, Work};
+use crate::probes::autonuma::watch::{Method, WALK_PAGES_PER_QUERY};
 use crate::probes::autonuma::{Outcome, Settings};
 use crate::probes::stats;
 use crate::results::{Better, Line, Placement, Record, Series};
@@ -36,12 +37,24 @@ pub fn header(
     };
     format!(
         "numabench autonuma: {nr_cpus} CPU(s) on node(s) {}; all memory starts on node {start_node}; NUMA balancing {balancing}\n\
-         looked at every {} s; converged = every node with usable CPUs holds total/{} of the memory within {}% of that share, from then to the end\n\n",
+         looked at every {} s: {}; converged = every node with usable CPUs holds total/{} of the memory within {}% of that share, from then to the end\n\n",
         nodes_list(cpu_nodes),
         settings.interval.as_secs_f64(),
+        method_text(settings.method),
         cpu_nodes.len().max(1),
         settings.tolerance_pct,
     )
+}
+
+/// How the looks find the memory per node, in a few words.
+fn method_text(method: Method) -> String {
+    match method {
+        Method::Sampled { max_pages } => format!(
+            "memory per node from the node of {max_pages} sampled pages (move_pages), or of every page (numa_maps) up to {} pages",
+            max_pages * WALK_PAGES_PER_QUERY
+        ),
+        Method::Exact => "memory per node counted page by page (numa_maps)".into(),
+    }
 }
 
 /// The test's shape and work, and its notes.
@@ -140,6 +153,20 @@ pub fn runs_table(plan: &Plan, outcomes: &[Outcome], settings: &Settings) -> Str
     {
         let _ = writeln!(out, "  run {}: {hint}", i + 1);
     }
+    if let Some(o) = outcomes.iter().max_by_key(|o| o.stride_max)
+        && o.sampled_looks > 0
+    {
+        let _ = writeln!(
+            out,
+            "  memory per node estimated: up to {} pages queried per look, each standing for up to {} (--exact counts them all)",
+            o.sampled_pages_max, o.stride_max
+        );
+    }
+    for (i, o) in outcomes.iter().enumerate() {
+        if let Some(why) = &o.method_fallback {
+            let _ = writeln!(out, "  run {}: {why}", i + 1);
+        }
+    }
     if plan.test == Test::Numa02Smt {
         for (i, o) in outcomes.iter().enumerate() {
             let _ = writeln!(out, "  run {}: {}", i + 1, smt_line(o));
@@ -187,9 +214,10 @@ fn gb_s(o: &Outcome) -> f64 {
 pub const OVERHEAD_TARGET_PCT: f64 = 1.0;
 
 /// What a look cost and the interval that would have kept the looks under
-/// [`OVERHEAD_TARGET_PCT`], when they took more. A look walks the page
-/// tables of all the test's memory, so its cost grows with the memory and
-/// its share shrinks with the CPUs at work.
+/// [`OVERHEAD_TARGET_PCT`], when they took more. An exact look walks the
+/// page tables of all the test's memory, so its cost grows with the memory;
+/// a sampled look's grows with `--sample-pages`. The share shrinks with the
+/// CPUs at work.
 pub fn overhead_hint(o: &Outcome, settings: &Settings) -> Option<String> {
     let pct = o.sampling_overhead_pct();
     if pct <= OVERHEAD_TARGET_PCT || o.looks.is_empty() {
@@ -197,8 +225,12 @@ pub fn overhead_hint(o: &Outcome, settings: &Settings) -> Option<String> {
     }
     let per_look_ms = o.sampling_cpu_s / o.looks.len() as f64 * 1000.0;
     let wider = (settings.interval.as_secs_f64() * pct / OVERHEAD_TARGET_PCT * 2.0).ceil() / 2.0;
+    let other = match o.method {
+        Method::Sampled { .. } => "fewer --sample-pages",
+        Method::Exact => "sampling (no --exact)",
+    };
     Some(format!(
-        "the looks took {pct:.2}% of the run's CPU time ({per_look_ms:.1} ms each, above the {OVERHEAD_TARGET_PCT}% aimed at); --interval {wider} would keep them under it"
+        "the looks took {pct:.2}% of the run's CPU time ({per_look_ms:.1} ms each, above the {OVERHEAD_TARGET_PCT}% aimed at); --interval {wider} or {other} would keep them under it"
     ))
 }
 
@@ -344,10 +376,7 @@ pub fn record(plan: &Plan, run: usize, o: &Outcome, settings: &Settings) -> Reco
         .param("unreadable_files", o.unreadable)
         .param("loops_min", o.loops_min)
         .param("loops_max", o.loops_max)
-        .param(
-            "policies_seen",
-            o.policies.iter().cloned().collect::<Vec<_>>(),
-        )
+        .param("look_method", o.method.name())
         .param(
             "final_share_pct",
             o.final_share_pct()
@@ -359,6 +388,25 @@ pub fn record(plan: &Plan, run: usize, o: &Outcome, settings: &Settings) -> Reco
         Work::Loops(l) => r.param("loops", l),
         Work::Secs(secs) => r.param("secs", secs),
     };
+    r = r
+        .param("sampled_looks", o.sampled_looks)
+        .param("exact_looks", o.exact_looks);
+    if let Method::Sampled { max_pages } = settings.method {
+        r = r.param("sample_pages", max_pages);
+    }
+    if o.sampled_looks > 0 {
+        r = r
+            .param("sampled_pages_max", o.sampled_pages_max)
+            .param("sample_stride_max", o.stride_max)
+            .param("carried_pct_max", o.carried_pct_max);
+    }
+    // Only numa_maps shows policies: no list is no evidence of none.
+    if o.exact_looks > 0 {
+        r = r.param(
+            "policies_seen",
+            o.policies.iter().cloned().collect::<Vec<_>>(),
+        );
+    }
     r = r
         .metric("runtime_s", o.runtime_s, "s", Better::Lower)
         .metric("user_s", o.cpu.user_s, "s", Better::Lower)
@@ -417,8 +465,49 @@ pub fn record(plan: &Plan, run: usize, o: &Outcome, settings: &Settings) -> Reco
         });
     }
     r.notes.extend(plan.notes.iter().cloned());
+    r.notes.push(method_note(o, settings));
     r.notes.extend(checks(plan, o));
     r
+}
+
+/// How the run's memory figures were found.
+pub fn method_note(o: &Outcome, settings: &Settings) -> String {
+    let mut note = method_words(o, settings);
+    if o.carried_pct_max > 0.0 {
+        let _ = write!(
+            note,
+            "; at most {:.1}% of a look's memory was hidden from move_pages at that look (pages marked for a NUMA-balancing hinting fault on some kernels, or being migrated) and counted on the node it was last seen on",
+            o.carried_pct_max
+        );
+    }
+    note
+}
+
+fn method_words(o: &Outcome, settings: &Settings) -> String {
+    let Method::Sampled { max_pages } = settings.method else {
+        return "memory per node and memory policies from numa_maps at each look (--exact)".into();
+    };
+    if let Some(why) = &o.method_fallback {
+        return format!("memory per node sampled until {why}");
+    }
+    if o.sampled_looks == 0 {
+        return format!(
+            "memory per node and memory policies from numa_maps at each look: the test's mappings held no more than {} pages, which numa_maps walks for less CPU time than {max_pages} sampled pages take",
+            max_pages * WALK_PAGES_PER_QUERY
+        );
+    }
+    let policies = if o.exact_looks == 0 {
+        "; memory policies not read (--exact counts every page from numa_maps and reads them)"
+    } else {
+        ""
+    };
+    format!(
+        "memory per node estimated at {} of {} looks from the node of at most {max_pages} pages (move_pages; up to {} queried, each standing for up to {} pages){policies}",
+        o.sampled_looks,
+        o.looks.len(),
+        o.sampled_pages_max,
+        o.stride_max
+    )
 }
 
 /// What the reader should know about how this run's figures came about.
@@ -552,6 +641,10 @@ mod tests {
             pages: [(0, a * 256), (1, b * 256)].into(),
             threads: [(0, ta), (1, tb)].into(),
             doubled_cores: 0,
+            sampled_pages: 4096,
+            stride: 16,
+            carried_pages: 0,
+            exact: false,
         };
         Outcome {
             runtime_s: 3.0,
@@ -569,6 +662,9 @@ mod tests {
                 system_s: 1.0,
             },
             sampling_cpu_s: 0.03,
+            sampled_pages_max: 4096,
+            stride_max: 16,
+            sampled_looks: 3,
             policies: ["default".to_string()].into(),
             cpus_seen: vec![0, 2],
             data_bytes: 6_000_000_000,
@@ -582,6 +678,7 @@ mod tests {
         Settings {
             interval: Duration::from_millis(500),
             tolerance_pct: 10.0,
+            method: Method::default(),
         }
     }
 
@@ -608,6 +705,47 @@ mod tests {
         assert_eq!(r.params["final_share_pct"]["1"], 48.0);
         assert_eq!(r.placement.as_ref().unwrap().pages_by_node["0"], 52 * 256);
         assert!(r.notes.iter().any(|n| n.contains("loops")), "{:?}", r.notes);
+        // Sampled looks: what was sampled, and no claim about policies.
+        assert_eq!(r.params["look_method"], "sampled");
+        assert_eq!(r.params["sample_pages"], 4096);
+        assert_eq!(r.params["sampled_pages_max"], 4096);
+        assert_eq!(r.params["sample_stride_max"], 16);
+        assert_eq!(r.params["sampled_looks"], 3);
+        assert_eq!(r.params["exact_looks"], 0);
+        assert!(r.params.get("policies_seen").is_none(), "{:?}", r.params);
+        assert!(
+            r.notes
+                .iter()
+                .any(|n| n.contains("estimated at 3 of 3 looks")
+                    && n.contains("up to 4096 queried, each standing for up to 16 pages")
+                    && n.contains("policies not read")),
+            "{:?}",
+            r.notes
+        );
+        let exact = Settings {
+            method: Method::Exact,
+            ..settings()
+        };
+        let o = Outcome {
+            method: Method::Exact,
+            sampled_looks: 0,
+            exact_looks: 3,
+            ..outcome()
+        };
+        let r = record(&p, 2, &o, &exact);
+        assert_eq!(r.params["look_method"], "exact");
+        assert_eq!(r.params["policies_seen"], json!(["default"]));
+        assert!(r.params.get("sample_pages").is_none(), "{:?}", r.params);
+        assert!(
+            r.params.get("sample_stride_max").is_none(),
+            "{:?}",
+            r.params
+        );
+        assert!(
+            r.notes.iter().any(|n| n.contains("(--exact)")),
+            "{:?}",
+            r.notes
+        );
         let smt = record(&a_plan(Test::Numa02Smt), 1, &outcome(), &settings());
         assert_eq!(smt.series[2].name, "cores_with_two_threads");
         assert_eq!(smt.metrics["cores_with_two_threads_max"].value, 0.0);
@@ -661,9 +799,60 @@ mod tests {
             hint.contains("3.00% of the run's CPU time (60.0 ms each"),
             "{hint}"
         );
-        assert!(hint.contains("--interval 1.5 would"), "{hint}");
-        let text = runs_table(&a_plan(Test::Numa02), &[o], &settings());
+        assert!(
+            hint.contains("--interval 1.5 or fewer --sample-pages would"),
+            "{hint}"
+        );
+        let text = runs_table(&a_plan(Test::Numa02), &[o.clone()], &settings());
         assert!(text.contains("run 1: the looks took 3.00%"), "{text}");
+        o.method = Method::Exact;
+        let hint = overhead_hint(&o, &settings()).unwrap();
+        assert!(hint.contains("or sampling (no --exact)"), "{hint}");
+    }
+
+    #[test]
+    fn the_text_says_how_memory_was_found() {
+        let h = header(2, &[0], 0, Some(0), &settings());
+        assert!(
+            h.contains("looked at every 0.5 s: memory per node from the node of 4096 sampled pages (move_pages), or of every page (numa_maps) up to 16384 pages;"),
+            "{h}"
+        );
+        let exact = Settings {
+            method: Method::Exact,
+            ..settings()
+        };
+        assert!(header(2, &[0], 0, Some(0), &exact).contains("page by page (numa_maps)"));
+        let text = runs_table(&a_plan(Test::Numa02), &[outcome()], &settings());
+        assert!(
+            text.contains("up to 4096 pages queried per look, each standing for up to 16"),
+            "{text}"
+        );
+        // Small memory, every page from numa_maps: nothing estimated, and
+        // the policies were read.
+        let mut all = outcome();
+        (all.sampled_looks, all.exact_looks) = (0, 3);
+        let text = runs_table(&a_plan(Test::Numa02), &[all.clone()], &settings());
+        assert!(!text.contains("estimated"), "{text}");
+        let note = method_note(&all, &settings());
+        assert!(note.contains("and memory policies from numa_maps at each look: the test's mappings held no more than 16384 pages"), "{note}");
+        assert!(!note.contains("hidden"), "{note}");
+        let r = record(&a_plan(Test::Numa02), 1, &all, &settings());
+        assert_eq!(r.params["policies_seen"], json!(["default"]));
+        assert!(
+            r.params.get("sample_stride_max").is_none(),
+            "{:?}",
+            r.params
+        );
+        all.carried_pct_max = 12.25;
+        assert!(
+            method_note(&all, &settings()).contains("at most 12.2% of a look's memory was hidden"),
+            "{}",
+            method_note(&all, &settings())
+        );
+        all.method_fallback = Some("move_pages(pid=7) failed: denied".into());
+        let text = runs_table(&a_plan(Test::Numa02), &[all.clone()], &settings());
+        assert!(text.contains("run 1: move_pages(pid=7) failed"), "{text}");
+        assert!(method_note(&all, &settings()).starts_with("memory per node sampled until"));
     }
 
     #[test]

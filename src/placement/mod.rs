@@ -1,11 +1,14 @@
 //! Where threads run and where memory lives: CPU and node sets, thread
-//! pinning, memory policies, page-location queries and `numa_maps`.
+//! pinning, memory policies, page-location queries, `numa_maps` and the
+//! mapping list (`maps`).
 
 pub mod affinity;
 pub mod cpuset;
 pub mod mempolicy;
 pub mod numa_maps;
 pub mod pages;
+pub mod proc_lines;
+pub mod proc_maps;
 pub mod procstat;
 pub mod sys;
 

@@ -8,6 +8,7 @@
 //! parser does not know are skipped, so newer kernels still parse.
 
 use super::NodeSet;
+use super::proc_lines::{parse_lines, read_parsed};
 use std::collections::BTreeMap;
 use std::io;
 
@@ -76,33 +77,14 @@ impl NumaMapping {
     }
 }
 
-/// A line that does not have the `numa_maps` shape.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("numa_maps line {line}: {reason}: '{text}'")]
-pub struct ParseError {
-    /// 1-based line number.
-    pub line: usize,
-    pub reason: String,
-    /// The line, cut to 200 characters.
-    pub text: String,
-}
+pub use super::proc_lines::ParseError;
 
 /// Policy names that contain a space, so they span two tokens.
 const SPACED_POLICIES: [&str; 2] = ["prefer (many)", "weighted interleave"];
 
 /// Parses the whole text of a `numa_maps` file. Blank lines are skipped.
 pub fn parse_numa_maps(text: &str) -> Result<Vec<NumaMapping>, ParseError> {
-    text.lines()
-        .enumerate()
-        .filter(|(_, l)| !l.trim().is_empty())
-        .map(|(i, l)| {
-            parse_line(l).map_err(|reason| ParseError {
-                line: i + 1,
-                reason,
-                text: l.chars().take(200).collect(),
-            })
-        })
-        .collect()
+    parse_lines("numa_maps", text, parse_line)
 }
 
 fn parse_line(line: &str) -> Result<NumaMapping, String> {
@@ -213,10 +195,7 @@ pub fn read_self_numa_maps() -> io::Result<Vec<NumaMapping>> {
 }
 
 fn read_path(path: &str) -> io::Result<Vec<NumaMapping>> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| io::Error::new(e.kind(), format!("reading {path}: {e}")))?;
-    parse_numa_maps(&text)
-        .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, format!("{path}: {e}")))
+    read_parsed(path, parse_numa_maps)
 }
 
 /// Bytes present per node over all `mappings` (pages × page size).

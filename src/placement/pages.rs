@@ -97,27 +97,22 @@ fn page_span(addr: usize, len: usize, page_size: usize) -> (usize, usize) {
     (first, (end - first).div_ceil(page_size))
 }
 
-/// Runs `move_pages` over the pages whose indexes `pages` yields, in batches.
+/// Runs `move_pages` on process `pid` (0: this one) over `addrs`, in
+/// batches.
 fn query(
-    first: usize,
-    page_size: usize,
-    pages: impl ExactSizeIterator<Item = usize>,
+    pid: i32,
+    addrs: impl ExactSizeIterator<Item = usize>,
     args: impl Fn() -> String,
 ) -> Result<Vec<i32>, PlacementError> {
-    let mut status = Vec::with_capacity(pages.len());
-    let mut addrs = Vec::with_capacity(pages.len().min(MOVE_PAGES_BATCH));
-    let mut pages = pages.peekable();
-    while pages.peek().is_some() {
-        addrs.clear();
-        addrs.extend(
-            pages
-                .by_ref()
-                .take(MOVE_PAGES_BATCH)
-                .map(|i| first + i * page_size),
-        );
+    let mut status = Vec::with_capacity(addrs.len());
+    let mut batch = Vec::with_capacity(addrs.len().min(MOVE_PAGES_BATCH));
+    let mut addrs = addrs.peekable();
+    while addrs.peek().is_some() {
+        batch.clear();
+        batch.extend(addrs.by_ref().take(MOVE_PAGES_BATCH));
         let start = status.len();
-        status.resize(start + addrs.len(), 0);
-        sys::move_pages(&addrs, None, &mut status[start..], 0)
+        status.resize(start + batch.len(), 0);
+        sys::move_pages_of(pid, &batch, None, &mut status[start..], 0)
             .map_err(|e| query_error(e, args()))?;
     }
     Ok(status)
@@ -147,7 +142,7 @@ pub fn page_nodes(addr: usize, len: usize, page_size: usize) -> Result<Vec<i32>,
         return Err(bad_page_size("move_pages", page_size));
     }
     let (first, n) = page_span(addr, len, page_size);
-    query(first, page_size, 0..n, || {
+    query(0, (0..n).map(|i| first + i * page_size), || {
         format!(
             "pages={n}, len={}, page_size={}",
             sys::fmt_bytes(len as u64),
@@ -194,15 +189,20 @@ pub fn sample_indices(total: usize, max_pages: usize) -> (usize, Vec<usize>) {
         return (1, (0..total).collect());
     }
     let stride = total.div_ceil(max_pages);
-    let windows = total.div_ceil(stride);
-    let pages = (0..windows)
-        .map(|w| {
-            let start = w * stride;
-            let width = stride.min(total - start);
-            start + (mix(w as u64) % width as u64) as usize
-        })
-        .collect();
-    (stride, pages)
+    (stride, windows(total, stride, 0).map(|(i, _)| i).collect())
+}
+
+/// One sampled page index per window of `stride` pages over `total` pages,
+/// each with its window's width (`stride`, less for the last window).
+/// `seed` varies the offsets between ranges.
+fn windows(total: usize, stride: usize, seed: u64) -> impl Iterator<Item = (usize, usize)> {
+    let stride = stride.max(1);
+    (0..total.div_ceil(stride)).map(move |w| {
+        let start = w * stride;
+        let width = stride.min(total - start);
+        let offset = (mix(seed.wrapping_add(w as u64)) % width as u64) as usize;
+        (start + offset, width)
+    })
 }
 
 /// Like [`page_nodes`], but queries at most `max_pages` pages spread over the
@@ -221,7 +221,8 @@ pub fn page_nodes_sampled(
     }
     let (first, n) = page_span(addr, len, page_size);
     let (stride, indexes) = sample_indices(n, max_pages);
-    let status = query(first, page_size, indexes.into_iter(), || {
+    let addrs = indexes.into_iter().map(|i| first + i * page_size);
+    let status = query(0, addrs, || {
         format!(
             "sampled 1 in {stride} of {n} pages, page_size={}",
             sys::fmt_bytes(page_size as u64)
@@ -231,6 +232,127 @@ pub fn page_nodes_sampled(
         status,
         stride,
         pages_total: n as u64,
+    })
+}
+
+/// The smallest stride at which one page per window of every range, each
+/// range cut into its own windows, stays within `max_pages` queries; at
+/// least one page per non-empty range however small `max_pages` is.
+pub fn stride_for(pages: &[usize], max_pages: usize) -> usize {
+    let max_pages = max_pages.max(1);
+    let samples = |s: usize| pages.iter().map(|n| n.div_ceil(s)).sum::<usize>();
+    let total: usize = pages.iter().sum();
+    let mut hi = pages.iter().copied().max().unwrap_or(1).max(1);
+    if samples(hi) > max_pages {
+        return hi;
+    }
+    let mut lo = total.div_ceil(max_pages).clamp(1, hi);
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        if samples(mid) <= max_pages {
+            hi = mid;
+        } else {
+            lo = mid + 1;
+        }
+    }
+    hi
+}
+
+/// One queried page of a [`RangesSample`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SampledPage {
+    pub addr: usize,
+    /// Pages of its window, which it stands for.
+    pub weight: u64,
+    /// Its node, or a negative errno as [`page_nodes`] gives.
+    pub status: i32,
+}
+
+/// A sample of the pages of several ranges of one process: each queried
+/// page stands for the pages of its window.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RangesSample {
+    pub pages: Vec<SampledPage>,
+    /// Pages per window: 1 when every page was queried.
+    pub stride: u64,
+    /// Pages in all ranges (the weights' sum).
+    pub pages_total: u64,
+}
+
+impl RangesSample {
+    /// Pages per node, estimated.
+    pub fn by_node(&self) -> BTreeMap<usize, u64> {
+        let mut out = BTreeMap::new();
+        for p in &self.pages {
+            if let Ok(node) = usize::try_from(p.status) {
+                *out.entry(node).or_insert(0) += p.weight;
+            }
+        }
+        out
+    }
+
+    /// Pages on any node, estimated.
+    pub fn resident(&self) -> u64 {
+        self.by_node().values().sum()
+    }
+
+    /// Pages not resident, estimated: not faulted in (`-ENOENT`), or
+    /// unmapped since the ranges were listed or mapping the shared zero page
+    /// (`-EFAULT`).
+    pub fn not_resident(&self) -> u64 {
+        self.pages
+            .iter()
+            .filter(|p| p.status == NOT_PRESENT || p.status == -libc::EFAULT)
+            .map(|p| p.weight)
+            .sum()
+    }
+}
+
+/// The node of one page per window of `stride` pages of each of `ranges`
+/// (address, length) of process `pid` (0: this one), at a pseudo-random
+/// offset in the window as [`sample_indices`] does; every page at stride 1.
+/// [`stride_for`] picks the stride for a budget of queries. Each range has
+/// windows of its own, so a range whose pages are all on one node is counted
+/// exactly, and the weights of all ranges sum exactly to their size. The
+/// same ranges and stride give the same pages at every call. Nothing moves.
+pub fn sample_ranges_of(
+    pid: i32,
+    ranges: &[(usize, usize)],
+    page_size: usize,
+    stride: usize,
+) -> Result<RangesSample, PlacementError> {
+    if !page_size.is_power_of_two() {
+        return Err(bad_page_size("move_pages", page_size));
+    }
+    let stride = stride.max(1);
+    let mut pages = Vec::new();
+    let mut total = 0;
+    for &(addr, len) in ranges {
+        let (first, n) = page_span(addr, len, page_size);
+        total += n;
+        for (i, width) in windows(n, stride, (first / page_size) as u64) {
+            pages.push(SampledPage {
+                addr: first + i * page_size,
+                weight: width as u64,
+                status: 0,
+            });
+        }
+    }
+    let status = query(pid, pages.iter().map(|p| p.addr), || {
+        format!(
+            "pid={pid}, {} of {total} pages in {} ranges, page_size={}",
+            pages.len(),
+            ranges.len(),
+            sys::fmt_bytes(page_size as u64)
+        )
+    })?;
+    for (p, s) in pages.iter_mut().zip(status) {
+        p.status = s;
+    }
+    Ok(RangesSample {
+        pages,
+        stride: stride as u64,
+        pages_total: total as u64,
     })
 }
 
@@ -402,6 +524,57 @@ mod tests {
         let node = *full.by_node.keys().next().unwrap();
         assert_eq!(sample.histogram().on_node_pct(node), full.on_node_pct(node));
         std::hint::black_box(&v);
+    }
+
+    #[test]
+    fn strides_keep_within_the_budget_and_no_wider() {
+        let within = |pages: &[usize], max: usize| {
+            let s = stride_for(pages, max);
+            let n = |s: usize| pages.iter().map(|p| p.div_ceil(s)).sum::<usize>();
+            assert!(n(s) <= max, "{pages:?} {max}: stride {s}");
+            // The next narrower stride would go over.
+            assert!(s == 1 || n(s - 1) > max, "{pages:?} {max}: stride {s}");
+            s
+        };
+        assert_eq!(within(&[100], 1000), 1);
+        assert_eq!(within(&[1000], 100), 10);
+        assert_eq!(within(&[1000, 1], 100), 11);
+        assert_eq!(within(&[262_144, 2048, 2048, 33], 16_384), 17);
+        within(&[1 << 20, 1 << 20, 7, 512, 3], 16_384);
+        // More ranges than the budget: one page each.
+        assert_eq!(stride_for(&[10, 10, 10], 1), 10);
+        assert_eq!(stride_for(&[], 16), 1);
+    }
+
+    #[test]
+    fn sampled_ranges_count_uniform_ranges_exactly() {
+        // One range written, one never touched: each is all on one node or
+        // all absent, so the estimate is exact whatever the stride.
+        let touched: Vec<u64> = (0..300 * page() as u64 / 8).map(|i| i | 3).collect();
+        let untouched: Vec<u64> = Vec::with_capacity(8 << 20);
+        let (a, alen) = aligned(&touched);
+        let b = (untouched.as_ptr() as usize).next_multiple_of(page());
+        let blen = 500 * page();
+        let ranges = [(a, alen), (b, blen)];
+        let pages = [alen / page(), blen / page()];
+        for max in [1000, 64, 7] {
+            let stride = stride_for(&pages, max);
+            let s = sample_ranges_of(0, &ranges, page(), stride).unwrap();
+            assert!(s.pages.len() <= max.max(2), "{s:?}");
+            assert_eq!(s.stride as usize, stride);
+            assert_eq!(s.resident(), (alen / page()) as u64, "{s:?}");
+            assert_eq!(s.not_resident(), 500, "{s:?}");
+            assert_eq!(s.pages_total, s.resident() + s.not_resident());
+            let weights: u64 = s.pages.iter().map(|p| p.weight).sum();
+            assert_eq!(weights, s.pages_total);
+            // The same call queries the same pages.
+            let again = sample_ranges_of(0, &ranges, page(), stride).unwrap();
+            assert_eq!(again, s);
+        }
+        let all = sample_ranges_of(0, &ranges, page(), 1).unwrap();
+        assert_eq!(all.pages.len() as u64, all.pages_total);
+        assert!(sample_ranges_of(0, &ranges, 3000, 1).is_err());
+        std::hint::black_box((&touched, &untouched));
     }
 
     #[test]

@@ -251,6 +251,20 @@ pub fn move_pages(
     status: &mut [i32],
     flags: u32,
 ) -> io::Result<usize> {
+    move_pages_of(0, pages, nodes, status, flags)
+}
+
+/// [`move_pages`] on process `pid` (0: this one). The kernel allows it where
+/// this process may read the other's memory (ptrace read access: its own
+/// children, same user); pages of another process are only ever read or
+/// moved with their contents, never changed.
+pub fn move_pages_of(
+    pid: libc::pid_t,
+    pages: &[usize],
+    nodes: Option<&[i32]>,
+    status: &mut [i32],
+    flags: u32,
+) -> io::Result<usize> {
     assert_eq!(pages.len(), status.len(), "one status per page");
     if let Some(n) = nodes {
         assert_eq!(n.len(), pages.len(), "one target node per page");
@@ -262,7 +276,7 @@ pub fn move_pages(
     let ret = unsafe {
         libc::syscall(
             libc::SYS_move_pages,
-            0 as libc::pid_t,
+            pid,
             pages.len() as libc::c_ulong,
             pages.as_ptr() as *const *const c_void,
             nodes_ptr,

@@ -45,6 +45,8 @@ fn bad_input_is_one_line_and_exit_2() {
     bad(&["--tolerance", "0"], "above 0");
     bad(&["--tolerance", "101"], "up to 100");
     bad(&["--mem", "0"], "from 1 to");
+    bad(&["--sample-pages", "8"], "from 16 to 16777216");
+    bad(&["--exact", "--sample-pages", "100"], "--sample-pages");
     bad(&["numa02", "--mem", "1073741824"], "free memory");
 }
 
@@ -158,12 +160,19 @@ fn a_short_numa02_run_sees_all_its_memory_on_the_start_node() {
     let threads = nr_cpus();
     assert_eq!(rec["params"]["threads"], threads as u64);
     assert_eq!(rec["params"]["processes"], 1);
-    // The engine's -0 left no policy of its own on the memory.
+    // 16 MiB and the threads' stacks are fewer pages than numa_maps walks
+    // for the cost of a sample: every look walks it.
+    let p = &rec["params"];
+    assert_eq!(p["look_method"], "sampled");
+    assert_eq!(p["sample_pages"], 4096);
     assert_eq!(
-        rec["params"]["policies_seen"],
-        serde_json::json!(["default"]),
-        "{rec}"
+        (&p["sampled_looks"], &p["exact_looks"]),
+        (&0.into(), &p["looks"]),
+        "{p}"
     );
+    assert!(p.get("sample_stride_max").is_none(), "{p}");
+    // The engine's -0 left no policy of its own on the memory.
+    assert_eq!(p["policies_seen"], serde_json::json!(["default"]), "{p}");
 
     let mem = series(rec, "memory_per_node");
     let x = floats(&mem["x"]);
@@ -216,6 +225,71 @@ fn a_short_numa02_run_sees_all_its_memory_on_the_start_node() {
     let html = String::from_utf8(html).unwrap();
     assert!(html.contains("numa02 run 1: memory_per_node"), "no chart");
     assert!(html.contains(">converged "), "no marker");
+}
+
+/// Mean MiB over the looks of a run's memory series, and the looks.
+fn mean_mib(rec: &Value) -> (f64, usize) {
+    let y = floats(&series(rec, "memory_per_node")["lines"][0]["y"]);
+    (y.iter().sum::<f64>() / y.len() as f64, y.len())
+}
+
+#[test]
+fn sampled_looks_see_what_exact_looks_see() {
+    if nodes_with_cpus() != 1 {
+        eprintln!("skipped: the start-node assertions are for a one-node machine");
+        return;
+    }
+    let run = |extra: &[&str]| -> Value {
+        let out = numabench()
+            .args(["autonuma", "numa02", "--mem", "128", "--loops", "150"])
+            .args(["--interval", "0.02", "--json"])
+            .args(extra)
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{text}");
+        let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+        record(&doc, "numa02 run 1").clone()
+    };
+    // 128 MiB is 32768 pages and more, over 4 x 1024: the looks sample,
+    // each of 1024 queried pages standing for 32 or more.
+    let sampled = run(&["--sample-pages", "1024"]);
+    let exact = run(&["--exact"]);
+    let p = &sampled["params"];
+    assert_eq!(p["look_method"], "sampled");
+    assert_eq!(
+        (&p["sampled_looks"], &p["exact_looks"]),
+        (&p["looks"], &0.into()),
+        "{p}"
+    );
+    // Sampled looks read no policies, so they claim none.
+    assert!(p.get("policies_seen").is_none(), "{p}");
+    assert!(p["sampled_pages_max"].as_u64().unwrap() <= 1024 + 64, "{p}");
+    assert!(p["sample_stride_max"].as_u64().unwrap() >= 32, "{p}");
+    assert!(
+        sampled["notes"].to_string().contains("estimated"),
+        "{sampled}"
+    );
+    let p = &exact["params"];
+    assert_eq!(p["look_method"], "exact");
+    assert!(p.get("sample_pages").is_none(), "{p}");
+    assert_eq!(p["exact_looks"], p["looks"], "{p}");
+    // The engine's -0 left no policy of its own on the memory.
+    assert_eq!(p["policies_seen"], serde_json::json!(["default"]), "{p}");
+    // Both see the 128 MiB: the data areas are counted exactly by either
+    // (a sample of a mapping all on one node is exact), the edges of the
+    // areas and the thread stacks are estimated.
+    let threads = nr_cpus();
+    let (s, s_looks) = mean_mib(&sampled);
+    let (e, e_looks) = mean_mib(&exact);
+    assert!(s_looks >= 2 && e_looks >= 2, "{s_looks} {e_looks}");
+    for mib in [s, e] {
+        assert!(
+            (127.0..=128.0 + slack(1, threads) + 1.0).contains(&mib),
+            "sampled {s} MiB, exact {e} MiB"
+        );
+    }
+    assert!((s - e).abs() <= 2.0, "sampled {s} MiB, exact {e} MiB");
 }
 
 #[test]

@@ -21,7 +21,7 @@ use anyhow::Result;
 use bench::Plan;
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
-use watch::{Look, Watch};
+use watch::{Look, Method, Watch};
 
 /// How a run is watched and judged.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -31,6 +31,8 @@ pub struct Settings {
     /// How far (percent of its share) a node may be from its share of the
     /// memory and still count as converged.
     pub tolerance_pct: f64,
+    /// How a look finds where the memory is.
+    pub method: Method,
 }
 
 /// One run of one test.
@@ -50,7 +52,23 @@ pub struct Outcome {
     pub cpu: CpuTimes,
     /// CPU time of the parent's looks.
     pub sampling_cpu_s: f64,
-    /// Memory policies seen on the test's memory.
+    /// How the looks were taken at the end of the run.
+    pub method: Method,
+    /// Looks that sampled pages, and looks that counted some or all of the
+    /// memory from `numa_maps` (a sampled run's small memory, `--exact`).
+    pub sampled_looks: usize,
+    pub exact_looks: usize,
+    /// Why sampled looks gave way to exact ones.
+    pub method_fallback: Option<String>,
+    /// Most pages a look queried, and the widest window a queried page
+    /// stood for (sampled looks).
+    pub sampled_pages_max: u64,
+    pub stride_max: u64,
+    /// The largest share of a look's memory, percent, counted on the node
+    /// its sampled pages were last seen on (hidden from `move_pages` at that
+    /// look).
+    pub carried_pct_max: f64,
+    /// Memory policies seen on the test's memory (exact looks only).
     pub policies: BTreeSet<String>,
     pub cpus_seen: Vec<usize>,
     /// Bytes cleared by all threads together.
@@ -98,6 +116,16 @@ impl Outcome {
     }
 }
 
+/// Percent of a look's pages counted on a sampled page's last node.
+fn carried_pct(l: &Look) -> f64 {
+    let resident: u64 = l.pages.values().sum();
+    if resident > 0 {
+        l.carried_pages as f64 * 100.0 / resident as f64
+    } else {
+        0.0
+    }
+}
+
 /// Runs `plan` once; `on_look` sees every look as it is taken.
 pub fn run(
     plan: &Plan,
@@ -106,7 +134,7 @@ pub fn run(
     on_look: &mut dyn FnMut(&Look),
 ) -> Result<Outcome> {
     let params = mem::resolve(&bench::engine_options(plan), topo)?;
-    let mut watch = Watch::new(topo);
+    let mut watch = Watch::new(topo, settings.method);
     let mut look = |t: f64, pids: &[i32], intact: &dyn Fn() -> bool| {
         if let Some(l) = watch.look(t, pids, intact) {
             on_look(l);
@@ -133,6 +161,18 @@ pub fn run(
         numa_balancing: out.numa_balancing,
         cpu: out.cpu,
         sampling_cpu_s: watch.cpu_s,
+        method: watch.method,
+        sampled_looks: watch.looks.iter().filter(|l| l.sampled_pages > 0).count(),
+        exact_looks: watch.looks.iter().filter(|l| l.exact).count(),
+        method_fallback: watch.fallback,
+        sampled_pages_max: watch
+            .looks
+            .iter()
+            .map(|l| l.sampled_pages)
+            .max()
+            .unwrap_or(0),
+        stride_max: watch.looks.iter().map(|l| l.stride).max().unwrap_or(1),
+        carried_pct_max: watch.looks.iter().map(carried_pct).fold(0.0, f64::max),
         policies: watch.policies,
         cpus_seen: watch.cpus_seen.into_iter().collect(),
         data_bytes: out.task_bytes.iter().sum(),
