@@ -118,8 +118,9 @@ pub struct AutonumaArgs {
     #[arg(long, value_name = "PCT", default_value_t = 10.0, value_parser = tolerance)]
     pub tolerance: f64,
     /// Pages whose node a look queries, spread evenly over all the test's
-    /// memory, each counting for the pages around it; every page when the
-    /// memory has no more (16 to 16777216).
+    /// memory, each counting for the pages around it; where the memory holds
+    /// no more than 4 times that, every page is counted from numa_maps
+    /// instead (16 to 16777216).
     #[arg(long, value_name = "N", default_value_t = DEFAULT_SAMPLE_PAGES, value_parser = sample_pages)]
     pub sample_pages: usize,
     /// Count every page from /proc/PID/numa_maps at each look instead of
