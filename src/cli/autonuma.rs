@@ -290,18 +290,5 @@ pub fn run(args: AutonumaArgs) -> Result<()> {
             dir.display()
         ));
     }
-    if interrupted.is_none() {
-        doc.finish();
-    }
-    if let Some(path) = &args.save {
-        doc.save(path)?;
-    }
-    if args.json {
-        std::io::stdout().lock().write_all(&doc.to_json()?)?;
-    }
-    if let Some(sig) = interrupted {
-        let _ = std::io::stdout().flush();
-        std::process::exit(128 + sig);
-    }
-    Ok(())
+    super::finish_document(&mut doc, args.save.as_deref(), args.json, interrupted)
 }

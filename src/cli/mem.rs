@@ -424,20 +424,7 @@ fn run_one(
 }
 
 fn finish(doc: &mut Document, args: &MemArgs, interrupted: Option<i32>) -> Result<()> {
-    if interrupted.is_none() {
-        doc.finish();
-    }
-    if let Some(path) = &args.save {
-        doc.save(path)?;
-    }
-    if args.json {
-        std::io::stdout().lock().write_all(&doc.to_json()?)?;
-    }
-    if let Some(sig) = interrupted {
-        let _ = std::io::stdout().flush();
-        std::process::exit(128 + sig);
-    }
-    Ok(())
+    super::finish_document(doc, args.save.as_deref(), args.json, interrupted)
 }
 
 pub fn run(args: MemArgs) -> Result<()> {

@@ -94,6 +94,33 @@ pub fn run(cli: Cli) -> Result<()> {
     }
 }
 
+/// Ends a workload command (mem, autonuma, sched): marks the document
+/// complete unless a signal stopped the run, saves it (`--save`), writes it
+/// to stdout (`--json`), and after a signal exits with 128 + its number, as
+/// a shell expects of a process stopped by one.
+pub fn finish_document(
+    doc: &mut crate::results::Document,
+    save: Option<&std::path::Path>,
+    json: bool,
+    interrupted: Option<i32>,
+) -> Result<()> {
+    use std::io::Write;
+    if interrupted.is_none() {
+        doc.finish();
+    }
+    if let Some(path) = save {
+        doc.save(path)?;
+    }
+    if json {
+        std::io::stdout().lock().write_all(&doc.to_json()?)?;
+    }
+    if let Some(sig) = interrupted {
+        let _ = std::io::stdout().flush();
+        std::process::exit(128 + sig);
+    }
+    Ok(())
+}
+
 /// Refuses an output path whose directory does not exist, before any work.
 pub fn check_output_path(path: &std::path::Path, flag: &str) -> Result<()> {
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty())

@@ -31,6 +31,21 @@ pub struct RunArgs {
     pub profile: String,
 }
 
+/// `s` with every character but ASCII letters, digits, `-` and `.` made
+/// `_`, so a host or record name becomes part of one plain file name: no
+/// `/`, no space, nothing a shell would read specially.
+fn file_name_safe(s: &str) -> String {
+    s.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '.' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
 /// A new folder under `dir` named after the host and `started`, with a
 /// numeric suffix if one of that name exists (created atomically, so two
 /// runs never share one).
@@ -41,16 +56,7 @@ fn new_folder(dir: &Path, host: &str, started: &str) -> Result<PathBuf> {
         .filter(|c| c.is_ascii_digit() || *c == 'T')
         .collect::<String>()
         .replace('T', "-");
-    let host: String = host
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' || c == '.' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
+    let host = file_name_safe(host);
     for n in 1..1000 {
         let name = if n == 1 {
             format!("{host}-{stamp}")
@@ -169,16 +175,7 @@ pub fn run(args: RunArgs) -> Result<()> {
     for r in doc.records.iter().filter(|r| r.probe == "autonuma") {
         for s in &r.series {
             let file = format!("autonuma-{}-{}.csv", r.name, s.name);
-            let file: String = file
-                .chars()
-                .map(|c| {
-                    if c.is_ascii_alphanumeric() || c == '-' || c == '.' {
-                        c
-                    } else {
-                        '_'
-                    }
-                })
-                .collect();
+            let file = file_name_safe(&file);
             write_atomic(&folder.join(file), series_csv(s).as_bytes())?;
         }
     }
@@ -371,7 +368,14 @@ fn summary(doc: &Document, rows: &[crate::probes::sweep::SweepRow], secs: f64) -
 
 #[cfg(test)]
 mod tests {
-    use super::{new_folder, series_csv};
+    use super::{file_name_safe, new_folder, series_csv};
+
+    #[test]
+    fn names_become_plain_file_names() {
+        assert_eq!(file_name_safe("node-1.lab"), "node-1.lab");
+        assert_eq!(file_name_safe("a/../b c$(x)"), "a_.._b_c__x_");
+        assert_eq!(file_name_safe("numa02 run 1"), "numa02_run_1");
+    }
 
     #[test]
     fn folders_are_never_reused() {

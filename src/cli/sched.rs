@@ -160,9 +160,6 @@ pub fn run(args: SchedArgs) -> Result<()> {
     let mut doc = Document::new(&topo);
     let output = sched::run(&p, &topo)?;
     doc.records = out::records(&p, &output, &command_line());
-    if output.interrupted.is_none() {
-        doc.finish();
-    }
     let refs: Vec<&Record> = doc.records.iter().collect();
     let text = out::text(&refs);
     if args.json {
@@ -170,17 +167,12 @@ pub fn run(args: SchedArgs) -> Result<()> {
     } else {
         std::io::stdout().lock().write_all(text.as_bytes())?;
     }
-    if let Some(path) = &args.save {
-        doc.save(path)?;
-    }
-    if args.json {
-        std::io::stdout().lock().write_all(&doc.to_json()?)?;
-    }
-    if let Some(sig) = output.interrupted {
-        let _ = std::io::stdout().flush();
-        std::process::exit(128 + sig);
-    }
-    Ok(())
+    super::finish_document(
+        &mut doc,
+        args.save.as_deref(),
+        args.json,
+        output.interrupted,
+    )
 }
 
 #[cfg(test)]
