@@ -119,7 +119,7 @@ fn short_run_has_a_row_per_task_shares_summing_to_100_and_leaves_no_process() {
         "--size",
         "100000",
         "--passes",
-        "20",
+        "60",
         "--burst-at",
         "0",
         "--burst-groups",
@@ -168,8 +168,14 @@ fn short_run_has_a_row_per_task_shares_summing_to_100_and_leaves_no_process() {
             .sum();
         // 100000 x 20 bytes of arrays, every page located.
         assert!(pages >= 2_000_000 / 4096, "{t}");
-        assert!(t["metrics"]["user_time_s"]["value"].as_f64().unwrap() > 0.0);
     }
+    // CPU time comes in clock ticks: a task of a few tens of ms may be
+    // charged none, the two together some.
+    let user: f64 = tasks
+        .iter()
+        .map(|t| t["metrics"]["user_time_s"]["value"].as_f64().unwrap())
+        .sum();
+    assert!(user > 0.0, "{tasks:?}");
     let s = records.iter().find(|r| r["name"] == "summary").unwrap();
     // The burst really moved every message between its processes.
     assert_eq!(s["params"]["burst"], "ran", "{s}");

@@ -483,7 +483,17 @@ pub fn run_sampled(
     if parent.kids.reap_all() {
         parent.killed = true;
     }
-    let runtime_max_s = start.elapsed().as_secs_f64();
+    // As in perf, the run is timed from the moment the parent sees every
+    // task at work. With more tasks than CPUs the parent may only see that
+    // some ms after the tasks began, so in a short run a task could report
+    // a longer runtime than the whole run: the slowest task's own time is
+    // the floor.
+    let slowest_task_s = (0..p.nr_tasks)
+        .map(|t| control.runtime_ns(t))
+        .max()
+        .unwrap_or(0) as f64
+        / 1e9;
+    let runtime_max_s = start.elapsed().as_secs_f64().max(slowest_task_s);
     drop(signals);
     if let Some(f) = parent.failure {
         return Err(anyhow!(f));
