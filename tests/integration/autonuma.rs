@@ -25,13 +25,7 @@ fn nodes_with_cpus() -> usize {
 }
 
 fn bad(args: &[&str], needle: &str) {
-    let out = numabench().arg("autonuma").args(args).output().unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
-    assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
-    assert!(err.starts_with("numabench: error: "), "{err}");
-    assert!(err.contains(needle), "{args:?}: {err}");
-    assert!(out.stdout.is_empty(), "{args:?} printed to stdout");
+    rejects(&[&["autonuma"], args].concat(), needle);
 }
 
 #[test]

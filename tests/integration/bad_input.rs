@@ -3,29 +3,6 @@
 
 use crate::util::*;
 
-/// Runs numabench with `args` in an empty directory and checks the contract.
-fn rejects(args: &[&str], must_mention: &[&str]) {
-    let tmp = tempfile::tempdir().unwrap();
-    let out = numabench()
-        .current_dir(tmp.path())
-        .args(args)
-        .output()
-        .unwrap();
-    let err = String::from_utf8(out.stderr).unwrap();
-    assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
-    assert!(out.stdout.is_empty(), "{args:?} printed to stdout");
-    assert_eq!(err.lines().count(), 1, "{args:?}: not one line: {err}");
-    assert!(err.starts_with("numabench: error: "), "{args:?}: {err}");
-    for word in must_mention {
-        assert!(err.contains(word), "{args:?}: '{word}' missing from: {err}");
-    }
-    assert_eq!(
-        std::fs::read_dir(tmp.path()).unwrap().count(),
-        0,
-        "{args:?} left files behind"
-    );
-}
-
 #[test]
 fn missing_root_override() {
     rejects(

@@ -298,19 +298,6 @@ fn help_uses_perfs_option_names() {
     }
 }
 
-fn rejects(args: &[&str], must_mention: &str) {
-    let out = numabench().args(args).output().unwrap();
-    let err = String::from_utf8(out.stderr).unwrap();
-    assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
-    assert!(out.stdout.is_empty(), "{args:?} printed to stdout");
-    assert_eq!(err.lines().count(), 1, "{args:?}: not one line: {err}");
-    assert!(err.starts_with("numabench: error: "), "{args:?}: {err}");
-    assert!(
-        err.contains(must_mention),
-        "{args:?}: '{must_mention}' missing from: {err}"
-    );
-}
-
 #[test]
 fn bad_input_is_one_line_and_exit_2() {
     rejects(

@@ -340,29 +340,6 @@ fn sigint_during_the_burst_stops_and_reaps_everything_and_exits_130() {
     assert!(!notes.contains("was killed"), "{notes}");
 }
 
-fn rejects(args: &[&str], must_mention: &str) {
-    let tmp = tempfile::tempdir().unwrap();
-    let out = numabench()
-        .current_dir(tmp.path())
-        .args(args)
-        .output()
-        .unwrap();
-    let err = String::from_utf8(out.stderr).unwrap();
-    assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
-    assert!(out.stdout.is_empty(), "{args:?} printed to stdout");
-    assert_eq!(err.lines().count(), 1, "{args:?}: not one line: {err}");
-    assert!(err.starts_with("numabench: error: "), "{args:?}: {err}");
-    assert!(
-        err.contains(must_mention),
-        "{args:?}: '{must_mention}' missing from: {err}"
-    );
-    assert_eq!(
-        std::fs::read_dir(tmp.path()).unwrap().count(),
-        0,
-        "{args:?} left a file behind"
-    );
-}
-
 #[test]
 fn bad_input_is_one_line_and_exit_2() {
     rejects(&["sched", "0"], "'0' is not a whole number from 1 to 4096");

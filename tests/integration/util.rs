@@ -59,3 +59,51 @@ pub fn topo_json(root: &std::path::Path) -> serde_json::Value {
 pub fn topo_text(root: &std::path::Path) -> String {
     String::from_utf8(topo(root, &[])).unwrap()
 }
+
+/// What a refusal must name: one string, or each of several.
+pub trait Mentions {
+    fn each(&self) -> Vec<&str>;
+}
+
+impl Mentions for &str {
+    fn each(&self) -> Vec<&str> {
+        vec![self]
+    }
+}
+
+impl Mentions for &[&str] {
+    fn each(&self) -> Vec<&str> {
+        self.to_vec()
+    }
+}
+
+impl<const N: usize> Mentions for &[&str; N] {
+    fn each(&self) -> Vec<&str> {
+        self.to_vec()
+    }
+}
+
+/// Runs numabench with `args` in an empty directory and checks the bad-input
+/// contract: exit code 2, one line `numabench: error: ...` on stderr that
+/// names `must_mention`, nothing on stdout, no file left behind.
+pub fn rejects(args: &[&str], must_mention: impl Mentions) {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = numabench()
+        .current_dir(tmp.path())
+        .args(args)
+        .output()
+        .unwrap();
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+    assert!(out.stdout.is_empty(), "{args:?} printed to stdout");
+    assert_eq!(err.lines().count(), 1, "{args:?}: not one line: {err}");
+    assert!(err.starts_with("numabench: error: "), "{args:?}: {err}");
+    for word in must_mention.each() {
+        assert!(err.contains(word), "{args:?}: '{word}' missing from: {err}");
+    }
+    assert_eq!(
+        std::fs::read_dir(tmp.path()).unwrap().count(),
+        0,
+        "{args:?} left files behind"
+    );
+}
