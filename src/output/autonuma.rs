@@ -3,7 +3,7 @@
 //! results document, and as the convergence chart (SVG) and series (CSV)
 //! of each run.
 
-use super::svg::{self, Chart, Line as SvgLine, Marker};
+use super::svg::{self, Chart, Marker};
 use super::table::{Align, Table};
 use crate::probes::autonuma::bench::{Plan, Test, Work};
 use crate::probes::autonuma::watch::{Method, WALK_PAGES_PER_QUERY};
@@ -586,14 +586,7 @@ pub fn chart(plan: &Plan, run: usize, o: &Outcome) -> String {
         title: format!("{} run {run}: memory per node", plan.test.name()),
         x_label: "time (s)".into(),
         y_label: "memory (MiB)".into(),
-        lines: series
-            .lines
-            .iter()
-            .map(|l| SvgLine {
-                label: l.label.clone(),
-                points: series.x.iter().copied().zip(l.y.iter().copied()).collect(),
-            })
-            .collect(),
+        lines: svg::lines_of(&series),
         markers,
         ..Default::default()
     })

@@ -332,14 +332,7 @@ fn other_part(run: &Run<'_>) -> String {
                     title: format!("{}: {}", r.name, series.name),
                     x_label: format!("{} ({})", series.x_label, series.x_unit),
                     y_label: format!("{} ({})", series.y_label, series.y_unit),
-                    lines: series
-                        .lines
-                        .iter()
-                        .map(|l| Line {
-                            label: l.label.clone(),
-                            points: series.x.iter().copied().zip(l.y.iter().copied()).collect(),
-                        })
-                        .collect(),
+                    lines: svg::lines_of(series),
                     markers: convergence_marker(r, series),
                     ..Default::default()
                 }));

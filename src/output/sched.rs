@@ -3,7 +3,7 @@
 //! those records, as text and as sections for the HTML report.
 
 use super::sections::Section;
-use super::svg::{self, Chart, Line, Marker};
+use super::svg::{self, Chart, Marker};
 use super::table::{Align, Table};
 use crate::probes::sched::residency::{self, marks, most_time_node};
 use crate::probes::sched::{BurstOutcome, Params, RunOutput};
@@ -575,14 +575,7 @@ pub fn charts(records: &[&Record]) -> Vec<String> {
                 title: series.name.clone(),
                 x_label: format!("{} ({})", series.x_label, series.x_unit),
                 y_label: series.y_label.clone(),
-                lines: series
-                    .lines
-                    .iter()
-                    .map(|l| Line {
-                        label: l.label.clone(),
-                        points: series.x.iter().copied().zip(l.y.iter().copied()).collect(),
-                    })
-                    .collect(),
+                lines: svg::lines_of(series),
                 markers: markers.clone(),
                 ..Default::default()
             })

@@ -30,6 +30,18 @@ pub struct Chart {
     pub x_format: Option<fn(f64) -> String>,
 }
 
+/// The lines of a results series, each point an (x, y) pair.
+pub fn lines_of(series: &crate::results::Series) -> Vec<Line> {
+    series
+        .lines
+        .iter()
+        .map(|l| Line {
+            label: l.label.clone(),
+            points: series.x.iter().copied().zip(l.y.iter().copied()).collect(),
+        })
+        .collect()
+}
+
 /// Escapes text for HTML and SVG content and attribute values.
 pub fn escape(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
