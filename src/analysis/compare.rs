@@ -62,14 +62,33 @@ pub fn change_pct(base: f64, other: f64, better: Better) -> f64 {
 
 /// Whether `change_pct` lies within two standard deviations of the
 /// difference of two runs, estimated from each run's kept samples (their
-/// coefficients of variation added in quadrature).
+/// coefficients of variation added in quadrature). With four samples or
+/// more, the one farthest from the median is set aside first: one sample
+/// cut short by preemption would otherwise make any change look like noise.
 pub fn within_noise(change: f64, base: &[f64], other: &[f64]) -> Option<bool> {
     if base.len() < 2 && other.len() < 2 {
         return None;
     }
-    let cv = |s: &[f64]| if s.len() < 2 { 0.0 } else { stats::cv_pct(s) };
+    let cv = |s: &[f64]| match s.len() {
+        0 | 1 => 0.0,
+        2 | 3 => stats::cv_pct(s),
+        _ => stats::cv_pct(&without_farthest(s)),
+    };
     let (a, b) = (cv(base), cv(other));
     Some(change.abs() <= 2.0 * (a * a + b * b).sqrt())
+}
+
+/// `s` less the one sample farthest from its median.
+fn without_farthest(s: &[f64]) -> Vec<f64> {
+    let m = stats::median(s);
+    let far = (0..s.len())
+        .max_by(|&i, &j| (s[i] - m).abs().total_cmp(&(s[j] - m).abs()))
+        .unwrap_or(0);
+    s.iter()
+        .enumerate()
+        .filter(|&(i, _)| i != far)
+        .map(|(_, &x)| x)
+        .collect()
 }
 
 pub fn compare(base: &Document, others: &[&Document], all_metrics: bool) -> Comparison {
@@ -158,6 +177,13 @@ mod tests {
         let tight = [100.0, 100.1, 99.9];
         assert_eq!(within_noise(2.0, &tight, &tight), Some(false));
         assert_eq!(within_noise(2.0, &[], &[1.0]), None);
+        // One preempted sample of five does not make -90% noise; two
+        // scattered runs still do.
+        let one_slow = [100.0, 101.0, 99.0, 100.5, 10.0];
+        let tenth: Vec<f64> = one_slow.iter().map(|x| x / 10.0).collect();
+        assert_eq!(within_noise(-90.0, &one_slow, &tenth), Some(false));
+        let scattered = [100.0, 40.0, 160.0, 70.0, 130.0];
+        assert_eq!(within_noise(20.0, &scattered, &scattered), Some(true));
     }
 
     #[test]
