@@ -222,7 +222,7 @@ fn tally(last: &mut Vec<(usize, usize)>, s: &RangesSample, page_size: u64, look:
 }
 
 /// Every look of one run and what they cost.
-#[derive(Debug)]
+#[derive(Debug, Default)]
 pub struct Watch {
     map: CpuMap,
     /// How the looks are taken now: as asked, or exact after a refusal.
@@ -251,14 +251,7 @@ impl Watch {
         Watch {
             map: CpuMap::of(topo),
             method,
-            looks: Vec::new(),
-            cpu_s: 0.0,
-            policies: BTreeSet::new(),
-            cpus_seen: BTreeSet::new(),
-            unreadable: 0,
-            dropped: 0,
-            fallback: None,
-            last_node: HashMap::new(),
+            ..Default::default()
         }
     }
 
