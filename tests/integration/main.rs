@@ -11,5 +11,6 @@ mod pcie;
 mod report;
 mod sched;
 mod sweep;
+mod trust;
 mod util;
 mod vm;
