@@ -6,6 +6,7 @@
 
 pub mod analysis;
 pub mod cli;
+pub mod console;
 pub mod error;
 pub mod kernels;
 pub mod memory;

@@ -27,7 +27,17 @@ fn main() {
             std::process::exit(EXIT_USAGE);
         }
     };
-    if let Err(err) = numabench::cli::run(cli) {
+    let result = numabench::cli::run(cli);
+    if let Some(e) = numabench::console::stdout_failure()
+        && result.is_ok()
+    {
+        if e.kind() == std::io::ErrorKind::BrokenPipe {
+            std::process::exit(0);
+        }
+        eprintln!("numabench: error: cannot write to standard output: {e}");
+        std::process::exit(numabench::error::EXIT_FAILURE);
+    }
+    if let Err(err) = result {
         // A closed pipe (numabench topo | head) is not a failure.
         if err.chain().any(|c| {
             c.downcast_ref::<std::io::Error>()

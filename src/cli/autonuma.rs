@@ -1,13 +1,12 @@
 //! `numabench autonuma`: the AutoNUMA benchmark's four tests with memory
 //! per node over time, all memory starting on one node.
 
-use crate::error::usage;
 use crate::output::autonuma as out;
 use crate::probes::autonuma::bench::{self, Asked, Plan, Test};
 use crate::probes::autonuma::watch::{DEFAULT_SAMPLE_PAGES, Method};
 use crate::probes::autonuma::{self, Outcome, Settings};
 use crate::probes::mem::tasks::cpu0_target;
-use crate::results::{Document, write_atomic};
+use crate::results::{Document, write_output};
 use crate::topology::{SysfsRoot, read_topology};
 use anyhow::{Context, Result, anyhow};
 use std::io::{IsTerminal, Write};
@@ -142,16 +141,7 @@ pub struct AutonumaArgs {
 }
 
 fn check_out_dir(dir: &Path) -> Result<()> {
-    if dir.exists() {
-        if !dir.is_dir() {
-            return Err(usage(format!(
-                "--out {}: exists and is not a directory",
-                dir.display()
-            )));
-        }
-        return Ok(());
-    }
-    super::check_output_path(dir, "--out")
+    crate::results::check_output_dir(dir, "--out")
 }
 
 /// Text to stdout, or to stderr when stdout carries the JSON document.
@@ -161,24 +151,22 @@ struct Sink {
 
 impl Sink {
     fn put(&self, text: &str) {
-        let _ = if self.to_stderr {
-            let mut e = std::io::stderr().lock();
-            e.write_all(text.as_bytes()).and_then(|()| e.flush())
+        if self.to_stderr {
+            crate::console::err(text);
         } else {
-            let mut o = std::io::stdout().lock();
-            o.write_all(text.as_bytes()).and_then(|()| o.flush())
-        };
+            crate::console::out(text);
+        }
     }
 }
 
 fn write_files(dir: &Path, plan: &Plan, run: usize, o: &Outcome) -> Result<()> {
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     let stem = out::file_stem(plan.test, run);
-    write_atomic(
+    write_output(
         &dir.join(format!("{stem}.svg")),
         out::chart(plan, run, o).as_bytes(),
     )?;
-    write_atomic(&dir.join(format!("{stem}.csv")), out::csv(o).as_bytes())?;
+    write_output(&dir.join(format!("{stem}.csv")), out::csv(o).as_bytes())?;
     Ok(())
 }
 

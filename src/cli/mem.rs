@@ -11,7 +11,6 @@ use crate::results::{Document, Record};
 use crate::topology::{SysfsRoot, Topology, read_topology};
 use anyhow::Result;
 use clap::{ArgAction, Parser};
-use std::io::Write;
 use std::path::PathBuf;
 
 fn int(s: &str) -> Result<i64, String> {
@@ -364,13 +363,11 @@ impl Sink {
         if text.is_empty() {
             return;
         }
-        let _ = if self.to_stderr {
-            let mut e = std::io::stderr().lock();
-            e.write_all(text.as_bytes()).and_then(|()| e.flush())
+        if self.to_stderr {
+            crate::console::err(text);
         } else {
-            let mut o = std::io::stdout().lock();
-            o.write_all(text.as_bytes()).and_then(|()| o.flush())
-        };
+            crate::console::out(text);
+        }
     }
 }
 

@@ -121,16 +121,9 @@ pub fn finish_document(
     Ok(())
 }
 
-/// Refuses an output path whose directory does not exist, before any work.
+/// Checks an output path before any work: what is there must be a file
+/// numabench may replace, or a FIFO or device it writes through (see
+/// `results::write`). Bad paths are exit 2, nothing measured.
 pub fn check_output_path(path: &std::path::Path, flag: &str) -> Result<()> {
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty())
-        && !dir.is_dir()
-    {
-        return Err(crate::error::usage(format!(
-            "{flag} {}: directory {} does not exist",
-            path.display(),
-            dir.display()
-        )));
-    }
-    Ok(())
+    crate::results::check_output(path, flag).map(drop)
 }

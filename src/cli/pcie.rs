@@ -298,7 +298,7 @@ fn nothing_to_measure(args: &PcieArgs, topo: &Topology, message: &str) -> Result
     doc.finish();
     let json = json_with_notes(&doc, &[message.to_string()])?;
     if let Some(path) = &args.save {
-        crate::results::write_atomic(path, &json)?;
+        crate::results::write_output(path, &json)?;
     }
     let mut out = std::io::stdout().lock();
     if args.json {

@@ -1,7 +1,7 @@
 //! `numabench report`: one self-contained HTML file from results files.
 
 use crate::output::html::{Run, report};
-use crate::results::{Document, write_atomic};
+use crate::results::{Document, write_output};
 use anyhow::Result;
 use std::io::Write;
 use std::path::PathBuf;
@@ -41,7 +41,7 @@ pub fn run(args: ReportArgs) -> Result<()> {
         .collect();
     let html = report(&runs);
     match &args.output {
-        Some(path) => write_atomic(path, html.as_bytes())?,
+        Some(path) => write_output(path, html.as_bytes())?,
         None => std::io::stdout().lock().write_all(html.as_bytes())?,
     }
     Ok(())

@@ -7,7 +7,7 @@ use crate::output::html::{Run, report};
 use crate::probes::matrix::{self, MatrixConfig};
 use crate::probes::measure::Timing;
 use crate::probes::sweep::{self, SweepConfig};
-use crate::results::{Document, write_atomic};
+use crate::results::{Document, write_output};
 use crate::topology::{SysfsRoot, read_topology};
 use anyhow::{Context, Result};
 use std::io::IsTerminal;
@@ -103,6 +103,7 @@ impl Progress {
 }
 
 pub fn run(args: RunArgs) -> Result<()> {
+    crate::results::check_output_dir(&args.dir, "--dir")?;
     let topo = read_topology(&SysfsRoot::live())?;
     let mut doc = Document::new(&topo);
     let progress = Progress {
@@ -170,18 +171,18 @@ pub fn run(args: RunArgs) -> Result<()> {
     let folder = new_folder(&args.dir, &topo.hostname, &doc.started)?;
     doc.save(&folder.join("results.json"))?;
     for (name, log) in &logs {
-        write_atomic(&folder.join(format!("{name}.log")), log.as_bytes())?;
+        write_output(&folder.join(format!("{name}.log")), log.as_bytes())?;
     }
     for r in doc.records.iter().filter(|r| r.probe == "autonuma") {
         for s in &r.series {
             let file = format!("autonuma-{}-{}.csv", r.name, s.name);
             let file = file_name_safe(&file);
-            write_atomic(&folder.join(file), series_csv(s).as_bytes())?;
+            write_output(&folder.join(file), series_csv(s).as_bytes())?;
         }
     }
     let view = crate::output::matrix::View::new(&doc, None);
-    write_atomic(&folder.join("matrix.csv"), view.csv().as_bytes())?;
-    write_atomic(
+    write_output(&folder.join("matrix.csv"), view.csv().as_bytes())?;
+    write_output(
         &folder.join("sweep.csv"),
         crate::output::sweep::csv(&rows).as_bytes(),
     )?;
@@ -189,7 +190,7 @@ pub fn run(args: RunArgs) -> Result<()> {
         label: "run".into(),
         doc: &doc,
     }]);
-    write_atomic(&folder.join("report.html"), html.as_bytes())?;
+    write_output(&folder.join("report.html"), html.as_bytes())?;
     print!(
         "{}",
         summary(&doc, &rows, progress.started.elapsed().as_secs_f64())

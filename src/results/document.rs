@@ -208,7 +208,7 @@ impl Document {
     }
 
     pub fn save(&self, path: &Path) -> Result<()> {
-        super::write_atomic(path, &self.to_json()?)
+        super::write_output(path, &self.to_json()?)
     }
 
     /// Reads a results file; the error says which file and what is wrong

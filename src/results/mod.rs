@@ -7,4 +7,4 @@ mod write;
 
 pub use document::*;
 pub use time::{Timestamp, now_rfc3339};
-pub use write::write_atomic;
+pub use write::{Target, check_output, check_output_dir, remove_temp_in_flight, write_output};

@@ -1,66 +1,628 @@
-//! Writing files so that a reader never sees half of one and an interrupted
-//! run leaves no partial file behind.
+//! The one writer behind every output file.
+//!
+//! numabench is run as root in directories other people can write to, so a
+//! write must never be turned against the system:
+//!
+//! - a regular file (or nothing) at the target is replaced atomically: the
+//!   bytes go to a temporary file created `O_EXCL|O_NOFOLLOW` under an
+//!   unpredictable name in the same directory, which is then renamed over
+//!   the target, so a reader never sees half a file and a planted link at
+//!   the temporary name is never followed;
+//! - a character device or FIFO at the target is written through, never
+//!   replaced (`--save /dev/null` leaves `/dev/null` a device); so are the
+//!   standard streams named as `/dev/stdout`, `/dev/stderr`, `/dev/fd/N` or
+//!   `/proc/self/fd/N`, which go to the descriptor this process already has;
+//! - a symbolic link at the target is followed only to a FIFO or to a
+//!   terminal or null-like device; a link to a regular file, a directory or
+//!   any other device is refused, as are block devices, sockets and
+//!   directories.
+//!
+//! [`check_output`] applies these rules before any measurement starts and
+//! opens the write-through targets then (a FIFO must already have a
+//! reader); [`write_output`] writes at the end.
 
-use anyhow::{Context, Result};
+use crate::error::usage;
+use anyhow::{Context, Result, bail};
+use std::ffi::CString;
+use std::fs::{File, OpenOptions};
 use std::io::Write;
-use std::path::Path;
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::os::unix::io::{AsRawFd, FromRawFd};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicPtr, Ordering};
 
-/// Writes `bytes` to a temporary file beside `path`, syncs it, then renames it
-/// over `path`. On any failure the temporary file is removed.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
-    let dir = match path.parent() {
+/// What sits at an output path, and so how it is written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Target {
+    /// Nothing yet: a new regular file.
+    New,
+    /// A regular file, replaced atomically; its permission bits are kept.
+    Replace,
+    /// A FIFO, a character device or a standard stream: written through.
+    Through,
+}
+
+/// Write-through targets opened by [`check_output`], taken by
+/// [`write_output`], so a FIFO's reader sees one writer from start to end.
+static OPENED: Mutex<Vec<(PathBuf, File)>> = Mutex::new(Vec::new());
+
+/// The temporary file being written, if any, for [`remove_temp_in_flight`].
+static IN_FLIGHT: AtomicPtr<libc::c_char> = AtomicPtr::new(std::ptr::null_mut());
+
+/// Checks `path` as the output of option `flag` before any work is done:
+/// refuses what numabench will not write (exit 2, naming the path and what
+/// is there) and opens a write-through target. Call it once per path.
+pub fn check_output(path: &Path, flag: &str) -> Result<Target> {
+    let shown = path.display();
+    if let Some(fd) = standard_stream(path) {
+        let file = dup_writable(fd).map_err(|why| usage(format!("{flag} {shown}: {why}")))?;
+        remember(path, file);
+        return Ok(Target::Through);
+    }
+    if path.as_os_str().is_empty() {
+        return Err(usage(format!("{flag}: the file name is empty")));
+    }
+    let meta = match std::fs::symlink_metadata(path) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            probe_directory(path, flag)?;
+            return Ok(Target::New);
+        }
+        Err(e) => return Err(usage(format!("{flag} {shown}: {e}"))),
+    };
+    let kind = meta.file_type();
+    if kind.is_file() {
+        probe_directory(path, flag)?;
+        return Ok(Target::Replace);
+    }
+    if kind.is_symlink() {
+        return check_link(path, flag);
+    }
+    if kind.is_fifo() || kind.is_char_device() {
+        let file = open_through(path, kind.is_fifo())
+            .map_err(|why| usage(format!("{flag} {shown}: {why}")))?;
+        remember(path, file);
+        return Ok(Target::Through);
+    }
+    Err(usage(format!(
+        "{flag} {shown}: is {}; give the name of a regular file (it is replaced) or of a FIFO or character device (written through)",
+        describe(&meta)
+    )))
+}
+
+/// Checks a directory that outputs will be created in (`run --dir`,
+/// `autonuma --out`): it must be a directory or not exist yet, with its
+/// nearest existing ancestor a directory this process can create files in.
+pub fn check_output_dir(dir: &Path, flag: &str) -> Result<()> {
+    let shown = dir.display();
+    match std::fs::metadata(dir) {
+        Ok(m) if m.is_dir() => return probe_create(dir, &format!("{flag} {shown}")),
+        Ok(m) => {
+            return Err(usage(format!(
+                "{flag} {shown}: is {}, not a directory",
+                describe(&m)
+            )));
+        }
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+            return Err(usage(format!("{flag} {shown}: {e}")));
+        }
+        Err(_) => {}
+    }
+    let mut ancestor = dir.parent();
+    while let Some(a) = ancestor {
+        let a = if a.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            a
+        };
+        match std::fs::metadata(a) {
+            Ok(m) if m.is_dir() => return probe_create(a, &format!("{flag} {shown}")),
+            Ok(m) => {
+                return Err(usage(format!(
+                    "{flag} {shown}: {} is {}, not a directory",
+                    a.display(),
+                    describe(&m)
+                )));
+            }
+            Err(_) => ancestor = a.parent(),
+        }
+    }
+    Err(usage(format!(
+        "{flag} {shown}: no existing directory above it"
+    )))
+}
+
+/// Writes `bytes` to `path` by the rules above: through an opened or
+/// write-through target, else atomically into a regular file. On failure
+/// no temporary file is left behind.
+pub fn write_output(path: &Path, bytes: &[u8]) -> Result<()> {
+    if let Some(mut file) = take_opened(path) {
+        return file
+            .write_all(bytes)
+            .and_then(|()| file.flush())
+            .with_context(|| format!("cannot write {}", path.display()));
+    }
+    match check_output(path, "output") {
+        Ok(Target::Through) => {
+            let mut file = take_opened(path).context("write-through target vanished")?;
+            file.write_all(bytes)
+                .and_then(|()| file.flush())
+                .with_context(|| format!("cannot write {}", path.display()))
+        }
+        Ok(target) => replace(path, bytes, target),
+        // Refused at write time means something changed since the check:
+        // a run-time failure, not bad input.
+        Err(e) => bail!("{}", crate::error::one_line(&e)),
+    }
+}
+
+/// Removes the temporary file being written, if any. Async-signal-safe (an
+/// atomic swap and unlink(2)), so a handler that ends the process at once
+/// can call it.
+pub fn remove_temp_in_flight() {
+    let p = IN_FLIGHT.swap(std::ptr::null_mut(), Ordering::SeqCst);
+    if !p.is_null() {
+        // SAFETY: `p` came from CString::into_raw in `replace` and is only
+        // read here; it is leaked, never freed, once swapped out.
+        unsafe { libc::unlink(p) };
+    }
+}
+
+/// `/dev/stdout` and its aliases: the descriptor they name.
+fn standard_stream(path: &Path) -> Option<i32> {
+    let s = path.to_str()?;
+    match s {
+        "/dev/stdin" => return Some(0),
+        "/dev/stdout" => return Some(1),
+        "/dev/stderr" => return Some(2),
+        _ => {}
+    }
+    let n = s
+        .strip_prefix("/dev/fd/")
+        .or_else(|| s.strip_prefix("/proc/self/fd/"))?;
+    n.parse::<i32>().ok().filter(|&fd| fd >= 0)
+}
+
+/// A duplicate of descriptor `fd`, if it is open for writing.
+fn dup_writable(fd: i32) -> std::result::Result<File, String> {
+    // SAFETY: fcntl on any integer is safe; it fails with EBADF when `fd`
+    // is not open.
+    let flags = unsafe { libc::fcntl(fd, libc::F_GETFL) };
+    if flags < 0 {
+        return Err(format!("descriptor {fd} is not open"));
+    }
+    if flags & libc::O_ACCMODE == libc::O_RDONLY {
+        return Err(format!("descriptor {fd} is open for reading only"));
+    }
+    // SAFETY: as above; F_DUPFD_CLOEXEC returns a new descriptor we own.
+    let dup = unsafe { libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, 3) };
+    if dup < 0 {
+        return Err(std::io::Error::last_os_error().to_string());
+    }
+    // SAFETY: `dup` is a fresh descriptor owned by nobody else.
+    Ok(unsafe { File::from_raw_fd(dup) })
+}
+
+/// A symbolic link is followed only to a FIFO or a stream-like device.
+fn check_link(path: &Path, flag: &str) -> Result<Target> {
+    let shown = path.display();
+    let to = std::fs::read_link(path)
+        .map(|t| t.display().to_string())
+        .unwrap_or_default();
+    let meta = std::fs::metadata(path)
+        .map_err(|e| usage(format!("{flag} {shown}: a symbolic link to {to} ({e})")))?;
+    let kind = meta.file_type();
+    let stream_device = kind.is_char_device() && is_stream_device(meta.rdev());
+    if kind.is_fifo() || stream_device {
+        let file = open_through(path, kind.is_fifo())
+            .map_err(|why| usage(format!("{flag} {shown}: {why}")))?;
+        remember(path, file);
+        return Ok(Target::Through);
+    }
+    Err(usage(format!(
+        "{flag} {shown}: is a symbolic link to {to} ({}); numabench follows links only to a FIFO or a terminal or null device; give the real path",
+        describe(&meta)
+    )))
+}
+
+/// Terminals and /dev/null, /dev/zero, /dev/full: devices a link may
+/// lead to without the write reaching memory or a disk.
+fn is_stream_device(rdev: u64) -> bool {
+    let (major, minor) = (libc::major(rdev), libc::minor(rdev));
+    matches!((major, minor), (1, 3) | (1, 5) | (1, 7)) || matches!(major, 4 | 5 | 136..=143)
+}
+
+/// Opens a FIFO or character device for writing, never creating or
+/// truncating it. A FIFO without a reader is refused rather than waited on.
+fn open_through(path: &Path, fifo: bool) -> std::result::Result<File, String> {
+    let mut flags = libc::O_NOCTTY;
+    if fifo {
+        flags |= libc::O_NONBLOCK;
+    }
+    let file = OpenOptions::new()
+        .write(true)
+        .custom_flags(flags)
+        .open(path)
+        .map_err(|e| {
+            if e.raw_os_error() == Some(libc::ENXIO) {
+                "a FIFO with no reader; start the reader first".to_string()
+            } else {
+                e.to_string()
+            }
+        })?;
+    if fifo {
+        // Blocking writes from here on: the reader sets the pace.
+        // SAFETY: fcntl on a descriptor this File owns.
+        unsafe {
+            let fl = libc::fcntl(file.as_raw_fd(), libc::F_GETFL);
+            libc::fcntl(file.as_raw_fd(), libc::F_SETFL, fl & !libc::O_NONBLOCK);
+        }
+    }
+    Ok(file)
+}
+
+fn remember(path: &Path, file: File) {
+    let mut opened = OPENED.lock().unwrap_or_else(|p| p.into_inner());
+    opened.retain(|(p, _)| p != path);
+    opened.push((path.to_path_buf(), file));
+}
+
+fn take_opened(path: &Path) -> Option<File> {
+    let mut opened = OPENED.lock().unwrap_or_else(|p| p.into_inner());
+    let i = opened.iter().position(|(p, _)| p == path)?;
+    Some(opened.swap_remove(i).1)
+}
+
+fn directory_of(path: &Path) -> &Path {
+    match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
-    };
+    }
+}
+
+/// The target's directory must exist and take a new file.
+fn probe_directory(path: &Path, flag: &str) -> Result<()> {
+    let dir = directory_of(path);
+    let what = format!("{flag} {}", path.display());
+    match std::fs::metadata(dir) {
+        Ok(m) if m.is_dir() => probe_create(dir, &what),
+        Ok(m) => Err(usage(format!(
+            "{what}: {} is {}, not a directory",
+            dir.display(),
+            describe(&m)
+        ))),
+        Err(_) => Err(usage(format!(
+            "{what}: directory {} does not exist",
+            dir.display()
+        ))),
+    }
+}
+
+/// Creates and removes a temporary file in `dir`: the one sure test that
+/// the rename at the end will be possible (read-only mounts, /proc, ...).
+fn probe_create(dir: &Path, what: &str) -> Result<()> {
+    match create_temp(dir, "probe", 0o600) {
+        Ok((_, tmp)) => {
+            let _ = std::fs::remove_file(&tmp);
+            Ok(())
+        }
+        Err(e) => Err(usage(format!(
+            "{what}: cannot create files in {}: {e}",
+            dir.display()
+        ))),
+    }
+}
+
+/// A new file `.NAME.RANDOM.tmp` in `dir`, created O_EXCL|O_NOFOLLOW.
+fn create_temp(dir: &Path, name: &str, mode: u32) -> std::io::Result<(File, PathBuf)> {
+    // Keep the whole name under NAME_MAX (255 bytes).
+    let mut short: String = name.chars().take(200).collect();
+    while short.len() > 200 {
+        short.pop();
+    }
+    for _ in 0..16 {
+        let tmp = dir.join(format!(".{short}.{:016x}.tmp", random_u64()));
+        match OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(mode)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+            .open(&tmp)
+        {
+            Ok(f) => return Ok((f, tmp)),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(e),
+        }
+    }
+    Err(std::io::Error::other(
+        "no unused temporary name after 16 tries",
+    ))
+}
+
+/// 64 bits from the kernel's random source, or a mix of clock and pid if
+/// it is unavailable (the name need only be hard to guess in advance).
+fn random_u64() -> u64 {
+    let mut v = 0u64;
+    // SAFETY: writes at most 8 bytes into `v`, which lives on this frame.
+    let n = unsafe { libc::getrandom((&raw mut v).cast(), 8, libc::GRND_NONBLOCK) };
+    if n == 8 {
+        return v;
+    }
+    let t = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64);
+    t.rotate_left(17) ^ (u64::from(std::process::id()) << 32) ^ (&raw const v as u64)
+}
+
+/// Writes a temporary file and renames it over `path`.
+fn replace(path: &Path, bytes: &[u8], target: Target) -> Result<()> {
+    let dir = directory_of(path);
     let name = path
         .file_name()
         .with_context(|| format!("{} names no file", path.display()))?;
-    let tmp = dir.join(format!(
-        ".{}.{}.tmp",
-        name.to_string_lossy(),
-        std::process::id()
-    ));
+    let mode = match target {
+        Target::Replace => {
+            std::fs::symlink_metadata(path).map_or(0o644, |m| m.permissions().mode() & 0o777)
+        }
+        _ => 0o644,
+    };
+    let (mut file, tmp) = create_temp(dir, &name.to_string_lossy(), mode)
+        .with_context(|| format!("cannot create a temporary file in {}", dir.display()))?;
+    let c_tmp = CString::new(tmp.as_os_str().as_bytes()).ok();
+    if let Some(c) = c_tmp {
+        IN_FLIGHT.store(c.into_raw(), Ordering::SeqCst);
+    }
     let result = (|| -> Result<()> {
-        let mut file = std::fs::File::create(&tmp)
-            .with_context(|| format!("cannot create {}", tmp.display()))?;
+        // The umask may have narrowed the mode asked for at creation.
+        let _ = file.set_permissions(std::fs::Permissions::from_mode(mode));
         file.write_all(bytes)
             .and_then(|()| file.sync_all())
             .with_context(|| format!("cannot write {}", tmp.display()))?;
-        std::fs::rename(&tmp, path)
-            .with_context(|| format!("cannot rename {} to {}", tmp.display(), path.display()))
+        rename_into_place(&tmp, path, target)
     })();
     if result.is_err() {
         let _ = std::fs::remove_file(&tmp);
     }
+    let p = IN_FLIGHT.swap(std::ptr::null_mut(), Ordering::SeqCst);
+    if !p.is_null() {
+        // SAFETY: `p` came from CString::into_raw above and was not freed.
+        drop(unsafe { CString::from_raw(p) });
+    }
     result
+}
+
+/// Renames `tmp` to `path`; a new file never replaces something that
+/// appeared meanwhile, and a replaced one must still be a regular file.
+fn rename_into_place(tmp: &Path, path: &Path, target: Target) -> Result<()> {
+    let fail = |e: std::io::Error| {
+        anyhow::Error::new(e).context(format!(
+            "cannot rename a temporary file to {}",
+            path.display()
+        ))
+    };
+    if target == Target::New {
+        match rename_noreplace(tmp, path) {
+            Ok(()) => return Ok(()),
+            Err(e) if e.raw_os_error() == Some(libc::EEXIST) => {}
+            Err(e) if e.raw_os_error() == Some(libc::EINVAL) => {}
+            Err(e) => return Err(fail(e)),
+        }
+    }
+    match std::fs::symlink_metadata(path) {
+        Ok(m) if !m.file_type().is_file() => bail!(
+            "{} changed while numabench ran: it is now {}; nothing written there",
+            path.display(),
+            describe(&m)
+        ),
+        _ => std::fs::rename(tmp, path).map_err(fail),
+    }
+}
+
+/// renameat2(RENAME_NOREPLACE): EEXIST if `to` exists, EINVAL where the
+/// file system cannot do it.
+fn rename_noreplace(from: &Path, to: &Path) -> std::io::Result<()> {
+    let c = |p: &Path| {
+        CString::new(p.as_os_str().as_bytes())
+            .map_err(|_| std::io::Error::from_raw_os_error(libc::EINVAL))
+    };
+    let (f, t) = (c(from)?, c(to)?);
+    // SAFETY: both strings are NUL-terminated and outlive the call.
+    let rc = unsafe {
+        libc::renameat2(
+            libc::AT_FDCWD,
+            f.as_ptr(),
+            libc::AT_FDCWD,
+            t.as_ptr(),
+            libc::RENAME_NOREPLACE,
+        )
+    };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
+}
+
+/// "a directory", "a block device", ...: what an output path holds.
+fn describe(meta: &std::fs::Metadata) -> &'static str {
+    let t = meta.file_type();
+    if t.is_dir() {
+        "a directory"
+    } else if t.is_block_device() {
+        "a block device"
+    } else if t.is_char_device() {
+        "a character device"
+    } else if t.is_fifo() {
+        "a FIFO"
+    } else if t.is_socket() {
+        "a socket"
+    } else if t.is_symlink() {
+        "a symbolic link"
+    } else if t.is_file() {
+        "a regular file"
+    } else {
+        "not a regular file"
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::ffi::OsString;
+
+    fn names_in(dir: &Path) -> Vec<OsString> {
+        let mut v: Vec<OsString> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        v.sort();
+        v
+    }
 
     #[test]
     fn replaces_and_leaves_nothing_behind() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("r.json");
-        write_atomic(&path, b"one").unwrap();
-        write_atomic(&path, b"two").unwrap();
+        write_output(&path, b"one").unwrap();
+        write_output(&path, b"two").unwrap();
         assert_eq!(std::fs::read(&path).unwrap(), b"two");
-        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+        assert_eq!(names_in(dir.path()), vec![OsString::from("r.json")]);
     }
 
     #[test]
-    fn failure_leaves_nothing_behind() {
+    fn keeps_the_permission_bits_of_a_replaced_file() {
         let dir = tempfile::tempdir().unwrap();
-        // Renaming a file onto a non-empty directory fails.
+        let path = dir.path().join("r.json");
+        std::fs::write(&path, b"old").unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
+        write_output(&path, b"new").unwrap();
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600);
+    }
+
+    #[test]
+    fn a_directory_at_the_target_is_refused_and_kept() {
+        let dir = tempfile::tempdir().unwrap();
         let target = dir.path().join("busy");
         std::fs::create_dir(&target).unwrap();
         std::fs::write(target.join("x"), b"").unwrap();
-        assert!(write_atomic(&target, b"data").is_err());
-        let names: Vec<_> = std::fs::read_dir(dir.path())
-            .unwrap()
-            .map(|e| e.unwrap().file_name())
-            .collect();
-        assert_eq!(names, vec![std::ffi::OsString::from("busy")]);
+        let e = check_output(&target, "-o").unwrap_err();
+        assert_eq!(crate::error::exit_code(&e), crate::error::EXIT_USAGE);
+        assert!(e.to_string().contains("is a directory"), "{e}");
+        assert!(write_output(&target, b"data").is_err());
+        assert_eq!(names_in(dir.path()), vec![OsString::from("busy")]);
+        assert!(target.join("x").is_file());
+    }
+
+    #[test]
+    fn a_link_to_a_regular_file_is_refused_and_the_file_untouched() {
+        let dir = tempfile::tempdir().unwrap();
+        let precious = dir.path().join("precious.txt");
+        std::fs::write(&precious, b"keep").unwrap();
+        let link = dir.path().join("out.json");
+        std::os::unix::fs::symlink(&precious, &link).unwrap();
+        let e = check_output(&link, "--save").unwrap_err();
+        assert!(e.to_string().contains("symbolic link"), "{e}");
+        assert!(write_output(&link, b"overwritten").is_err());
+        assert_eq!(std::fs::read(&precious).unwrap(), b"keep");
+        assert!(
+            std::fs::symlink_metadata(&link)
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
+    }
+
+    #[test]
+    fn a_link_to_dev_null_is_written_through() {
+        let dir = tempfile::tempdir().unwrap();
+        let link = dir.path().join("null");
+        std::os::unix::fs::symlink("/dev/null", &link).unwrap();
+        assert_eq!(check_output(&link, "-o").unwrap(), Target::Through);
+        write_output(&link, b"gone").unwrap();
+        assert!(
+            std::fs::symlink_metadata(&link)
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
+        let null = std::fs::metadata("/dev/null").unwrap();
+        assert!(null.file_type().is_char_device());
+    }
+
+    #[test]
+    fn a_fifo_without_a_reader_is_refused_at_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("p");
+        let c = CString::new(fifo.as_os_str().as_bytes()).unwrap();
+        // SAFETY: NUL-terminated path that outlives the call.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        let e = check_output(&fifo, "--save").unwrap_err();
+        assert!(e.to_string().contains("no reader"), "{e}");
+        assert!(
+            std::fs::symlink_metadata(&fifo)
+                .unwrap()
+                .file_type()
+                .is_fifo()
+        );
+    }
+
+    #[test]
+    fn a_fifo_with_a_reader_gets_the_bytes() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("p");
+        let c = CString::new(fifo.as_os_str().as_bytes()).unwrap();
+        // SAFETY: NUL-terminated path that outlives the call.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        let reader = OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NONBLOCK)
+            .open(&fifo)
+            .unwrap();
+        assert_eq!(check_output(&fifo, "--save").unwrap(), Target::Through);
+        write_output(&fifo, b"through").unwrap();
+        let mut got = String::new();
+        use std::io::Read;
+        (&reader).read_to_string(&mut got).unwrap();
+        assert_eq!(got, "through");
+    }
+
+    #[test]
+    fn a_missing_directory_and_an_empty_name_are_bad_input() {
+        let dir = tempfile::tempdir().unwrap();
+        let e = check_output(&dir.path().join("no/such/r.json"), "--save").unwrap_err();
+        assert!(e.to_string().contains("does not exist"), "{e}");
+        let e = check_output(Path::new(""), "--save").unwrap_err();
+        assert_eq!(crate::error::exit_code(&e), crate::error::EXIT_USAGE);
+    }
+
+    #[test]
+    fn temp_names_differ_and_are_not_followed() {
+        let dir = tempfile::tempdir().unwrap();
+        let (_, a) = create_temp(dir.path(), "r.json", 0o600).unwrap();
+        let (_, b) = create_temp(dir.path(), "r.json", 0o600).unwrap();
+        assert_ne!(a, b);
+        // A link planted at a would-be temp name is never opened through:
+        // O_EXCL fails on it and another name is drawn.
+        let victim = dir.path().join("victim");
+        std::fs::write(&victim, b"keep").unwrap();
+        for _ in 0..4 {
+            let guess = dir
+                .path()
+                .join(format!(".r.json.{:016x}.tmp", random_u64()));
+            std::os::unix::fs::symlink(&victim, &guess).unwrap();
+        }
+        write_output(&dir.path().join("r.json"), b"new").unwrap();
+        assert_eq!(std::fs::read(&victim).unwrap(), b"keep");
+    }
+
+    #[test]
+    fn standard_stream_names_are_recognised() {
+        assert_eq!(standard_stream(Path::new("/dev/stdout")), Some(1));
+        assert_eq!(standard_stream(Path::new("/proc/self/fd/7")), Some(7));
+        assert_eq!(standard_stream(Path::new("/dev/fd/x")), None);
+        assert_eq!(standard_stream(Path::new("out.json")), None);
     }
 }
