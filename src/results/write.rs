@@ -94,7 +94,7 @@ pub fn check_output(path: &Path, flag: &str) -> Result<Target> {
 
 /// Checks a directory that outputs will be created in (`run --dir`,
 /// `autonuma --out`): it must be a directory or not exist yet, with its
-/// nearest existing ancestor a directory this process can create files in.
+/// parent a directory this process can create files in.
 pub fn check_output_dir(dir: &Path, flag: &str) -> Result<()> {
     let shown = dir.display();
     match std::fs::metadata(dir) {
@@ -110,28 +110,9 @@ pub fn check_output_dir(dir: &Path, flag: &str) -> Result<()> {
         }
         Err(_) => {}
     }
-    let mut ancestor = dir.parent();
-    while let Some(a) = ancestor {
-        let a = if a.as_os_str().is_empty() {
-            Path::new(".")
-        } else {
-            a
-        };
-        match std::fs::metadata(a) {
-            Ok(m) if m.is_dir() => return probe_create(a, &format!("{flag} {shown}")),
-            Ok(m) => {
-                return Err(usage(format!(
-                    "{flag} {shown}: {} is {}, not a directory",
-                    a.display(),
-                    describe(&m)
-                )));
-            }
-            Err(_) => ancestor = a.parent(),
-        }
-    }
-    Err(usage(format!(
-        "{flag} {shown}: no existing directory above it"
-    )))
+    // One level is created, as `mkdir` would: a missing parent is more
+    // often a typo than a wish for a new tree.
+    probe_directory(dir, flag)
 }
 
 /// Writes `bytes` to `path` by the rules above: through an opened or
