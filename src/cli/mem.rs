@@ -31,6 +31,12 @@ fn uint(s: &str) -> Result<u32, String> {
 /// names (with underscores) and defaults are perf's; each boolean also has
 /// a --no-<name> form, as in perf. Sizes are MB of 2^20 bytes; GB in the
 /// results are 10^9 bytes.
+///
+/// numabench adds one check perf does not make: before mapping anything it
+/// adds up -G + -P x processes + -T x threads and refuses the run (exit 2)
+/// when that is more than 90% of the free memory of the nodes the tasks are
+/// bound to (of every usable node when some task is not bound); --all skips
+/// such a suite entry with a note.
 #[derive(clap::Args, Debug, Default)]
 #[command(args_override_self = true, infer_long_args = true)]
 pub struct MemArgs {
@@ -447,11 +453,52 @@ pub fn run(args: MemArgs) -> Result<()> {
         ));
     }
     let p = mem::resolve(&args.raw(), &topo)?;
+    admit(&p, &topo)?;
     let mut doc = Document::new(&topo);
     sink.put(&out::running("main,", &command));
     let (rec, interrupted) = run_one("main,", "main", &command, &p, &topo, sink)?;
     doc.records.push(rec);
     finish(&mut doc, &args, interrupted)
+}
+
+/// perf maps whatever it is asked for; numabench first checks that the
+/// global, process and thread memory together fit in the free memory of
+/// the nodes the tasks are bound to (all usable nodes when any task is not).
+fn admit(p: &mem::Params, topo: &Topology) -> Result<()> {
+    let bound: Option<Vec<usize>> = p
+        .node_bind
+        .iter()
+        .copied()
+        .collect::<Option<Vec<usize>>>()
+        .map(|mut ids| {
+            ids.sort_unstable();
+            ids.dedup();
+            ids
+        });
+    crate::memory::admission::admit(
+        topo,
+        &crate::memory::admission::Footprint {
+            bytes: p.total_bytes(),
+            nodes: bound.as_deref(),
+            what: footprint_terms(p),
+            remedy: "give fewer processes or threads, or smaller -G/-P/-T",
+        },
+    )
+}
+
+/// "-P 15000 MB x 2 processes + -T 10 MB x 4 threads", zero terms left out.
+fn footprint_terms(p: &mem::Params) -> String {
+    let mut terms = Vec::new();
+    if p.bytes_global > 0 {
+        terms.push(format!("-G {} MB", p.mb_global));
+    }
+    if p.bytes_process > 0 {
+        terms.push(format!("-P {} MB x {} processes", p.mb_proc, p.nr_proc));
+    }
+    if p.bytes_thread > 0 {
+        terms.push(format!("-T {} MB x {} threads", p.mb_thread, p.nr_tasks));
+    }
+    terms.join(" + ")
 }
 
 fn uname() -> String {
@@ -508,6 +555,16 @@ fn run_suite(args: &MemArgs, topo: &Topology, sink: Sink, command: &str) -> Resu
         let entry = SuiteEntry::try_parse_from(&argv)
             .map_err(|e| anyhow::anyhow!("suite entry {}: {}", planned.short_name, e.kind()))?;
         let p = mem::resolve(&entry.args.raw(), topo)?;
+        if let Err(e) = admit(&p, topo) {
+            let why = e.to_string();
+            sink.put(&format!(" # skipped: {why}\n"));
+            let mut rec = Record::new("mem", &planned.short_name)
+                .param("skipped", true)
+                .param("command", cmd.clone());
+            rec.notes.push(format!("skipped: {why}"));
+            doc.records.push(rec);
+            continue;
+        }
         match run_one(&planned.name, &planned.short_name, &cmd, &p, topo, sink) {
             Ok((mut rec, sig)) => {
                 rec = rec.param("test", planned.short_name.clone());

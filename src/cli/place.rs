@@ -67,6 +67,21 @@ pub fn run(args: PlaceArgs) -> Result<()> {
         .pages
         .parse()
         .map_err(|e| crate::error::usage(format!("--pages {e}")))?;
+    // Only `bind` keeps the pages off the other nodes; every other policy
+    // falls back to them when its nodes are full.
+    let bound: Option<Vec<usize>> = match &policy {
+        MemPolicy::Bind(nodes) => Some(nodes.iter().collect()),
+        _ => None,
+    };
+    crate::memory::admission::admit(
+        &topo,
+        &crate::memory::admission::Footprint {
+            bytes: size as u64,
+            nodes: bound.as_deref(),
+            what: format!("--size {}", args.size),
+            remedy: "give a smaller --size",
+        },
+    )?;
     let cpu = match (args.cpu, args.cpu_node) {
         (Some(c), _) => {
             select::cpu(&topo, c, "--cpu")?;

@@ -1,7 +1,6 @@
 //! `numabench sched`: Erich Focht's numa_test (2002): unbound tasks, a
 //! disturbance burst, and where each task spent its time.
 
-use crate::error::usage;
 use crate::output::sched as out;
 use crate::probes::sched::burst::BurstSpec;
 use crate::probes::sched::task::Arrays;
@@ -96,35 +95,17 @@ pub struct SchedArgs {
     pub save: Option<PathBuf>,
 }
 
-/// Free memory this process may use, when the kernel says.
-fn free_bytes(topo: &Topology) -> Option<u64> {
-    let nodes: u64 = topo
-        .usable_memory_nodes()
-        .iter()
-        .map(|n| topo.node_free_bytes(n))
-        .sum();
-    let free = if nodes > 0 {
-        nodes
-    } else {
-        topo.system_mem_free_bytes?
-    };
-    Some(free)
-}
-
 impl SchedArgs {
     pub fn params(&self, topo: &Topology) -> Result<Params> {
-        let need = self.ntasks as u64 * Arrays::bytes(self.size);
-        if let Some(free) = free_bytes(topo)
-            && need > free / 10 * 9
-        {
-            return Err(usage(format!(
-                "{} tasks x --size {} need {} of memory, more than 90% of the {} free; use fewer tasks or a smaller --size",
-                self.ntasks,
-                self.size,
-                crate::output::table::bytes(need),
-                crate::output::table::bytes(free)
-            )));
-        }
+        crate::memory::admission::admit(
+            topo,
+            &crate::memory::admission::Footprint {
+                bytes: (self.ntasks as u64).saturating_mul(Arrays::bytes(self.size)),
+                nodes: None,
+                what: format!("{} tasks x --size {}", self.ntasks, self.size),
+                remedy: "use fewer tasks or a smaller --size",
+            },
+        )?;
         Ok(Params {
             tasks: self.ntasks,
             size: self.size,
@@ -232,7 +213,7 @@ mod tests {
     #[test]
     fn more_memory_than_free_is_bad_input() {
         let topo = crate::topology::fixture("two-node");
-        assert!(free_bytes(&topo).is_some());
+        assert!(crate::memory::admission::free_bytes(&topo, None).is_some());
         let e = parse(&["4096", "--size", "4294967296"])
             .unwrap()
             .params(&topo)

@@ -1,6 +1,7 @@
 //! Memory for the probes: mapped buffers with a chosen page size and node
 //! policy, placed by first touch and able to report where their pages are.
 
+pub mod admission;
 pub mod buffer;
 pub mod fill;
 pub mod page_kind;

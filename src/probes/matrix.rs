@@ -180,6 +180,30 @@ pub fn saturate<T>(
     Ok((steps, peak, format!("all {max_threads} cores used")))
 }
 
+/// Sizes given by the user are measured as given, so each must fit on every
+/// memory node it is placed on (one node's buffer is mapped at a time);
+/// sizes worked out here are scaled down to fit instead.
+fn admit_sizes(topo: &Topology, cfg: &MatrixConfig, mem_nodes: &[usize]) -> Result<()> {
+    use crate::memory::admission::admit_each;
+    if let Some(w) = cfg.working_set
+        && (cfg.single || cfg.saturated)
+    {
+        admit_each(topo, w as u64, mem_nodes, "--size", "give a smaller --size")?;
+    }
+    if let Some(l) = cfg.latency_bytes
+        && cfg.latency
+    {
+        admit_each(
+            topo,
+            l as u64,
+            mem_nodes,
+            "--latency-size",
+            "give a smaller --latency-size",
+        )?;
+    }
+    Ok(())
+}
+
 /// Measures the matrix.
 pub fn run(topo: &Topology, cfg: &MatrixConfig, progress: &mut dyn FnMut(&str)) -> Result<Matrix> {
     let pick = |all: NodeSet, only: &Option<NodeSet>| -> Vec<usize> {
@@ -194,6 +218,7 @@ pub fn run(topo: &Topology, cfg: &MatrixConfig, progress: &mut dyn FnMut(&str)) 
             "no CPU node or no memory node left to measure (check --cpu-nodes, --mem-nodes and the cpuset)"
         );
     }
+    admit_sizes(topo, cfg, &mem_nodes)?;
     let started = Instant::now();
     let out_of_time = || cfg.time_limit.is_some_and(|t| started.elapsed() >= t);
     let mut notes = Vec::new();
@@ -210,7 +235,7 @@ pub fn run(topo: &Topology, cfg: &MatrixConfig, progress: &mut dyn FnMut(&str)) 
                 latency: None,
             };
             let (ws, note) = match cfg.working_set {
-                Some(w) => cap(topo, w, m),
+                Some(w) => (w, None),
                 None => working_set(topo, &cpus, m),
             };
             notes.extend(note.filter(|n| !notes.contains(n)));
@@ -250,7 +275,7 @@ pub fn run(topo: &Topology, cfg: &MatrixConfig, progress: &mut dyn FnMut(&str)) 
             if cfg.latency && !out_of_time() {
                 progress(&format!("cpu node {c} -> mem node {m}: latency"));
                 let size = match cfg.latency_bytes {
-                    Some(s) => cap(topo, s, m).0,
+                    Some(s) => s,
                     None => {
                         let wanted = (4 * llc_bytes(topo, &cpus[..1]) as usize).max(256 << 20);
                         cap(topo, wanted, m).0
@@ -371,8 +396,9 @@ pub fn per_core(
     if cpus.is_empty() {
         bail!("node {cpu_node} has no CPU this process may use");
     }
+    admit_sizes(topo, cfg, &[mem_node])?;
     let ws = match cfg.working_set {
-        Some(w) => cap(topo, w, mem_node).0,
+        Some(w) => w,
         None => working_set(topo, &cpus[..1], mem_node).0,
     };
     let pages = if cfg.huge {

@@ -6,6 +6,7 @@ use super::matrix::{self, MatrixConfig};
 use super::measure::{self, Bandwidth};
 use super::team::Seat;
 use crate::memory::PageKind;
+use crate::memory::admission::admit_each;
 use crate::topology::Topology;
 use anyhow::{Result, bail};
 
@@ -59,15 +60,20 @@ pub fn run(
     } else {
         PageKind::Base
     };
-    // The smallest node's limit bounds the mixed working set too.
-    let ws = weights
-        .iter()
-        .map(|&(m, _)| match cfg.working_set {
-            Some(w) => w.min((topo.node_free_bytes(m) / 2) as usize),
-            None => matrix::working_set(topo, &cpus[..1], m).0,
-        })
-        .min()
-        .unwrap_or(0);
+    // Each pure run maps the whole working set on one node: a size given
+    // must fit on every node; a size worked out here fits the smallest.
+    let nodes: Vec<usize> = weights.iter().map(|w| w.0).collect();
+    let ws = match cfg.working_set {
+        Some(w) => {
+            admit_each(topo, w as u64, &nodes, "--size", "give a smaller --size")?;
+            w
+        }
+        None => nodes
+            .iter()
+            .map(|&m| matrix::working_set(topo, &cpus[..1], m).0)
+            .min()
+            .unwrap_or(0),
+    };
     let array = matrix::array_bytes(ws, cfg.kernel.op.arrays(), 1);
     let mut pure = Vec::new();
     for &(m, w) in weights {

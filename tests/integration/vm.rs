@@ -208,17 +208,38 @@ fn two_nodes_topology_binding_pinning_and_interleave() {
     );
 }
 
+/// `place --policy bind:1` of 90% of node 1's free memory plus `mib` MiB.
+fn admission_step(mib: i64) -> String {
+    format!(
+        "F=$(awk '/MemFree/ {{print $4}}' /sys/devices/system/node/node1/meminfo); \
+         numabench place --policy bind:1 --pages base --json \
+         --size $((F * 1024 * 9 / 10 + ({mib}) * 1048576))"
+    )
+}
+
 #[test]
 fn preferred_falls_back_when_its_node_is_full() {
     // Node 1 has 384 MiB; asking for 640 MiB preferred on node 1 fills it
     // and the rest must come from node 0 instead of failing.
     let g = guest(
         &["--nodes", "2", "--cpus", "2,2", "--mem", "1536,384"],
-        &[(
-            "preferred",
-            "numabench place --policy preferred:1 --pages base --size 640M --cpu-node 0 --json",
-        )],
+        &[
+            // Admission at its boundary on a node that really is small:
+            // 4 MiB more than 90% of node 1's free memory is refused before
+            // anything is mapped, 4 MiB less is mapped. They run first, while
+            // no earlier process's pages are still being freed.
+            ("too_big", &admission_step(4)),
+            ("fits", &admission_step(-4)),
+            (
+                "preferred",
+                "numabench place --policy preferred:1 --pages base --size 640M --cpu-node 0 --json",
+            ),
+        ],
     );
+    assert_eq!(g.text("fits.rc"), "0", "{}", g.text("fits"));
+    let refused = g.text("too_big");
+    assert_eq!(g.text("too_big.rc"), "2", "{refused}");
+    assert!(refused.contains("free on node 1"), "{refused}");
     let p = g.json("preferred");
     let (n0, n1) = (pages_on(&p, "0"), pages_on(&p, "1"));
     let mib = |pages: u64| (pages * 4096) >> 20;

@@ -144,8 +144,8 @@ impl Params {
     /// process memory).
     pub fn total_bytes(&self) -> u64 {
         self.bytes_global
-            + self.bytes_process * self.nr_proc as u64
-            + self.bytes_thread * self.nr_tasks as u64
+            .saturating_add(self.bytes_process.saturating_mul(self.nr_proc as u64))
+            .saturating_add(self.bytes_thread.saturating_mul(self.nr_tasks as u64))
     }
 
     /// How the data is accessed, in words.

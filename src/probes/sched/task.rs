@@ -52,7 +52,7 @@ impl Arrays {
 
     /// Bytes of the three arrays.
     pub fn bytes(n: usize) -> u64 {
-        n as u64 * (8 + 8 + 4)
+        (n as u64).saturating_mul(8 + 8 + 4)
     }
 
     /// `passes` sweeps of `a[ix[i]] += b[i]`, each followed by
