@@ -8,6 +8,7 @@ pub mod analysis;
 pub mod cli;
 pub mod console;
 pub mod error;
+pub mod interrupt;
 pub mod kernels;
 pub mod memory;
 pub mod output;

@@ -9,7 +9,7 @@ use crate::probes::matrix::{self, MatrixConfig};
 use crate::probes::measure::Timing;
 use crate::results::Document;
 use crate::topology::{SysfsRoot, read_topology};
-use anyhow::Result;
+use anyhow::{Context, Result};
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -231,6 +231,8 @@ pub fn run(args: MatrixArgs) -> Result<()> {
         }
     };
     let mut doc = Document::new(&topo);
+    let signals =
+        crate::interrupt::stop_at_boundaries().context("cannot install SIGINT/SIGTERM handlers")?;
     let result = match per_core {
         Some((c, m)) => matrix::per_core(&topo, &cfg, c, m, &mut progress).map(|p| p.records()),
         None => matrix::run(&topo, &cfg, &mut progress).map(|m| m.records()),
@@ -251,7 +253,11 @@ pub fn run(args: MatrixArgs) -> Result<()> {
             }
         }
     }
-    doc.finish();
+    let interrupted = crate::interrupt::requested();
+    match interrupted {
+        None => doc.finish(),
+        Some(sig) => super::mark_interrupted(&mut doc, "matrix", sig),
+    }
     if let Some(path) = &args.save {
         doc.save(path)?;
     }
@@ -267,6 +273,24 @@ pub fn run(args: MatrixArgs) -> Result<()> {
     } else {
         view.text()
     };
+    let text = match interrupted {
+        Some(sig) if !(args.json || args.csv || args.latex) => {
+            let kept = format!("{} record(s) measured before the stop", doc.records.len());
+            format!("{}\n{text}", super::interrupted_line(sig, &kept))
+        }
+        Some(sig) => {
+            eprintln!(
+                "numabench: {}",
+                super::interrupted_line(sig, "see the notes")
+            );
+            text
+        }
+        None => text,
+    };
     std::io::stdout().lock().write_all(text.as_bytes())?;
+    drop(signals);
+    if let Some(sig) = interrupted {
+        super::exit_interrupted(sig);
+    }
     Ok(())
 }

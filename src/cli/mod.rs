@@ -121,6 +121,40 @@ pub fn finish_document(
     Ok(())
 }
 
+/// Leaves `doc` incomplete after a stop by `sig` and says so in a note: on
+/// its last record, or on a record of its own when nothing was measured.
+pub fn mark_interrupted(doc: &mut crate::results::Document, probe: &str, sig: i32) {
+    let note = format!(
+        "interrupted by {}: the run is partial; what is here was measured before the stop",
+        crate::interrupt::name(sig)
+    );
+    doc.complete = false;
+    match doc.records.last_mut() {
+        Some(r) => r.notes.push(note),
+        None => {
+            let mut r = crate::results::Record::new(probe, "interrupted");
+            r.notes.push(note);
+            doc.records.push(r);
+        }
+    }
+}
+
+/// The line the human output opens with after a stop.
+pub fn interrupted_line(sig: i32, kept: &str) -> String {
+    format!(
+        "INTERRUPTED by {}: partial results, {kept}",
+        crate::interrupt::name(sig)
+    )
+}
+
+/// Ends the process after a stop by `sig`, as a shell expects of a process
+/// a signal stopped: exit 128 + its number.
+pub fn exit_interrupted(sig: i32) -> ! {
+    use std::io::Write;
+    let _ = std::io::stdout().flush();
+    std::process::exit(128 + sig)
+}
+
 /// Checks an output path before any work: what is there must be a file
 /// numabench may replace, or a FIFO or device it writes through (see
 /// `results::write`). Bad paths are exit 2, nothing measured.

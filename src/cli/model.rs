@@ -16,7 +16,7 @@ use crate::probes::measure::Timing;
 use crate::probes::validate;
 use crate::results::{Better, Document, Record};
 use crate::topology::{SysfsRoot, Topology, read_topology};
-use anyhow::Result;
+use anyhow::{Context, Result};
 use std::collections::BTreeMap;
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
@@ -422,10 +422,20 @@ fn validate_now(args: &ModelArgs) -> Result<()> {
             eprint!("\r\x1b[K{what} ...");
         }
     };
-    let v = validate::run(&topo, &cfg, cpu_node, &pairs, &mut progress)?;
+    let signals =
+        crate::interrupt::stop_at_boundaries().context("cannot install SIGINT/SIGTERM handlers")?;
+    let outcome = validate::run(&topo, &cfg, cpu_node, &pairs, &mut progress)?;
     if interactive {
         eprint!("\r\x1b[K");
     }
+    let v = match outcome {
+        validate::Outcome::Done(v) => v,
+        validate::Outcome::Stopped(pure) => {
+            let sig = crate::interrupt::requested().unwrap_or(libc::SIGINT);
+            return stopped_validation(args, &topo, cpu_node, &pure, pairs.len(), sig);
+        }
+    };
+    drop(signals);
     let bws: Vec<f64> = v.pure.iter().map(|p| p.2.stream_mb_s()).collect();
     let thetas = v.thetas();
     let measured = v.mixed.stream_mb_s();
@@ -508,4 +518,49 @@ fn validate_now(args: &ModelArgs) -> Result<()> {
         .lock()
         .write_all(sections::text(&[s]).as_bytes())?;
     Ok(())
+}
+
+/// What a stop left of a validation: the pure placements measured, saved
+/// and shown as such, with no prediction checked.
+fn stopped_validation(
+    args: &ModelArgs,
+    topo: &crate::topology::Topology,
+    cpu_node: usize,
+    pure: &[(usize, u32, crate::probes::measure::Bandwidth)],
+    nodes: usize,
+    sig: i32,
+) -> Result<()> {
+    let mut doc = Document::new(topo);
+    for (n, w, b) in pure {
+        let rec = Record::new("model", &format!("validate {cpu_node} pure {n}"))
+            .param("cpu_node", cpu_node)
+            .param("mem_node", *n)
+            .param("weight", *w)
+            .param("size_bytes", b.array_bytes)
+            .metric("bandwidth_mb_s", b.stream_mb_s(), "MB/s", Better::Higher);
+        doc.records.push(rec);
+    }
+    super::mark_interrupted(&mut doc, "model", sig);
+    if let Some(path) = &args.save {
+        doc.save(path)?;
+    }
+    let kept = format!(
+        "{} of {nodes} node(s) measured alone and not the mixed placement: no prediction checked",
+        pure.len()
+    );
+    let line = super::interrupted_line(sig, &kept);
+    if args.json {
+        eprintln!("numabench: {line}");
+        std::io::stdout().lock().write_all(&doc.to_json()?)?;
+    } else {
+        let mut text = format!("{line}\n");
+        for (n, _, b) in pure {
+            text.push_str(&format!(
+                "memory node {n} alone: {:.0} MB/s\n",
+                b.stream_mb_s()
+            ));
+        }
+        std::io::stdout().lock().write_all(text.as_bytes())?;
+    }
+    super::exit_interrupted(sig)
 }

@@ -125,6 +125,9 @@ pub fn run(args: RunArgs) -> Result<()> {
         cpu_nodes: None,
         mem_nodes: None,
     };
+    let signals =
+        crate::interrupt::stop_at_boundaries().context("cannot install SIGINT/SIGTERM handlers")?;
+    let stopped = || crate::interrupt::requested().is_some();
     let m = matrix::run(&topo, &cfg, &mut |w| {
         progress.show(0, steps, &format!("matrix: {w}"))
     })?;
@@ -139,9 +142,13 @@ pub fn run(args: RunArgs) -> Result<()> {
             }
         }
     }
-    let (rows, notes) = sweep::run(&topo, &SweepConfig::default(), &mut |w| {
-        progress.show(1, steps, &format!("sweep: {w}"))
-    })?;
+    let (rows, notes) = if stopped() {
+        (Vec::new(), Vec::new())
+    } else {
+        sweep::run(&topo, &SweepConfig::default(), &mut |w| {
+            progress.show(1, steps, &format!("sweep: {w}"))
+        })?
+    };
     let first_sweep = doc.records.len();
     doc.records.extend(rows.iter().map(super::sweep::record));
     if let Some(r) = doc.records.get_mut(first_sweep) {
@@ -150,13 +157,17 @@ pub fn run(args: RunArgs) -> Result<()> {
     let mut logs = Vec::new();
     if full {
         for (i, (name, stage_args)) in FULL_STAGES.iter().enumerate() {
+            if stopped() {
+                break;
+            }
             progress.show(2 + i, steps, name);
             let mut argv: Vec<String> = stage_args.iter().map(|a| a.to_string()).collect();
             if *name == "sched" {
                 argv.insert(1, topo.allowed.cpus.len().max(2).to_string());
             }
             let (records, log, failure) = stage(&argv);
-            if let Some(why) = failure {
+            // A stage the stop reached says so in its own records.
+            if let Some(why) = failure.filter(|_| !stopped()) {
                 eprintln!("numabench: warning: {name}: {why}; the other parts go on");
                 let mut note = crate::results::Record::new(name, "not complete");
                 note.notes.push(format!("{name}: {why} (see {name}.log)"));
@@ -167,7 +178,11 @@ pub fn run(args: RunArgs) -> Result<()> {
         }
     }
     progress.done();
-    doc.finish();
+    let interrupted = crate::interrupt::requested();
+    match interrupted {
+        None => doc.finish(),
+        Some(sig) => super::mark_interrupted(&mut doc, "run", sig),
+    }
     let folder = new_folder(&args.dir, &topo.hostname, &doc.started)?;
     doc.save(&folder.join("results.json"))?;
     for (name, log) in &logs {
@@ -191,11 +206,21 @@ pub fn run(args: RunArgs) -> Result<()> {
         doc: &doc,
     }]);
     write_output(&folder.join("report.html"), html.as_bytes())?;
+    if let Some(sig) = interrupted {
+        println!(
+            "{}",
+            super::interrupted_line(sig, "the folder holds what was measured before the stop")
+        );
+    }
     print!(
         "{}",
         summary(&doc, &rows, progress.started.elapsed().as_secs_f64())
     );
     println!("report: {}", folder.join("report.html").display());
+    drop(signals);
+    if let Some(sig) = interrupted {
+        super::exit_interrupted(sig);
+    }
     Ok(())
 }
 
@@ -215,10 +240,14 @@ const FULL_STAGES: [(&str, &[&str]); 3] = [
 /// its stderr (its human output) and why it failed, if it did.
 fn stage(args: &[String]) -> (Vec<crate::results::Record>, String, Option<String>) {
     let out = match std::env::current_exe().and_then(|exe| {
-        std::process::Command::new(exe)
-            .args(args)
-            .stdin(std::process::Stdio::null())
-            .output()
+        use std::process::Stdio;
+        let mut cmd = std::process::Command::new(exe);
+        cmd.args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        crate::interrupt::tie_child(&mut cmd);
+        wait_passing_stops_on(cmd.spawn()?)
     }) {
         Ok(out) => out,
         Err(e) => {
@@ -244,6 +273,38 @@ fn stage(args: &[String]) -> (Vec<crate::results::Record>, String, Option<String
             .map(|e| format!("its results do not parse: {e}"))
     };
     (doc.map(|d| d.records).unwrap_or_default(), log, failure)
+}
+
+/// Waits for a stage, passing a stop signal this process receives on to it
+/// once (it is in a process group of its own); a second signal kills it
+/// with this process (see `interrupt`).
+fn wait_passing_stops_on(child: std::process::Child) -> std::io::Result<std::process::Output> {
+    use std::sync::mpsc::{RecvTimeoutError, channel};
+    let pid = child.id() as i32;
+    crate::interrupt::set_child(pid);
+    let (tx, rx) = channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(child.wait_with_output());
+    });
+    let mut passed_on = false;
+    let out = loop {
+        match rx.recv_timeout(std::time::Duration::from_millis(50)) {
+            Ok(out) => break out,
+            Err(RecvTimeoutError::Timeout) => {
+                if let Some(sig) = crate::interrupt::requested()
+                    && !passed_on
+                {
+                    crate::interrupt::pass_on(pid, sig);
+                    passed_on = true;
+                }
+            }
+            Err(RecvTimeoutError::Disconnected) => {
+                break Err(std::io::Error::other("lost track of the stage"));
+            }
+        }
+    };
+    crate::interrupt::set_child(0);
+    out
 }
 
 /// A series as CSV: the x column, then one column per line.

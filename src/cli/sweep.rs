@@ -7,7 +7,7 @@ use crate::kernels::{self, KernelSpec};
 use crate::probes::sweep::{self, SweepConfig, SweepOp, SweepRow};
 use crate::results::{Better, Document, Placement, Record};
 use crate::topology::{SysfsRoot, read_topology};
-use anyhow::Result;
+use anyhow::{Context, Result};
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -224,7 +224,10 @@ pub fn run(args: SweepArgs) -> Result<()> {
             eprint!("\r\x1b[K{what} ...");
         }
     };
+    let signals =
+        crate::interrupt::stop_at_boundaries().context("cannot install SIGINT/SIGTERM handlers")?;
     let (rows, notes) = sweep::run(&topo, &cfg, &mut progress)?;
+    let interrupted = crate::interrupt::requested();
     if interactive && !verbose {
         eprint!("\r\x1b[K");
     }
@@ -235,18 +238,39 @@ pub fn run(args: SweepArgs) -> Result<()> {
             r.notes.push(n.clone());
         }
     }
-    doc.finish();
+    match interrupted {
+        None => doc.finish(),
+        Some(sig) => super::mark_interrupted(&mut doc, "sweep", sig),
+    }
     if let Some(path) = &args.save {
         doc.save(path)?;
     }
+    let stopped = interrupted.map(|sig| {
+        super::interrupted_line(
+            sig,
+            &format!("{} row(s) measured before the stop", rows.len()),
+        )
+    });
     let text = if args.json {
         String::from_utf8(doc.to_json()?)?
     } else if args.csv || (!args.table && !std::io::stdout().is_terminal()) {
+        // CSV stays parseable: the word goes to stderr.
+        if let Some(line) = &stopped {
+            eprintln!("numabench: {line}");
+        }
         crate::output::sweep::csv(&rows)
     } else {
-        crate::output::sweep::table(&rows, &warnings, &notes)
+        let table = crate::output::sweep::table(&rows, &warnings, &notes);
+        match &stopped {
+            Some(line) => format!("{line}\n{table}"),
+            None => table,
+        }
     };
     std::io::stdout().lock().write_all(text.as_bytes())?;
+    drop(signals);
+    if let Some(sig) = interrupted {
+        super::exit_interrupted(sig);
+    }
     Ok(())
 }
 

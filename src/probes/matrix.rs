@@ -221,6 +221,7 @@ pub fn run(topo: &Topology, cfg: &MatrixConfig, progress: &mut dyn FnMut(&str)) 
     admit_sizes(topo, cfg, &mem_nodes)?;
     let started = Instant::now();
     let out_of_time = || cfg.time_limit.is_some_and(|t| started.elapsed() >= t);
+    let stop = || crate::interrupt::requested().is_some() || out_of_time();
     let mut notes = Vec::new();
     let mut cells = Vec::new();
     let mut skipped = 0usize;
@@ -245,8 +246,10 @@ pub fn run(topo: &Topology, cfg: &MatrixConfig, progress: &mut dyn FnMut(&str)) 
                 PageKind::Base
             };
             let arrays = cfg.kernel.op.arrays();
+            let cut_short = std::cell::Cell::new(false);
             let mut one = |n: usize| -> Result<Option<(Bandwidth, f64)>> {
-                if out_of_time() {
+                if stop() {
+                    cut_short.set(crate::interrupt::requested().is_some());
                     return Ok(None);
                 }
                 progress(&format!("cpu node {c} -> mem node {m}: {n} thread(s)"));
@@ -266,13 +269,14 @@ pub fn run(topo: &Topology, cfg: &MatrixConfig, progress: &mut dyn FnMut(&str)) 
                 if cfg.single {
                     cell.single = steps.first().cloned();
                 }
-                if !steps.is_empty() {
+                // A curve a signal cut short has no peak to report.
+                if !steps.is_empty() && !cut_short.get() {
                     cell.saturated = Some(Scaling { steps, peak, stop });
                 }
             } else if cfg.single {
                 cell.single = one(1)?.map(|(b, _)| b);
             }
-            if cfg.latency && !out_of_time() {
+            if cfg.latency && !stop() {
                 progress(&format!("cpu node {c} -> mem node {m}: latency"));
                 let size = match cfg.latency_bytes {
                     Some(s) => s,
@@ -293,7 +297,12 @@ pub fn run(topo: &Topology, cfg: &MatrixConfig, progress: &mut dyn FnMut(&str)) 
             cells.push(cell);
         }
     }
-    if skipped > 0
+    if let Some(sig) = crate::interrupt::requested() {
+        notes.push(format!(
+            "interrupted by {}: {skipped} cell(s) not fully measured",
+            crate::interrupt::name(sig)
+        ));
+    } else if skipped > 0
         && let Some(t) = cfg.time_limit
     {
         notes.push(format!(
@@ -409,7 +418,9 @@ pub fn per_core(
     let started = Instant::now();
     let mut out = Vec::new();
     for &cpu in &cpus {
-        if cfg.time_limit.is_some_and(|t| started.elapsed() >= t) {
+        if cfg.time_limit.is_some_and(|t| started.elapsed() >= t)
+            || crate::interrupt::requested().is_some()
+        {
             break;
         }
         progress(&format!("cpu {cpu} -> mem node {mem_node}"));

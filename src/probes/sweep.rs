@@ -235,6 +235,15 @@ pub fn run(
                 ));
                 break 'sizes;
             }
+            if let Some(sig) = crate::interrupt::requested() {
+                notes.push(format!(
+                    "interrupted by {}: sizes from {} KiB ({}) on were not measured",
+                    crate::interrupt::name(sig),
+                    size / 1024,
+                    op.name()
+                ));
+                break 'sizes;
+            }
             progress(&format!("{} KiB {}", size / 1024, op.name()));
             let row = match op {
                 SweepOp::Latency => latency_row(first, size, cfg)?,
@@ -251,6 +260,12 @@ pub fn run(
                     }
                     let mut best: Option<SweepRow> = None;
                     for &n in &counts {
+                        // The best of some thread counts is not the best:
+                        // a stop before the last count keeps no row.
+                        if crate::interrupt::requested().is_some() {
+                            best = None;
+                            break;
+                        }
                         let row = bandwidth_row(&seats::spread(topo, n), size, kernel, cfg)?;
                         if best
                             .as_ref()

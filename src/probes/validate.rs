@@ -41,13 +41,20 @@ impl Validation {
     }
 }
 
+/// A validation, or what a stop signal left of it: the pure placements
+/// measured before it (no prediction can be checked without the mixed run).
+pub enum Outcome {
+    Done(Validation),
+    Stopped(Vec<(usize, u32, Bandwidth)>),
+}
+
 pub fn run(
     topo: &Topology,
     cfg: &MatrixConfig,
     cpu_node: usize,
     weights: &[(usize, u32)],
     progress: &mut dyn FnMut(&str),
-) -> Result<Validation> {
+) -> Result<Outcome> {
     if weights.iter().all(|w| w.1 == 0) {
         bail!("every weight is 0");
     }
@@ -77,10 +84,16 @@ pub fn run(
     let array = matrix::array_bytes(ws, cfg.kernel.op.arrays(), 1);
     let mut pure = Vec::new();
     for &(m, w) in weights {
+        if crate::interrupt::requested().is_some() {
+            return Ok(Outcome::Stopped(pure));
+        }
         progress(&format!("cpu node {cpu_node} -> mem node {m}"));
         let seat = [Seat { cpu, node: m }];
         let b = measure::bandwidth(&seat, array, cfg.kernel, pages, cfg.timing)?;
         pure.push((m, w, b));
+    }
+    if crate::interrupt::requested().is_some() {
+        return Ok(Outcome::Stopped(pure));
     }
     progress(&format!("cpu node {cpu_node} -> mixed placement"));
     let seat = [Seat {
@@ -89,9 +102,9 @@ pub fn run(
     }];
     let used: Vec<(usize, u32)> = weights.iter().copied().filter(|w| w.1 > 0).collect();
     let mixed = measure::bandwidth_split(&seat, array, cfg.kernel, pages, cfg.timing, &used)?;
-    Ok(Validation {
+    Ok(Outcome::Done(Validation {
         cpu_node,
         pure,
         mixed,
-    })
+    }))
 }

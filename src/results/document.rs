@@ -166,7 +166,14 @@ impl Record {
         self
     }
 
+    /// Adds a metric. A value that is not finite (a rate over zero time, a
+    /// run stopped before it moved a byte) was not measured: JSON has no
+    /// way to say NaN or infinity, so it is left out rather than written as
+    /// a null no reader accepts.
     pub fn metric(mut self, key: &str, value: f64, unit: &str, better: Better) -> Self {
+        if !value.is_finite() {
+            return self;
+        }
         self.metrics.insert(
             key.into(),
             Metric {
@@ -361,6 +368,18 @@ mod tests {
             format!("{err:#}").contains("no \"records\" list"),
             "{err:#}"
         );
+    }
+
+    #[test]
+    fn a_metric_that_is_not_finite_is_left_out_and_the_record_reads_back() {
+        let rec = Record::new("mem", "x")
+            .metric("runtime_ns", f64::INFINITY, "ns", Better::Lower)
+            .metric("gb_s", f64::NAN, "GB/s", Better::Higher)
+            .metric("ok", 1.5, "s", Better::Lower);
+        assert_eq!(rec.metrics.keys().collect::<Vec<_>>(), ["ok"]);
+        let json = serde_json::to_vec(&rec).unwrap();
+        let back: Record = serde_json::from_slice(&json).unwrap();
+        assert_eq!(back.metrics.len(), 1);
     }
 
     #[test]

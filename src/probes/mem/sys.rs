@@ -7,7 +7,7 @@
 
 use std::io;
 use std::ptr::NonNull;
-use std::sync::atomic::{AtomicI32, AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64};
 use std::time::Duration;
 
 /// How a child process ended.
@@ -151,81 +151,7 @@ pub fn exit_now(code: i32) -> ! {
     unsafe { libc::_exit(code) }
 }
 
-/// The last stop signal received (0 = none) and how many arrived.
-static STOP_SIGNAL: AtomicI32 = AtomicI32::new(0);
-static STOP_COUNT: AtomicU32 = AtomicU32::new(0);
-
-extern "C" fn on_stop_signal(sig: libc::c_int) {
-    // Only atomic stores: async-signal-safe.
-    STOP_SIGNAL.store(sig, Ordering::SeqCst);
-    STOP_COUNT.fetch_add(1, Ordering::SeqCst);
-}
-
-/// SIGINT and SIGTERM received since [`catch_stop_signals`]: the last signal
-/// and the count.
-pub fn stop_signals() -> (i32, u32) {
-    (
-        STOP_SIGNAL.load(Ordering::SeqCst),
-        STOP_COUNT.load(Ordering::SeqCst),
-    )
-}
-
-fn set_action(sig: i32, handler: libc::sighandler_t) -> io::Result<libc::sighandler_t> {
-    // SAFETY: a zeroed sigaction is a valid "no flags, empty mask" value;
-    // the kernel reads `new` and writes `old`, both on this frame. The
-    // handler installed is either SIG_DFL/SIG_IGN or `on_stop_signal`, which
-    // only performs atomic stores. No SA_RESTART: a blocking waitpid or
-    // futex wait returns EINTR so the caller sees the signal at once.
-    unsafe {
-        let mut new: libc::sigaction = std::mem::zeroed();
-        new.sa_sigaction = handler;
-        libc::sigemptyset(&mut new.sa_mask);
-        let mut old: libc::sigaction = std::mem::zeroed();
-        if libc::sigaction(sig, &new, &mut old) != 0 {
-            return Err(io::Error::last_os_error());
-        }
-        Ok(old.sa_sigaction)
-    }
-}
-
-/// Saved dispositions of SIGINT and SIGTERM, restored on drop.
-pub struct StopSignals {
-    old: [(i32, libc::sighandler_t); 2],
-}
-
-/// Routes SIGINT and SIGTERM to [`stop_signals`] until the guard drops.
-pub fn catch_stop_signals() -> io::Result<StopSignals> {
-    STOP_SIGNAL.store(0, Ordering::SeqCst);
-    STOP_COUNT.store(0, Ordering::SeqCst);
-    let handler = on_stop_signal as extern "C" fn(libc::c_int) as libc::sighandler_t;
-    let int = set_action(libc::SIGINT, handler)?;
-    let term = match set_action(libc::SIGTERM, handler) {
-        Ok(t) => t,
-        Err(e) => {
-            let _ = set_action(libc::SIGINT, int);
-            return Err(e);
-        }
-    };
-    Ok(StopSignals {
-        old: [(libc::SIGINT, int), (libc::SIGTERM, term)],
-    })
-}
-
-impl Drop for StopSignals {
-    fn drop(&mut self) {
-        for (sig, old) in self.old {
-            let _ = set_action(sig, old);
-        }
-    }
-}
-
-/// In a forked child: ignore SIGINT (a terminal's Ctrl-C reaches the whole
-/// process group; the parent decides how to stop) and take SIGTERM's
-/// default action again.
-pub fn child_signal_setup() {
-    let _ = set_action(libc::SIGINT, libc::SIG_IGN);
-    let _ = set_action(libc::SIGTERM, libc::SIG_DFL);
-}
+pub use crate::interrupt::{StopSignals, catch_stop_signals, child_signal_setup, stop_signals};
 
 /// Waits while `word` holds `expected`, at most `timeout`; returns on a
 /// wake, a timeout, a signal, or at once when the value already differs.
@@ -463,6 +389,7 @@ impl Drop for Region {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::sync::atomic::Ordering;
 
     #[test]
     fn region_is_aligned_zeroed_and_clearable() {
