@@ -238,6 +238,7 @@ pub fn run(args: AutonumaArgs) -> Result<()> {
     let mut doc = Document::new(&topo);
     let mut results: Vec<(Plan, Vec<Outcome>)> = Vec::new();
     let mut interrupted = None;
+    let mut failed = None;
     'tests: for plan in plans {
         sink.put(&out::intro(&plan));
         let mut outcomes = Vec::new();
@@ -257,9 +258,11 @@ pub fn run(args: AutonumaArgs) -> Result<()> {
                 write_files(dir, &plan, run, &o)?;
             }
             let sig = o.interrupted;
+            let died = o.failed.clone();
             outcomes.push(o);
-            if sig.is_some() {
+            if sig.is_some() || died.is_some() {
                 interrupted = sig;
+                failed = died;
                 sink.put(&out::runs_table(&plan, &outcomes, &settings));
                 results.push((plan, outcomes));
                 break 'tests;
@@ -269,7 +272,7 @@ pub fn run(args: AutonumaArgs) -> Result<()> {
         doc.records.push(out::summary_record(&plan, &outcomes));
         results.push((plan, outcomes));
     }
-    if results.len() > 1 || interrupted.is_some() {
+    if results.len() > 1 || interrupted.is_some() || failed.is_some() {
         sink.put(&out::summary(&results));
     }
     if let Some(dir) = &args.out {
@@ -278,5 +281,11 @@ pub fn run(args: AutonumaArgs) -> Result<()> {
             dir.display()
         ));
     }
-    super::finish_document(&mut doc, args.save.as_deref(), args.json, interrupted)
+    super::finish_document(
+        &mut doc,
+        args.save.as_deref(),
+        args.json,
+        interrupted,
+        failed,
+    )
 }

@@ -401,7 +401,7 @@ fn run_one(
     p: &Params,
     topo: &Topology,
     sink: Sink,
-) -> Result<(Record, Option<i32>)> {
+) -> Result<(Record, Option<i32>, Option<String>)> {
     sink.put(&out::header(p, topo, p.show_details < 0));
     let mut on_event = |ev: Event| match ev {
         Event::StartupBegin if p.show_details >= 0 => sink.put(out::startup_begin()),
@@ -423,11 +423,16 @@ fn run_one(
     sink.put(&out::extras(p, &run, p.show_details < 0));
     sink.put(&out::results(name, &summary, p.quiet));
     let rec = out::record(record_name, command, p, &run, &summary);
-    Ok((rec, run.interrupted))
+    Ok((rec, run.interrupted, run.failed))
 }
 
-fn finish(doc: &mut Document, args: &MemArgs, interrupted: Option<i32>) -> Result<()> {
-    super::finish_document(doc, args.save.as_deref(), args.json, interrupted)
+fn finish(
+    doc: &mut Document,
+    args: &MemArgs,
+    interrupted: Option<i32>,
+    failed: Option<String>,
+) -> Result<()> {
+    super::finish_document(doc, args.save.as_deref(), args.json, interrupted, failed)
 }
 
 pub fn run(args: MemArgs) -> Result<()> {
@@ -456,9 +461,9 @@ pub fn run(args: MemArgs) -> Result<()> {
     admit(&p, &topo)?;
     let mut doc = Document::new(&topo);
     sink.put(&out::running("main,", &command));
-    let (rec, interrupted) = run_one("main,", "main", &command, &p, &topo, sink)?;
+    let (rec, interrupted, failed) = run_one("main,", "main", &command, &p, &topo, sink)?;
     doc.records.push(rec);
-    finish(&mut doc, &args, interrupted)
+    finish(&mut doc, &args, interrupted, failed)
 }
 
 /// perf maps whatever it is asked for; numabench first checks that the
@@ -527,6 +532,7 @@ fn run_suite(args: &MemArgs, topo: &Topology, sink: Sink, command: &str) -> Resu
     sink.put(&format!(" #\n # Running test on: {}\n #\n", uname()));
     sink.put(&out::running("main,", command));
     let mut interrupted = None;
+    let mut first_failure = None;
     for test in suite::tests() {
         let planned = suite::plan(&test, topo, &opts);
         let cmd = format!("numabench mem {}", planned.args.join(" "));
@@ -566,10 +572,15 @@ fn run_suite(args: &MemArgs, topo: &Topology, sink: Sink, command: &str) -> Resu
             continue;
         }
         match run_one(&planned.name, &planned.short_name, &cmd, &p, topo, sink) {
-            Ok((mut rec, sig)) => {
+            Ok((mut rec, sig, failed)) => {
                 rec = rec.param("test", planned.short_name.clone());
                 rec.notes.extend(planned.notes.clone());
                 doc.records.push(rec);
+                // The suite goes on; the run as a whole failed.
+                if let Some(why) = failed {
+                    sink.put(&format!(" # failed: {why}\n"));
+                    first_failure.get_or_insert(format!("{}: {why}", planned.short_name));
+                }
                 if sig.is_some() {
                     interrupted = sig;
                     break;
@@ -584,7 +595,7 @@ fn run_suite(args: &MemArgs, topo: &Topology, sink: Sink, command: &str) -> Resu
         }
     }
     sink.put("\n");
-    finish(&mut doc, args, interrupted)
+    finish(&mut doc, args, interrupted, first_failure)
 }
 
 #[cfg(test)]

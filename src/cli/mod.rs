@@ -95,17 +95,19 @@ pub fn run(cli: Cli) -> Result<()> {
 }
 
 /// Ends a workload command (mem, autonuma, sched): marks the document
-/// complete unless a signal stopped the run, saves it (`--save`), writes it
-/// to stdout (`--json`), and after a signal exits with 128 + its number, as
-/// a shell expects of a process stopped by one.
+/// complete unless a signal stopped the run or a worker died, saves it
+/// (`--save`), writes it to stdout (`--json`); after a signal exits with
+/// 128 + its number, as a shell expects of a process stopped by one, and
+/// after a failure returns it (exit 1) once what was measured is kept.
 pub fn finish_document(
     doc: &mut crate::results::Document,
     save: Option<&std::path::Path>,
     json: bool,
     interrupted: Option<i32>,
+    failed: Option<String>,
 ) -> Result<()> {
     use std::io::Write;
-    if interrupted.is_none() {
+    if interrupted.is_none() && failed.is_none() {
         doc.finish();
     }
     if let Some(path) = save {
@@ -118,7 +120,17 @@ pub fn finish_document(
         let _ = std::io::stdout().flush();
         std::process::exit(128 + sig);
     }
-    Ok(())
+    match failed {
+        Some(why) => Err(anyhow::anyhow!(
+            "{why}{}",
+            if save.is_some() {
+                "; what was measured before is saved, marked incomplete"
+            } else {
+                ""
+            }
+        )),
+        None => Ok(()),
+    }
 }
 
 /// Leaves `doc` incomplete after a stop by `sig` and says so in a note: on

@@ -153,6 +153,7 @@ pub fn run(args: SchedArgs) -> Result<()> {
         args.save.as_deref(),
         args.json,
         output.interrupted,
+        output.failed.clone(),
     )
 }
 

@@ -119,8 +119,14 @@ pub fn runs_table(plan: &Plan, outcomes: &[Outcome], settings: &Settings) -> Str
     let mut t = Table::new(&h, &vec![Align::Right; h.len()]);
     for (i, o) in outcomes.iter().enumerate() {
         let share = o.final_share_pct();
+        // A partial run's figures stay visible, never as a normal row.
+        let run = match (&o.interrupted, &o.failed) {
+            (Some(_), _) => format!("{} INTERRUPTED", i + 1),
+            (None, Some(_)) => format!("{} FAILED", i + 1),
+            _ => (i + 1).to_string(),
+        };
         let mut row = vec![
-            (i + 1).to_string(),
+            run,
             format!("{:.2}", o.runtime_s),
             format!("{:.1}", gb_s(o)),
             secs(o.convergence_s),
@@ -172,9 +178,19 @@ pub fn runs_table(plan: &Plan, outcomes: &[Outcome], settings: &Settings) -> Str
             let _ = writeln!(out, "  run {}: {}", i + 1, smt_line(o));
         }
     }
+    // Averages cover whole runs only.
+    let whole: Vec<&Outcome> = outcomes.iter().filter(|o| o.whole()).collect();
+    if whole.is_empty() {
+        let _ = writeln!(
+            out,
+            "  {}: no whole run, no average: the run above is partial\n",
+            plan.test.name()
+        );
+        return out;
+    }
     let _ = match plan.work {
         Work::Loops(_) => {
-            let times: Vec<f64> = outcomes.iter().map(|o| o.runtime_s).collect();
+            let times: Vec<f64> = whole.iter().map(|o| o.runtime_s).collect();
             writeln!(
                 out,
                 "  {}: {:.2} s on average over {} run(s), stddev {:.2} s (lower is better)\n",
@@ -186,7 +202,7 @@ pub fn runs_table(plan: &Plan, outcomes: &[Outcome], settings: &Settings) -> Str
         }
         // A fixed time makes the seconds equal: the work done is the result.
         Work::Secs(_) => {
-            let rates: Vec<f64> = outcomes.iter().map(gb_s).collect();
+            let rates: Vec<f64> = whole.iter().map(|o| gb_s(o)).collect();
             writeln!(
                 out,
                 "  {}: {:.1} GB/s cleared on average over {} run(s), stddev {:.1} GB/s (higher is better)\n",
@@ -257,8 +273,21 @@ pub fn summary(results: &[(Plan, Vec<Outcome>)]) -> String {
             Align::Left,
         ],
     );
-    for (plan, outs) in results {
+    for (plan, all) in results {
+        // Partial runs (stopped, failed) are left out of every average.
+        let outs: Vec<&Outcome> = all.iter().filter(|o| o.whole()).collect();
+        let partial = all.len() - outs.len();
         if outs.is_empty() {
+            if partial > 0 {
+                t.row(vec![
+                    plan.test.name().into(),
+                    format!("0 ({partial} partial)"),
+                    "-".into(),
+                    "-".into(),
+                    "-".into(),
+                    "-".into(),
+                ]);
+            }
             continue;
         }
         let times: Vec<f64> = outs.iter().map(|o| o.runtime_s).collect();
@@ -275,12 +304,16 @@ pub fn summary(results: &[(Plan, Vec<Outcome>)]) -> String {
         };
         t.row(vec![
             plan.test.name().into(),
-            outs.len().to_string(),
+            if partial > 0 {
+                format!("{} (+{partial} partial)", outs.len())
+            } else {
+                outs.len().to_string()
+            },
             format!("{:.2}", stats::mean(&times)),
             format!("{:.2}", stats::stddev(&times)),
             format!(
                 "{:.1}",
-                stats::mean(&outs.iter().map(gb_s).collect::<Vec<_>>())
+                stats::mean(&outs.iter().map(|o| gb_s(o)).collect::<Vec<_>>())
             ),
             converged,
         ]);
@@ -540,6 +573,9 @@ pub fn checks(plan: &Plan, o: &Outcome) -> Vec<String> {
     }
     if let Some(sig) = o.interrupted {
         notes.push(format!("interrupted by signal {sig}: the run is partial"));
+    }
+    if let Some(why) = &o.failed {
+        notes.push(format!("failed: {why}; the run is partial"));
     }
     notes
 }
@@ -846,6 +882,29 @@ mod tests {
         let text = runs_table(&a_plan(Test::Numa02), &[all.clone()], &settings());
         assert!(text.contains("run 1: move_pages(pid=7) failed"), "{text}");
         assert!(method_note(&all, &settings()).starts_with("memory per node sampled until"));
+    }
+
+    #[test]
+    fn a_partial_run_is_marked_and_never_averaged() {
+        let p = a_plan(Test::Numa02);
+        let whole = outcome();
+        let mut cut = outcome();
+        cut.runtime_s = 0.25;
+        cut.interrupted = Some(2);
+        let text = runs_table(&p, &[whole.clone(), cut.clone()], &settings());
+        assert!(text.contains("2 INTERRUPTED"), "{text}");
+        let avg = format!("{:.2} s on average over 1 run(s)", whole.runtime_s);
+        assert!(text.contains(&avg), "{text}");
+        let sum = summary(&[(p.clone(), vec![whole.clone(), cut.clone()])]);
+        assert!(sum.contains("1 (+1 partial)"), "{sum}");
+        assert!(sum.contains(&format!("{:.2}", whole.runtime_s)), "{sum}");
+        let mut died = outcome();
+        died.failed = Some("process 0 ended".into());
+        let text = runs_table(&p, &[died.clone()], &settings());
+        assert!(text.contains("1 FAILED"), "{text}");
+        assert!(text.contains("no whole run, no average"), "{text}");
+        let sum = summary(&[(p, vec![died])]);
+        assert!(sum.contains("0 (1 partial)"), "{sum}");
     }
 
     #[test]

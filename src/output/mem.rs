@@ -356,6 +356,11 @@ pub fn extras(p: &Params, out: &RunOutput, quiet: bool) -> String {
             " # INTERRUPTED by signal {sig}{}: the figures below cover the partial run",
             if out.killed { ", tasks killed" } else { "" }
         );
+    } else if let Some(why) = &out.failed {
+        let _ = writeln!(
+            s,
+            " # FAILED: {why}; the figures below cover the partial run"
+        );
     }
     s
 }
@@ -540,6 +545,8 @@ pub fn record(name: &str, command: &str, p: &Params, out: &RunOutput, s: &Summar
             "interrupted by signal {sig}{}: partial results",
             if out.killed { ", tasks killed" } else { "" }
         ));
+    } else if let Some(why) = &out.failed {
+        r.notes.push(format!("failed: {why}; partial results"));
     }
     r
 }

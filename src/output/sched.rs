@@ -267,6 +267,12 @@ fn summary(
             p.tasks
         ));
     }
+    if let Some(why) = &out.failed {
+        r.notes.push(format!(
+            "FAILED: {why}; partial figures, {finished} of {} tasks finished",
+            p.tasks
+        ));
+    }
     if out.killed {
         r.notes
             .push("a process did not stop in time and was killed".into());
@@ -679,6 +685,7 @@ mod tests {
                 .map(|i| (i as f64 * 0.01, vec![1.0, 1.0]))
                 .collect(),
             interrupted: None,
+            failed: None,
             killed: false,
             ticks_per_s: 100.0,
         };

@@ -80,6 +80,15 @@ pub struct Outcome {
     /// Looks left out because a task began to free its memory meanwhile.
     pub looks_dropped: usize,
     pub interrupted: Option<i32>,
+    /// Why the run ended early when a task died.
+    pub failed: Option<String>,
+}
+
+impl Outcome {
+    /// Whether the run went to its end: only those are averaged.
+    pub fn whole(&self) -> bool {
+        self.interrupted.is_none() && self.failed.is_none()
+    }
 }
 
 impl Outcome {
@@ -181,6 +190,7 @@ pub fn run(
         unreadable: watch.unreadable,
         looks_dropped: watch.dropped,
         interrupted: out.interrupted,
+        failed: out.failed,
         looks: watch.looks,
     })
 }

@@ -123,6 +123,9 @@ pub struct RunOutput {
     pub interrupted: Option<i32>,
     /// A process had to be killed after the grace period.
     pub killed: bool,
+    /// Why the run ended early when a task died or could not start: the
+    /// figures cover what happened before.
+    pub failed: Option<String>,
     /// Clock ticks per second of the `stat` figures.
     pub ticks_per_s: f64,
 }
@@ -523,11 +526,9 @@ pub fn run(p: &Params, topo: &Topology) -> Result<RunOutput> {
         killed = w.stop_all(sys::stop_signals().1);
     }
     drop(signals);
-    if let Some(f) = failure {
-        return Err(anyhow!(f));
-    }
     let own_after = sys::cpu_times_of(Whose::Own);
-    let tasks: Vec<TaskOutput> = (0..p.tasks)
+    // Only the tasks forked: a failed fork ends the list early.
+    let tasks: Vec<TaskOutput> = (0..p.tasks.min(w.tasks.len()))
         .map(|i| TaskOutput {
             pid: w.tasks.pid(i),
             start_cpu: shared.start_cpu(i),
@@ -557,6 +558,7 @@ pub fn run(p: &Params, topo: &Topology) -> Result<RunOutput> {
         series: std::mem::take(&mut w.series),
         interrupted,
         killed,
+        failed: failure,
         ticks_per_s: procstat::ticks_per_second(),
     })
 }
