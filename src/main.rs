@@ -27,6 +27,10 @@ fn main() {
             std::process::exit(EXIT_USAGE);
         }
     };
+    let _stops = cli
+        .command
+        .measures()
+        .then(numabench::interrupt::stop_at_boundaries);
     let result = numabench::cli::run(cli);
     if let Some(e) = numabench::console::stdout_failure()
         && result.is_ok()

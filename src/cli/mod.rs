@@ -46,6 +46,24 @@ pub enum Command {
     Report(report::ReportArgs),
 }
 
+impl Command {
+    /// Whether the command measures: those stop at the next boundary on
+    /// SIGINT/SIGTERM and keep what they measured, from their first
+    /// instruction on. The others keep the default action.
+    pub fn measures(&self) -> bool {
+        match self {
+            Command::Model(m) => m.validate,
+            Command::Run(_)
+            | Command::Sweep(_)
+            | Command::Matrix(_)
+            | Command::Mem(_)
+            | Command::Autonuma(_)
+            | Command::Sched(_) => true,
+            _ => false,
+        }
+    }
+}
+
 /// Where topology is read from; shared by every command.
 #[derive(clap::Args, Debug, Clone, Default)]
 pub struct RootArgs {
