@@ -58,7 +58,8 @@ impl Command {
             | Command::Matrix(_)
             | Command::Mem(_)
             | Command::Autonuma(_)
-            | Command::Sched(_) => true,
+            | Command::Sched(_)
+            | Command::Pcie(_) => true,
             _ => false,
         }
     }

@@ -168,18 +168,15 @@ fn check(args: &PcieArgs, topo: &Topology) -> Result<Checked> {
             "--mem-nodes: no memory node this process may allocate from",
         ));
     }
+    // One pinned host buffer of the largest size on each node in turn.
     let largest = sizes.last().copied().unwrap_or(0);
-    for &n in &mem_nodes {
-        let free = topo.node_free_bytes(n);
-        if free > 0 && largest as u64 > free {
-            return Err(usage(format!(
-                "--sizes {}: the largest size, {}, is more than node {n}'s free memory ({})",
-                args.sizes,
-                bytes(largest as u64),
-                bytes(free)
-            )));
-        }
-    }
+    crate::memory::admission::admit_each(
+        topo,
+        largest as u64,
+        &mem_nodes,
+        &format!("--sizes {} (the largest)", args.sizes),
+        "give smaller --sizes",
+    )?;
     if let Some(path) = &args.save {
         super::check_output_path(path, "--save")?;
     }
@@ -263,7 +260,11 @@ pub fn run(args: PcieArgs) -> Result<()> {
     doc.records = result?;
     let summaries = pcie::summarise(&doc.records, args.phi, &checked.opts);
     doc.records.extend(pcie::best_records(&summaries));
-    doc.finish();
+    let interrupted = crate::interrupt::requested();
+    match interrupted {
+        None => doc.finish(),
+        Some(sig) => super::mark_interrupted(&mut doc, "pcie", sig),
+    }
     if let Some(path) = &args.save {
         doc.save(path)?;
     }
@@ -274,7 +275,24 @@ pub fn run(args: PcieArgs) -> Result<()> {
     } else {
         text(&doc, &summaries, &cfg, args.per_size)
     };
+    let text = match interrupted {
+        Some(sig) if !(args.json || args.csv) => {
+            let kept = "the sizes and nodes measured before the stop";
+            format!("{}\n{text}", super::interrupted_line(sig, kept))
+        }
+        Some(sig) => {
+            eprintln!(
+                "numabench: {}",
+                super::interrupted_line(sig, "see the notes")
+            );
+            text
+        }
+        None => text,
+    };
     std::io::stdout().lock().write_all(text.as_bytes())?;
+    if let Some(sig) = interrupted {
+        super::exit_interrupted(sig);
+    }
     Ok(())
 }
 
@@ -621,7 +639,7 @@ mod tests {
         assert_eq!(err(&["--phi", "0"]), "--phi 0: give MB/s > 0");
         assert!(err(&["--tolerance", "150"]).contains("0 to 100"));
         let e = err(&["--sizes", "1T"]);
-        assert!(e.contains("more than node 0's free memory"), "{e}");
+        assert!(e.contains("free on node 0"), "{e}");
         let gpus = [0, 1].map(|ordinal| GpuInfo {
             ordinal,
             name: "GPU".into(),

@@ -357,6 +357,9 @@ pub fn measure(
         .max()
         .context("no sizes to copy")?;
     for &ordinal in &cfg.gpus {
+        if crate::interrupt::requested().is_some() {
+            break;
+        }
         let gpu = gpus
             .iter()
             .find(|g| g.ordinal == ordinal)
@@ -404,7 +407,10 @@ fn measure_gpu(
     let device_mem = ctx.alloc(max)?;
     let (start, stop) = (ctx.event()?, ctx.event()?);
     let mut out = Vec::new();
-    for &node in &cfg.mem_nodes {
+    'nodes: for &node in &cfg.mem_nodes {
+        if crate::interrupt::requested().is_some() {
+            break;
+        }
         let choice = cpu_for_memory_node(topo, node)
             .with_context(|| format!("memory node {node}: no CPU this process may run on"))?;
         let _pin = affinity::pin_scoped(&CpuSet::from_ids([choice.cpu]))
@@ -452,6 +458,9 @@ fn measure_gpu(
             .with_context(|| format!("memory node {node}"))?;
         for dir in Direction::BOTH {
             for &size in &cfg.sizes {
+                if crate::interrupt::requested().is_some() {
+                    break 'nodes;
+                }
                 progress(&format!(
                     "GPU {} {} node {node}, {}",
                     gpu.ordinal,
