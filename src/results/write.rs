@@ -267,6 +267,14 @@ fn directory_of(path: &Path) -> &Path {
 fn probe_directory(path: &Path, flag: &str) -> Result<()> {
     let dir = directory_of(path);
     let what = format!("{flag} {}", path.display());
+    // /dev holds devices: a missing name there is a mistyped device, and a
+    // regular file made in its place would hide the error (and fill a
+    // tmpfs that is not meant for data).
+    if std::fs::canonicalize(dir).is_ok_and(|d| d == Path::new("/dev")) {
+        return Err(usage(format!(
+            "{what}: no such device; numabench does not create files in /dev"
+        )));
+    }
     match std::fs::metadata(dir) {
         Ok(m) if m.is_dir() => probe_create(dir, &what),
         Ok(m) => Err(usage(format!(
@@ -597,6 +605,15 @@ mod tests {
         }
         write_output(&dir.path().join("r.json"), b"new").unwrap();
         assert_eq!(std::fs::read(&victim).unwrap(), b"keep");
+    }
+
+    #[test]
+    fn a_missing_device_is_not_created_as_a_file() {
+        let name = format!("/dev/numabench-test-{}", std::process::id());
+        let e = check_output(Path::new(&name), "--save").unwrap_err();
+        assert_eq!(crate::error::exit_code(&e), 2);
+        assert!(e.to_string().contains("no such device"), "{e}");
+        assert!(!Path::new(&name).exists());
     }
 
     #[test]
