@@ -1,7 +1,8 @@
 //! `numabench matrix`: node x node bandwidth (one thread and saturated) and
 //! idle latency, with bandwidth classes and the model's parameters.
 
-use super::select::{self, parse_size};
+use super::select;
+use super::units::{self, size_at_least};
 use crate::error::usage;
 use crate::kernels::{self, KernelSpec, Op, Store};
 use crate::placement::NodeSet;
@@ -12,7 +13,6 @@ use crate::topology::{SysfsRoot, read_topology};
 use anyhow::Result;
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
-use std::time::Duration;
 
 /// Measure bandwidth and latency from every CPU node to every memory node:
 /// one thread, threads added core by core until bandwidth stops growing,
@@ -37,12 +37,15 @@ pub struct MatrixArgs {
     /// reported, every run is kept in the results document.
     #[arg(short = 'r', long = "tries", value_name = "N", default_value_t = 3)]
     pub tries: usize,
-    /// Stop starting new measurements after SECONDS (0 = no limit).
+    /// Stop starting new measurements after SECONDS (0 = no limit, at most
+    /// 604800, a week).
     #[arg(
         short = 't',
         long = "time-limit",
         value_name = "SECONDS",
-        default_value_t = 0.0
+        default_value_t = 0.0,
+        value_parser = units::time_limit,
+        allow_negative_numbers = true
     )]
     pub time_limit: f64,
     /// Skip the saturated (thread-scaling) bandwidth.
@@ -112,17 +115,7 @@ pub fn pick_kernel(name: &str) -> Result<&'static KernelSpec> {
 
 fn size(text: &Option<String>, flag: &str) -> Result<Option<usize>> {
     text.as_deref()
-        .map(|t| {
-            parse_size(t)
-                .map_err(|e| usage(format!("{flag} {t}: {e}")))
-                .and_then(|s| {
-                    if s < 1 << 20 {
-                        Err(usage(format!("{flag} {t}: at least 1M is needed")))
-                    } else {
-                        Ok(s)
-                    }
-                })
-        })
+        .map(|t| size_at_least(t, 1 << 20).map_err(|e| usage(format!("{flag} {t}: {e}"))))
         .transpose()
 }
 
@@ -137,12 +130,6 @@ fn nodes(text: &Option<String>, flag: &str) -> Result<Option<NodeSet>> {
 fn config(args: &MatrixArgs) -> Result<MatrixConfig> {
     if args.tries == 0 {
         return Err(usage("--tries 0: at least one timed run is needed"));
-    }
-    if !(args.time_limit >= 0.0 && args.time_limit.is_finite()) {
-        return Err(usage(format!(
-            "--time-limit {}: give seconds >= 0",
-            args.time_limit
-        )));
     }
     if let Some(p) = args.peak
         && !(p > 0.0 && p.is_finite())
@@ -161,7 +148,7 @@ fn config(args: &MatrixArgs) -> Result<MatrixConfig> {
         saturated: !args.no_saturated,
         latency: !args.no_latency,
         huge: args.huge,
-        time_limit: (args.time_limit > 0.0).then(|| Duration::from_secs_f64(args.time_limit)),
+        time_limit: units::limit(args.time_limit),
         cpu_nodes: nodes(&args.cpu_nodes, "--cpu-nodes")?,
         mem_nodes: nodes(&args.mem_nodes, "--mem-nodes")?,
     })

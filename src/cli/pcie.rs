@@ -2,7 +2,8 @@
 //! GPU (SHOC's BusSpeedDownload and BusSpeedReadback per node), with Phi,
 //! alpha_p and bandwidth classes.
 
-use super::select::{self, parse_size};
+use super::select;
+use super::units::parse_size;
 use crate::analysis::classes::ClassOptions;
 use crate::error::usage;
 use crate::output::sections::{self, Section};

@@ -10,6 +10,7 @@ use crate::topology::{SysfsRoot, read_topology};
 use anyhow::{Context, Result};
 use serde::Serialize;
 use std::collections::BTreeMap;
+use std::path::Path;
 
 /// Allocate a buffer under a memory policy from a pinned thread and report
 /// where its pages and the thread really are (pages per node, huge-page
@@ -31,7 +32,8 @@ pub struct PlaceArgs {
     #[arg(long, short = 'N', value_name = "NODE")]
     pub cpu_node: Option<usize>,
     /// Pages: base, thp, hugetlb (2 MiB), hugetlb:1G, or auto (hugetlb, then
-    /// THP, then base pages).
+    /// THP, then base pages). A hugetlb size the kernel lacks is refused;
+    /// an empty pool falls back to THP, as the output says.
     #[arg(long, default_value = "thp", value_name = "KIND")]
     pub pages: String,
     /// Print JSON instead of the table.
@@ -61,12 +63,13 @@ pub fn run(args: PlaceArgs) -> Result<()> {
         .parse()
         .map_err(|e| crate::error::usage(format!("--policy {e}")))?;
     select::policy_nodes(&topo, &policy, "--policy")?;
-    let size =
-        select::parse_size(&args.size).map_err(|e| crate::error::usage(format!("--size {e}")))?;
+    let size = super::units::parse_size(&args.size)
+        .map_err(|e| crate::error::usage(format!("--size {e}")))?;
     let pages: PageKind = args
         .pages
         .parse()
         .map_err(|e| crate::error::usage(format!("--pages {e}")))?;
+    check_huge_size(pages, &args.pages, Path::new(HUGEPAGES))?;
     let cpu = match (args.cpu, args.cpu_node) {
         (Some(c), _) => {
             select::cpu(&topo, c, "--cpu")?;
@@ -110,6 +113,59 @@ pub fn run(args: PlaceArgs) -> Result<()> {
         print!("{}", render(&report));
     }
     Ok(())
+}
+
+/// Where the kernel lists its huge page sizes, one directory each.
+const HUGEPAGES: &str = "/sys/kernel/mm/hugepages";
+
+/// A hugetlb size the kernel does not have could never be used: the run
+/// would silently measure THP instead. An empty pool of a size it has is
+/// different: that is what `place` reports (the fallback line), since pools
+/// change at run time.
+fn check_huge_size(pages: PageKind, text: &str, dir: &Path) -> Result<()> {
+    let PageKind::HugeTlb(size) = pages else {
+        return Ok(());
+    };
+    let mut sizes: Vec<u64> = std::fs::read_dir(dir)
+        .map(|d| {
+            d.filter_map(|e| {
+                let name = e.ok()?.file_name();
+                let kb = name
+                    .to_str()?
+                    .strip_prefix("hugepages-")?
+                    .strip_suffix("kB")?;
+                kb.parse::<u64>().ok()?.checked_mul(1024)
+            })
+            .collect()
+        })
+        .unwrap_or_default();
+    if sizes.contains(&(size as u64)) {
+        return Ok(());
+    }
+    sizes.sort_unstable();
+    let have = if sizes.is_empty() {
+        "none: this kernel has no hugetlb pages".to_string()
+    } else {
+        sizes
+            .iter()
+            .map(|&b| format!("hugetlb:{}", short(b)))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    Err(crate::error::usage(format!(
+        "--pages {text}: this kernel has no {} huge pages (sizes in {}: {have}); use one of those, thp or auto",
+        bytes(size as u64),
+        dir.display()
+    )))
+}
+
+/// 2097152 as 2M, 1073741824 as 1G, as --pages takes them.
+fn short(b: u64) -> String {
+    match b {
+        b if b >= 1 << 30 && b % (1 << 30) == 0 => format!("{}G", b >> 30),
+        b if b >= 1 << 20 && b % (1 << 20) == 0 => format!("{}M", b >> 20),
+        b => format!("{}K", b >> 10),
+    }
 }
 
 fn render(r: &Report) -> String {
