@@ -541,3 +541,39 @@ fn validate_now(args: &ModelArgs) -> Result<()> {
         .write_all(sections::text(&[s]).as_bytes())?;
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn weights_are_whole_numbers_up_to_the_cap() {
+        assert_eq!(parse_weights("3:1", 2).unwrap(), [3, 1]);
+        assert_eq!(parse_weights("0,1000", 2).unwrap(), [0, 1000]);
+        for (bad, n) in [
+            ("1001:1", 2),
+            ("1:1", 3),
+            ("0:0", 2),
+            ("-1:1", 2),
+            ("", 1),
+            ("1.5:1", 2),
+        ] {
+            let e = parse_weights(bad, n).unwrap_err().to_string();
+            assert!(e.starts_with(&format!("--weights {bad}: ")), "{e}");
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn any_weights_text_is_weights_or_an_error(
+            text in "\\PC{0,24}|[0-9]{1,12}([:,][0-9]{1,12}){0,6}",
+            n in 0usize..8,
+        ) {
+            if let Ok(w) = parse_weights(&text, n) {
+                prop_assert_eq!(w.len(), n);
+                prop_assert!(w.iter().all(|&x| x <= MAX_WEIGHT) && w.iter().any(|&x| x > 0));
+            }
+        }
+    }
+}

@@ -549,6 +549,20 @@ mod tests {
     use crate::probes::pcie::{CpuChoice, Phi, gpu_record, size_record, summarise};
     use crate::topology::fixture;
 
+    proptest::proptest! {
+        /// Any --sizes text gives a short ascending list or an error: a
+        /// doubling range stops within 64 PiB, so at most 56 steps each.
+        #[test]
+        fn any_sizes_text_is_sizes_or_an_error(
+            text in "\\PC{0,24}|[0-9.]{1,8}[KMGT]?(-[0-9.]{1,8}[KMGTP]?)?(,[0-9.]{1,8}[KMGT]?(-[0-9.]{1,8}[KMGT]?)?){0,4}",
+        ) {
+            if let Ok(v) = parse_sizes(&text) {
+                proptest::prop_assert!(!v.is_empty() && v.len() <= 57 * 5);
+                proptest::prop_assert!(v.windows(2).all(|w| w[0] < w[1]) && v[0] >= 1);
+            }
+        }
+    }
+
     #[test]
     fn size_lists_and_ranges() {
         assert_eq!(

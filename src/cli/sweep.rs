@@ -368,3 +368,45 @@ pub(crate) fn record(r: &SweepRow) -> Record {
     });
     rec
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn sizes_are_whole_kib_from_one_page() {
+        assert_eq!(sweep_size("16").unwrap(), 16 << 10);
+        assert_eq!(sweep_size("2M").unwrap(), 2 << 20);
+        let e = sweep_size("4.5").unwrap_err().to_string();
+        assert!(e.contains("4608 bytes is not a whole number of KiB"), "{e}");
+        for bad in ["1.5", "1", "3K", "1000B", "0", "", "-4", "4Q"] {
+            let e = sweep_size(bad).unwrap_err().to_string();
+            assert!(
+                e.starts_with(&format!("-s {bad}: ")) && e.contains("whole KiB from 4"),
+                "{e}"
+            );
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn any_size_text_is_a_size_or_an_error(text in "\\PC{0,16}|[0-9.]{1,12}[KkMmGgTtBi]{0,3}") {
+            if let Ok(b) = sweep_size(&text) {
+                prop_assert!(b >= MIN_SIZE && b % 1024 == 0);
+            }
+        }
+
+        #[test]
+        fn any_kernel_names_are_kernels_or_an_error(
+            names in proptest::collection::vec("[a-z0-9_]{0,16}|read_portable|copy_portable|read_avx2", 0..4),
+        ) {
+            if let Ok(v) = forced_kernels(&names) {
+                let mut ops: Vec<String> = v.iter().map(|k| k.op.to_string()).collect();
+                ops.sort();
+                ops.dedup();
+                prop_assert_eq!(ops.len(), v.len(), "one kernel per operation");
+            }
+        }
+    }
+}
