@@ -34,7 +34,7 @@ pub struct MatrixArgs {
     #[arg(long, value_name = "SIZE")]
     pub latency_size: Option<String>,
     /// Timed runs per bandwidth measurement after one warm-up; the best is
-    /// reported, every run is kept in the results document.
+    /// reported, every run is kept in the results document (1 to 1000).
     #[arg(short = 'r', long = "tries", value_name = "N", default_value_t = 3)]
     pub tries: usize,
     /// Stop starting new measurements after SECONDS (0 = no limit, at most
@@ -128,9 +128,7 @@ fn nodes(text: &Option<String>, flag: &str) -> Result<Option<NodeSet>> {
 }
 
 fn config(args: &MatrixArgs) -> Result<MatrixConfig> {
-    if args.tries == 0 {
-        return Err(usage("--tries 0: at least one timed run is needed"));
-    }
+    super::units::tries(args.tries, "--tries", "timed run")?;
     if let Some(p) = args.peak
         && !(p > 0.0 && p.is_finite())
     {

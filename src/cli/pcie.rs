@@ -57,7 +57,7 @@ pub struct PcieArgs {
     #[arg(long, value_name = "SIZES", default_value = DEFAULT_SIZES)]
     pub sizes: String,
     /// Timed copies per size and direction after one warm-up copy; the best
-    /// is reported, every copy is kept in the results document.
+    /// is reported, every copy is kept in the results document (1 to 1000).
     #[arg(short = 'r', long = "tries", value_name = "N", default_value_t = 10)]
     pub tries: usize,
     /// Phi, the theoretical one-direction bandwidth of the GPU's link, in
@@ -137,9 +137,7 @@ struct Checked {
 }
 
 fn check(args: &PcieArgs, topo: &Topology) -> Result<Checked> {
-    if args.tries == 0 {
-        return Err(usage("--tries 0: at least one timed copy is needed"));
-    }
+    super::units::tries(args.tries, "--tries", "timed copy")?;
     if let Some(p) = args.phi
         && !(p > 0.0 && p.is_finite())
     {

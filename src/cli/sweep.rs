@@ -48,7 +48,8 @@ pub struct SweepArgs {
         allow_negative_numbers = true
     )]
     pub time_limit: f64,
-    /// Timed runs per measurement after one warm-up; the best is reported.
+    /// Timed runs per measurement after one warm-up (1 to 1000); the best is
+    /// reported.
     #[arg(short = 'r', long = "tries", value_name = "TRIES", default_value_t = 3)]
     pub tries: usize,
     /// Continue past 4xL3 up to half the free memory (not with -s).
@@ -217,9 +218,7 @@ fn config(args: &SweepArgs, max_threads: usize, allowed: &str) -> Result<SweepCo
             "-a with -p 1: -a tries 1, 2, 4, ... threads up to -p (default: every usable CPU), so with one thread there is nothing to try; drop -a or raise -p",
         ));
     }
-    if args.tries == 0 {
-        return Err(usage("-r 0: at least one try is needed"));
-    }
+    super::units::tries(args.tries, "-r", "try")?;
     Ok(SweepConfig {
         ops,
         sizes,

@@ -13,6 +13,25 @@ pub const MAX_SIZE: u64 = 1 << 56;
 /// limit is for, and anything up to this converts to a `Duration` exactly.
 pub const MAX_SECONDS: f64 = 7.0 * 86_400.0;
 
+/// Most timed runs per measurement: each keeps its samples in memory and
+/// takes at least tens of milliseconds, so more is a typo, not a plan.
+pub const MAX_TRIES: usize = 1000;
+
+/// A count of timed runs from 1 to [`MAX_TRIES`]; `what` names one run.
+pub fn tries(n: usize, flag: &str, what: &str) -> anyhow::Result<()> {
+    if n == 0 {
+        return Err(crate::error::usage(format!(
+            "{flag} 0: at least one {what} is needed"
+        )));
+    }
+    if n > MAX_TRIES {
+        return Err(crate::error::usage(format!(
+            "{flag} {n}: give 1 to {MAX_TRIES} timed runs per measurement"
+        )));
+    }
+    Ok(())
+}
+
 /// Sizes as people write them: `4096`, `64K`, `64KiB`, `2M`, `1.5G`
 /// (binary multiples), a whole number of bytes from 1 byte to 64 PiB.
 /// The error is the reason only, without the flag.

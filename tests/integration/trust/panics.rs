@@ -423,3 +423,112 @@ thread_local! {
     /// One real sweep document per test thread, reused by the cases.
     static SWEEP: Value = sweep_document(tempfile::tempdir().unwrap().path());
 }
+
+// Item 4, huge try counts: `-r 18446744073709551615` overflowed a capacity.
+#[test]
+fn try_counts_past_the_cap_are_refused() {
+    rejects(
+        &[
+            "sweep",
+            "-o",
+            "read",
+            "-s",
+            "16",
+            "-r",
+            "18446744073709551615",
+        ],
+        &["-r 18446744073709551615", "1 to 1000"],
+    );
+    rejects(
+        &["matrix", "--tries", "1001"],
+        &["--tries 1001", "1 to 1000"],
+    );
+    rejects(&["pcie", "--tries", "5000"], &["--tries 5000", "1 to 1000"]);
+}
+
+/// Copies a fixture tree (files and links) into `to`.
+fn copy_tree(from: &Path, to: &Path) {
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        let kind = entry.file_type().unwrap();
+        if kind.is_symlink() {
+            std::os::unix::fs::symlink(std::fs::read_link(entry.path()).unwrap(), &target).unwrap();
+        } else if kind.is_dir() {
+            std::fs::create_dir(&target).unwrap();
+            copy_tree(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}
+
+/// The sysfs and procfs files whose values the topology parses: lists,
+/// sizes, meminfo lines, distances, counts and link speeds.
+const VALUE_FILES: &[&str] = &[
+    "sys/devices/system/cpu/online",
+    "sys/devices/system/cpu/possible",
+    "sys/devices/system/node/online",
+    "sys/devices/system/node/has_memory",
+    "sys/devices/system/node/node0/cpulist",
+    "sys/devices/system/node/node0/meminfo",
+    "sys/devices/system/node/node0/distance",
+    "sys/devices/system/node/node0/hugepages/hugepages-2048kB/nr_hugepages",
+    "sys/devices/system/cpu/cpu1/cache/index0/size",
+    "sys/devices/system/cpu/cpu1/cache/index3/shared_cpu_list",
+    "sys/devices/system/cpu/cpu1/topology/core_id",
+    "sys/devices/virtual/memory_tiering/memory_tier4/nodelist",
+    "sys/bus/pci/devices/0000:3b:00.0/current_link_speed",
+    "sys/bus/pci/devices/0000:3b:00.0/numa_node",
+    "proc/meminfo",
+    "proc/self/status",
+];
+
+/// Values shaped like what those files hold, and bytes that are not.
+fn sysfs_value() -> impl Strategy<Value = String> {
+    prop_oneof![
+        // Lists; ids stay small, the size of a CPU count is another matter.
+        "[0-9]{1,3}(-[0-9]{1,3})?(:[0-9]{1,2}/[0-9]{1,2})?(,[0-9]{1,3}(-[0-9]{1,3})?){0,3}\n?",
+        // Sizes and counts, up to past u64.
+        "-?[0-9]{1,22}[KMG]?\n?",
+        // meminfo lines; kB figures whose bytes fit in 64 bits.
+        "(Node 0 )?(MemTotal|MemFree):[ ]{1,8}-?[0-9]{0,16}( kB)?\n",
+        // Distances and link speeds.
+        "([0-9]{1,4} ){0,3}[0-9]{1,12}\n",
+        "(-?[0-9.]{1,8}|NaN|inf|-inf|Unknown) GT/s( PCIe)?\n",
+        "\\PC{0,32}",
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+    /// Any value in a file the topology parses gives a topology (which
+    /// then renders) or an error, never a panic.
+    #[test]
+    fn any_sysfs_value_is_a_topology_or_an_error(
+        file in proptest::sample::select(VALUE_FILES),
+        value in sysfs_value(),
+    ) {
+        SYSFS.with(|root| {
+            let path = root.path().join(file);
+            let original = std::fs::read(&path).unwrap();
+            std::fs::write(&path, &value).unwrap();
+            let result = numabench::topology::read_topology(
+                &numabench::topology::SysfsRoot::new(root.path()),
+            );
+            std::fs::write(&path, original).unwrap();
+            if let Ok(topo) = result {
+                let _ = numabench::output::topo_text::render(&topo);
+            }
+        });
+    }
+}
+
+thread_local! {
+    /// A writable copy of the two-node capture per test thread.
+    static SYSFS: tempfile::TempDir = {
+        let dir = tempfile::tempdir().unwrap();
+        copy_tree(&crate::util::fixture("two-node"), dir.path());
+        dir
+    };
+}
