@@ -148,7 +148,7 @@ fn check_huge_size(pages: PageKind, text: &str, dir: &Path) -> Result<()> {
     } else {
         sizes
             .iter()
-            .map(|&b| format!("hugetlb:{}", short(b)))
+            .map(|&b| format!("hugetlb:{}", super::units::short_size(b)))
             .collect::<Vec<_>>()
             .join(", ")
     };
@@ -157,15 +157,6 @@ fn check_huge_size(pages: PageKind, text: &str, dir: &Path) -> Result<()> {
         bytes(size as u64),
         dir.display()
     )))
-}
-
-/// 2097152 as 2M, 1073741824 as 1G, as --pages takes them.
-fn short(b: u64) -> String {
-    match b {
-        b if b >= 1 << 30 && b % (1 << 30) == 0 => format!("{}G", b >> 30),
-        b if b >= 1 << 20 && b % (1 << 20) == 0 => format!("{}M", b >> 20),
-        b => format!("{}K", b >> 10),
-    }
 }
 
 fn render(r: &Report) -> String {

@@ -92,11 +92,22 @@ pub fn size_at_least(text: &str, min: usize) -> Result<usize, String> {
     let bytes = parse_size(text)?;
     if bytes < min {
         return Err(format!(
-            "'{text}' is below the smallest size, {}",
-            crate::output::table::bytes(min as u64)
+            "'{text}' is too small: at least {} is needed",
+            short_size(min as u64)
         ));
     }
     Ok(bytes)
+}
+
+/// A size as these options take it: 2097152 as 2M, 1073741824 as 1G,
+/// 1536 as 1536 (no unit fits exactly).
+pub fn short_size(b: u64) -> String {
+    for (shift, unit) in [(40, "T"), (30, "G"), (20, "M"), (10, "K")] {
+        if b >= 1 << shift && b % (1 << shift) == 0 {
+            return format!("{}{unit}", b >> shift);
+        }
+    }
+    b.to_string()
 }
 
 /// A decimal number of `unit`s (seconds, milliseconds) from `lo` to `hi`:
@@ -175,7 +186,9 @@ mod tests {
     #[test]
     fn a_minimum_is_named() {
         let e = size_at_least("64K", 1 << 20).unwrap_err();
-        assert!(e.contains("1.0 MiB") || e.contains("1 MiB"), "{e}");
+        assert_eq!(e, "'64K' is too small: at least 1M is needed");
+        assert_eq!(short_size(1536), "1536");
+        assert_eq!(short_size(3 << 30), "3G");
         assert_eq!(size_at_least("1M", 1 << 20), Ok(1 << 20));
     }
 

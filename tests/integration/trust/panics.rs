@@ -215,7 +215,7 @@ fn sizes_that_are_not_whole_bytes_or_too_small_are_refused() {
         &["place", "-s", "1.5"],
         &["--size", "whole number of bytes"],
     );
-    rejects(&["matrix", "-s", "64K"], &["--size 64K", "1 MiB"]);
+    rejects(&["matrix", "-s", "64K"], &["--size 64K", "at least 1M"]);
     rejects(
         &["matrix", "--latency-size", "0.3M"],
         &["--latency-size", "whole number of bytes"],
