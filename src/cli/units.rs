@@ -103,7 +103,7 @@ pub fn size_at_least(text: &str, min: usize) -> Result<usize, String> {
 /// 1536 as 1536 (no unit fits exactly).
 pub fn short_size(b: u64) -> String {
     for (shift, unit) in [(40, "T"), (30, "G"), (20, "M"), (10, "K")] {
-        if b >= 1 << shift && b % (1 << shift) == 0 {
+        if b >= 1 << shift && b.is_multiple_of(1 << shift) {
             return format!("{}{unit}", b >> shift);
         }
     }
