@@ -129,10 +129,8 @@ fn nodes(text: &Option<String>, flag: &str) -> Result<Option<NodeSet>> {
 
 fn config(args: &MatrixArgs) -> Result<MatrixConfig> {
     super::units::tries(args.tries, "--tries", "timed run")?;
-    if let Some(p) = args.peak
-        && !(p > 0.0 && p.is_finite())
-    {
-        return Err(usage(format!("--peak {p}: give MB/s > 0")));
+    if let Some(p) = args.peak {
+        super::units::peak(p, "--peak")?;
     }
     Ok(MatrixConfig {
         kernel: pick_kernel(&args.kernel)?,

@@ -123,10 +123,8 @@ fn check_args(args: &ModelArgs) -> Result<()> {
             "--peak applies to a results file; --validate compares measured bandwidths only",
         ));
     }
-    if let Some(p) = args.peak
-        && !(p > 0.0 && p.is_finite())
-    {
-        return Err(usage(format!("--peak {p}: give MB/s > 0")));
+    if let Some(p) = args.peak {
+        super::units::peak(p, "--peak")?;
     }
     if let Some(path) = &args.save {
         super::check_output_path(path, "--save")?;

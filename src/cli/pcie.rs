@@ -138,10 +138,8 @@ struct Checked {
 
 fn check(args: &PcieArgs, topo: &Topology) -> Result<Checked> {
     super::units::tries(args.tries, "--tries", "timed copy")?;
-    if let Some(p) = args.phi
-        && !(p > 0.0 && p.is_finite())
-    {
-        return Err(usage(format!("--phi {p}: give MB/s > 0")));
+    if let Some(p) = args.phi {
+        super::units::peak(p, "--phi")?;
     }
     if !(0.0..=100.0).contains(&args.tolerance) {
         return Err(usage(format!(
@@ -631,7 +629,10 @@ mod tests {
             "--mem-nodes 9: node 9 does not exist (nodes: 0-2)"
         );
         assert!(err(&["--mem-nodes", "x"]).starts_with("--mem-nodes x: "));
-        assert_eq!(err(&["--phi", "0"]), "--phi 0: give MB/s > 0");
+        assert_eq!(
+            err(&["--phi", "0"]),
+            "--phi 0: give MB/s from 1 to 1000000000 (1 PB/s)"
+        );
         assert!(err(&["--tolerance", "150"]).contains("0 to 100"));
         let e = err(&["--sizes", "1T"]);
         assert!(e.contains("more than node 0's free memory"), "{e}");

@@ -32,6 +32,27 @@ pub fn tries(n: usize, flag: &str, what: &str) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Largest peak bandwidth accepted, MB/s: 1 PB/s, far above any memory or
+/// link, so that measured / peak stays a finite ratio.
+pub const MAX_PEAK_MB_S: f64 = 1e9;
+
+/// A peak bandwidth typed by the user (--peak, --phi), MB/s: from 1 to
+/// [`MAX_PEAK_MB_S`].
+pub fn peak(p: f64, flag: &str) -> anyhow::Result<()> {
+    if p.is_finite() && (1.0..=MAX_PEAK_MB_S).contains(&p) {
+        return Ok(());
+    }
+    // 1e-300 as written, not as 300 zeros.
+    let shown = if p != 0.0 && p.is_finite() && !(1e-6..1e15).contains(&p.abs()) {
+        format!("{p:e}")
+    } else {
+        p.to_string()
+    };
+    Err(crate::error::usage(format!(
+        "{flag} {shown}: give MB/s from 1 to 1000000000 (1 PB/s)"
+    )))
+}
+
 /// Sizes as people write them: `4096`, `64K`, `64KiB`, `2M`, `1.5G`
 /// (binary multiples), a whole number of bytes from 1 byte to 64 PiB.
 /// The error is the reason only, without the flag.
@@ -204,6 +225,24 @@ mod tests {
             time("0", 1.0, 1000.0, "milliseconds").unwrap_err(),
             "'0' is not a number of milliseconds from 1 to 1000"
         );
+    }
+
+    #[test]
+    fn peaks_are_from_one_mb_s_to_one_pb_s() {
+        assert!(peak(17066.0, "--peak").is_ok());
+        for (p, shown) in [
+            (1e-300, "1e-300"),
+            (-1.0, "-1"),
+            (f64::NAN, "NaN"),
+            (2e9, "2000000000"),
+            (1e300, "1e300"),
+        ] {
+            let e = peak(p, "--peak").unwrap_err().to_string();
+            assert_eq!(
+                e,
+                format!("--peak {shown}: give MB/s from 1 to 1000000000 (1 PB/s)")
+            );
+        }
     }
 
     #[test]
