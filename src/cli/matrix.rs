@@ -127,7 +127,38 @@ fn nodes(text: &Option<String>, flag: &str) -> Result<Option<NodeSet>> {
         .transpose()
 }
 
+/// Options that would be silently ignored in the combination given.
+fn check_combination(args: &MatrixArgs) -> Result<()> {
+    if args.per_core.is_some() {
+        for (given, flag) in [
+            (args.cpu_nodes.is_some(), "--cpu-nodes"),
+            (args.mem_nodes.is_some(), "--mem-nodes"),
+            (args.latency_size.is_some(), "--latency-size"),
+            (args.no_saturated, "--no-saturated"),
+            (args.no_latency, "--no-latency"),
+        ] {
+            if given {
+                return Err(usage(format!(
+                    "{flag} applies to the matrix; --per-core measures one thread from each core of NODE to MEM only: leave {flag} out (name the nodes as --per-core NODE:MEM)"
+                )));
+            }
+        }
+    }
+    if args.no_latency && args.latency_size.is_some() {
+        return Err(usage(
+            "--latency-size with --no-latency: no latency is measured; leave one of them out",
+        ));
+    }
+    if args.json && args.peak.is_some() {
+        return Err(usage(
+            "--peak sets Gamma for the tables, and --json writes the measurements only: leave --peak out, or give it to 'numabench model FILE --peak' on the saved file",
+        ));
+    }
+    Ok(())
+}
+
 fn config(args: &MatrixArgs) -> Result<MatrixConfig> {
+    check_combination(args)?;
     super::units::tries(args.tries, "--tries", "timed run")?;
     if let Some(p) = args.peak {
         super::units::peak(p, "--peak")?;

@@ -138,6 +138,12 @@ struct Checked {
 
 fn check(args: &PcieArgs, topo: &Topology) -> Result<Checked> {
     super::units::tries(args.tries, "--tries", "timed copy")?;
+    if args.per_size && (args.json || args.csv) {
+        return Err(usage(format!(
+            "--per-size adds tables to the text output; {} already holds every size: leave --per-size out",
+            if args.json { "--json" } else { "--csv" }
+        )));
+    }
     if let Some(p) = args.phi {
         super::units::peak(p, "--phi")?;
     }

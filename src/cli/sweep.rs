@@ -60,8 +60,8 @@ pub struct SweepArgs {
     /// -o must name it).
     #[arg(long = "kernel-variant", value_name = "NAME")]
     pub variants: Vec<String>,
-    /// List the kernels and which this CPU can run, then exit.
-    #[arg(long)]
+    /// List the kernels and which this CPU can run, then exit (alone).
+    #[arg(long, exclusive = true)]
     pub list_kernels: bool,
     /// Human-readable table with summary and scores (the default on a
     /// terminal).
@@ -211,6 +211,15 @@ fn config(args: &SweepArgs, max_threads: usize, allowed: &str) -> Result<SweepCo
     {
         return Err(usage(format!(
             "-p {p}: use 1 to {max_threads} threads (CPUs this process may use: {allowed})"
+        )));
+    }
+    if ops.iter().all(|o| *o == SweepOp::Latency) && (args.auto_threads || args.threads.is_some()) {
+        return Err(usage(format!(
+            "{}: -o latency alone measures with one thread; -p and -a set the bandwidth threads: leave them out, or add a bandwidth operation such as -o read",
+            match args.threads {
+                Some(p) if !args.auto_threads => format!("-p {p}"),
+                _ => "-a".to_string(),
+            }
         )));
     }
     if args.auto_threads && args.threads == Some(1) {

@@ -255,6 +255,42 @@ fn conflicting_sweep_options_say_how_to_ask() {
 }
 
 #[test]
+fn options_the_chosen_mode_would_ignore_are_refused() {
+    rejects(
+        &["sweep", "-o", "latency", "-p", "2"],
+        &["-p 2", "-o latency alone"],
+    );
+    rejects(
+        &["sweep", "-o", "latency", "-a"],
+        &["-a", "-o latency alone"],
+    );
+    rejects(
+        &["sweep", "--list-kernels", "-o", "read"],
+        &["--list-kernels"],
+    );
+    for flag in [
+        &["--cpu-nodes", "0"][..],
+        &["--mem-nodes", "0"],
+        &["--latency-size", "1G"],
+        &["--no-latency"],
+    ] {
+        rejects(
+            &[&["matrix", "--per-core", "0"][..], flag].concat(),
+            &[flag[0], "--per-core"],
+        );
+    }
+    rejects(
+        &["matrix", "--no-latency", "--latency-size", "1G"],
+        &["--latency-size", "--no-latency"],
+    );
+    rejects(
+        &["matrix", "--json", "--peak", "20000"],
+        &["--peak", "--json", "model"],
+    );
+    rejects(&["pcie", "--per-size", "--json"], &["--per-size", "--json"]);
+}
+
+#[test]
 fn a_forced_kernel_for_the_measured_operation_is_used() {
     let out = numabench()
         .args(["sweep", "-o", "read", "--kernel-variant", "read_portable"])
