@@ -159,6 +159,15 @@ pub fn run(args: ModelArgs) -> Result<()> {
             atlas.cpu_nodes
         )));
     }
+    if let Some(c) = args.cpu_node
+        && thetas.is_none()
+    {
+        // The class tables already show every CPU node; --pid predicts
+        // for each of them.
+        return Err(usage(format!(
+            "--cpu-node {c} picks the classes --theta uses: add --theta, or leave --cpu-node out (the tables show every CPU node)"
+        )));
+    }
     let topo = &doc.host.topology;
     let gamma =
         placement::peak(&atlas, args.peak, atlas.peak.clone()).expect("the matrix has bandwidth");

@@ -340,6 +340,10 @@ fn model_options_for_validate_need_validate() {
     rejects(&["model", f, "-s", "64M"], &["--size", "--validate"]);
     rejects(&["model", "--validate", f], &["--validate", "results file"]);
     rejects(
+        &["model", f, "--cpu-node", "0"],
+        &["--cpu-node 0", "--theta"],
+    );
+    rejects(
         &["model", "--validate", "--peak", "1000"],
         &["--peak", "--validate"],
     );
