@@ -1,7 +1,8 @@
-//! Sizes and durations as people type them, checked once for every option
-//! that takes one: a value that cannot be measured as written (a fraction
-//! of a byte, a time limit past the end of the universe, NaN) is refused
-//! with the accepted range instead of being rounded or overflowing later.
+//! Sizes, durations, run counts and peak bandwidths as people type them,
+//! checked once for every option that takes one: a value that cannot be
+//! measured as written (a fraction of a byte, a time limit of 1e30 s, NaN,
+//! 2^64 tries) is refused with the accepted range instead of being rounded
+//! or overflowing later.
 
 use std::time::Duration;
 
