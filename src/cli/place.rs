@@ -210,3 +210,28 @@ fn render(r: &Report) -> String {
     );
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_huge_page_sizes_the_kernel_has_are_accepted() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("hugepages-2048kB")).unwrap();
+        let check = |kind: &str| check_huge_size(kind.parse().unwrap(), kind, dir.path());
+        assert!(check("hugetlb").is_ok() && check("hugetlb:2M").is_ok());
+        assert!(check("thp").is_ok() && check("auto").is_ok());
+        let e = check("hugetlb:1G").unwrap_err().to_string();
+        assert!(
+            e.starts_with("--pages hugetlb:1G: this kernel has no 1 GiB huge pages")
+                && e.contains(": hugetlb:2M)"),
+            "{e}"
+        );
+        let empty = tempfile::tempdir().unwrap();
+        let e = check_huge_size("hugetlb".parse().unwrap(), "hugetlb", empty.path())
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("none: this kernel has no hugetlb pages"), "{e}");
+    }
+}
