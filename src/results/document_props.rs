@@ -89,7 +89,8 @@ fn hostile() -> impl Strategy<Value = Value> {
     ]
 }
 
-/// Loads `text`; what loads must render as a report and a matrix view.
+/// Loads `text`; what loads must render as a report, a matrix view and a
+/// comparison either way round with a sound document.
 fn load_and_render(text: &str) {
     if let Ok(loaded) = Document::from_json(text) {
         let doc = loaded.document;
@@ -101,6 +102,15 @@ fn load_and_render(text: &str) {
         let view = crate::output::matrix::View::new(&doc, None);
         let _ = (view.text(), view.csv(), view.markdown());
         let _ = crate::analysis::atlas::Atlas::from_records(&doc.records);
+        let base = Document::from_json(&sample().to_string()).unwrap().document;
+        let labels = ["a".to_string(), "b".to_string()];
+        for c in [
+            crate::analysis::compare::compare(&base, &[&doc], true),
+            crate::analysis::compare::compare(&doc, &[&base], false),
+        ] {
+            let _ = crate::output::compare::text(&c, &labels);
+            let _ = crate::output::compare::csv(&c, &labels);
+        }
     }
 }
 
