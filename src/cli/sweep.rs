@@ -206,6 +206,21 @@ fn config(args: &SweepArgs, max_threads: usize, allowed: &str) -> Result<SweepCo
         }
         Some(v)
     };
+    // Huge pages start at 4 MiB of arrays per thread; below that -H
+    // would change nothing.
+    let arrays = |o: &SweepOp| o.op().map_or(1, |op| op.arrays());
+    let widest = ops.iter().map(arrays).max().unwrap_or(1);
+    if args.huge
+        && let Some(sizes) = &sizes
+        && sizes
+            .iter()
+            .all(|s| s.saturating_mul(widest) < sweep::HUGE_FROM)
+    {
+        return Err(usage(format!(
+            "-H with -s {}: huge pages are used for a thread's arrays of 4 MiB and more, and these are smaller; leave -H out, or add a larger -s such as 4M",
+            args.sizes.join(" -s ")
+        )));
+    }
     if let Some(p) = args.threads
         && (p == 0 || p > max_threads)
     {
