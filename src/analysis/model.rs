@@ -280,6 +280,20 @@ impl Peak {
 mod tests {
     use super::*;
 
+    proptest::proptest! {
+        /// Any --theta text is fractions summing to 1 or an error.
+        #[test]
+        fn any_theta_text_is_fractions_or_an_error(
+            text in "\\PC{0,24}|([0-9.e+-]{1,10}%?)(,[0-9.e+-]{1,10}%?){0,5}",
+        ) {
+            if let Ok(t) = parse_thetas(&text) {
+                proptest::prop_assert!(t.iter().all(|v| v.is_finite() && *v >= 0.0));
+                let sum: f64 = t.iter().sum();
+                proptest::prop_assert!((sum - 1.0).abs() <= THETA_TOLERANCE);
+            }
+        }
+    }
+
     /// Four decimals, as the thesis prints them.
     fn p4(x: f64) -> String {
         format!("{x:.4}")

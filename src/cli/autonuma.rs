@@ -11,7 +11,6 @@ use crate::topology::{SysfsRoot, read_topology};
 use anyhow::{Context, Result, anyhow};
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 /// The tests a command line asks for.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -60,7 +59,7 @@ fn number(s: &str, lo: f64, hi: f64, open_lo: bool) -> Result<f64, String> {
 }
 
 fn interval(s: &str) -> Result<f64, String> {
-    number(s, 0.01, 60.0, false)
+    super::units::time(s, 0.01, 60.0, "seconds")
 }
 
 fn tolerance(s: &str) -> Result<f64, String> {
@@ -213,7 +212,7 @@ pub fn run(args: AutonumaArgs) -> Result<()> {
         .map(|&t| bench::plan(t, nr_cpus, start_node, free, &asked))
         .collect::<Result<_>>()?;
     let settings = Settings {
-        interval: Duration::from_secs_f64(args.interval),
+        interval: super::units::duration(args.interval),
         tolerance_pct: args.tolerance,
         method: if args.exact {
             Method::Exact

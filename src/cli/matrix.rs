@@ -1,7 +1,8 @@
 //! `numabench matrix`: node x node bandwidth (one thread and saturated) and
 //! idle latency, with bandwidth classes and the model's parameters.
 
-use super::select::{self, parse_size};
+use super::select;
+use super::units::{self, size_at_least};
 use crate::error::usage;
 use crate::kernels::{self, KernelSpec, Op, Store};
 use crate::placement::NodeSet;
@@ -12,7 +13,6 @@ use crate::topology::{SysfsRoot, read_topology};
 use anyhow::{Context, Result};
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
-use std::time::Duration;
 
 /// Measure bandwidth and latency from every CPU node to every memory node:
 /// one thread, threads added core by core until bandwidth stops growing,
@@ -34,15 +34,18 @@ pub struct MatrixArgs {
     #[arg(long, value_name = "SIZE")]
     pub latency_size: Option<String>,
     /// Timed runs per bandwidth measurement after one warm-up; the best is
-    /// reported, every run is kept in the results document.
+    /// reported, every run is kept in the results document (1 to 1000).
     #[arg(short = 'r', long = "tries", value_name = "N", default_value_t = 3)]
     pub tries: usize,
-    /// Stop starting new measurements after SECONDS (0 = no limit).
+    /// Stop starting new measurements after SECONDS (0 = no limit, at most
+    /// 604800, a week).
     #[arg(
         short = 't',
         long = "time-limit",
         value_name = "SECONDS",
-        default_value_t = 0.0
+        default_value_t = 0.0,
+        value_parser = units::time_limit,
+        allow_negative_numbers = true
     )]
     pub time_limit: f64,
     /// Skip the saturated (thread-scaling) bandwidth.
@@ -112,17 +115,7 @@ pub fn pick_kernel(name: &str) -> Result<&'static KernelSpec> {
 
 fn size(text: &Option<String>, flag: &str) -> Result<Option<usize>> {
     text.as_deref()
-        .map(|t| {
-            parse_size(t)
-                .map_err(|e| usage(format!("{flag} {t}: {e}")))
-                .and_then(|s| {
-                    if s < 1 << 20 {
-                        Err(usage(format!("{flag} {t}: at least 1M is needed")))
-                    } else {
-                        Ok(s)
-                    }
-                })
-        })
+        .map(|t| size_at_least(t, 1 << 20).map_err(|e| usage(format!("{flag} {t}: {e}"))))
         .transpose()
 }
 
@@ -134,20 +127,41 @@ fn nodes(text: &Option<String>, flag: &str) -> Result<Option<NodeSet>> {
         .transpose()
 }
 
+/// Options that would be silently ignored in the combination given.
+fn check_combination(args: &MatrixArgs) -> Result<()> {
+    if args.per_core.is_some() {
+        for (given, flag) in [
+            (args.cpu_nodes.is_some(), "--cpu-nodes"),
+            (args.mem_nodes.is_some(), "--mem-nodes"),
+            (args.latency_size.is_some(), "--latency-size"),
+            (args.no_saturated, "--no-saturated"),
+            (args.no_latency, "--no-latency"),
+        ] {
+            if given {
+                return Err(usage(format!(
+                    "{flag} applies to the matrix; --per-core measures one thread from each core of NODE to MEM only: leave {flag} out (name the nodes as --per-core NODE:MEM)"
+                )));
+            }
+        }
+    }
+    if args.no_latency && args.latency_size.is_some() {
+        return Err(usage(
+            "--latency-size with --no-latency: no latency is measured; leave one of them out",
+        ));
+    }
+    if args.json && args.peak.is_some() {
+        return Err(usage(
+            "--peak sets Gamma for the tables, and --json writes the measurements only: leave --peak out, or give it to 'numabench model FILE --peak' on the saved file",
+        ));
+    }
+    Ok(())
+}
+
 fn config(args: &MatrixArgs) -> Result<MatrixConfig> {
-    if args.tries == 0 {
-        return Err(usage("--tries 0: at least one timed run is needed"));
-    }
-    if !(args.time_limit >= 0.0 && args.time_limit.is_finite()) {
-        return Err(usage(format!(
-            "--time-limit {}: give seconds >= 0",
-            args.time_limit
-        )));
-    }
-    if let Some(p) = args.peak
-        && !(p > 0.0 && p.is_finite())
-    {
-        return Err(usage(format!("--peak {p}: give MB/s > 0")));
+    check_combination(args)?;
+    super::units::tries(args.tries, "--tries", "timed run")?;
+    if let Some(p) = args.peak {
+        super::units::peak(p, "--peak")?;
     }
     Ok(MatrixConfig {
         kernel: pick_kernel(&args.kernel)?,
@@ -161,7 +175,7 @@ fn config(args: &MatrixArgs) -> Result<MatrixConfig> {
         saturated: !args.no_saturated,
         latency: !args.no_latency,
         huge: args.huge,
-        time_limit: (args.time_limit > 0.0).then(|| Duration::from_secs_f64(args.time_limit)),
+        time_limit: units::limit(args.time_limit),
         cpu_nodes: nodes(&args.cpu_nodes, "--cpu-nodes")?,
         mem_nodes: nodes(&args.mem_nodes, "--mem-nodes")?,
     })

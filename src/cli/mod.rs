@@ -15,6 +15,7 @@ mod sched;
 pub mod select;
 mod sweep;
 mod topo;
+pub mod units;
 
 use crate::topology::{ROOT_ENV, SysfsRoot, Topology, read_topology};
 use anyhow::Result;

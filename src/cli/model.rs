@@ -90,15 +90,41 @@ fn check_args(args: &ModelArgs) -> Result<()> {
             "give a results file from 'numabench matrix --save FILE', or --validate to measure now",
         ));
     }
+    if !args.validate {
+        // These shape the placement --validate measures; without it they
+        // would be silently ignored.
+        for (given, flag) in [
+            (args.weights.is_some(), "--weights"),
+            (args.mem_nodes.is_some(), "--mem-nodes"),
+            (args.size.is_some(), "--size"),
+        ] {
+            if given {
+                return Err(usage(format!(
+                    "{flag} applies to --validate only (the placement measured now); add --validate, or leave {flag} out to model the results file"
+                )));
+            }
+        }
+    }
     if args.validate && (args.theta.is_some() || args.pid.is_some()) {
         return Err(usage(
             "--validate measures now; use --theta and --pid with a results file",
         ));
     }
-    if let Some(p) = args.peak
-        && !(p > 0.0 && p.is_finite())
+    if args.validate
+        && let Some(path) = &args.results
     {
-        return Err(usage(format!("--peak {p}: give MB/s > 0")));
+        return Err(usage(format!(
+            "--validate measures now and reads no results file; give {} without --validate to model it, or --validate alone",
+            path.display()
+        )));
+    }
+    if args.validate && args.peak.is_some() {
+        return Err(usage(
+            "--peak applies to a results file; --validate compares measured bandwidths only",
+        ));
+    }
+    if let Some(p) = args.peak {
+        super::units::peak(p, "--peak")?;
     }
     if let Some(path) = &args.save {
         super::check_output_path(path, "--save")?;
@@ -131,6 +157,15 @@ pub fn run(args: ModelArgs) -> Result<()> {
         return Err(usage(format!(
             "--cpu-node {c}: the matrix has rows for CPU nodes {:?} only",
             atlas.cpu_nodes
+        )));
+    }
+    if let Some(c) = args.cpu_node
+        && thetas.is_none()
+    {
+        // The class tables already show every CPU node; --pid predicts
+        // for each of them.
+        return Err(usage(format!(
+            "--cpu-node {c} picks the classes --theta uses: add --theta, or leave --cpu-node out (the tables show every CPU node)"
         )));
     }
     let topo = &doc.host.topology;
@@ -343,14 +378,19 @@ pub fn best_prediction(preds: &[Prediction]) -> Option<&Prediction> {
         .reduce(|a, b| if b.d > a.d + 1e-12 { b } else { a })
 }
 
+/// Largest weight: the memory is placed in 2 MiB pieces following the
+/// weights in turn, so a finer ratio would need gigabytes per period (and
+/// the pattern itself would grow with the sum of the weights).
+const MAX_WEIGHT: u32 = 1000;
+
 fn parse_weights(text: &str, n: usize) -> Result<Vec<u32>> {
     let w: Vec<u32> = text
         .split([':', ','])
-        .map(|p| p.trim().parse::<u32>())
-        .collect::<Result<_, _>>()
-        .map_err(|_| {
+        .map(|p| p.trim().parse::<u32>().ok().filter(|&w| w <= MAX_WEIGHT))
+        .collect::<Option<_>>()
+        .ok_or_else(|| {
             usage(format!(
-                "--weights {text}: write whole numbers like 1:1 or 3:1"
+                "--weights {text}: write whole numbers from 0 to {MAX_WEIGHT}, like 1:1 or 3:1"
             ))
         })?;
     if w.len() != n {
@@ -399,10 +439,9 @@ fn validate_now(args: &ModelArgs) -> Result<()> {
         working_set: args
             .size
             .as_deref()
-            .map(|t| match select::parse_size(t) {
-                Ok(s) if s >= 1 << 20 => Ok(s),
-                Ok(_) => Err(usage(format!("--size {t}: at least 1M is needed"))),
-                Err(e) => Err(usage(format!("--size {t}: {e}"))),
+            .map(|t| {
+                super::units::size_at_least(t, 1 << 20)
+                    .map_err(|e| usage(format!("--size {t}: {e}")))
             })
             .transpose()?,
         latency_bytes: None,
@@ -563,4 +602,40 @@ fn stopped_validation(
         std::io::stdout().lock().write_all(text.as_bytes())?;
     }
     super::exit_interrupted(sig)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn weights_are_whole_numbers_up_to_the_cap() {
+        assert_eq!(parse_weights("3:1", 2).unwrap(), [3, 1]);
+        assert_eq!(parse_weights("0,1000", 2).unwrap(), [0, 1000]);
+        for (bad, n) in [
+            ("1001:1", 2),
+            ("1:1", 3),
+            ("0:0", 2),
+            ("-1:1", 2),
+            ("", 1),
+            ("1.5:1", 2),
+        ] {
+            let e = parse_weights(bad, n).unwrap_err().to_string();
+            assert!(e.starts_with(&format!("--weights {bad}: ")), "{e}");
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn any_weights_text_is_weights_or_an_error(
+            text in "\\PC{0,24}|[0-9]{1,12}([:,][0-9]{1,12}){0,6}",
+            n in 0usize..8,
+        ) {
+            if let Ok(w) = parse_weights(&text, n) {
+                prop_assert_eq!(w.len(), n);
+                prop_assert!(w.iter().all(|&x| x <= MAX_WEIGHT) && w.iter().any(|&x| x > 0));
+            }
+        }
+    }
 }

@@ -2,7 +2,8 @@
 //! GPU (SHOC's BusSpeedDownload and BusSpeedReadback per node), with Phi,
 //! alpha_p and bandwidth classes.
 
-use super::select::{self, parse_size};
+use super::select;
+use super::units::parse_size;
 use crate::analysis::classes::ClassOptions;
 use crate::error::usage;
 use crate::output::sections::{self, Section};
@@ -56,7 +57,7 @@ pub struct PcieArgs {
     #[arg(long, value_name = "SIZES", default_value = DEFAULT_SIZES)]
     pub sizes: String,
     /// Timed copies per size and direction after one warm-up copy; the best
-    /// is reported, every copy is kept in the results document.
+    /// is reported, every copy is kept in the results document (1 to 1000).
     #[arg(short = 'r', long = "tries", value_name = "N", default_value_t = 10)]
     pub tries: usize,
     /// Phi, the theoretical one-direction bandwidth of the GPU's link, in
@@ -136,13 +137,15 @@ struct Checked {
 }
 
 fn check(args: &PcieArgs, topo: &Topology) -> Result<Checked> {
-    if args.tries == 0 {
-        return Err(usage("--tries 0: at least one timed copy is needed"));
+    super::units::tries(args.tries, "--tries", "timed copy")?;
+    if args.per_size && (args.json || args.csv) {
+        return Err(usage(format!(
+            "--per-size adds tables to the text output; {} already holds every size: leave --per-size out",
+            if args.json { "--json" } else { "--csv" }
+        )));
     }
-    if let Some(p) = args.phi
-        && !(p > 0.0 && p.is_finite())
-    {
-        return Err(usage(format!("--phi {p}: give MB/s > 0")));
+    if let Some(p) = args.phi {
+        super::units::peak(p, "--phi")?;
     }
     if !(0.0..=100.0).contains(&args.tolerance) {
         return Err(usage(format!(
@@ -566,6 +569,20 @@ mod tests {
     use crate::probes::pcie::{CpuChoice, Phi, gpu_record, size_record, summarise};
     use crate::topology::fixture;
 
+    proptest::proptest! {
+        /// Any --sizes text gives a short ascending list or an error: a
+        /// doubling range stops within 64 PiB, so at most 56 steps each.
+        #[test]
+        fn any_sizes_text_is_sizes_or_an_error(
+            text in "\\PC{0,24}|[0-9.]{1,8}[KMGT]?(-[0-9.]{1,8}[KMGTP]?)?(,[0-9.]{1,8}[KMGT]?(-[0-9.]{1,8}[KMGT]?)?){0,4}",
+        ) {
+            if let Ok(v) = parse_sizes(&text) {
+                proptest::prop_assert!(!v.is_empty() && v.len() <= 57 * 5);
+                proptest::prop_assert!(v.windows(2).all(|w| w[0] < w[1]) && v[0] >= 1);
+            }
+        }
+    }
+
     #[test]
     fn size_lists_and_ranges() {
         assert_eq!(
@@ -636,7 +653,10 @@ mod tests {
             "--mem-nodes 9: node 9 does not exist (nodes: 0-2)"
         );
         assert!(err(&["--mem-nodes", "x"]).starts_with("--mem-nodes x: "));
-        assert_eq!(err(&["--phi", "0"]), "--phi 0: give MB/s > 0");
+        assert_eq!(
+            err(&["--phi", "0"]),
+            "--phi 0: give MB/s from 1 to 1000000000 (1 PB/s)"
+        );
         assert!(err(&["--tolerance", "150"]).contains("0 to 100"));
         let e = err(&["--sizes", "1T"]);
         assert!(e.contains("free on node 0"), "{e}");

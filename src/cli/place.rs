@@ -10,6 +10,7 @@ use crate::topology::{SysfsRoot, read_topology};
 use anyhow::{Context, Result};
 use serde::Serialize;
 use std::collections::BTreeMap;
+use std::path::Path;
 
 /// Allocate a buffer under a memory policy from a pinned thread and report
 /// where its pages and the thread really are (pages per node, huge-page
@@ -31,7 +32,8 @@ pub struct PlaceArgs {
     #[arg(long, short = 'N', value_name = "NODE")]
     pub cpu_node: Option<usize>,
     /// Pages: base, thp, hugetlb (2 MiB), hugetlb:1G, or auto (hugetlb, then
-    /// THP, then base pages).
+    /// THP, then base pages). A hugetlb size the kernel lacks is refused;
+    /// an empty pool falls back to THP, as the output says.
     #[arg(long, default_value = "thp", value_name = "KIND")]
     pub pages: String,
     /// Print JSON instead of the table.
@@ -61,12 +63,13 @@ pub fn run(args: PlaceArgs) -> Result<()> {
         .parse()
         .map_err(|e| crate::error::usage(format!("--policy {e}")))?;
     select::policy_nodes(&topo, &policy, "--policy")?;
-    let size =
-        select::parse_size(&args.size).map_err(|e| crate::error::usage(format!("--size {e}")))?;
+    let size = super::units::parse_size(&args.size)
+        .map_err(|e| crate::error::usage(format!("--size {e}")))?;
     let pages: PageKind = args
         .pages
         .parse()
         .map_err(|e| crate::error::usage(format!("--pages {e}")))?;
+    check_huge_size(pages, &args.pages, Path::new(HUGEPAGES))?;
     // Only `bind` keeps the pages off the other nodes; every other policy
     // falls back to them when its nodes are full.
     let bound: Option<Vec<usize>> = match &policy {
@@ -127,6 +130,50 @@ pub fn run(args: PlaceArgs) -> Result<()> {
     Ok(())
 }
 
+/// Where the kernel lists its huge page sizes, one directory each.
+const HUGEPAGES: &str = "/sys/kernel/mm/hugepages";
+
+/// A hugetlb size the kernel does not have could never be used: the run
+/// would silently measure THP instead. An empty pool of a size it has is
+/// different: that is what `place` reports (the fallback line), since pools
+/// change at run time.
+fn check_huge_size(pages: PageKind, text: &str, dir: &Path) -> Result<()> {
+    let PageKind::HugeTlb(size) = pages else {
+        return Ok(());
+    };
+    let mut sizes: Vec<u64> = std::fs::read_dir(dir)
+        .map(|d| {
+            d.filter_map(|e| {
+                let name = e.ok()?.file_name();
+                let kb = name
+                    .to_str()?
+                    .strip_prefix("hugepages-")?
+                    .strip_suffix("kB")?;
+                kb.parse::<u64>().ok()?.checked_mul(1024)
+            })
+            .collect()
+        })
+        .unwrap_or_default();
+    if sizes.contains(&(size as u64)) {
+        return Ok(());
+    }
+    sizes.sort_unstable();
+    let have = if sizes.is_empty() {
+        "none: this kernel has no hugetlb pages".to_string()
+    } else {
+        sizes
+            .iter()
+            .map(|&b| format!("hugetlb:{}", super::units::short_size(b)))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    Err(crate::error::usage(format!(
+        "--pages {text}: this kernel has no {} huge pages (sizes in {}: {have}); use one of those, thp or auto",
+        bytes(size as u64),
+        dir.display()
+    )))
+}
+
 fn render(r: &Report) -> String {
     let node = |n: Option<usize>| n.map_or("?".into(), |n| n.to_string());
     let mut out = format!(
@@ -177,4 +224,29 @@ fn render(r: &Report) -> String {
         p.huge_pct
     );
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_huge_page_sizes_the_kernel_has_are_accepted() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("hugepages-2048kB")).unwrap();
+        let check = |kind: &str| check_huge_size(kind.parse().unwrap(), kind, dir.path());
+        assert!(check("hugetlb").is_ok() && check("hugetlb:2M").is_ok());
+        assert!(check("thp").is_ok() && check("auto").is_ok());
+        let e = check("hugetlb:1G").unwrap_err().to_string();
+        assert!(
+            e.starts_with("--pages hugetlb:1G: this kernel has no 1 GiB huge pages")
+                && e.contains(": hugetlb:2M)"),
+            "{e}"
+        );
+        let empty = tempfile::tempdir().unwrap();
+        let e = check_huge_size("hugetlb".parse().unwrap(), "hugetlb", empty.path())
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("none: this kernel has no hugetlb pages"), "{e}");
+    }
 }

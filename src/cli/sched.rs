@@ -10,7 +10,6 @@ use crate::topology::{SysfsRoot, Topology, read_topology};
 use anyhow::Result;
 use std::io::Write;
 use std::path::PathBuf;
-use std::time::Duration;
 
 const MAX_TASKS: usize = 4096;
 const MAX_GROUPS: usize = 1000;
@@ -38,19 +37,12 @@ fn groups(s: &str) -> Result<usize, String> {
     whole(s, 1, MAX_GROUPS as u64).map(|v| v as usize)
 }
 
-fn number(s: &str, lo: f64, hi: f64) -> Result<f64, String> {
-    match s.trim().parse::<f64>() {
-        Ok(v) if v.is_finite() && (lo..=hi).contains(&v) => Ok(v),
-        _ => Err(format!("'{s}' is not a number from {lo} to {hi}")),
-    }
-}
-
 fn interval(s: &str) -> Result<f64, String> {
-    number(s, 1.0, 1000.0)
+    super::units::time(s, 1.0, 1000.0, "milliseconds")
 }
 
 fn burst_at(s: &str) -> Result<f64, String> {
-    number(s, 0.0, 86_400.0)
+    super::units::time(s, 0.0, 86_400.0, "seconds")
 }
 
 /// Run numa_test: unbound tasks, a disturbance burst, and where each task
@@ -110,9 +102,9 @@ impl SchedArgs {
             tasks: self.ntasks,
             size: self.size,
             passes: self.passes,
-            interval: Duration::from_secs_f64(self.interval / 1e3),
+            interval: super::units::duration(self.interval / 1e3),
             burst: (!self.no_burst).then(|| BurstPlan {
-                at: Duration::from_secs_f64(self.burst_at),
+                at: super::units::duration(self.burst_at),
                 spec: BurstSpec::hackbench(self.burst_groups),
             }),
         })
@@ -161,6 +153,7 @@ pub fn run(args: SchedArgs) -> Result<()> {
 mod tests {
     use super::*;
     use clap::Parser;
+    use std::time::Duration;
 
     #[derive(Parser, Debug)]
     struct T {

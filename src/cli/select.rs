@@ -90,53 +90,10 @@ fn strip_flag(err: &anyhow::Error, flag: &str) -> String {
     }
 }
 
-/// Sizes as people write them: `4096`, `64K`, `64KiB`, `2M`, `1.5G`
-/// (binary multiples).
-pub fn parse_size(text: &str) -> Result<usize, String> {
-    let t = text.trim();
-    let split = t
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(t.len());
-    let (num, unit) = t.split_at(split);
-    let mult: u64 = match unit.trim().to_ascii_lowercase().as_str() {
-        "" | "b" => 1,
-        "k" | "kb" | "kib" => 1 << 10,
-        "m" | "mb" | "mib" => 1 << 20,
-        "g" | "gb" | "gib" => 1 << 30,
-        "t" | "tb" | "tib" => 1 << 40,
-        other => {
-            return Err(format!(
-                "'{text}': unknown unit '{other}' (use K, M, G or T)"
-            ));
-        }
-    };
-    let value: f64 = num
-        .parse()
-        .map_err(|_| format!("'{text}' is not a size (e.g. 4096, 64K, 256M, 1.5G)"))?;
-    let bytes = value * mult as f64;
-    if !(bytes >= 1.0 && bytes < (1u64 << 56) as f64) {
-        return Err(format!("'{text}' is out of range (1 byte to 64 PiB)"));
-    }
-    Ok(bytes as usize)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::topology::fixture as topo;
-
-    #[test]
-    fn sizes() {
-        assert_eq!(parse_size("4096"), Ok(4096));
-        assert_eq!(parse_size("64K"), Ok(64 << 10));
-        assert_eq!(parse_size("64KiB"), Ok(64 << 10));
-        assert_eq!(parse_size("1.5G"), Ok(3 << 29));
-        assert!(parse_size("12Q").unwrap_err().contains("unknown unit"));
-        assert!(parse_size("").is_err());
-        assert!(parse_size("0").is_err());
-        assert!(parse_size("1e99G").is_err());
-        assert!(parse_size("99999999999T").is_err());
-    }
 
     #[test]
     fn nodes_and_cpus_are_checked_against_the_machine() {

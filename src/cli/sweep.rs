@@ -1,7 +1,7 @@
 //! `numabench sweep`: bandwidth and latency across cache-aware buffer sizes,
 //! option-compatible with sc-membench where the options overlap.
 
-use super::select::parse_size;
+use super::units::parse_size;
 use crate::error::usage;
 use crate::kernels::{self, KernelSpec};
 use crate::probes::sweep::{self, SweepConfig, SweepOp, SweepRow};
@@ -21,39 +21,47 @@ pub struct SweepArgs {
     /// several [default: read, write, copy, triad, latency]
     #[arg(short = 'o', long = "op", value_name = "OP")]
     pub ops: Vec<String>,
-    /// Measure only this per-thread buffer size, in KiB (repeatable).
+    /// Measure only this per-thread buffer size: whole KiB, at least 4;
+    /// a plain number is KiB, units work too (64K, 2M). Repeatable; not
+    /// with -f.
     #[arg(short = 's', long = "size", value_name = "SIZE_KB")]
     pub sizes: Vec<String>,
     /// Bandwidth threads [default: every CPU this process may use].
     #[arg(short = 'p', long = "threads", value_name = "THREADS")]
     pub threads: Option<usize>,
-    /// Try 1, 2, 4, ... threads up to the maximum and report the best.
+    /// Try 1, 2, 4, ... threads up to -p (default: every CPU this process
+    /// may use) and report the best.
     #[arg(short = 'a', long = "auto-threads")]
     pub auto_threads: bool,
     /// Huge pages (hugetlb if a pool has room, else THP) for buffers of at
     /// least 4 MiB; without it, base pages throughout.
     #[arg(short = 'H', long = "huge")]
     pub huge: bool,
-    /// Stop starting new measurements after SECONDS (0 = no limit).
+    /// Stop starting new measurements after SECONDS (0 = no limit, at most
+    /// 604800, a week).
     #[arg(
         short = 't',
         long = "time-limit",
         value_name = "SECONDS",
-        default_value_t = 0.0
+        default_value_t = 0.0,
+        value_parser = super::units::time_limit,
+        allow_negative_numbers = true
     )]
     pub time_limit: f64,
-    /// Timed runs per measurement after one warm-up; the best is reported.
+    /// Timed runs per measurement after one warm-up (1 to 1000); the best is
+    /// reported.
     #[arg(short = 'r', long = "tries", value_name = "TRIES", default_value_t = 3)]
     pub tries: usize,
-    /// Continue past 4xL3 up to half the free memory.
+    /// Continue past 4xL3 up to half the free memory (not with -s).
     #[arg(short = 'f', long = "full")]
     pub full: bool,
     /// Force a kernel by name, e.g. copy_nt_avx512 (see --list-kernels);
-    /// repeatable, one per operation.
+    /// repeatable, one per operation; its operation is measured (with -o,
+    /// -o must name it).
     #[arg(long = "kernel-variant", value_name = "NAME")]
     pub variants: Vec<String>,
-    /// List the kernels and which this CPU can run, then exit.
-    #[arg(long)]
+    /// List the kernels and which this CPU can run, then exit (alone).
+    #[arg(long, exclusive = true)]
     pub list_kernels: bool,
     /// Human-readable table with summary and scores (the default on a
     /// terminal).
@@ -95,9 +103,41 @@ fn list_kernels() -> String {
     t.render()
 }
 
-fn config(args: &SweepArgs, max_threads: usize, allowed: &str) -> Result<SweepConfig> {
+/// The smallest per-thread buffer: one base page.
+const MIN_SIZE: usize = 4096;
+
+/// A per-thread size for `-s`: plain numbers are KiB, as in sc-membench;
+/// units are accepted too. Rows report KiB and the smallest buffer is one
+/// page, so only whole KiB from 4 KiB up can be measured as asked.
+fn sweep_size(text: &str) -> Result<usize> {
+    let t = text.trim();
+    let plain = !t.is_empty() && t.chars().all(|c| c.is_ascii_digit() || c == '.');
+    let accepted = "sizes are whole KiB from 4 up; plain numbers are KiB (-s 1024 is 1 MiB), units work too (-s 64K, -s 2M)";
+    let bytes = if plain {
+        parse_size(&format!("{t}K"))
+    } else {
+        parse_size(t)
+    }
+    .map_err(|_| usage(format!("-s {text}: not a size; {accepted}")))?;
+    if bytes % 1024 != 0 {
+        return Err(usage(format!(
+            "-s {text}: {bytes} bytes is not a whole number of KiB; {accepted}"
+        )));
+    }
+    if bytes < MIN_SIZE {
+        return Err(usage(format!(
+            "-s {text}: {} KiB is below the smallest buffer, one 4 KiB page; {accepted}",
+            bytes / 1024
+        )));
+    }
+    Ok(bytes)
+}
+
+/// Forced kernels: each one that exists and runs here, at most one per
+/// operation.
+fn forced_kernels(names: &[String]) -> Result<Vec<&'static KernelSpec>> {
     let mut variants: Vec<&'static KernelSpec> = Vec::new();
-    for name in &args.variants {
+    for name in names {
         let k = kernels::find(name).ok_or_else(|| {
             usage(format!(
                 "--kernel-variant {name}: no such kernel (run 'numabench sweep --list-kernels')"
@@ -114,8 +154,22 @@ fn config(args: &SweepArgs, max_threads: usize, allowed: &str) -> Result<SweepCo
                     .join(", ")
             )));
         }
+        if let Some(other) = variants.iter().find(|v| v.op == k.op) {
+            if other.name == k.name {
+                continue;
+            }
+            return Err(usage(format!(
+                "--kernel-variant {} and --kernel-variant {name} are both {} kernels: give one per operation",
+                other.name, k.op
+            )));
+        }
         variants.push(k);
     }
+    Ok(variants)
+}
+
+fn config(args: &SweepArgs, max_threads: usize, allowed: &str) -> Result<SweepConfig> {
+    let variants = forced_kernels(&args.variants)?;
     let mut ops = Vec::new();
     for o in &args.ops {
         ops.push(SweepOp::parse(o).map_err(|e| usage(format!("-o {e}")))?);
@@ -127,29 +181,46 @@ fn config(args: &SweepArgs, max_threads: usize, allowed: &str) -> Result<SweepCo
             variants.iter().map(|k| SweepOp::bandwidth(k.op)).collect()
         };
     }
+    // A forced kernel whose operation is not measured would be ignored.
+    if let Some(k) = variants
+        .iter()
+        .find(|k| !ops.contains(&SweepOp::bandwidth(k.op)))
+    {
+        return Err(usage(format!(
+            "--kernel-variant {}: a {} kernel, but -o does not measure {}: add -o {}, or leave out -o to measure the forced kernels' operations",
+            k.name, k.op, k.op, k.op
+        )));
+    }
+    if args.full && !args.sizes.is_empty() {
+        return Err(usage(format!(
+            "-f and -s {}: -f continues the cache-aware sizes up to half the free memory, -s measures only the sizes given; give one of them",
+            args.sizes.join(" -s ")
+        )));
+    }
     let sizes = if args.sizes.is_empty() {
         None
     } else {
         let mut v = Vec::new();
         for s in &args.sizes {
-            // Plain numbers are KiB, as in sc-membench; units are accepted too.
-            let bytes = if s.chars().all(|c| c.is_ascii_digit()) {
-                s.parse::<usize>()
-                    .ok()
-                    .filter(|&k| k > 0 && k < 1 << 40)
-                    .map(|k| k * 1024)
-            } else {
-                parse_size(s).ok()
-            };
-            let bytes = bytes.ok_or_else(|| {
-                usage(format!(
-                    "-s {s}: not a size in KiB (e.g. -s 1024 for 1 MiB)"
-                ))
-            })?;
-            v.push(bytes.max(4096));
+            v.push(sweep_size(s)?);
         }
         Some(v)
     };
+    // Huge pages start at 4 MiB of arrays per thread; below that -H
+    // would change nothing.
+    let arrays = |o: &SweepOp| o.op().map_or(1, |op| op.arrays());
+    let widest = ops.iter().map(arrays).max().unwrap_or(1);
+    if args.huge
+        && let Some(sizes) = &sizes
+        && sizes
+            .iter()
+            .all(|s| s.saturating_mul(widest) < sweep::HUGE_FROM)
+    {
+        return Err(usage(format!(
+            "-H with -s {}: huge pages are used for a thread's arrays of 4 MiB and more, and these are smaller; leave -H out, or add a larger -s such as 4M",
+            args.sizes.join(" -s ")
+        )));
+    }
     if let Some(p) = args.threads
         && (p == 0 || p > max_threads)
     {
@@ -157,15 +228,21 @@ fn config(args: &SweepArgs, max_threads: usize, allowed: &str) -> Result<SweepCo
             "-p {p}: use 1 to {max_threads} threads (CPUs this process may use: {allowed})"
         )));
     }
-    if args.tries == 0 {
-        return Err(usage("-r 0: at least one try is needed"));
-    }
-    if !(args.time_limit >= 0.0 && args.time_limit.is_finite()) {
+    if ops.iter().all(|o| *o == SweepOp::Latency) && (args.auto_threads || args.threads.is_some()) {
         return Err(usage(format!(
-            "-t {}: the time limit must be 0 or more seconds",
-            args.time_limit
+            "{}: -o latency alone measures with one thread; -p and -a set the bandwidth threads: leave them out, or add a bandwidth operation such as -o read",
+            match args.threads {
+                Some(p) if !args.auto_threads => format!("-p {p}"),
+                _ => "-a".to_string(),
+            }
         )));
     }
+    if args.auto_threads && args.threads == Some(1) {
+        return Err(usage(
+            "-a with -p 1: -a tries 1, 2, 4, ... threads up to -p (default: every usable CPU), so with one thread there is nothing to try; drop -a or raise -p",
+        ));
+    }
+    super::units::tries(args.tries, "-r", "try")?;
     Ok(SweepConfig {
         ops,
         sizes,
@@ -173,7 +250,7 @@ fn config(args: &SweepArgs, max_threads: usize, allowed: &str) -> Result<SweepCo
         threads: args.threads,
         auto_threads: args.auto_threads,
         huge: args.huge,
-        time_limit: (args.time_limit > 0.0).then(|| Duration::from_secs_f64(args.time_limit)),
+        time_limit: super::units::limit(args.time_limit),
         tries: args.tries,
         variants,
         min_run: Duration::from_millis(40),
@@ -337,4 +414,46 @@ pub(crate) fn record(r: &SweepRow) -> Record {
         cpus_seen: r.cpus_seen.clone(),
     });
     rec
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn sizes_are_whole_kib_from_one_page() {
+        assert_eq!(sweep_size("16").unwrap(), 16 << 10);
+        assert_eq!(sweep_size("2M").unwrap(), 2 << 20);
+        let e = sweep_size("4.5").unwrap_err().to_string();
+        assert!(e.contains("4608 bytes is not a whole number of KiB"), "{e}");
+        for bad in ["1.5", "1", "3K", "1000B", "0", "", "-4", "4Q"] {
+            let e = sweep_size(bad).unwrap_err().to_string();
+            assert!(
+                e.starts_with(&format!("-s {bad}: ")) && e.contains("whole KiB from 4"),
+                "{e}"
+            );
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn any_size_text_is_a_size_or_an_error(text in "\\PC{0,16}|[0-9.]{1,12}[KkMmGgTtBi]{0,3}") {
+            if let Ok(b) = sweep_size(&text) {
+                prop_assert!(b >= MIN_SIZE && b % 1024 == 0);
+            }
+        }
+
+        #[test]
+        fn any_kernel_names_are_kernels_or_an_error(
+            names in proptest::collection::vec("[a-z0-9_]{0,16}|read_portable|copy_portable|read_avx2", 0..4),
+        ) {
+            if let Ok(v) = forced_kernels(&names) {
+                let mut ops: Vec<String> = v.iter().map(|k| k.op.to_string()).collect();
+                ops.sort();
+                ops.dedup();
+                prop_assert_eq!(ops.len(), v.len(), "one kernel per operation");
+            }
+        }
+    }
 }

@@ -66,6 +66,14 @@ fn heat(pct: f64) -> String {
     format!("hsl({hue:.0},70%,80%)")
 }
 
+/// `v` as a percentage of the row's reference `b` (inverted where lower is
+/// better); `None` where it is not a finite positive figure, e.g. 1e308
+/// against 1e-300, which then gets no colour.
+fn share_pct(v: f64, b: f64, lower_better: bool) -> Option<f64> {
+    let ratio = if lower_better { b / v } else { v / b };
+    Some(100.0 * ratio).filter(|p| b > 0.0 && v > 0.0 && p.is_finite())
+}
+
 /// A grid as a heatmap table coloured by % of the row's reference.
 fn heatmap(a: &Atlas, title: &str, g: &Grid, lower_better: bool, digits: usize) -> String {
     if g.is_empty() {
@@ -87,13 +95,10 @@ fn heatmap(a: &Atlas, title: &str, g: &Grid, lower_better: bool, digits: usize) 
             g.local(c)
         };
         for &m in &a.mem_nodes {
-            match (g.get(c, m), best) {
-                (Some(v), Some(b)) if b > 0.0 && v > 0.0 => {
-                    let pct = if lower_better {
-                        100.0 * b / v
-                    } else {
-                        100.0 * v / b
-                    };
+            let v = g.get(c, m);
+            let pct = v.zip(best).and_then(|(v, b)| share_pct(v, b, lower_better));
+            match (v, pct) {
+                (Some(v), Some(pct)) => {
                     let _ = write!(
                         out,
                         "<td style=\"background:{}\" title=\"{pct:.0}%\">{v:.digits$}</td>",

@@ -70,33 +70,63 @@ const RIGHT: f64 = 150.0;
 const TOP: f64 = 30.0;
 const BOTTOM: f64 = 50.0;
 
-/// "Nice" tick values covering `lo..=hi`, about `n` of them.
+/// Most ticks an axis gets; more would only overlap.
+const MAX_TICKS: i64 = 50;
+
+/// "Nice" tick values covering `lo..=hi`, about `n` of them. Any finite
+/// range gives a short list of finite values: ranges too wide for f64
+/// arithmetic or too narrow for a step (subnormal values) get their ends.
 pub fn ticks(lo: f64, hi: f64, n: usize) -> Vec<f64> {
     if hi <= lo || !lo.is_finite() || !hi.is_finite() {
         return vec![lo];
     }
-    let raw = (hi - lo) / n.max(1) as f64;
+    let ends = vec![lo, hi];
+    // Halves first so that -1e308..1e308 does not overflow to infinity.
+    let raw = (hi / 2.0 - lo / 2.0) / n.max(1) as f64 * 2.0;
     let mag = 10f64.powf(raw.log10().floor());
+    if !(mag.is_normal() && raw.is_finite()) {
+        return ends;
+    }
     let step = [1.0, 2.0, 2.5, 5.0, 10.0]
         .iter()
         .map(|m| m * mag)
         .find(|s| *s >= raw)
         .unwrap_or(10.0 * mag);
+    let (first, last) = ((lo / step).ceil(), (hi / step + 1e-9).floor());
+    // Far from zero relative to the step, multiples of it are not exact.
+    if !(first.abs() < 1e15 && last.abs() < 1e15 && last - first <= MAX_TICKS as f64) {
+        return ends;
+    }
+    let unit = 10f64.powi(-(step.log10().floor() as i32) + 2);
     // Multiples of the step, computed each from its index so no rounding
     // error accumulates (1.0 + 5 x 0.2 must be exactly 2).
-    let (first, last) = ((lo / step).ceil() as i64, (hi / step + 1e-9).floor() as i64);
-    (first..=last)
+    (first as i64..=last as i64)
         .map(|k| {
             let t = k as f64 * step;
-            let unit = 10f64.powi(-(step.log10().floor() as i32) + 2);
-            (t * unit).round() / unit
+            let rounded = (t * unit).round() / unit;
+            if rounded.is_finite() { rounded } else { t }
         })
         .collect()
 }
 
+/// Where `v` lies between `lo` and `hi`, 0 to 1, for any finite inputs:
+/// computed on halves so the span cannot overflow, and 0.5 when the span
+/// is empty.
+fn fraction(v: f64, lo: f64, hi: f64) -> f64 {
+    let span = hi / 2.0 - lo / 2.0;
+    let f = (v / 2.0 - lo / 2.0) / span;
+    if f.is_finite() {
+        f.clamp(0.0, 1.0)
+    } else {
+        0.5
+    }
+}
+
 fn fmt_num(v: f64) -> String {
     let a = v.abs();
-    if a >= 1e6 {
+    if a >= 1e15 || (a > 0.0 && a < 0.01) {
+        format!("{v:.1e}")
+    } else if a >= 1e6 {
         format!("{:.1}M", v / 1e6)
     } else if a >= 1e4 {
         format!("{:.0}k", v / 1e3)
@@ -149,12 +179,14 @@ pub fn render(c: &Chart) -> String {
     if x1 <= x0 {
         x1 = x0 + 1.0;
     }
-    let y1 = pts.iter().map(|p| p.1).fold(f64::MIN, f64::max).max(0.0) * 1.05;
+    let y_max = pts.iter().map(|p| p.1).fold(f64::MIN, f64::max).max(0.0);
+    // 5% headroom, short of infinity at the top of the f64 range.
+    let y1 = (y_max * 1.05).min(f64::MAX);
     let y0 = pts.iter().map(|p| p.1).fold(f64::MAX, f64::min).min(0.0);
     let y1 = if y1 <= y0 { y0 + 1.0 } else { y1 };
     let (pw, ph) = (W - LEFT - RIGHT, H - TOP - BOTTOM);
-    let px = |x: f64| LEFT + (tx(x) - x0) / (x1 - x0) * pw;
-    let py = |y: f64| TOP + ph - (y - y0) / (y1 - y0) * ph;
+    let px = |x: f64| LEFT + fraction(tx(x), x0, x1) * pw;
+    let py = |y: f64| TOP + ph - fraction(y, y0, y1) * ph;
     // Axes and grid.
     let _ = write!(
         s,
@@ -337,5 +369,85 @@ mod tests {
         assert_eq!(t[1], 10_000.0);
         assert!(*t.last().unwrap() <= 31_000.0);
         assert_eq!(ticks(5.0, 5.0, 5), [5.0]);
+    }
+
+    /// Every number in the SVG's coordinate attributes, parsed.
+    fn coordinates(svg: &str) -> Vec<f64> {
+        let mut out = Vec::new();
+        for attr in [
+            " x=\"",
+            " y=\"",
+            " x1=\"",
+            " y1=\"",
+            " x2=\"",
+            " y2=\"",
+            " cx=\"",
+            " cy=\"",
+            " points=\"",
+        ] {
+            for (at, _) in svg.match_indices(attr) {
+                let rest = &svg[at + attr.len()..];
+                let value = &rest[..rest.find('"').unwrap()];
+                out.extend(
+                    value
+                        .split([' ', ','])
+                        .filter(|n| !n.is_empty())
+                        .map(|n| n.parse::<f64>().unwrap_or(f64::NAN)),
+                );
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn extreme_ranges_give_short_finite_ticks() {
+        for (lo, hi) in [
+            (0.0, 5e-324),
+            (-f64::MAX, f64::MAX),
+            (0.0, f64::MAX),
+            (1e300, 1e300 * (1.0 + 1e-15)),
+            (-1e-310, 1e-310),
+        ] {
+            let t = ticks(lo, hi, 5);
+            assert!(!t.is_empty() && t.len() <= 51, "{lo}..{hi}: {t:?}");
+            assert!(t.iter().all(|v| v.is_finite()), "{lo}..{hi}: {t:?}");
+        }
+    }
+
+    proptest::proptest! {
+        /// Any finite points draw at finite coordinates inside the chart.
+        #[test]
+        fn any_finite_points_draw_finite_coordinates(
+            points in proptest::collection::vec(
+                (proptest::num::f64::ANY, proptest::num::f64::ANY),
+                1..8,
+            ),
+            log in proptest::bool::ANY,
+        ) {
+            let c = Chart {
+                title: "t".into(),
+                x_log2: log,
+                lines: vec![Line { label: "l".into(), points }],
+                markers: vec![Marker { x: 4096.0, label: "m".into() }],
+                ..Default::default()
+            };
+            let svg = render(&c);
+            for v in coordinates(&svg) {
+                proptest::prop_assert!(v.is_finite() && (0.0..=W).contains(&v), "{v} in {svg}");
+            }
+        }
+
+        #[test]
+        fn ticks_of_any_range_are_few_and_finite(
+            lo in proptest::num::f64::ANY,
+            hi in proptest::num::f64::ANY,
+            n in 0usize..20,
+        ) {
+            let t = ticks(lo, hi, n);
+            proptest::prop_assert!(t.len() <= 51);
+            if lo.is_finite() && hi.is_finite() {
+                proptest::prop_assert!(t.iter().all(|v| v.is_finite()));
+            }
+        }
     }
 }

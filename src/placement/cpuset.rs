@@ -412,6 +412,18 @@ mod tests {
             let _ = IdSet::parse_list(&text);
         }
 
+        /// List-shaped text (ids, ranges, strides, stray spaces and
+        /// commas) is a set of ids below the bound or an error.
+        #[test]
+        fn list_like_text_is_a_set_or_an_error(
+            text in "[0-9]{1,5}(-[0-9]{1,5})?(:[0-9]{1,3}/[0-9]{1,3})?([ ,]{1,2}[0-9]{1,5}(-[0-9]{0,5})?(:[0-9]{0,3}/?[0-9]{0,3})?){0,3}",
+        ) {
+            if let Ok(set) = IdSet::parse_list(&text) {
+                prop_assert!(set.iter().all(|id| id < MAX_ID));
+                prop_assert_eq!(IdSet::parse_list(&set.to_list()).unwrap(), set);
+            }
+        }
+
         #[test]
         fn parser_never_panics_on_list_like_text(text in "[0-9,:/ -]{0,30}") {
             if let Ok(s) = IdSet::parse_list(&text) {

@@ -293,8 +293,12 @@ fn pick_kernel(cfg: &SweepConfig, op: Op) -> Result<&'static KernelSpec> {
     kernels::best(op, Store::Regular).with_context(|| format!("no kernel for {op} on this CPU"))
 }
 
+/// Smallest buffer (all of a thread's arrays together) that `huge` gives
+/// huge pages; smaller ones stay on base pages.
+pub const HUGE_FROM: usize = 4 << 20;
+
 fn pages_for(cfg: &SweepConfig, bytes: usize) -> PageKind {
-    if cfg.huge && bytes >= 4 << 20 {
+    if cfg.huge && bytes >= HUGE_FROM {
         PageKind::Auto
     } else {
         PageKind::Base

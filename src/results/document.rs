@@ -4,6 +4,7 @@
 //! do not know, so newer files stay readable; a file whose `schema` is newer
 //! than [`SCHEMA`] is read as far as its shape allows and flagged.
 
+use crate::placement::cpuset::MAX_ID;
 use crate::topology::{Allowed, Thp, Topology};
 use anyhow::{Context, Result, bail};
 use serde::{Deserialize, Serialize};
@@ -252,8 +253,36 @@ impl Document {
             Err(whole) => lenient(obj, schema, &mut warnings)
                 .with_context(|| format!("schema {schema} document does not match: {whole}"))?,
         };
+        check_host_ids(&document.host.topology)?;
         Ok(Loaded { document, warnings })
     }
+}
+
+/// Node and CPU numbers from a file become bitmaps when shown, so each is
+/// held to the bound the list parser keeps ([`MAX_ID`]): a file naming node
+/// 2^61 would otherwise ask for an exabyte.
+fn check_host_ids(topo: &Topology) -> Result<()> {
+    let ids = topo
+        .nodes
+        .iter()
+        .map(|n| ("node", n.id))
+        .chain(topo.cpus.iter().map(|c| ("CPU", c.id)))
+        .chain(topo.cpus.iter().filter_map(|c| c.node).map(|n| ("node", n)))
+        .chain(
+            topo.accelerators
+                .iter()
+                .filter_map(|a| a.numa_node)
+                .map(|n| ("node", n)),
+        );
+    for (what, id) in ids {
+        if id >= MAX_ID {
+            bail!(
+                "its host names {what} {id}, past the largest id ({})",
+                MAX_ID - 1
+            );
+        }
+    }
+    Ok(())
 }
 
 /// A document whose whole does not parse: its records one by one (bad ones

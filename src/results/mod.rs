@@ -2,6 +2,8 @@
 //! (tables, CSV, HTML, compare) renders.
 
 mod document;
+#[cfg(test)]
+mod document_props;
 mod time;
 mod write;
 

@@ -115,7 +115,7 @@ fn bad_matrix_input() {
         ),
         (&["--mem-nodes", "x"], &["--mem-nodes x", "'x'"]),
         (&["--peak", "-1"], &["'-1'"]),
-        (&["--peak=-1"], &["--peak -1", "MB/s > 0"]),
+        (&["--peak=-1"], &["--peak -1", "MB/s from 1 to"]),
     ];
     for (args, words) in cases {
         let mut all = vec!["matrix"];

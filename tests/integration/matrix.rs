@@ -11,9 +11,14 @@ use std::collections::BTreeSet;
 const SMALL: [&str; 4] = ["--size", "16M", "--latency-size", "16M"];
 
 fn matrix_out(extra: &[&str]) -> String {
+    // --latency-size is refused where no latency is measured.
+    let no_latency = extra
+        .iter()
+        .any(|a| ["--no-latency", "--per-core"].contains(a));
+    let small = if no_latency { &SMALL[..2] } else { &SMALL[..] };
     let args: Vec<&str> = ["matrix"]
         .iter()
-        .chain(&SMALL)
+        .chain(small)
         .chain(extra)
         .copied()
         .collect();

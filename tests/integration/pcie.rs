@@ -120,7 +120,7 @@ fn bad_input_exits_2_with_one_line() {
         &["--mem-nodes 9", "node 9 does not exist"],
     );
     rejects(&["--mem-nodes", "x"], &["--mem-nodes x"]);
-    rejects(&["--phi=-5"], &["--phi -5", "MB/s > 0"]);
+    rejects(&["--phi=-5"], &["--phi -5", "MB/s from 1 to"]);
     rejects(&["--tolerance", "200"], &["--tolerance 200"]);
     rejects(&["--json", "--csv"], &["--csv"]);
     rejects(

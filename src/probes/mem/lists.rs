@@ -208,6 +208,29 @@ pub fn expand(tokens: &[Token], tasks: usize) -> Expanded {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// Any -C/-M text is tokens or an error; checked tokens expand to at
+        /// most one entry per task, whatever the numbers.
+        #[test]
+        fn any_list_is_tokens_or_an_error(
+            text in "\\PC{0,24}|[0-9]{1,8}([-#_x][0-9]{1,8}){0,4}(,[0-9]{1,8}([-#_x][0-9]{1,8}){0,4}){0,3}",
+            nodes in proptest::bool::ANY,
+            count in 1usize..300,
+            tasks in 0usize..64,
+        ) {
+            let kind = if nodes { ListKind::Nodes } else { ListKind::Cpus };
+            if let Ok(tokens) = parse(&text, kind) {
+                let exists = |id: usize| if id < count { Ok(()) } else { Err(format!("{id} is not there")) };
+                if check(&tokens, kind, count, &exists).is_ok() {
+                    let e = expand(&tokens, tasks);
+                    prop_assert!(e.entries.len() <= tasks);
+                    prop_assert!(e.entries.iter().all(|x| x.first + x.len <= count));
+                }
+            }
+        }
+    }
 
     fn cpus(text: &str, tasks: usize) -> Vec<(usize, usize)> {
         let toks = parse(text, ListKind::Cpus).unwrap();

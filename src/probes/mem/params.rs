@@ -403,6 +403,43 @@ fn bind_nodes(p: &mut Params, text: &str, topo: &Topology) -> Result<()> {
 mod tests {
     use super::*;
     use crate::topology::fixture;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// Any counts, megabytes and lists resolve to parameters or an
+        /// error; what resolves has finite sizes and a task count that
+        /// matches.
+        #[test]
+        fn any_options_resolve_or_are_refused(
+            nr_proc in proptest::option::of(-3i64..5000),
+            nr_threads in proptest::option::of(-3i64..5000),
+            mb in proptest::collection::vec(proptest::option::of("-?[0-9]{0,20}(\\.[0-9]{0,6})?(e[0-9]{1,3})?|NaN|inf|\\PC{0,8}"), 4),
+            lists in proptest::collection::vec(proptest::option::of("[0-9]{1,7}([-#_x][0-9]{1,7}){0,3}(,[0-9]{1,4}){0,2}|\\PC{0,8}"), 2),
+            perturb in any::<i64>(),
+            thp in any::<i64>(),
+        ) {
+            let raw = RawOptions {
+                nr_proc,
+                nr_threads,
+                mb_global: mb[0].clone(),
+                mb_proc: mb[1].clone(),
+                mb_proc_locked: mb[2].clone(),
+                mb_thread: mb[3].clone(),
+                perturb_secs: perturb,
+                thp,
+                cpus: lists[0].clone(),
+                memnodes: lists[1].clone(),
+                ..RawOptions::seed_defaults()
+            };
+            if let Ok(p) = resolve(&raw, &fixture("two-node")) {
+                prop_assert_eq!(p.nr_tasks, p.nr_proc * p.nr_threads);
+                for mb in [p.mb_global, p.mb_proc, p.mb_proc_locked, p.mb_thread] {
+                    prop_assert!(mb.is_finite() && mb >= 0.0);
+                }
+                prop_assert!(p.bytes_process_locked <= p.bytes_process);
+            }
+        }
+    }
 
     fn raw() -> RawOptions {
         RawOptions {
