@@ -79,7 +79,11 @@ pub struct ModelArgs {
 pub fn load(path: &std::path::Path) -> Result<Document> {
     let loaded = Document::load(path).map_err(|e| usage(format!("{e:#}")))?;
     for w in &loaded.warnings {
-        eprintln!("numabench: warning: {}: {w}", path.display());
+        eprintln!(
+            "numabench: warning: {}: {}",
+            crate::output::escape(&path.display().to_string()),
+            crate::output::escape(w)
+        );
     }
     Ok(loaded.document)
 }

@@ -214,7 +214,7 @@ impl Document {
     /// Reads a results file; the error says which file and what is wrong
     /// with it.
     pub fn load(path: &Path) -> Result<Loaded> {
-        let text = std::fs::read_to_string(path)
+        let text = read_results_file(path)
             .with_context(|| format!("cannot read results file {}", path.display()))?;
         Self::from_json(&text)
             .with_context(|| format!("{} is not a usable results file", path.display()))
@@ -247,6 +247,41 @@ impl Document {
         };
         Ok(Loaded { document, warnings })
     }
+}
+
+/// Most a results file may hold; a run of every probe on a large machine
+/// writes a few MiB.
+pub const MAX_RESULTS_BYTES: u64 = 256 << 20;
+
+/// The text of a results file, which must be a regular file: a FIFO or a
+/// terminal would block forever, `/dev/zero` would never end. The file is
+/// opened without blocking and checked on its descriptor, so nothing can be
+/// swapped in between the check and the read.
+fn read_results_file(path: &Path) -> Result<String> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(path)?;
+    let meta = file.metadata()?;
+    if !meta.is_file() {
+        let kind = if meta.is_dir() {
+            "a directory"
+        } else {
+            "not a regular file (a FIFO, pipe, socket or device)"
+        };
+        bail!("it is {kind}; save the results to a file first (--save FILE) and give that");
+    }
+    let mut bytes = Vec::new();
+    file.take(MAX_RESULTS_BYTES + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > MAX_RESULTS_BYTES {
+        bail!(
+            "it holds more than {} MiB, more than any results document",
+            MAX_RESULTS_BYTES >> 20
+        );
+    }
+    String::from_utf8(bytes).map_err(|_| anyhow::anyhow!("it is not UTF-8 text"))
 }
 
 /// A document whose whole does not parse: its records one by one (bad ones

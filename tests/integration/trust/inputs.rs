@@ -407,3 +407,30 @@ fn control_characters_from_the_machine_are_made_visible() {
     run.refused(&[r"1\x1b[31m"]);
     assert!(!run.stderr.contains('\x1b'));
 }
+
+#[test]
+fn a_results_file_that_is_no_regular_file_is_refused_not_waited_on() {
+    let tmp = tempfile::tempdir().unwrap();
+    let fifo = tmp.path().join("results.json");
+    mkfifo(&fifo);
+    let fifo = fifo.to_str().unwrap();
+    let dir = tmp.path().to_str().unwrap();
+    let not_regular = "not a regular file";
+    for (args, word) in [
+        (vec!["report", fifo], not_regular),
+        (vec!["compare", fifo, fifo], not_regular),
+        (vec!["model", fifo], not_regular),
+        (vec!["report", "/dev/zero"], not_regular),
+        (vec!["compare", "/dev/null", "/dev/null"], not_regular),
+        (vec!["report", dir], "a directory"),
+    ] {
+        run(&args).refused(&[word, args[1]]);
+    }
+    // An endless regular file stops at the cap.
+    let big = tmp.path().join("big.json");
+    std::fs::File::create(&big)
+        .unwrap()
+        .set_len(257 << 20)
+        .unwrap();
+    run(&["report", big.to_str().unwrap()]).refused(&["256 MiB"]);
+}
