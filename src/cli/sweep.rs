@@ -15,6 +15,13 @@ use std::time::Duration;
 /// Measure read/write/copy/triad bandwidth and pointer-chase latency at
 /// buffer sizes around the real cache sizes (L1/2 ... 4xL3), one buffer per
 /// thread bound to the thread's own node and verified.
+///
+/// Each thread may use half the free memory of its node. A size given with
+/// -s that does not fit is refused before anything is measured (exit 2).
+/// A cache-aware size that does not fit, or one the time limit (-t) cut
+/// off, is not measured: a note says so in every format (a "note:" line in
+/// the table, a "# note:" line after the CSV rows, the records' notes in
+/// JSON) and the results document is marked "complete": false.
 #[derive(clap::Args, Debug)]
 pub struct SweepArgs {
     /// Operation: read, write, copy, scale, add, triad or latency; repeat for
@@ -224,9 +231,14 @@ pub fn run(args: SweepArgs) -> Result<()> {
             eprint!("\r\x1b[K{what} ...");
         }
     };
+    sweep::check_given_sizes(&topo, &cfg).map_err(usage)?;
     let (rows, notes) = sweep::run(&topo, &cfg, &mut progress)?;
     if interactive && !verbose {
         eprint!("\r\x1b[K");
+    }
+    if rows.is_empty() && !notes.is_empty() {
+        // Nothing to attach the notes to, and nothing measured.
+        return Err(usage(format!("nothing was measured: {}", notes.join("; "))));
     }
     doc.records = rows.iter().map(record).collect();
     let warnings = comparability_warnings(&args, max);
@@ -236,13 +248,15 @@ pub fn run(args: SweepArgs) -> Result<()> {
         }
     }
     doc.finish();
+    // A size planned but not measured leaves the run incomplete.
+    doc.complete = notes.is_empty();
     if let Some(path) = &args.save {
         doc.save(path)?;
     }
     let text = if args.json {
         String::from_utf8(doc.to_json()?)?
     } else if args.csv || (!args.table && !std::io::stdout().is_terminal()) {
-        crate::output::sweep::csv(&rows)
+        crate::output::sweep::csv(&rows) + &crate::output::sweep::csv_notes(&notes)
     } else {
         crate::output::sweep::table(&rows, &warnings, &notes)
     };

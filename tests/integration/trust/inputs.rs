@@ -434,3 +434,61 @@ fn a_results_file_that_is_no_regular_file_is_refused_not_waited_on() {
         .unwrap();
     run(&["report", big.to_str().unwrap()]).refused(&["256 MiB"]);
 }
+
+#[test]
+fn an_empty_node_list_is_bad_input() {
+    for flag in ["--cpu-nodes", "--mem-nodes"] {
+        for empty in ["", " "] {
+            crate::util::rejects(&["matrix", flag, empty, "-r", "1"], &[flag, "empty"]);
+        }
+    }
+}
+
+#[test]
+fn a_size_given_that_memory_cannot_hold_is_refused_before_measuring() {
+    for op in ["read", "triad", "latency"] {
+        let run = run(&["sweep", "-s", "104857600", "-r", "1", "-o", op]);
+        run.refused(&["-s 104857600", "free memory", op]);
+        assert!(run.took < Duration::from_secs(10), "took {:?}", run.took);
+    }
+}
+
+#[test]
+fn a_size_not_measured_is_a_note_in_every_format_and_the_run_incomplete() {
+    // A time limit too short for the whole sweep leaves sizes unmeasured.
+    let base = ["sweep", "-o", "read", "-r", "1", "-p", "1", "-t", "0.2"];
+    let with = |extra: &str| {
+        let mut a = base.to_vec();
+        a.push(extra);
+        let run = run(&a);
+        run.succeeded();
+        run.stdout
+    };
+    let csv = with("--csv");
+    let last = csv.lines().last().unwrap();
+    assert!(
+        last.starts_with("# note: ") && last.contains("not measured"),
+        "{csv}"
+    );
+    let table = with("--table");
+    assert!(
+        table
+            .lines()
+            .any(|l| l.starts_with("note: ") && l.contains("not measured")),
+        "{table}"
+    );
+    let doc: serde_json::Value = serde_json::from_str(&with("--json")).unwrap();
+    assert_eq!(doc["complete"], false);
+    let notes: Vec<&serde_json::Value> = doc["records"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|r| r["notes"].as_array().into_iter().flatten())
+        .collect();
+    assert!(
+        notes
+            .iter()
+            .any(|n| n.as_str().unwrap().contains("not measured")),
+        "{notes:?}"
+    );
+}
