@@ -35,9 +35,34 @@ pub fn escape(text: &str) -> std::borrow::Cow<'_, str> {
     std::borrow::Cow::Owned(out)
 }
 
+/// Text from an input as a Markdown table cell or list item: [`escape`]d,
+/// `|` escaped so it cannot end the cell, and `<`, `>`, `&` written as
+/// entities so no HTML is injected where the Markdown is rendered.
+pub fn markdown_cell(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in escape(text).chars() {
+        match c {
+            '|' => out.push_str("\\|"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '&' => out.push_str("&amp;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
-    use super::escape;
+    use super::{escape, markdown_cell};
+
+    #[test]
+    fn markdown_cells_hold_no_html_and_no_cell_break() {
+        assert_eq!(
+            markdown_cell("a|b <script>&x\x1b"),
+            r"a\|b &lt;script&gt;&amp;x\x1b"
+        );
+    }
 
     #[test]
     fn controls_become_visible() {

@@ -492,3 +492,84 @@ fn a_size_not_measured_is_a_note_in_every_format_and_the_run_incomplete() {
         "{notes:?}"
     );
 }
+
+/// A small sweep results file whose record names, metric and host strings
+/// carry terminal controls, as a hostile or damaged file could.
+fn hostile_results(dir: &Path, name: &str) -> PathBuf {
+    let path = dir.join(name);
+    let saved = dir.join(format!("clean-{name}"));
+    run(&[
+        "sweep",
+        "-o",
+        "read",
+        "-s",
+        "16",
+        "-r",
+        "1",
+        "-p",
+        "1",
+        "--save",
+        saved.to_str().unwrap(),
+    ])
+    .succeeded();
+    let mut doc: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&saved).unwrap()).unwrap();
+    doc["host"]["hostname"] = "host\x1b[2J\x07".into();
+    doc["host"]["cpu_model"] = "cpu\u{9b}31m".into();
+    for r in doc["records"].as_array_mut().unwrap() {
+        r["name"] = "read\x1b]0;owned\x07|<b>&".into();
+    }
+    std::fs::write(&path, serde_json::to_vec(&doc).unwrap()).unwrap();
+    path
+}
+
+#[test]
+fn compare_shows_control_characters_and_markup_from_files_safely() {
+    let tmp = tempfile::tempdir().unwrap();
+    let base = hostile_results(tmp.path(), "base.json");
+    let other = hostile_results(tmp.path(), "other.json");
+    let (b, o) = (base.to_str().unwrap(), other.to_str().unwrap());
+    let labels = "lab\x1b[5m|<i>&,two";
+    for format in [None, Some("--markdown"), Some("--csv")] {
+        let mut args = vec!["compare", b, o, "--labels", labels];
+        args.extend(format);
+        let out = run(&args);
+        out.succeeded();
+        for raw in ['\x1b', '\x07', '\u{9b}'] {
+            assert!(
+                !out.stdout.contains(raw),
+                "{format:?}: {raw:?} reached stdout"
+            );
+        }
+        assert!(
+            out.stdout.contains(r"read\x1b]0;owned\x07"),
+            "{}",
+            out.stdout
+        );
+        if format == Some("--markdown") {
+            assert!(
+                out.stdout.contains(r"read\x1b]0;owned\x07\|&lt;b&gt;&amp;"),
+                "{}",
+                out.stdout
+            );
+            assert!(
+                out.stdout.contains(r"| lab\x1b[5m\|&lt;i&gt;&amp; |"),
+                "{}",
+                out.stdout
+            );
+            // Every row has as many cells as the header.
+            let cells: Vec<usize> = out
+                .stdout
+                .lines()
+                .map(|l| l.matches('|').count() - l.matches("\\|").count())
+                .collect();
+            assert!(cells.windows(2).all(|w| w[0] == w[1]), "{}", out.stdout);
+        }
+        if format.is_none() {
+            assert!(out.stdout.contains(r"lab\x1b[5m|<i>&"), "{}", out.stdout);
+        }
+    }
+    // The file's path in an error is shown safely too.
+    let odd = tmp.path().join("odd\x1b[2Jname.json");
+    run(&["report", odd.to_str().unwrap()]).refused(&[r"odd\x1b[2Jname.json"]);
+}
