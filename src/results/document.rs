@@ -238,7 +238,9 @@ impl Document {
                 "schema {schema} is newer than this numabench understands ({SCHEMA}); fields it does not know are ignored"
             ));
         }
-        let document = match serde_json::from_value::<Document>(value.clone()) {
+        // Read from the parsed value in place: a copy would double the memory a
+        // large file takes.
+        let document = match Document::deserialize(&value) {
             Ok(d) => d,
             // Read what can be read: each record on its own, the host as far
             // as its names go, and say what was left out.
@@ -250,8 +252,9 @@ impl Document {
 }
 
 /// Most a results file may hold; a run of every probe on a large machine
-/// writes a few MiB.
-pub const MAX_RESULTS_BYTES: u64 = 256 << 20;
+/// writes a few MiB. Parsed, a document takes up to some twenty times its
+/// size in memory, so the cap is what bounds a hostile file's cost.
+pub const MAX_RESULTS_BYTES: u64 = 64 << 20;
 
 /// The text of a results file, which must be a regular file: a FIFO or a
 /// terminal would block forever, `/dev/zero` would never end. The file is
@@ -297,7 +300,7 @@ fn lenient(obj: &Map<String, Value>, schema: u64, warnings: &mut Vec<String>) ->
         version: text("version").unwrap_or_else(|| "?".into()),
         command: obj
             .get("command")
-            .and_then(|c| serde_json::from_value(c.clone()).ok())
+            .and_then(|c| Vec::<String>::deserialize(c).ok())
             .unwrap_or_default(),
         started: text("started").unwrap_or_default(),
         finished: text("finished"),
@@ -305,8 +308,10 @@ fn lenient(obj: &Map<String, Value>, schema: u64, warnings: &mut Vec<String>) ->
         host: Host::from_topology(&Topology::default()),
         records: Vec::new(),
     };
-    let host = obj.get("host").cloned().unwrap_or(Value::Null);
-    match serde_json::from_value::<Host>(host.clone()) {
+    // Parts are read in place, never copied: a large file must not take
+    // twice its memory.
+    let host = obj.get("host").unwrap_or(&Value::Null);
+    match Host::deserialize(host) {
         Ok(h) => doc.host = h,
         Err(e) => {
             let name = |k: &str| {
@@ -325,7 +330,7 @@ fn lenient(obj: &Map<String, Value>, schema: u64, warnings: &mut Vec<String>) ->
         }
     }
     for (i, r) in records.iter().enumerate() {
-        match serde_json::from_value::<Record>(r.clone()) {
+        match Record::deserialize(r) {
             Ok(rec) => doc.records.push(rec),
             Err(e) => warnings.push(format!(
                 "record {} ({}) cannot be read and is left out: {e}",

@@ -430,9 +430,9 @@ fn a_results_file_that_is_no_regular_file_is_refused_not_waited_on() {
     let big = tmp.path().join("big.json");
     std::fs::File::create(&big)
         .unwrap()
-        .set_len(257 << 20)
+        .set_len(65 << 20)
         .unwrap();
-    run(&["report", big.to_str().unwrap()]).refused(&["256 MiB"]);
+    run(&["report", big.to_str().unwrap()]).refused(&["64 MiB"]);
 }
 
 #[test]
@@ -572,4 +572,55 @@ fn compare_shows_control_characters_and_markup_from_files_safely() {
     // The file's path in an error is shown safely too.
     let odd = tmp.path().join("odd\x1b[2Jname.json");
     run(&["report", odd.to_str().unwrap()]).refused(&[r"odd\x1b[2Jname.json"]);
+}
+
+#[test]
+fn sets_and_lists_in_a_results_file_are_bounded() {
+    let tmp = tempfile::tempdir().unwrap();
+    let clean = tmp.path().join("clean.json");
+    run(&[
+        "sweep",
+        "-o",
+        "read",
+        "-s",
+        "16",
+        "-r",
+        "1",
+        "-p",
+        "1",
+        "--save",
+        clean.to_str().unwrap(),
+    ])
+    .succeeded();
+    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&clean).unwrap()).unwrap();
+    let cpu = doc["host"]["topology"]["cpus"][0].clone();
+    // Before the bounds, each of these few bytes sized a 128 KiB bitmap
+    // (2.5 GiB in all), or 20000 CPUs of 1 KiB sets each.
+    for (count, siblings) in [(20_000, 1_048_575), (20_000, 8191)] {
+        let mut hostile = doc.clone();
+        hostile["host"]["topology"]["cpus"] = (0..count)
+            .map(|i| {
+                let mut c = cpu.clone();
+                c["id"] = i.into();
+                c["smt_siblings"] = serde_json::json!([siblings]);
+                c
+            })
+            .collect();
+        let path = tmp.path().join("hostile.json");
+        std::fs::write(&path, serde_json::to_vec(&hostile).unwrap()).unwrap();
+        let html = tmp.path().join("r.html");
+        // A memory limit the bitmaps would have broken.
+        let out = std::process::Command::new("sh")
+            .arg("-c")
+            .arg("ulimit -v 1000000 && exec \"$0\" report \"$1\" -o \"$2\"")
+            .arg(assert_cmd::cargo::cargo_bin("numabench"))
+            .arg(&path)
+            .arg(&html)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{err}");
+        assert!(err.contains("host description cannot be read"), "{err}");
+        assert!(html.is_file());
+    }
 }
