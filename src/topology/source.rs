@@ -9,9 +9,10 @@ use std::collections::BTreeSet;
 use std::io;
 use std::path::{Path, PathBuf};
 
-/// Most a sysfs or procfs file may hold: `/proc/cpuinfo` of a few thousand
-/// CPUs fits; an endless file (`/dev/zero` linked in) does not fill memory.
-pub const MAX_FILE_BYTES: u64 = 16 << 20;
+/// Most a sysfs or procfs file may hold: `/proc/cpuinfo` of 8192 CPUs (some
+/// 2 KiB each) fits; an endless file (`/dev/zero` linked in) does not fill
+/// memory.
+pub const MAX_FILE_BYTES: u64 = 64 << 20;
 
 /// Why a file under the root could not be used. Either way the file is bad
 /// input, never a reason to wait or to guess.

@@ -213,9 +213,9 @@ fn an_endless_file_is_cut_off_and_refused() {
     let tree = Tree::two_node();
     let rel = "proc/cpuinfo";
     let file = std::fs::File::create(tree.path(rel)).unwrap();
-    // Sparse: 17 MiB of zeros without writing them.
-    file.set_len(17 << 20).unwrap();
-    tree.topo(&[]).refused(&[rel, "16 MiB"]);
+    // Sparse: 65 MiB of zeros without writing them.
+    file.set_len(65 << 20).unwrap();
+    tree.topo(&[]).refused(&[rel, "64 MiB"]);
 }
 
 #[test]
