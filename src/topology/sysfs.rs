@@ -173,8 +173,8 @@ pub fn read_topology(src: &SysfsRoot) -> Result<Topology, TopologyError> {
         numa_balancing: number(src, "proc/sys/kernel/numa_balancing")?,
         memory_tiers,
         accelerators: read_accelerators(src)?,
-        system_mem_total_bytes: meminfo.bytes("MemTotal")?,
-        system_mem_free_bytes: meminfo.bytes("MemFree")?,
+        system_mem_total_bytes: meminfo.total_free()?.map(|m| m.0),
+        system_mem_free_bytes: meminfo.total_free()?.map(|m| m.1),
         numa_sysfs,
     })
 }
@@ -193,8 +193,8 @@ fn read_nodes(src: &SysfsRoot, cpus_online: &IdSet) -> Result<(Vec<Node>, bool),
                 cpus: cpus_online.clone(),
                 has_cpu: true,
                 has_memory: true,
-                mem_total_bytes: meminfo.bytes("MemTotal")?.unwrap_or(0),
-                mem_free_bytes: meminfo.bytes("MemFree")?.unwrap_or(0),
+                mem_total_bytes: meminfo.total_free()?.map_or(0, |m| m.0),
+                mem_free_bytes: meminfo.total_free()?.map_or(0, |m| m.1),
                 distances: vec![10],
                 hugepages: Vec::new(),
                 hmat: None,
@@ -212,7 +212,7 @@ fn read_nodes(src: &SysfsRoot, cpus_online: &IdSet) -> Result<(Vec<Node>, bool),
             .unwrap_or_default()
             .intersection(cpus_online);
         let meminfo = Meminfo::read(src, &format!("{dir}/meminfo"))?;
-        let mem_total_bytes = meminfo.bytes("MemTotal")?.unwrap_or(0);
+        let (mem_total_bytes, mem_free_bytes) = meminfo.total_free()?.unwrap_or((0, 0));
         let distance_file = format!("{dir}/distance");
         let distances = match src.read(&distance_file)? {
             Some(text) => text
@@ -245,7 +245,7 @@ fn read_nodes(src: &SysfsRoot, cpus_online: &IdSet) -> Result<(Vec<Node>, bool),
                 .map_or(mem_total_bytes > 0, |s| s.contains(id)),
             cpus,
             mem_total_bytes,
-            mem_free_bytes: meminfo.bytes("MemFree")?.unwrap_or(0),
+            mem_free_bytes,
             distances,
             hugepages: read_hugepages(src, &format!("{dir}/hugepages"))?,
             hmat: read_hmat(src, &format!("{dir}/access0/initiators"))?,
@@ -268,6 +268,25 @@ impl Meminfo {
             file: rel.to_string(),
             text: src.read(rel)?,
         })
+    }
+
+    /// `MemTotal` and `MemFree` in bytes; `None` when the file is absent.
+    /// More free than total memory is an error: one of them is wrong.
+    fn total_free(&self) -> Result<Option<(u64, u64)>, TopologyError> {
+        let (Some(total), Some(free)) = (self.bytes("MemTotal")?, self.bytes("MemFree")?) else {
+            return Ok(None);
+        };
+        if free > total {
+            return Err(malformed(
+                &self.file,
+                format!(
+                    "MemFree of {} kB is more than MemTotal of {} kB",
+                    free / 1024,
+                    total / 1024
+                ),
+            ));
+        }
+        Ok(Some((total, free)))
     }
 
     /// The `key` line in bytes; `None` when the file is absent. A file

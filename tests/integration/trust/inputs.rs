@@ -241,6 +241,12 @@ fn malformed_meminfo_is_refused_naming_file_and_value() {
             "Node 0 MemTotal: 2000000000000000 kB\nNode 0 MemFree: 1 kB\n",
             "2000000000000000",
         ),
+        (
+            "sys/devices/system/node/node1/meminfo",
+            "Node 1 MemTotal: 1000 kB\nNode 1 MemFree: 2000 kB\n",
+            "MemFree of 2000 kB",
+        ),
+        ("proc/meminfo", "MemTotal: 1000 kB\n", "MemFree"),
     ];
     for (rel, text, value) in cases {
         let tree = Tree::two_node();
