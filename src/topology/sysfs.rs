@@ -749,6 +749,45 @@ mod tests {
 }
 
 #[cfg(test)]
+mod value_parsers {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// Any text is a speed or width in range, unknown, or an error:
+        /// never a panic, NaN, or a negative or infinite figure.
+        #[test]
+        fn link_values_are_in_range_or_refused(text in "\\PC{0,24}|-?[0-9.eE+]{1,12} GT/s|NaN|inf") {
+            if let Ok(Some(gt)) = parse_link_speed(&text) {
+                prop_assert!(gt.is_finite() && gt > 0.0 && gt <= 256.0);
+            }
+            if let Ok(Some(w)) = parse_link_width(&text) {
+                prop_assert!((1..=32).contains(&w));
+            }
+        }
+
+        /// Any meminfo text gives sizes up to 1 EiB with free <= total, or an
+        /// error naming the file.
+        #[test]
+        fn meminfo_is_a_size_or_an_error(
+            total in "\\PC{0,12}|[0-9]{1,22}( kB)?",
+            free in "\\PC{0,12}|[0-9]{1,22}( kB)?",
+        ) {
+            let m = Meminfo {
+                file: "proc/meminfo".into(),
+                text: Some(format!("MemTotal: {total}\nMemFree: {free}\n")),
+            };
+            match m.total_free() {
+                Ok(Some((t, f))) => prop_assert!(f <= t && t <= MAX_BYTES),
+                Ok(None) => prop_assert!(false, "a present file is never unknown"),
+                Err(TopologyError::Malformed { file, .. }) => prop_assert_eq!(file, "proc/meminfo"),
+                Err(e) => prop_assert!(false, "{e}"),
+            }
+        }
+    }
+}
+
+#[cfg(test)]
 mod damaged_trees {
     use super::*;
     use proptest::prelude::*;
