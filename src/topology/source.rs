@@ -131,6 +131,11 @@ impl SysfsRoot {
         let path = match self.place(rel) {
             Place::Inside(path) => path,
             Place::Outside(real) => {
+                // A link to a device or FIFO is refused like one planted in
+                // the tree; only its type is looked at (stat never blocks).
+                if std::fs::metadata(&real).is_ok_and(|m| !m.is_file()) {
+                    return Err(ReadError::NotRegular(self.shown(rel)));
+                }
                 self.warn_outside(rel, &real);
                 return Ok(None);
             }
@@ -142,15 +147,14 @@ impl SysfsRoot {
                 Ok(Some(String::from_utf8_lossy(&bytes).into_owned()))
             }
             Ok(None) => Ok(None),
-            Err(why) => {
-                let shown =
-                    crate::output::escape(&self.root.join(rel).display().to_string()).into_owned();
-                Err(match why {
-                    Refused::NotRegular => ReadError::NotRegular(shown),
-                    Refused::TooLarge => ReadError::TooLarge(shown),
-                })
-            }
+            Err(Refused::NotRegular) => Err(ReadError::NotRegular(self.shown(rel))),
+            Err(Refused::TooLarge) => Err(ReadError::TooLarge(self.shown(rel))),
         }
+    }
+
+    /// `rel` under the root, as an error message shows it.
+    fn shown(&self, rel: &str) -> String {
+        crate::output::escape(&self.root.join(rel).display().to_string()).into_owned()
     }
 
     /// The trimmed contents.

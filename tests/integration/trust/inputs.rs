@@ -193,8 +193,16 @@ fn a_directory_or_device_in_place_of_a_file_is_refused() {
     std::fs::create_dir(tree.path(rel)).unwrap();
     tree.topo(&[]).refused(&[rel, "not a regular file"]);
 
-    // A device node planted inside the tree (links to one lead out of the
-    // root and are ignored; see below).
+    // A link out of the tree to a device or FIFO is refused the same way.
+    for target in ["/dev/zero", "/dev/null"] {
+        let tree = Tree::two_node();
+        let rel = "proc/cpuinfo";
+        std::fs::remove_file(tree.path(rel)).unwrap();
+        std::os::unix::fs::symlink(target, tree.path(rel)).unwrap();
+        tree.topo(&[]).refused(&[rel, "not a regular file"]);
+    }
+
+    // A device node planted inside the tree.
     let tree = Tree::two_node();
     let rel = "proc/cpuinfo";
     std::fs::remove_file(tree.path(rel)).unwrap();
