@@ -387,6 +387,11 @@ fn validate_now(args: &ModelArgs) -> Result<()> {
         Some(t) => {
             let set = crate::placement::NodeSet::parse_list(t)
                 .map_err(|e| usage(format!("--mem-nodes {t}: {e} (write e.g. 0-1)")))?;
+            if set.is_empty() {
+                return Err(usage(format!(
+                    "--mem-nodes '{t}': the list is empty; name at least one node (e.g. 0-1) or leave --mem-nodes out for all"
+                )));
+            }
             for n in set.iter() {
                 select::memory_node(&topo, n, "--mem-nodes")?;
             }

@@ -456,6 +456,10 @@ fn an_empty_node_list_is_bad_input() {
             crate::util::rejects(&["matrix", flag, empty, "-r", "1"], &[flag, "empty"]);
         }
     }
+    crate::util::rejects(
+        &["model", "--validate", "--mem-nodes", "", "-s", "1M"],
+        &["--mem-nodes", "empty"],
+    );
 }
 
 #[test]
