@@ -257,25 +257,30 @@ impl Document {
 pub const MAX_RESULTS_BYTES: u64 = 64 << 20;
 
 /// The text of a results file, which must be a regular file: a FIFO or a
-/// terminal would block forever, `/dev/zero` would never end. The file is
-/// opened without blocking and checked on its descriptor, so nothing can be
-/// swapped in between the check and the read.
+/// terminal would block forever, `/dev/zero` would never end. The type is
+/// checked before opening (opening a device can act: `/dev/watchdog` arms a
+/// timer) and again on the descriptor, which was opened without blocking,
+/// so nothing swapped in between is read.
 fn read_results_file(path: &Path) -> Result<String> {
     use std::io::Read;
     use std::os::unix::fs::OpenOptionsExt;
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
-        .open(path)?;
-    let meta = file.metadata()?;
-    if !meta.is_file() {
+    let regular = |meta: std::fs::Metadata| -> Result<()> {
+        if meta.is_file() {
+            return Ok(());
+        }
         let kind = if meta.is_dir() {
             "a directory"
         } else {
             "not a regular file (a FIFO, pipe, socket or device)"
         };
         bail!("it is {kind}; save the results to a file first (--save FILE) and give that");
-    }
+    };
+    regular(std::fs::metadata(path)?)?;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(path)?;
+    regular(file.metadata()?)?;
     let mut bytes = Vec::new();
     file.take(MAX_RESULTS_BYTES + 1).read_to_end(&mut bytes)?;
     if bytes.len() as u64 > MAX_RESULTS_BYTES {

@@ -141,7 +141,7 @@ impl SysfsRoot {
             }
             Place::Missing => return Ok(None),
         };
-        match read_regular(&path) {
+        match read_regular(&path, !self.is_live()) {
             Ok(Some(bytes)) => {
                 self.accessed.borrow_mut().files.insert(rel.to_string());
                 Ok(Some(String::from_utf8_lossy(&bytes).into_owned()))
@@ -225,19 +225,26 @@ enum Refused {
 }
 
 /// The bytes of a regular file; `None` when it cannot be opened or read.
-/// Opened without blocking and checked on the open descriptor (no window
-/// between the check and the read), so a FIFO is refused instead of waited on.
-fn read_regular(path: &Path) -> Result<Option<Vec<u8>>, Refused> {
+/// The type is checked before opening, since opening a device can act
+/// (`/dev/watchdog` arms a timer), and again on the open descriptor, so
+/// nothing swapped in between is read; the open does not block, so a FIFO is
+/// refused instead of waited on. `no_follow` refuses a link as the last
+/// component: the path was resolved already, a link there now is a swap.
+fn read_regular(path: &Path, no_follow: bool) -> Result<Option<Vec<u8>>, Refused> {
     use std::io::Read;
     use std::os::unix::fs::OpenOptionsExt;
+    match std::fs::metadata(path) {
+        Ok(meta) if meta.is_file() => {}
+        Ok(_) => return Err(Refused::NotRegular),
+        // Absent or unreadable, as sysfs files of absent features are.
+        Err(_) => return Ok(None),
+    }
+    let flags = libc::O_NONBLOCK | libc::O_NOCTTY | if no_follow { libc::O_NOFOLLOW } else { 0 };
     let Ok(file) = std::fs::OpenOptions::new()
         .read(true)
-        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+        .custom_flags(flags)
         .open(path)
     else {
-        // A directory opens; a FIFO without a writer opens too (O_NONBLOCK).
-        // What does not open is absent or unreadable, as sysfs files of
-        // absent features are.
         return Ok(None);
     };
     match file.metadata() {
