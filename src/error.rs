@@ -34,17 +34,19 @@ pub fn usage(msg: impl Into<String>) -> anyhow::Error {
 pub fn exit_code(err: &anyhow::Error) -> i32 {
     let is_usage = err.chain().any(|cause| {
         cause.is::<UsageError>()
-            || matches!(
-                cause.downcast_ref::<crate::topology::TopologyError>(),
-                Some(crate::topology::TopologyError::BadRoot { .. })
-            )
+            // A root that is no capture, or a sysfs file that is malformed,
+            // out of range or not a regular file: input, not a failure.
+            || cause.is::<crate::topology::TopologyError>()
     });
     if is_usage { EXIT_USAGE } else { EXIT_FAILURE }
 }
 
-/// One line: the context chain joined with ": ", without line breaks.
+/// One line: the context chain joined with ": ", without line breaks, and
+/// with any other control character from an input (a path, a file's value)
+/// made visible rather than sent to the terminal.
 pub fn one_line(err: &anyhow::Error) -> String {
-    format!("{err:#}").replace('\n', " ")
+    let text = format!("{err:#}").replace('\n', " ");
+    crate::output::escape(&text).into_owned()
 }
 
 #[cfg(test)]

@@ -119,10 +119,19 @@ fn size(text: &Option<String>, flag: &str) -> Result<Option<usize>> {
         .transpose()
 }
 
+/// A node list option; an empty list would leave nothing to measure, so it
+/// is refused here rather than after the topology is read.
 fn nodes(text: &Option<String>, flag: &str) -> Result<Option<NodeSet>> {
     text.as_deref()
         .map(|t| {
-            NodeSet::parse_list(t).map_err(|e| usage(format!("{flag} {t}: {e} (write e.g. 0,2-3)")))
+            let set = NodeSet::parse_list(t)
+                .map_err(|e| usage(format!("{flag} {t}: {e} (write e.g. 0,2-3)")))?;
+            if set.is_empty() {
+                return Err(usage(format!(
+                    "{flag} '{t}': the list is empty; name at least one node (e.g. 0,2-3) or leave {flag} out for all"
+                )));
+            }
+            Ok(set)
         })
         .transpose()
 }

@@ -512,14 +512,17 @@ fn uname() -> String {
             .map(|s| s.trim().to_string())
             .unwrap_or_default()
     };
-    format!(
+    let line = format!(
         "{} {} {} {} {}",
         read("ostype"),
         read("hostname"),
         read("osrelease"),
         read("version"),
         std::env::consts::ARCH
-    )
+    );
+    // The host name is anyone's choice: no control character reaches the
+    // terminal.
+    crate::output::escape(&line).into_owned()
 }
 
 fn run_suite(args: &MemArgs, topo: &Topology, sink: Sink, command: &str) -> Result<()> {

@@ -79,7 +79,11 @@ pub struct ModelArgs {
 pub fn load(path: &std::path::Path) -> Result<Document> {
     let loaded = Document::load(path).map_err(|e| usage(format!("{e:#}")))?;
     for w in &loaded.warnings {
-        eprintln!("numabench: warning: {}: {w}", path.display());
+        eprintln!(
+            "numabench: warning: {}: {}",
+            crate::output::escape(&path.display().to_string()),
+            crate::output::escape(w)
+        );
     }
     Ok(loaded.document)
 }
@@ -423,6 +427,11 @@ fn validate_now(args: &ModelArgs) -> Result<()> {
         Some(t) => {
             let set = crate::placement::NodeSet::parse_list(t)
                 .map_err(|e| usage(format!("--mem-nodes {t}: {e} (write e.g. 0-1)")))?;
+            if set.is_empty() {
+                return Err(usage(format!(
+                    "--mem-nodes '{t}': the list is empty; name at least one node (e.g. 0-1) or leave --mem-nodes out for all"
+                )));
+            }
             for n in set.iter() {
                 select::memory_node(&topo, n, "--mem-nodes")?;
             }

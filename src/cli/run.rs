@@ -340,8 +340,8 @@ fn summary(doc: &Document, rows: &[crate::probes::sweep::SweepRow], secs: f64) -
     let h = &doc.host;
     let mut out = format!(
         "{} ({}), {} node(s) with memory, {} CPU(s); measured in {secs:.0} s\n",
-        h.hostname,
-        h.cpu_model,
+        crate::output::escape(&h.hostname),
+        crate::output::escape(&h.cpu_model),
         h.topology.nodes.iter().filter(|n| n.has_memory).count(),
         h.topology.allowed.cpus.len()
     );

@@ -15,6 +15,13 @@ use std::time::Duration;
 /// Measure read/write/copy/triad bandwidth and pointer-chase latency at
 /// buffer sizes around the real cache sizes (L1/2 ... 4xL3), one buffer per
 /// thread bound to the thread's own node and verified.
+///
+/// Each thread may use half the free memory of its node. A size given with
+/// -s that does not fit is refused before anything is measured (exit 2).
+/// A cache-aware size that does not fit, or one the time limit (-t) cut
+/// off, is not measured: a note says so in every format (a "note:" line in
+/// the table, a "# note:" line after the CSV rows, the records' notes in
+/// JSON) and the results document is marked "complete": false.
 #[derive(clap::Args, Debug)]
 pub struct SweepArgs {
     /// Operation: read, write, copy, scale, add, triad or latency; repeat for
@@ -301,12 +308,17 @@ pub fn run(args: SweepArgs) -> Result<()> {
             eprint!("\r\x1b[K{what} ...");
         }
     };
+    sweep::check_given_sizes(&topo, &cfg).map_err(usage)?;
     let signals =
         crate::interrupt::stop_at_boundaries().context("cannot install SIGINT/SIGTERM handlers")?;
     let (rows, notes) = sweep::run(&topo, &cfg, &mut progress)?;
     let interrupted = crate::interrupt::requested();
     if interactive && !verbose {
         eprint!("\r\x1b[K");
+    }
+    if rows.is_empty() && !notes.is_empty() {
+        // Nothing to attach the notes to, and nothing measured.
+        return Err(usage(format!("nothing was measured: {}", notes.join("; "))));
     }
     doc.records = rows.iter().map(record).collect();
     let warnings = comparability_warnings(&args, max);
@@ -316,7 +328,11 @@ pub fn run(args: SweepArgs) -> Result<()> {
         }
     }
     match interrupted {
-        None => doc.finish(),
+        None => {
+            doc.finish();
+            // A size planned but not measured leaves the run incomplete.
+            doc.complete = notes.is_empty();
+        }
         Some(sig) => super::mark_interrupted(&mut doc, "sweep", sig),
     }
     if let Some(path) = &args.save {
@@ -335,7 +351,7 @@ pub fn run(args: SweepArgs) -> Result<()> {
         if let Some(line) = &stopped {
             eprintln!("numabench: {line}");
         }
-        crate::output::sweep::csv(&rows)
+        crate::output::sweep::csv(&rows) + &crate::output::sweep::csv_notes(&notes)
     } else {
         let table = crate::output::sweep::table(&rows, &warnings, &notes);
         match &stopped {

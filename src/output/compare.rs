@@ -17,6 +17,32 @@ fn num(v: f64) -> String {
     }
 }
 
+/// The comparison and labels with every string from the inputs (record
+/// names, metrics, units, labels) passed through `clean`, so each format
+/// shows them safely.
+fn cleaned(
+    c: &Comparison,
+    labels: &[String],
+    clean: fn(&str) -> String,
+) -> (Comparison, Vec<String>) {
+    let mut c = c.clone();
+    for r in &mut c.rows {
+        for s in [&mut r.probe, &mut r.test, &mut r.metric, &mut r.unit] {
+            *s = clean(s);
+        }
+    }
+    (c, labels.iter().map(|l| clean(l)).collect())
+}
+
+/// Control characters made visible (text and CSV).
+fn visible(s: &str) -> String {
+    super::escape(s).into_owned()
+}
+
+fn md_cell(s: &str) -> String {
+    super::markdown_cell(s)
+}
+
 fn label(r: &Row) -> String {
     format!("{} {}", r.test, r.metric)
 }
@@ -38,6 +64,8 @@ fn cell_text(c: &Option<Cell>) -> String {
 }
 
 pub fn text(c: &Comparison, labels: &[String]) -> String {
+    let (c, labels) = cleaned(c, labels, visible);
+    let (c, labels) = (&c, &labels[..]);
     let mut out = String::new();
     for (better, head) in [
         (Better::Higher, "[ Higher numbers are better. ]"),
@@ -105,6 +133,8 @@ pub fn text(c: &Comparison, labels: &[String]) -> String {
 }
 
 pub fn markdown(c: &Comparison, labels: &[String]) -> String {
+    let (c, labels) = cleaned(c, labels, md_cell);
+    let (c, labels) = (&c, &labels[..]);
     let mut out = format!("| test | metric | {} |", labels[0]);
     for l in &labels[1..] {
         out.push_str(&format!(" {l} | change |"));
@@ -150,6 +180,8 @@ fn csv_field(s: &str) -> String {
 }
 
 pub fn csv(c: &Comparison, labels: &[String]) -> String {
+    let (c, _) = cleaned(c, labels, visible);
+    let c = &c;
     let mut out = String::from("probe,test,metric,unit,better,base");
     for i in 1..labels.len() {
         out.push_str(&format!(",value_{i},change_pct_{i},within_noise_{i}"));
@@ -282,5 +314,24 @@ mod tests {
         assert_eq!(v["rows"].as_array().unwrap().len(), 2);
         assert_eq!(v["rows"][0]["others"][0]["within_noise"], false);
         assert_eq!(v["labels"][1], "AutoNUMA,v28");
+    }
+
+    #[test]
+    fn strings_from_inputs_are_made_safe_per_format() {
+        let (mut c, _) = sample();
+        c.rows[0].test = "bw\x1b[31m|<b>&".into();
+        let l = vec!["base\x07".to_string(), "a|b<i>".to_string()];
+        let t = text(&c, &l);
+        assert!(!t.contains('\x1b') && !t.contains('\x07'), "{t}");
+        assert!(t.contains(r"bw\x1b[31m") && t.contains(r"base\x07"), "{t}");
+        let md = markdown(&c, &l);
+        assert!(md.contains(r"bw\x1b[31m\|&lt;b&gt;&amp;"), "{md}");
+        assert!(md.contains(r"| a\|b&lt;i&gt; |"), "{md}");
+        assert_eq!(md.lines().count(), 4, "{md}");
+        let out = csv(&c, &l);
+        assert!(
+            !out.contains('\x1b') && out.contains(r"bw\x1b[31m"),
+            "{out}"
+        );
     }
 }

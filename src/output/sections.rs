@@ -28,9 +28,11 @@ pub fn text(sections: &[Section]) -> String {
 
 /// [`text`] under a first line naming the whole.
 pub fn text_titled(title: Option<&str>, sections: &[Section]) -> String {
-    let mut out = title.map_or(String::new(), |t| format!("{t}\n\n"));
+    // Titles and lines carry names from results files (host, CPU model,
+    // records): control characters are made visible.
+    let mut out = title.map_or(String::new(), |t| format!("{}\n\n", super::escape(t)));
     for s in sections {
-        out.push_str(&s.title);
+        out.push_str(&super::escape(&s.title));
         out.push('\n');
         if !s.header.is_empty() {
             let header: Vec<&str> = s.header.iter().map(String::as_str).collect();
@@ -44,7 +46,7 @@ pub fn text_titled(title: Option<&str>, sections: &[Section]) -> String {
         }
         for l in &s.lines {
             out.push_str("  ");
-            out.push_str(l);
+            out.push_str(&super::escape(l));
             out.push('\n');
         }
         out.push('\n');
@@ -53,7 +55,7 @@ pub fn text_titled(title: Option<&str>, sections: &[Section]) -> String {
 }
 
 fn md_cell(s: &str) -> String {
-    s.replace('|', "\\|")
+    super::markdown_cell(s)
 }
 
 pub fn markdown(title: &str, sections: &[Section]) -> String {
@@ -87,7 +89,7 @@ pub fn markdown(title: &str, sections: &[Section]) -> String {
 /// Escapes LaTeX's special characters.
 pub fn latex_escape(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
-    for ch in s.chars() {
+    for ch in super::escape(s).chars() {
         match ch {
             '\\' => out.push_str("\\textbackslash{}"),
             '&' | '%' | '$' | '#' | '_' | '{' | '}' => {
@@ -172,7 +174,8 @@ mod tests {
     fn markdown_tables_have_a_rule_per_column() {
         let m = markdown("m", &sample());
         assert!(m.contains("| cpu\\mem | 0 | 1 |\n|:--|--:|--:|\n| 0 | 9300 | 5600 |"));
-        assert!(m.contains("- 50% & more_than {x}"));
+        // An entity, as any & from a results file: rendered, it reads &.
+        assert!(m.contains("- 50% &amp; more_than {x}"));
     }
 
     #[test]

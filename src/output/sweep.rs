@@ -28,6 +28,16 @@ pub const OWN_COLUMNS: [&str; 5] = [
     "huge_pct",
 ];
 
+/// Notes after the CSV rows, one `# note: ...` line each: readers that take
+/// `#` as a comment skip them, and a person reading the file sees why a
+/// size is missing.
+pub fn csv_notes(notes: &[String]) -> String {
+    notes
+        .iter()
+        .map(|n| format!("# note: {}\n", super::escape(n)))
+        .collect()
+}
+
 pub fn csv(rows: &[SweepRow]) -> String {
     let mut out = SC_MEMBENCH_COLUMNS
         .iter()

@@ -18,14 +18,28 @@ pub struct Table {
 impl Table {
     pub fn new(header: &[&str], align: &[Align]) -> Self {
         Self {
-            header: header.iter().map(|s| s.to_string()).collect(),
+            header: header
+                .iter()
+                .map(|s| super::escape(s).into_owned())
+                .collect(),
             align: align.to_vec(),
             rows: Vec::new(),
         }
     }
 
+    /// Adds a row. Cells often carry text from inputs (record names,
+    /// labels, PCI addresses): control characters are made visible here, so
+    /// no table lets one reach the terminal.
     pub fn row(&mut self, cells: Vec<String>) {
-        self.rows.push(cells);
+        self.rows.push(
+            cells
+                .into_iter()
+                .map(|c| match super::escape(&c) {
+                    std::borrow::Cow::Borrowed(_) => c,
+                    std::borrow::Cow::Owned(e) => e,
+                })
+                .collect(),
+        );
     }
 
     pub fn render(&self) -> String {

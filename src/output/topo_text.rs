@@ -53,8 +53,14 @@ pub fn render(t: &Topology) -> String {
     out
 }
 
-fn or_unknown(s: &str) -> &str {
-    if s.is_empty() { "(unknown)" } else { s }
+/// A string from the machine, escaped: a host name or CPU model holding ESC
+/// must not drive the terminal.
+fn or_unknown(s: &str) -> std::borrow::Cow<'_, str> {
+    if s.is_empty() {
+        "(unknown)".into()
+    } else {
+        super::escape(s)
+    }
 }
 
 fn plural(n: usize) -> &'static str {
@@ -236,8 +242,8 @@ fn settings(t: &Topology) -> String {
     let _ = writeln!(
         out,
         "THP            enabled={} defrag={}",
-        t.thp.enabled.as_deref().unwrap_or("(unsupported)"),
-        t.thp.defrag.as_deref().unwrap_or("-")
+        super::escape(t.thp.enabled.as_deref().unwrap_or("(unsupported)")),
+        super::escape(t.thp.defrag.as_deref().unwrap_or("-"))
     );
     let balancing = match t.numa_balancing {
         None => "(not available)".to_string(),
@@ -298,7 +304,7 @@ fn accelerators(t: &Topology) -> String {
     for a in &t.accelerators {
         let link = match (a.link_speed_gt_s, a.link_width) {
             (Some(s), Some(w)) => format!("{s:.1} GT/s x{w}"),
-            _ => "-".into(),
+            _ => "unknown".into(),
         };
         table.row(vec![
             a.pci_address.clone(),

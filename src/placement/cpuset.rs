@@ -292,11 +292,18 @@ impl Serialize for IdSet {
     }
 }
 
+/// Sets in a document (a results file's topology) hold CPU or node ids as
+/// the topology reader accepts them, below [`crate::topology::MAX_CPUS`]:
+/// a few bytes of JSON such as `[1048575]` must not size a bitmap of
+/// 128 KiB, thousands of times over.
 impl<'de> Deserialize<'de> for IdSet {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let ids = Vec::<usize>::deserialize(d)?;
-        if let Some(bad) = ids.iter().find(|&&i| i >= MAX_ID) {
-            return Err(serde::de::Error::custom(format!("id {bad} is too large")));
+        let max = crate::topology::MAX_CPUS;
+        if let Some(bad) = ids.iter().find(|&&i| i >= max) {
+            return Err(serde::de::Error::custom(format!(
+                "id {bad} is too large (CPU and node ids are below {max})"
+            )));
         }
         Ok(Self::from_ids(ids))
     }

@@ -189,6 +189,61 @@ pub fn per_thread_limit(topo: &Topology, seats: &[Seat]) -> usize {
         .unwrap_or(0)
 }
 
+/// Why one thread's `bytes` for `op` cannot be measured: more than half the
+/// free memory of its node (`limit` is that share per thread), or `None`
+/// when it fits.
+fn does_not_fit(bytes: usize, op: SweepOp, threads: usize, limit: usize) -> Option<String> {
+    let (arrays, threads) = match op {
+        SweepOp::Latency => (1, 1),
+        SweepOp::Bandwidth(op) => (op.arrays(), threads),
+    };
+    let need = bytes.saturating_mul(arrays);
+    (need > limit).then(|| {
+        let kib = |b: usize| crate::output::table::bytes(b as u64);
+        format!(
+            "{} {} needs {} per thread ({threads} thread{}, {arrays} array{}) but half the free memory allows {} per thread",
+            kib(bytes),
+            op.name(),
+            kib(need),
+            if threads == 1 { "" } else { "s" },
+            if arrays == 1 { "" } else { "s" },
+            kib(limit)
+        )
+    })
+}
+
+/// Checks the sizes given with `-s` before anything is measured: each must
+/// fit in half the free memory of the threads' nodes, so a size asked for
+/// is measured or refused, never silently left out.
+pub fn check_given_sizes(topo: &Topology, cfg: &SweepConfig) -> Result<(), String> {
+    let Some(sizes) = &cfg.sizes else {
+        return Ok(());
+    };
+    let max = seats::max_threads(topo);
+    if max == 0 {
+        return Ok(());
+    }
+    let threads = cfg.threads.unwrap_or(max).min(max);
+    let limit = per_thread_limit(topo, &seats::spread(topo, threads));
+    let lat_limit = per_thread_limit(topo, &seats::spread(topo, max)[..1]);
+    for &size in sizes {
+        for &op in &cfg.ops {
+            let l = if op == SweepOp::Latency {
+                lat_limit
+            } else {
+                limit
+            };
+            if let Some(why) = does_not_fit(size, op, threads, l) {
+                return Err(format!(
+                    "-s {} KiB: {why}; give a smaller size or fewer threads (-p)",
+                    size / 1024
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Runs the sweep. Returns rows in size order and notes (skipped sizes,
 /// time limit reached).
 pub fn run(
@@ -208,6 +263,7 @@ pub fn run(
         .clone()
         .unwrap_or_else(|| cache_sizes(topo, first.cpu));
     let limit = per_thread_limit(topo, &seats::spread(topo, threads));
+    let lat_limit = per_thread_limit(topo, &[first]);
     if cfg.full {
         extend_full(&mut sizes, limit / 3);
     }
@@ -244,20 +300,24 @@ pub fn run(
                 ));
                 break 'sizes;
             }
+            let l = if op == SweepOp::Latency {
+                lat_limit
+            } else {
+                limit
+            };
+            if let Some(why) = does_not_fit(size, op, threads, l) {
+                notes.push(format!(
+                    "{} KiB {} not measured: {why}",
+                    size / 1024,
+                    op.name()
+                ));
+                continue;
+            }
             progress(&format!("{} KiB {}", size / 1024, op.name()));
             let row = match op {
                 SweepOp::Latency => latency_row(first, size, cfg)?,
                 SweepOp::Bandwidth(op) => {
                     let kernel = pick_kernel(cfg, op)?;
-                    if size * op.arrays() > limit {
-                        notes.push(format!(
-                            "{} KiB {op} skipped: {} threads x {} arrays would exceed half the free memory",
-                            size / 1024,
-                            threads,
-                            op.arrays()
-                        ));
-                        continue;
-                    }
                     let mut best: Option<SweepRow> = None;
                     for &n in &counts {
                         // The best of some thread counts is not the best:

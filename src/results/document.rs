@@ -222,7 +222,7 @@ impl Document {
     /// Reads a results file; the error says which file and what is wrong
     /// with it.
     pub fn load(path: &Path) -> Result<Loaded> {
-        let text = std::fs::read_to_string(path)
+        let text = read_results_file(path)
             .with_context(|| format!("cannot read results file {}", path.display()))?;
         Self::from_json(&text)
             .with_context(|| format!("{} is not a usable results file", path.display()))
@@ -246,7 +246,9 @@ impl Document {
                 "schema {schema} is newer than this numabench understands ({SCHEMA}); fields it does not know are ignored"
             ));
         }
-        let document = match serde_json::from_value::<Document>(value.clone()) {
+        // Read from the parsed value in place: a copy would double the memory a
+        // large file takes.
+        let document = match Document::deserialize(&value) {
             Ok(d) => d,
             // Read what can be read: each record on its own, the host as far
             // as its names go, and say what was left out.
@@ -285,6 +287,47 @@ fn check_host_ids(topo: &Topology) -> Result<()> {
     Ok(())
 }
 
+/// Most a results file may hold; a run of every probe on a large machine
+/// writes a few MiB. Parsed, a document takes up to some twenty times its
+/// size in memory, so the cap is what bounds a hostile file's cost.
+pub const MAX_RESULTS_BYTES: u64 = 64 << 20;
+
+/// The text of a results file, which must be a regular file: a FIFO or a
+/// terminal would block forever, `/dev/zero` would never end. The type is
+/// checked before opening (opening a device can act: `/dev/watchdog` arms a
+/// timer) and again on the descriptor, which was opened without blocking,
+/// so nothing swapped in between is read.
+fn read_results_file(path: &Path) -> Result<String> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let regular = |meta: std::fs::Metadata| -> Result<()> {
+        if meta.is_file() {
+            return Ok(());
+        }
+        let kind = if meta.is_dir() {
+            "a directory"
+        } else {
+            "not a regular file (a FIFO, pipe, socket or device)"
+        };
+        bail!("it is {kind}; save the results to a file first (--save FILE) and give that");
+    };
+    regular(std::fs::metadata(path)?)?;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(path)?;
+    regular(file.metadata()?)?;
+    let mut bytes = Vec::new();
+    file.take(MAX_RESULTS_BYTES + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > MAX_RESULTS_BYTES {
+        bail!(
+            "it holds more than {} MiB, more than any results document",
+            MAX_RESULTS_BYTES >> 20
+        );
+    }
+    String::from_utf8(bytes).map_err(|_| anyhow::anyhow!("it is not UTF-8 text"))
+}
+
 /// A document whose whole does not parse: its records one by one (bad ones
 /// skipped with a warning) and its host as far as it parses.
 fn lenient(obj: &Map<String, Value>, schema: u64, warnings: &mut Vec<String>) -> Result<Document> {
@@ -298,7 +341,7 @@ fn lenient(obj: &Map<String, Value>, schema: u64, warnings: &mut Vec<String>) ->
         version: text("version").unwrap_or_else(|| "?".into()),
         command: obj
             .get("command")
-            .and_then(|c| serde_json::from_value(c.clone()).ok())
+            .and_then(|c| Vec::<String>::deserialize(c).ok())
             .unwrap_or_default(),
         started: text("started").unwrap_or_default(),
         finished: text("finished"),
@@ -306,8 +349,10 @@ fn lenient(obj: &Map<String, Value>, schema: u64, warnings: &mut Vec<String>) ->
         host: Host::from_topology(&Topology::default()),
         records: Vec::new(),
     };
-    let host = obj.get("host").cloned().unwrap_or(Value::Null);
-    match serde_json::from_value::<Host>(host.clone()) {
+    // Parts are read in place, never copied: a large file must not take
+    // twice its memory.
+    let host = obj.get("host").unwrap_or(&Value::Null);
+    match Host::deserialize(host) {
         Ok(h) => doc.host = h,
         Err(e) => {
             let name = |k: &str| {
@@ -326,7 +371,7 @@ fn lenient(obj: &Map<String, Value>, schema: u64, warnings: &mut Vec<String>) ->
         }
     }
     for (i, r) in records.iter().enumerate() {
-        match serde_json::from_value::<Record>(r.clone()) {
+        match Record::deserialize(r) {
             Ok(rec) => doc.records.push(rec),
             Err(e) => warnings.push(format!(
                 "record {} ({}) cannot be read and is left out: {e}",

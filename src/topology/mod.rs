@@ -12,7 +12,7 @@ mod source;
 mod sysfs;
 
 pub use source::{ROOT_ENV, SysfsRoot};
-pub use sysfs::{TopologyError, read_topology};
+pub use sysfs::{MAX_BYTES, MAX_CPUS, MAX_NODES, TopologyError, read_topology};
 
 use crate::placement::{CpuSet, NodeSet};
 use serde::{Deserialize, Serialize};
@@ -27,14 +27,17 @@ pub struct Topology {
     /// CPU model from `/proc/cpuinfo`.
     pub cpu_model: String,
     /// Online NUMA nodes in ascending id order.
+    #[serde(deserialize_with = "at_most::<_, _, MAX_NODES>")]
     pub nodes: Vec<Node>,
     /// Online CPUs in ascending id order.
+    #[serde(deserialize_with = "at_most::<_, _, MAX_CPUS>")]
     pub cpus: Vec<Cpu>,
     /// CPUs the kernel could ever bring online.
     pub cpus_possible: CpuSet,
     /// CPUs online now.
     pub cpus_online: CpuSet,
     /// Distinct caches, each listed once with the CPUs that share it.
+    #[serde(deserialize_with = "at_most::<_, _, MAX_CACHES>")]
     pub caches: Vec<Cache>,
     /// The cpuset of this process.
     pub allowed: Allowed,
@@ -43,6 +46,7 @@ pub struct Topology {
     /// `kernel.numa_balancing`: 0 off, 1 normal, 2 memory tiering, 3 both.
     pub numa_balancing: Option<u32>,
     /// Memory tiers, fastest (lowest id) first.
+    #[serde(deserialize_with = "at_most::<_, _, MAX_NODES>")]
     pub memory_tiers: Vec<MemoryTier>,
     /// GPUs and other PCI accelerators.
     pub accelerators: Vec<Accelerator>,
@@ -53,6 +57,41 @@ pub struct Topology {
     pub system_mem_free_bytes: Option<u64>,
     /// False when the kernel exposes no NUMA information (one node assumed).
     pub numa_sysfs: bool,
+}
+
+/// Most caches a topology in a document may list: every CPU with its own
+/// instance of eight cache levels and types.
+const MAX_CACHES: usize = 8 * MAX_CPUS;
+
+/// A list from a document (a results file's topology) of at most `N`
+/// entries. Each entry of these lists holds sets of up to [`MAX_CPUS`] bits,
+/// so the count is what keeps a hostile file's memory bounded; a real
+/// machine's list is far shorter.
+fn at_most<'de, D, T, const N: usize>(d: D) -> Result<Vec<T>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    struct Bounded<T, const N: usize>(std::marker::PhantomData<T>);
+    impl<'de, T: Deserialize<'de>, const N: usize> serde::de::Visitor<'de> for Bounded<T, N> {
+        type Value = Vec<T>;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            write!(f, "a list of at most {N} entries")
+        }
+        fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Vec<T>, A::Error> {
+            let mut out = Vec::new();
+            while let Some(item) = seq.next_element()? {
+                if out.len() == N {
+                    return Err(serde::de::Error::custom(format!(
+                        "more than {N} entries, more than any machine has"
+                    )));
+                }
+                out.push(item);
+            }
+            Ok(out)
+        }
+    }
+    d.deserialize_seq(Bounded::<T, N>(std::marker::PhantomData))
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -158,6 +197,11 @@ impl Accelerator {
     /// after line encoding (8b/10b up to 5 GT/s, 128b/130b from 8 GT/s).
     pub fn link_peak_mb_s(&self) -> Option<f64> {
         let (gt, w) = (self.link_speed_gt_s?, self.link_width?);
+        // A document edited by hand may hold anything; a peak is never NaN
+        // or negative.
+        if !(gt.is_finite() && gt > 0.0 && w > 0) {
+            return None;
+        }
         let efficiency = if gt < 8.0 { 8.0 / 10.0 } else { 128.0 / 130.0 };
         Some(gt * 1e9 * efficiency / 8.0 * f64::from(w) / 1e6)
     }

@@ -9,6 +9,23 @@ use std::collections::BTreeSet;
 use std::io;
 use std::path::{Path, PathBuf};
 
+/// Most a sysfs or procfs file may hold: `/proc/cpuinfo` of 8192 CPUs (some
+/// 2 KiB each) fits; an endless file (`/dev/zero` linked in) does not fill
+/// memory.
+pub const MAX_FILE_BYTES: u64 = 64 << 20;
+
+/// Why a file under the root could not be used. Either way the file is bad
+/// input, never a reason to wait or to guess.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ReadError {
+    /// A FIFO, device, socket or directory where a file was expected:
+    /// reading it could block forever or never end.
+    #[error("{0} is not a regular file (a FIFO, device or directory)")]
+    NotRegular(String),
+    #[error("{0} holds more than {max} MiB", max = MAX_FILE_BYTES >> 20)]
+    TooLarge(String),
+}
+
 /// Environment variable naming a directory that holds `sys/` and `proc/`.
 pub const ROOT_ENV: &str = "NUMABENCH_SYSFS_ROOT";
 
@@ -26,6 +43,20 @@ pub struct Accessed {
 pub struct SysfsRoot {
     root: PathBuf,
     accessed: RefCell<Accessed>,
+    /// The root with links resolved, once known; `None` for the live system,
+    /// whose files may lie anywhere.
+    resolved_root: RefCell<Option<PathBuf>>,
+    /// Paths already warned about, so a file read twice warns once.
+    warned: RefCell<BTreeSet<String>>,
+}
+
+/// Where a path under the root leads.
+enum Place {
+    /// The path to open: inside the root (or anywhere on the live system).
+    Inside(PathBuf),
+    /// A link leads out of a captured tree, to this path.
+    Outside(PathBuf),
+    Missing,
 }
 
 impl SysfsRoot {
@@ -33,6 +64,8 @@ impl SysfsRoot {
         Self {
             root: root.into(),
             accessed: RefCell::default(),
+            resolved_root: RefCell::default(),
+            warned: RefCell::default(),
         }
     }
 
@@ -49,30 +82,102 @@ impl SysfsRoot {
         self.root == Path::new("/")
     }
 
-    /// The file's contents, or `None` when it does not exist or cannot be read
-    /// (sysfs files of absent features simply are not there).
-    pub fn read(&self, rel: &str) -> Option<String> {
-        match std::fs::read_to_string(self.root.join(rel)) {
-            Ok(text) => {
-                self.accessed.borrow_mut().files.insert(rel.to_string());
-                Some(text)
-            }
-            Err(_) => None,
+    /// Where `rel` leads. In a captured tree, links are resolved and a path
+    /// that ends outside the root is reported as such: a planted
+    /// `hostname -> /etc/shadow` must not show another file's contents.
+    /// Links inside the tree (`node0/cpu0 -> ../../cpu/cpu0`) keep working.
+    fn place(&self, rel: &str) -> Place {
+        let path = self.root.join(rel);
+        if self.is_live() {
+            return Place::Inside(path);
+        }
+        let Some(root) = self.resolved_root() else {
+            return Place::Missing;
+        };
+        match path.canonicalize() {
+            Ok(real) if real.starts_with(&root) => Place::Inside(real),
+            Ok(real) => Place::Outside(real),
+            Err(_) => Place::Missing,
         }
     }
 
+    fn resolved_root(&self) -> Option<PathBuf> {
+        let mut slot = self.resolved_root.borrow_mut();
+        if slot.is_none() {
+            *slot = self.root.canonicalize().ok();
+        }
+        slot.clone()
+    }
+
+    /// One warning per path for a file or directory left unread because it
+    /// leads out of the root.
+    fn warn_outside(&self, rel: &str, real: &Path) {
+        if self.warned.borrow_mut().insert(rel.to_string()) {
+            crate::console::err(&format!(
+                "numabench: warning: ignored {} under {}: it leads out of the root, to {}\n",
+                crate::output::escape(rel),
+                crate::output::escape(&self.root.display().to_string()),
+                crate::output::escape(&real.display().to_string()),
+            ));
+        }
+    }
+
+    /// The file's contents, or `None` when it does not exist, cannot be read
+    /// (sysfs files of absent features simply are not there) or leads out of
+    /// a captured tree (with a warning). A FIFO, device or directory, or a
+    /// file larger than [`MAX_FILE_BYTES`], is an error: reading it could
+    /// block forever or fill memory.
+    pub fn read(&self, rel: &str) -> Result<Option<String>, ReadError> {
+        let path = match self.place(rel) {
+            Place::Inside(path) => path,
+            Place::Outside(real) => {
+                // A link to a device or FIFO is refused like one planted in
+                // the tree; only its type is looked at (stat never blocks).
+                if std::fs::metadata(&real).is_ok_and(|m| !m.is_file()) {
+                    return Err(ReadError::NotRegular(self.shown(rel)));
+                }
+                self.warn_outside(rel, &real);
+                return Ok(None);
+            }
+            Place::Missing => return Ok(None),
+        };
+        match read_regular(&path, !self.is_live()) {
+            Ok(Some(bytes)) => {
+                self.accessed.borrow_mut().files.insert(rel.to_string());
+                Ok(Some(String::from_utf8_lossy(&bytes).into_owned()))
+            }
+            Ok(None) => Ok(None),
+            Err(Refused::NotRegular) => Err(ReadError::NotRegular(self.shown(rel))),
+            Err(Refused::TooLarge) => Err(ReadError::TooLarge(self.shown(rel))),
+        }
+    }
+
+    /// `rel` under the root, as an error message shows it.
+    fn shown(&self, rel: &str) -> String {
+        crate::output::escape(&self.root.join(rel).display().to_string()).into_owned()
+    }
+
     /// The trimmed contents.
-    pub fn read_trimmed(&self, rel: &str) -> Option<String> {
-        self.read(rel).map(|t| t.trim().to_string())
+    pub fn read_trimmed(&self, rel: &str) -> Result<Option<String>, ReadError> {
+        Ok(self.read(rel)?.map(|t| t.trim().to_string()))
     }
 
     pub fn exists(&self, rel: &str) -> bool {
-        self.root.join(rel).exists()
+        matches!(self.place(rel), Place::Inside(p) if p.exists())
     }
 
-    /// Names in a directory, sorted; empty when it does not exist.
+    /// Names in a directory, sorted; empty when it does not exist or leads
+    /// out of a captured tree (with a warning).
     pub fn list(&self, rel: &str) -> Vec<String> {
-        let mut names: Vec<String> = match std::fs::read_dir(self.root.join(rel)) {
+        let dir = match self.place(rel) {
+            Place::Inside(path) => path,
+            Place::Outside(real) => {
+                self.warn_outside(rel, &real);
+                return Vec::new();
+            }
+            Place::Missing => return Vec::new(),
+        };
+        let mut names: Vec<String> = match std::fs::read_dir(dir) {
             Ok(entries) => entries
                 .filter_map(|e| e.ok())
                 .filter_map(|e| e.file_name().into_string().ok())
@@ -112,6 +217,53 @@ impl SysfsRoot {
         }
         Ok(())
     }
+}
+
+enum Refused {
+    NotRegular,
+    TooLarge,
+}
+
+/// The bytes of a regular file; `None` when it cannot be opened or read.
+/// The type is checked before opening, since opening a device can act
+/// (`/dev/watchdog` arms a timer), and again on the open descriptor, so
+/// nothing swapped in between is read; the open does not block, so a FIFO is
+/// refused instead of waited on. `no_follow` refuses a link as the last
+/// component: the path was resolved already, a link there now is a swap.
+fn read_regular(path: &Path, no_follow: bool) -> Result<Option<Vec<u8>>, Refused> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    match std::fs::metadata(path) {
+        Ok(meta) if meta.is_file() => {}
+        Ok(_) => return Err(Refused::NotRegular),
+        // Absent or unreadable, as sysfs files of absent features are.
+        Err(_) => return Ok(None),
+    }
+    let flags = libc::O_NONBLOCK | libc::O_NOCTTY | if no_follow { libc::O_NOFOLLOW } else { 0 };
+    let Ok(file) = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(flags)
+        .open(path)
+    else {
+        return Ok(None);
+    };
+    match file.metadata() {
+        Ok(meta) if meta.is_file() => {}
+        Ok(_) => return Err(Refused::NotRegular),
+        Err(_) => return Ok(None),
+    }
+    let mut data = Vec::new();
+    if file
+        .take(MAX_FILE_BYTES + 1)
+        .read_to_end(&mut data)
+        .is_err()
+    {
+        return Ok(None);
+    }
+    if data.len() as u64 > MAX_FILE_BYTES {
+        return Err(Refused::TooLarge);
+    }
+    Ok(Some(data))
 }
 
 /// Numbers in names such as `node12` or `index3`, sorted by number.

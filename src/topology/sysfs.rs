@@ -5,9 +5,22 @@
 //! errors naming the file, because a silently wrong topology would make every
 //! later figure wrong.
 
-use super::source::{SysfsRoot, numbered};
+use super::source::{ReadError, SysfsRoot, numbered};
 use super::*;
 use crate::placement::IdSet;
+
+/// Highest CPU count read from a tree: CPU ids must be below it. Linux
+/// allows at most 8192 CPUs (`NR_CPUS` with `CONFIG_MAXSMP`), and each CPU
+/// carries sets sized by the highest id, so a larger count is a damaged or
+/// hostile file that would otherwise take memory quadratic in it.
+pub const MAX_CPUS: usize = 8192;
+/// Highest node count read from a tree: node ids must be below it. Linux
+/// allows at most 1024 nodes (`NODES_SHIFT` of 10); each node carries a
+/// distance row as long as the node count.
+pub const MAX_NODES: usize = 1024;
+/// Largest memory size taken from a file (1 EiB): more is a damaged value,
+/// and sums or products of such figures would overflow.
+pub const MAX_BYTES: u64 = 1 << 60;
 
 #[derive(Debug, thiserror::Error)]
 pub enum TopologyError {
@@ -16,6 +29,16 @@ pub enum TopologyError {
     BadRoot { path: String, reason: String },
     #[error("cannot parse {file}: {reason}")]
     Malformed { file: String, reason: String },
+    /// A FIFO, device or directory where a file belongs, or a file too
+    /// large to be a sysfs value.
+    #[error("{0}; numabench reads only regular files from sysfs and procfs")]
+    Unreadable(ReadError),
+}
+
+impl From<ReadError> for TopologyError {
+    fn from(e: ReadError) -> Self {
+        Self::Unreadable(e)
+    }
 }
 
 const NODE_DIR: &str = "sys/devices/system/node";
@@ -23,28 +46,89 @@ const CPU_DIR: &str = "sys/devices/system/cpu";
 
 fn malformed(file: &str, reason: impl ToString) -> TopologyError {
     TopologyError::Malformed {
-        file: file.to_string(),
-        reason: reason.to_string(),
+        file: crate::output::escape(file).into_owned(),
+        reason: shown(&reason.to_string()),
     }
 }
 
-fn list(src: &SysfsRoot, rel: &str) -> Result<Option<IdSet>, TopologyError> {
-    match src.read(rel) {
+/// Text quoting a file's value, which may be megabytes long or hold control
+/// characters, as one short line safe for a terminal.
+fn shown(text: &str) -> String {
+    const MAX_CHARS: usize = 300;
+    let mut text = text.to_string();
+    if let Some((cut, _)) = text.char_indices().nth(MAX_CHARS) {
+        text.truncate(cut);
+        text.push_str("...");
+    }
+    crate::output::escape(&text).into_owned()
+}
+
+/// What a list holds, which sets the largest id it may name.
+#[derive(Clone, Copy)]
+enum Ids {
+    Cpus,
+    Nodes,
+}
+
+impl Ids {
+    /// The set, when no id in it is too large.
+    fn check(self, file: &str, set: IdSet) -> Result<IdSet, TopologyError> {
+        match set.iter().last() {
+            Some(last) => self.bound(file, last).map(|()| set),
+            None => Ok(set),
+        }
+    }
+
+    /// A set of the numbers in directory entries (`cpu12`), checked before
+    /// the set is built: a planted `cpu99999999999` must not size a bitmap.
+    fn entries(self, dir: &str, ids: Vec<usize>) -> Result<IdSet, TopologyError> {
+        if let Some(&last) = ids.iter().max() {
+            self.bound(dir, last)?;
+        }
+        Ok(IdSet::from_ids(ids))
+    }
+
+    fn bound(self, file: &str, id: usize) -> Result<(), TopologyError> {
+        let (max, what, why) = match self {
+            Ids::Cpus => (MAX_CPUS, "CPU", "Linux allows at most 8192 CPUs"),
+            Ids::Nodes => (MAX_NODES, "node", "Linux allows at most 1024 nodes"),
+        };
+        if id < max {
+            return Ok(());
+        }
+        Err(malformed(
+            file,
+            format!(
+                "{what} {id} is beyond the largest {what} id numabench accepts ({}; {why})",
+                max - 1
+            ),
+        ))
+    }
+}
+
+fn list(src: &SysfsRoot, rel: &str, ids: Ids) -> Result<Option<IdSet>, TopologyError> {
+    match src.read(rel)? {
         None => Ok(None),
-        Some(text) => IdSet::parse_list(&text)
-            .map(Some)
-            .map_err(|e| malformed(rel, e)),
+        Some(text) => {
+            let set = IdSet::parse_list(&text).map_err(|e| malformed(rel, e))?;
+            ids.check(rel, set).map(Some)
+        }
     }
 }
 
 fn number<T: std::str::FromStr>(src: &SysfsRoot, rel: &str) -> Result<Option<T>, TopologyError> {
-    match src.read_trimmed(rel) {
+    match src.read_trimmed(rel)? {
         None => Ok(None),
         Some(text) => text
             .parse()
             .map(Some)
             .map_err(|_| malformed(rel, format!("'{text}' is not a number"))),
     }
+}
+
+/// A string value shown as is (host name, kernel release): empty when absent.
+fn text(src: &SysfsRoot, rel: &str) -> Result<String, TopologyError> {
+    Ok(src.read_trimmed(rel)?.unwrap_or_default())
 }
 
 /// Reads the whole model. With a root other than `/`, the root is checked
@@ -56,25 +140,22 @@ pub fn read_topology(src: &SysfsRoot) -> Result<Topology, TopologyError> {
             reason: e.to_string(),
         })?;
     }
-    let cpus_online = match list(src, &format!("{CPU_DIR}/online"))? {
+    let cpus_online = match list(src, &format!("{CPU_DIR}/online"), Ids::Cpus)? {
         Some(set) => set,
-        None => IdSet::from_ids(numbered(&src.list(CPU_DIR), "cpu")),
+        None => Ids::Cpus.entries(CPU_DIR, numbered(&src.list(CPU_DIR), "cpu"))?,
     };
-    let cpus_possible =
-        list(src, &format!("{CPU_DIR}/possible"))?.unwrap_or_else(|| cpus_online.clone());
+    let cpus_possible = list(src, &format!("{CPU_DIR}/possible"), Ids::Cpus)?
+        .unwrap_or_else(|| cpus_online.clone());
+    let meminfo = Meminfo::read(src, "proc/meminfo")?;
     let (mut nodes, numa_sysfs) = read_nodes(src, &cpus_online)?;
     let cpus = read_cpus(src, &cpus_online, &nodes)?;
     let caches = read_caches(src, &cpus_online)?;
     let memory_tiers = read_tiers(src, &mut nodes)?;
     let allowed = read_allowed(src, &cpus_online, &nodes)?;
     Ok(Topology {
-        hostname: src
-            .read_trimmed("proc/sys/kernel/hostname")
-            .unwrap_or_default(),
-        kernel: src
-            .read_trimmed("proc/sys/kernel/osrelease")
-            .unwrap_or_default(),
-        cpu_model: cpu_model(src.read("proc/cpuinfo").as_deref().unwrap_or("")),
+        hostname: text(src, "proc/sys/kernel/hostname")?,
+        kernel: text(src, "proc/sys/kernel/osrelease")?,
+        cpu_model: cpu_model(src.read("proc/cpuinfo")?.as_deref().unwrap_or("")),
         nodes,
         cpus,
         cpus_possible,
@@ -83,42 +164,37 @@ pub fn read_topology(src: &SysfsRoot) -> Result<Topology, TopologyError> {
         allowed,
         thp: Thp {
             enabled: src
-                .read("sys/kernel/mm/transparent_hugepage/enabled")
+                .read("sys/kernel/mm/transparent_hugepage/enabled")?
                 .and_then(|t| bracketed(&t)),
             defrag: src
-                .read("sys/kernel/mm/transparent_hugepage/defrag")
+                .read("sys/kernel/mm/transparent_hugepage/defrag")?
                 .and_then(|t| bracketed(&t)),
         },
         numa_balancing: number(src, "proc/sys/kernel/numa_balancing")?,
         memory_tiers,
         accelerators: read_accelerators(src)?,
-        system_mem_total_bytes: meminfo_kb(
-            &src.read("proc/meminfo").unwrap_or_default(),
-            "MemTotal",
-        )
-        .map(|kb| kb * 1024),
-        system_mem_free_bytes: meminfo_kb(&src.read("proc/meminfo").unwrap_or_default(), "MemFree")
-            .map(|kb| kb * 1024),
+        system_mem_total_bytes: meminfo.total_free()?.map(|m| m.0),
+        system_mem_free_bytes: meminfo.total_free()?.map(|m| m.1),
         numa_sysfs,
     })
 }
 
 fn read_nodes(src: &SysfsRoot, cpus_online: &IdSet) -> Result<(Vec<Node>, bool), TopologyError> {
-    let ids = match list(src, &format!("{NODE_DIR}/online"))? {
+    let ids = match list(src, &format!("{NODE_DIR}/online"), Ids::Nodes)? {
         Some(set) => set,
-        None => IdSet::from_ids(numbered(&src.list(NODE_DIR), "node")),
+        None => Ids::Nodes.entries(NODE_DIR, numbered(&src.list(NODE_DIR), "node"))?,
     };
     if ids.is_empty() {
         // A kernel built without NUMA: one node holding everything.
-        let meminfo = src.read("proc/meminfo").unwrap_or_default();
+        let meminfo = Meminfo::read(src, "proc/meminfo")?;
         return Ok((
             vec![Node {
                 id: 0,
                 cpus: cpus_online.clone(),
                 has_cpu: true,
                 has_memory: true,
-                mem_total_bytes: meminfo_kb(&meminfo, "MemTotal").unwrap_or(0) * 1024,
-                mem_free_bytes: meminfo_kb(&meminfo, "MemFree").unwrap_or(0) * 1024,
+                mem_total_bytes: meminfo.total_free()?.map_or(0, |m| m.0),
+                mem_free_bytes: meminfo.total_free()?.map_or(0, |m| m.1),
                 distances: vec![10],
                 hugepages: Vec::new(),
                 hmat: None,
@@ -127,21 +203,21 @@ fn read_nodes(src: &SysfsRoot, cpus_online: &IdSet) -> Result<(Vec<Node>, bool),
             false,
         ));
     }
-    let has_cpu = list(src, &format!("{NODE_DIR}/has_cpu"))?;
-    let has_memory = list(src, &format!("{NODE_DIR}/has_memory"))?;
+    let has_cpu = list(src, &format!("{NODE_DIR}/has_cpu"), Ids::Nodes)?;
+    let has_memory = list(src, &format!("{NODE_DIR}/has_memory"), Ids::Nodes)?;
     let mut nodes = Vec::new();
     for id in ids.iter() {
         let dir = format!("{NODE_DIR}/node{id}");
-        let cpus = list(src, &format!("{dir}/cpulist"))?
+        let cpus = list(src, &format!("{dir}/cpulist"), Ids::Cpus)?
             .unwrap_or_default()
             .intersection(cpus_online);
-        let meminfo_file = format!("{dir}/meminfo");
-        let meminfo = src.read(&meminfo_file).unwrap_or_default();
-        let mem_total_bytes = meminfo_kb(&meminfo, "MemTotal").unwrap_or(0) * 1024;
+        let meminfo = Meminfo::read(src, &format!("{dir}/meminfo"))?;
+        let (mem_total_bytes, mem_free_bytes) = meminfo.total_free()?.unwrap_or((0, 0));
         let distance_file = format!("{dir}/distance");
-        let distances = match src.read(&distance_file) {
+        let distances = match src.read(&distance_file)? {
             Some(text) => text
                 .split_whitespace()
+                .take(MAX_NODES + 1)
                 .map(|d| {
                     d.parse::<u32>()
                         .map_err(|_| malformed(&distance_file, format!("'{d}' is not a distance")))
@@ -169,7 +245,7 @@ fn read_nodes(src: &SysfsRoot, cpus_online: &IdSet) -> Result<(Vec<Node>, bool),
                 .map_or(mem_total_bytes > 0, |s| s.contains(id)),
             cpus,
             mem_total_bytes,
-            mem_free_bytes: meminfo_kb(&meminfo, "MemFree").unwrap_or(0) * 1024,
+            mem_free_bytes,
             distances,
             hugepages: read_hugepages(src, &format!("{dir}/hugepages"))?,
             hmat: read_hmat(src, &format!("{dir}/access0/initiators"))?,
@@ -179,18 +255,94 @@ fn read_nodes(src: &SysfsRoot, cpus_online: &IdSet) -> Result<(Vec<Node>, bool),
     Ok((nodes, true))
 }
 
-/// A `Key: value kB` line of a node's or the system's meminfo.
-fn meminfo_kb(text: &str, key: &str) -> Option<u64> {
-    text.lines().find_map(|line| {
-        // Node files prefix each line with "Node N ".
-        let rest = line.split_once(&format!("{key}:"))?.1;
-        let before = line.split_once(&format!("{key}:"))?.0.trim();
-        if !(before.is_empty() || before.starts_with("Node")) {
-            return None;
+/// A node's or the system's meminfo file, read once.
+struct Meminfo {
+    file: String,
+    /// `None` when the file is absent: its figures are not known.
+    text: Option<String>,
+}
+
+impl Meminfo {
+    fn read(src: &SysfsRoot, rel: &str) -> Result<Self, TopologyError> {
+        Ok(Self {
+            file: rel.to_string(),
+            text: src.read(rel)?,
+        })
+    }
+
+    /// `MemTotal` and `MemFree` in bytes; `None` when the file is absent.
+    /// More free than total memory is an error: one of them is wrong.
+    fn total_free(&self) -> Result<Option<(u64, u64)>, TopologyError> {
+        let (Some(total), Some(free)) = (self.bytes("MemTotal")?, self.bytes("MemFree")?) else {
+            return Ok(None);
+        };
+        if free > total {
+            return Err(malformed(
+                &self.file,
+                format!(
+                    "MemFree of {} kB is more than MemTotal of {} kB",
+                    free / 1024,
+                    total / 1024
+                ),
+            ));
         }
-        rest.split_whitespace().next()?.parse().ok()
+        Ok(Some((total, free)))
+    }
+
+    /// The `key` line in bytes; `None` when the file is absent. A file
+    /// without the line, a value that is not a size in kB, or one above
+    /// [`MAX_BYTES`], is an error: a node shown with 0 B or 16 EiB would be
+    /// silently wrong.
+    fn bytes(&self, key: &str) -> Result<Option<u64>, TopologyError> {
+        let Some(text) = &self.text else {
+            return Ok(None);
+        };
+        let Some(value) = meminfo_value(text, key) else {
+            let first = text.lines().next().unwrap_or("").trim();
+            return Err(malformed(
+                &self.file,
+                format!("no '{key}:' line (the file begins '{first}')"),
+            ));
+        };
+        let bad = || malformed(&self.file, format!("{key} '{value}' is not a size in kB"));
+        let mut words = value.split_whitespace();
+        let kb: u64 = words.next().ok_or_else(bad)?.parse().map_err(|_| bad())?;
+        if !matches!(words.next(), None | Some("kB")) || words.next().is_some() {
+            return Err(bad());
+        }
+        match kb.checked_mul(1024) {
+            Some(b) if b <= MAX_BYTES => Ok(Some(b)),
+            _ => Err(malformed(
+                &self.file,
+                format!("{key} of {kb} kB is beyond the 1 EiB numabench accepts"),
+            )),
+        }
+    }
+}
+
+/// The text after `key:` on its line of a node's or the system's meminfo.
+fn meminfo_value<'a>(text: &'a str, key: &str) -> Option<&'a str> {
+    text.lines().find_map(|line| {
+        let (before, rest) = line.split_once(&format!("{key}:"))?;
+        // Node files prefix each line with "Node N ".
+        let before = before.trim();
+        (before.is_empty() || before.starts_with("Node")).then_some(rest.trim())
     })
 }
+
+/// A `Key: value kB` line of a node's or the system's meminfo.
+#[cfg(test)]
+fn meminfo_kb(text: &str, key: &str) -> Option<u64> {
+    meminfo_value(text, key)?
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()
+}
+
+/// Largest huge page size taken from a directory name (16 GiB, the largest
+/// any architecture has).
+const MAX_HUGE_PAGE_KB: u64 = 16 << 20;
 
 fn read_hugepages(src: &SysfsRoot, dir: &str) -> Result<Vec<HugePages>, TopologyError> {
     let mut out = Vec::new();
@@ -198,14 +350,33 @@ fn read_hugepages(src: &SysfsRoot, dir: &str) -> Result<Vec<HugePages>, Topology
         let Some(size_kb) = name
             .strip_prefix("hugepages-")
             .and_then(|s| s.strip_suffix("kB"))
-            .and_then(|s| s.parse().ok())
+            .and_then(|s| s.parse::<u64>().ok())
         else {
             continue;
         };
+        if size_kb == 0 || size_kb > MAX_HUGE_PAGE_KB {
+            return Err(malformed(
+                &format!("{dir}/{name}"),
+                format!("{size_kb} kB is not a huge page size (at most 16 GiB)"),
+            ));
+        }
+        // A pool larger than MAX_BYTES is a damaged count.
+        let max_pages = MAX_BYTES / (size_kb * 1024);
+        let pages = |file: &str| -> Result<u64, TopologyError> {
+            let rel = format!("{dir}/{name}/{file}");
+            let n: u64 = number(src, &rel)?.unwrap_or(0);
+            if n > max_pages {
+                return Err(malformed(
+                    &rel,
+                    format!("{n} pages of {size_kb} kB are beyond the 1 EiB numabench accepts"),
+                ));
+            }
+            Ok(n)
+        };
         out.push(HugePages {
             size_kb,
-            total: number(src, &format!("{dir}/{name}/nr_hugepages"))?.unwrap_or(0),
-            free: number(src, &format!("{dir}/{name}/free_hugepages"))?.unwrap_or(0),
+            total: pages("nr_hugepages")?,
+            free: pages("free_hugepages")?,
         });
     }
     out.sort_by_key(|h| h.size_kb);
@@ -217,7 +388,7 @@ fn read_hmat(src: &SysfsRoot, dir: &str) -> Result<Option<Hmat>, TopologyError> 
     if names.is_empty() {
         return Ok(None);
     }
-    let initiators = IdSet::from_ids(numbered(&names, "node"));
+    let initiators = Ids::Nodes.entries(dir, numbered(&names, "node"))?;
     for id in initiators.iter() {
         src.mark(&format!("{dir}/node{id}"));
     }
@@ -234,27 +405,36 @@ fn read_hmat(src: &SysfsRoot, dir: &str) -> Result<Option<Hmat>, TopologyError> 
 
 fn read_cpus(src: &SysfsRoot, online: &IdSet, nodes: &[Node]) -> Result<Vec<Cpu>, TopologyError> {
     let mut cpus = Vec::new();
+    let mut node_of = std::collections::HashMap::new();
+    for n in nodes {
+        for cpu in n.cpus.iter() {
+            node_of.entry(cpu).or_insert(n.id);
+        }
+    }
     for id in online.iter() {
         let dir = format!("{CPU_DIR}/cpu{id}/topology");
         // Some kernels report an unknown die or cluster as -1 or 65535.
         let id_or_none = |v: Option<i64>| v.filter(|&v| (0..65535).contains(&v)).map(|v| v as u32);
         cpus.push(Cpu {
             id,
-            node: nodes.iter().find(|n| n.cpus.contains(id)).map(|n| n.id),
+            node: node_of.get(&id).copied(),
             package: id_or_none(number(src, &format!("{dir}/physical_package_id"))?),
             die: id_or_none(number(src, &format!("{dir}/die_id"))?),
             core: id_or_none(number(src, &format!("{dir}/core_id"))?),
-            smt_siblings: list(src, &format!("{dir}/thread_siblings_list"))?
+            smt_siblings: list(src, &format!("{dir}/thread_siblings_list"), Ids::Cpus)?
                 .unwrap_or_else(|| IdSet::from_ids([id])),
         });
         // Read for completeness of a capture; the package set is derived.
-        let _ = src.read(&format!("{dir}/core_siblings_list"));
+        let _ = src.read(&format!("{dir}/core_siblings_list"))?;
     }
     Ok(cpus)
 }
 
 fn read_caches(src: &SysfsRoot, online: &IdSet) -> Result<Vec<Cache>, TopologyError> {
     let mut caches: Vec<Cache> = Vec::new();
+    // Each CPU lists its shared caches again; a set finds repeats in
+    // constant time where a scan of `caches` would be quadratic in CPUs.
+    let mut seen = std::collections::HashSet::new();
     for cpu in online.iter() {
         let dir = format!("{CPU_DIR}/cpu{cpu}/cache");
         for index in numbered(&src.list(&dir), "index") {
@@ -263,15 +443,16 @@ fn read_caches(src: &SysfsRoot, online: &IdSet) -> Result<Vec<Cache>, TopologyEr
                 continue;
             };
             let kind = src
-                .read_trimmed(&format!("{d}/type"))
+                .read_trimmed(&format!("{d}/type"))?
                 .unwrap_or_else(|| "Unified".into());
             let size_file = format!("{d}/size");
-            let size_bytes = match src.read_trimmed(&size_file) {
+            let size_bytes = match src.read_trimmed(&size_file)? {
                 Some(text) => parse_size(&text)
+                    .filter(|&b| b <= MAX_BYTES)
                     .ok_or_else(|| malformed(&size_file, format!("'{text}' is not a size")))?,
                 None => continue,
             };
-            let cpus = list(src, &format!("{d}/shared_cpu_list"))?
+            let cpus = list(src, &format!("{d}/shared_cpu_list"), Ids::Cpus)?
                 .unwrap_or_else(|| IdSet::from_ids([cpu]));
             let cache = Cache {
                 level,
@@ -280,7 +461,14 @@ fn read_caches(src: &SysfsRoot, online: &IdSet) -> Result<Vec<Cache>, TopologyEr
                 line_bytes: number(src, &format!("{d}/coherency_line_size"))?,
                 cpus,
             };
-            if !caches.contains(&cache) {
+            let key = (
+                cache.level,
+                cache.kind.clone(),
+                cache.size_bytes,
+                cache.line_bytes,
+                cache.cpus.clone(),
+            );
+            if seen.insert(key) {
                 caches.push(cache);
             }
         }
@@ -306,17 +494,15 @@ pub(crate) fn parse_size(text: &str) -> Option<u64> {
 fn read_tiers(src: &SysfsRoot, nodes: &mut [Node]) -> Result<Vec<MemoryTier>, TopologyError> {
     let dir = "sys/devices/virtual/memory_tiering";
     let mut tiers = Vec::new();
-    for id in numbered(&src.list(dir), "memory_tier") {
-        let Some(set) = list(src, &format!("{dir}/memory_tier{id}/nodelist"))? else {
+    let ids = numbered(&src.list(dir), "memory_tier");
+    for id in ids.into_iter().filter_map(|id| u32::try_from(id).ok()) {
+        let Some(set) = list(src, &format!("{dir}/memory_tier{id}/nodelist"), Ids::Nodes)? else {
             continue;
         };
         for node in nodes.iter_mut().filter(|n| set.contains(n.id)) {
-            node.tier = Some(id as u32);
+            node.tier = Some(id);
         }
-        tiers.push(MemoryTier {
-            id: id as u32,
-            nodes: set,
-        });
+        tiers.push(MemoryTier { id, nodes: set });
     }
     Ok(tiers)
 }
@@ -326,7 +512,7 @@ fn read_allowed(
     cpus_online: &IdSet,
     nodes: &[Node],
 ) -> Result<Allowed, TopologyError> {
-    let status = src.read("proc/self/status").unwrap_or_default();
+    let status = src.read("proc/self/status")?.unwrap_or_default();
     let field = |key: &str| -> Result<Option<IdSet>, TopologyError> {
         status
             .lines()
@@ -334,6 +520,8 @@ fn read_allowed(
             .map(|v| IdSet::parse_list(v).map_err(|e| malformed("proc/self/status", e)))
             .transpose()
     };
+    // The cpuset is intersected with what is online: any id the list
+    // parser accepts is harmless here.
     let all_nodes = IdSet::from_ids(nodes.iter().map(|n| n.id));
     Ok(Allowed {
         cpus: field("Cpus_allowed_list:")?
@@ -382,9 +570,55 @@ fn accelerator_kind(class: u32, vendor: &str) -> Option<&'static str> {
     }
 }
 
-/// `16.0 GT/s PCIe` → 16.0; `Unknown` or absent → None.
-fn link_speed(text: Option<String>) -> Option<f64> {
-    text?.split_whitespace().next()?.parse().ok()
+/// The speed of a `*_link_speed` file: `Ok(None)` for the kernel's
+/// `Unknown`; an error for anything that is not a positive, finite speed
+/// up to 256 GT/s (PCIe 7.0 runs at 128), so no NaN or negative peak is
+/// ever computed from it.
+fn parse_link_speed(text: &str) -> Result<Option<f64>, ()> {
+    let first = text.split_whitespace().next().ok_or(())?;
+    if first.eq_ignore_ascii_case("unknown") {
+        return Ok(None);
+    }
+    let gt: f64 = first.parse().map_err(|_| ())?;
+    if gt.is_finite() && gt > 0.0 && gt <= 256.0 {
+        Ok(Some(gt))
+    } else {
+        Err(())
+    }
+}
+
+/// The lanes of a `*_link_width` file: 0 is the kernel's "unknown"; more
+/// than 32 lanes (the widest link PCIe defines) is an error.
+fn parse_link_width(text: &str) -> Result<Option<u32>, ()> {
+    match text.trim().parse::<u32>() {
+        Ok(0) => Ok(None),
+        Ok(w) if w <= 32 => Ok(Some(w)),
+        _ => Err(()),
+    }
+}
+
+/// An optional value (a link speed, a device's node) that does not parse
+/// is shown as unknown, with a warning naming the file and the value.
+fn optional<T>(
+    src: &SysfsRoot,
+    rel: &str,
+    what: &str,
+    parse: impl Fn(&str) -> Result<Option<T>, ()>,
+) -> Result<Option<T>, TopologyError> {
+    let Some(text) = src.read_trimmed(rel)? else {
+        return Ok(None);
+    };
+    match parse(&text) {
+        Ok(v) => Ok(v),
+        Err(()) => {
+            crate::console::err(&format!(
+                "numabench: warning: {}: '{}' is not {what}; shown as unknown\n",
+                crate::output::escape(rel),
+                shown(&text)
+            ));
+            Ok(None)
+        }
+    }
 }
 
 fn read_accelerators(src: &SysfsRoot) -> Result<Vec<Accelerator>, TopologyError> {
@@ -392,7 +626,7 @@ fn read_accelerators(src: &SysfsRoot) -> Result<Vec<Accelerator>, TopologyError>
     let mut out = Vec::new();
     for bdf in src.list(dir) {
         let d = format!("{dir}/{bdf}");
-        let Some(class_text) = src.read_trimmed(&format!("{d}/class")) else {
+        let Some(class_text) = src.read_trimmed(&format!("{d}/class"))? else {
             continue;
         };
         let class = u32::from_str_radix(class_text.trim_start_matches("0x"), 16).map_err(|_| {
@@ -401,28 +635,44 @@ fn read_accelerators(src: &SysfsRoot) -> Result<Vec<Accelerator>, TopologyError>
                 format!("'{class_text}' is not a class code"),
             )
         })?;
-        let vendor = src.read_trimmed(&format!("{d}/vendor")).unwrap_or_default();
+        let vendor = text(src, &format!("{d}/vendor"))?;
         let Some(kind) = accelerator_kind(class, &vendor) else {
             continue;
         };
-        let node: Option<i64> = number(src, &format!("{d}/numa_node"))?;
+        // -1: the firmware does not say.
+        let node = |t: &str| match t.parse::<i64>() {
+            Ok(-1) => Ok(None),
+            Ok(n) if (0..MAX_NODES as i64).contains(&n) => Ok(Some(n as usize)),
+            _ => Err(()),
+        };
+        let speed = "a PCIe link speed (e.g. '16.0 GT/s PCIe')";
+        let width = "a PCIe link width (1 to 32 lanes)";
         out.push(Accelerator {
             pci_address: bdf.clone(),
             vendor,
-            device: src.read_trimmed(&format!("{d}/device")).unwrap_or_default(),
+            device: text(src, &format!("{d}/device"))?,
             class: class_text,
             kind: kind.to_string(),
-            numa_node: node.filter(|&n| n >= 0).map(|n| n as usize),
-            link_speed_gt_s: link_speed(src.read(&format!("{d}/current_link_speed"))),
-            link_width: src
-                .read_trimmed(&format!("{d}/current_link_width"))
-                .and_then(|w| w.parse().ok())
-                .filter(|&w| w > 0),
-            max_link_speed_gt_s: link_speed(src.read(&format!("{d}/max_link_speed"))),
-            max_link_width: src
-                .read_trimmed(&format!("{d}/max_link_width"))
-                .and_then(|w| w.parse().ok())
-                .filter(|&w| w > 0),
+            numa_node: optional(src, &format!("{d}/numa_node"), "a node number", node)?,
+            link_speed_gt_s: optional(
+                src,
+                &format!("{d}/current_link_speed"),
+                speed,
+                parse_link_speed,
+            )?,
+            link_width: optional(
+                src,
+                &format!("{d}/current_link_width"),
+                width,
+                parse_link_width,
+            )?,
+            max_link_speed_gt_s: optional(
+                src,
+                &format!("{d}/max_link_speed"),
+                speed,
+                parse_link_speed,
+            )?,
+            max_link_width: optional(src, &format!("{d}/max_link_width"), width, parse_link_width)?,
         });
     }
     Ok(out)
@@ -471,8 +721,15 @@ mod tests {
 
     #[test]
     fn pcie_links() {
-        assert_eq!(link_speed(Some("16.0 GT/s PCIe\n".into())), Some(16.0));
-        assert_eq!(link_speed(Some("Unknown\n".into())), None);
+        assert_eq!(parse_link_speed("16.0 GT/s PCIe\n"), Ok(Some(16.0)));
+        assert_eq!(parse_link_speed("Unknown\n"), Ok(None));
+        for bad in ["NaN GT/s", "-16 GT/s", "inf", "0 GT/s", "1e9", "fast", ""] {
+            assert_eq!(parse_link_speed(bad), Err(()), "{bad}");
+        }
+        assert_eq!(parse_link_width("16"), Ok(Some(16)));
+        assert_eq!(parse_link_width("0"), Ok(None));
+        assert_eq!(parse_link_width("-16"), Err(()));
+        assert_eq!(parse_link_width("64"), Err(()));
         let gpu = Accelerator {
             pci_address: String::new(),
             vendor: String::new(),
@@ -488,6 +745,45 @@ mod tests {
         // PCIe 4.0 x16: 31.5 GB/s per direction after 128b/130b encoding.
         let peak = gpu.link_peak_mb_s().unwrap();
         assert!((peak - 31_507.7).abs() < 1.0, "{peak}");
+    }
+}
+
+#[cfg(test)]
+mod value_parsers {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// Any text is a speed or width in range, unknown, or an error:
+        /// never a panic, NaN, or a negative or infinite figure.
+        #[test]
+        fn link_values_are_in_range_or_refused(text in "\\PC{0,24}|-?[0-9.eE+]{1,12} GT/s|NaN|inf") {
+            if let Ok(Some(gt)) = parse_link_speed(&text) {
+                prop_assert!(gt.is_finite() && gt > 0.0 && gt <= 256.0);
+            }
+            if let Ok(Some(w)) = parse_link_width(&text) {
+                prop_assert!((1..=32).contains(&w));
+            }
+        }
+
+        /// Any meminfo text gives sizes up to 1 EiB with free <= total, or an
+        /// error naming the file.
+        #[test]
+        fn meminfo_is_a_size_or_an_error(
+            total in "\\PC{0,12}|[0-9]{1,22}( kB)?",
+            free in "\\PC{0,12}|[0-9]{1,22}( kB)?",
+        ) {
+            let m = Meminfo {
+                file: "proc/meminfo".into(),
+                text: Some(format!("MemTotal: {total}\nMemFree: {free}\n")),
+            };
+            match m.total_free() {
+                Ok(Some((t, f))) => prop_assert!(f <= t && t <= MAX_BYTES),
+                Ok(None) => prop_assert!(false, "a present file is never unknown"),
+                Err(TopologyError::Malformed { file, .. }) => prop_assert_eq!(file, "proc/meminfo"),
+                Err(e) => prop_assert!(false, "{e}"),
+            }
+        }
     }
 }
 
