@@ -9,7 +9,11 @@ fn main() {
             if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion)
                 || e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
             {
-                let _ = e.print();
+                use std::io::Write;
+                if let Err(why) = e.print().and_then(|()| std::io::stdout().flush()) {
+                    eprintln!("numabench: error: cannot write to standard output: {why}");
+                    std::process::exit(numabench::error::EXIT_FAILURE);
+                }
                 std::process::exit(if e.use_stderr() { EXIT_USAGE } else { 0 });
             }
             // clap's first line holds the reason, continued on indented

@@ -123,9 +123,9 @@ pub fn run(args: PlaceArgs) -> Result<()> {
         placement,
     };
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&report)?);
+        crate::console::out(&format!("{}\n", serde_json::to_string_pretty(&report)?));
     } else {
-        print!("{}", render(&report));
+        crate::console::out(&render(&report));
     }
     Ok(())
 }

@@ -206,17 +206,24 @@ pub fn run(args: RunArgs) -> Result<()> {
         doc: &doc,
     }]);
     write_output(&folder.join("report.html"), html.as_bytes())?;
+    let mut text = String::new();
     if let Some(sig) = interrupted {
-        println!(
-            "{}",
-            super::interrupted_line(sig, "the folder holds what was measured before the stop")
-        );
+        text.push_str(&super::interrupted_line(
+            sig,
+            "the folder holds what was measured before the stop",
+        ));
+        text.push('\n');
     }
-    print!(
-        "{}",
-        summary(&doc, &rows, progress.started.elapsed().as_secs_f64())
-    );
-    println!("report: {}", folder.join("report.html").display());
+    text.push_str(&summary(
+        &doc,
+        &rows,
+        progress.started.elapsed().as_secs_f64(),
+    ));
+    text.push_str(&format!(
+        "report: {}\n",
+        folder.join("report.html").display()
+    ));
+    crate::console::out(&text);
     drop(signals);
     if let Some(sig) = interrupted {
         super::exit_interrupted(sig);

@@ -289,7 +289,7 @@ fn comparability_warnings(args: &SweepArgs, max_threads: usize) -> Vec<String> {
 
 pub fn run(args: SweepArgs) -> Result<()> {
     if args.list_kernels {
-        print!("{}", list_kernels());
+        crate::console::out(&list_kernels());
         return Ok(());
     }
     let topo = read_topology(&SysfsRoot::live())?;

@@ -603,11 +603,11 @@ fn process_body(
     worker::warn_thp(control, refused);
     let process = area.as_ref().map(DataArea::region);
     if p.show_details >= 3 {
-        println!(
-            " # process {i:2} global mem: {:#x}, process mem: {:#x}",
+        crate::console::out(&format!(
+            " # process {i:2} global mem: {:#x}, process mem: {:#x}\n",
             global.map_or(0, sys::Region::addr),
             process.map_or(0, sys::Region::addr)
-        );
+        ));
     }
     let lock = Mutex::new(());
     let mut failed = false;

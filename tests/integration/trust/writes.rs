@@ -353,6 +353,11 @@ fn a_full_stdout_is_a_failure() {
         &["topo"][..],
         &["mem", "-p", "1", "-t", "1", "-P", "1", "-l", "1", "-q"][..],
         &["sweep", "-o", "read", "-s", "16", "-r", "1"][..],
+        &["sweep", "--list-kernels"][..],
+        &["place", "--size", "1M"][..],
+        &["place", "--size", "1M", "--json"][..],
+        &["compare", "--help"][..],
+        &["--version"][..],
     ] {
         let out = plain()
             .args(args)
