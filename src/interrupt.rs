@@ -7,15 +7,18 @@
 //! workload engines, which must stop their children themselves), while
 //! [`stop_at_boundaries`] ends the process at once from the handler, after
 //! removing a results file half written and killing a child run.
+//! Commands that measure nothing take [`end_cleanly`]: the first signal
+//! ends them, with the same clean-up.
 
 use std::io;
-use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicI32, AtomicU32, Ordering};
 
 /// The last stop signal received (0 = none) and how many arrived.
 static STOP_SIGNAL: AtomicI32 = AtomicI32::new(0);
 static STOP_COUNT: AtomicU32 = AtomicU32::new(0);
-/// Whether a second signal ends the process from the handler.
-static SECOND_ENDS: AtomicBool = AtomicBool::new(false);
+/// The signal (1st, 2nd) that ends the process from the handler; 0 =
+/// none does.
+static ENDS_AT: AtomicU32 = AtomicU32::new(0);
 /// A child process (a numabench stage) killed with the process on a second
 /// signal; 0 = none.
 static CHILD: AtomicI32 = AtomicI32::new(0);
@@ -24,7 +27,8 @@ extern "C" fn on_stop_signal(sig: libc::c_int) {
     // Only atomics, kill(2), unlink(2) and _exit(2): async-signal-safe.
     STOP_SIGNAL.store(sig, Ordering::SeqCst);
     let seen = STOP_COUNT.fetch_add(1, Ordering::SeqCst) + 1;
-    if seen >= 2 && SECOND_ENDS.load(Ordering::SeqCst) {
+    let ends_at = ENDS_AT.load(Ordering::SeqCst);
+    if ends_at > 0 && seen >= ends_at {
         let child = CHILD.load(Ordering::SeqCst);
         if child > 0 {
             // SAFETY: kill has no memory effect in this process.
@@ -84,12 +88,12 @@ fn set_action(sig: i32, handler: libc::sighandler_t) -> io::Result<libc::sighand
 /// Saved dispositions of SIGINT and SIGTERM, restored on drop.
 pub struct StopSignals {
     old: [(i32, libc::sighandler_t); 2],
+    old_ends_at: u32,
 }
 
-fn install(second_ends: bool) -> io::Result<StopSignals> {
+fn install(ends_at: u32) -> io::Result<StopSignals> {
     // The counts are never reset: a stop asked for before a probe's own
     // guard (during start-up, between two runs of a suite) still stops it.
-    SECOND_ENDS.store(second_ends, Ordering::SeqCst);
     let handler = on_stop_signal as extern "C" fn(libc::c_int) as libc::sighandler_t;
     let int = set_action(libc::SIGINT, handler)?;
     let term = match set_action(libc::SIGTERM, handler) {
@@ -99,21 +103,30 @@ fn install(second_ends: bool) -> io::Result<StopSignals> {
             return Err(e);
         }
     };
+    let old_ends_at = ENDS_AT.swap(ends_at, Ordering::SeqCst);
     Ok(StopSignals {
         old: [(libc::SIGINT, int), (libc::SIGTERM, term)],
+        old_ends_at,
     })
 }
 
 /// Routes SIGINT and SIGTERM to [`stop_signals`] until the guard drops;
 /// every signal is only counted.
 pub fn catch_stop_signals() -> io::Result<StopSignals> {
-    install(false)
+    install(0)
 }
 
 /// Like [`catch_stop_signals`], but a second signal ends the process at
 /// once (exit 128 + signal), leaving no temporary file and no child behind.
 pub fn stop_at_boundaries() -> io::Result<StopSignals> {
-    install(true)
+    install(2)
+}
+
+/// For commands that only read and write files (report, compare, gather,
+/// topo): the first signal ends the process at once, as by default, but
+/// never leaves a results file half written behind.
+pub fn end_cleanly() -> io::Result<StopSignals> {
+    install(1)
 }
 
 /// Names the child process a second signal must take along (0: none).
@@ -123,7 +136,7 @@ pub fn set_child(pid: i32) {
 
 impl Drop for StopSignals {
     fn drop(&mut self) {
-        SECOND_ENDS.store(false, Ordering::SeqCst);
+        ENDS_AT.store(self.old_ends_at, Ordering::SeqCst);
         for (sig, old) in self.old {
             let _ = set_action(sig, old);
         }

@@ -31,10 +31,11 @@ fn main() {
             std::process::exit(EXIT_USAGE);
         }
     };
-    let _stops = cli
-        .command
-        .measures()
-        .then(numabench::interrupt::stop_at_boundaries);
+    let _stops = if cli.command.measures() {
+        numabench::interrupt::stop_at_boundaries()
+    } else {
+        numabench::interrupt::end_cleanly()
+    };
     let result = numabench::cli::run(cli);
     if let Some(e) = numabench::console::stdout_failure()
         && result.is_ok()
