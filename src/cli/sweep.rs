@@ -316,7 +316,7 @@ pub fn run(args: SweepArgs) -> Result<()> {
     if interactive && !verbose {
         eprint!("\r\x1b[K");
     }
-    if rows.is_empty() && !notes.is_empty() {
+    if rows.is_empty() && !notes.is_empty() && interrupted.is_none() {
         // Nothing to attach the notes to, and nothing measured.
         return Err(usage(format!("nothing was measured: {}", notes.join("; "))));
     }
