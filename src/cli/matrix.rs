@@ -257,13 +257,31 @@ pub fn run(args: MatrixArgs) -> Result<()> {
     let signals =
         crate::interrupt::stop_at_boundaries().context("cannot install SIGINT/SIGTERM handlers")?;
     let result = match per_core {
-        Some((c, m)) => matrix::per_core(&topo, &cfg, c, m, &mut progress).map(|p| p.records()),
-        None => matrix::run(&topo, &cfg, &mut progress).map(|m| m.records()),
+        Some((c, m)) => {
+            matrix::per_core(&topo, &cfg, c, m, &mut progress).map(|p| (p.records(), Vec::new()))
+        }
+        None => matrix::run(&topo, &cfg, &mut progress).map(|m| (m.records(), m.notes)),
     };
     if interactive && !verbose {
         eprint!("\r\x1b[K");
     }
-    doc.records = result?;
+    let (records, notes) = result?;
+    let interrupted = crate::interrupt::requested();
+    if records.is_empty() && interrupted.is_none() {
+        // As sweep: a run that measured nothing (a time limit shorter than
+        // one measurement) is not a result.
+        let why = if notes.is_empty() {
+            "no cell was measured".to_string()
+        } else {
+            notes.join("; ")
+        };
+        return Err(usage(format!(
+            "nothing was measured: {why}; give a longer --time-limit"
+        )));
+    }
+    // A cell the time limit cut short leaves the matrix incomplete.
+    let cut_short = notes.iter().any(|n| n.starts_with("time limit"));
+    doc.records = records;
     if per_core.is_none() {
         match matrix::peak_record(&topo) {
             Ok(rec) => doc.records.push(rec),
@@ -276,9 +294,11 @@ pub fn run(args: MatrixArgs) -> Result<()> {
             }
         }
     }
-    let interrupted = crate::interrupt::requested();
     match interrupted {
-        None => doc.finish(),
+        None => {
+            doc.finish();
+            doc.complete = !cut_short;
+        }
         Some(sig) => super::mark_interrupted(&mut doc, "matrix", sig),
     }
     if let Some(path) = &args.save {

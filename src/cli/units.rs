@@ -145,9 +145,25 @@ pub fn time(text: &str, lo: f64, hi: f64, unit: &str) -> Result<f64, String> {
     }
 }
 
-/// Seconds for a time limit: 0 (no limit) up to [`MAX_SECONDS`].
+/// Seconds for a time limit: 0 (no limit), or 1 ms up to [`MAX_SECONDS`].
+/// A limit under 1 ms would stop before the first measurement, and one
+/// under f64's range (1e-400) would read as 0, no limit at all.
 pub fn time_limit(text: &str) -> Result<f64, String> {
-    time(text, 0.0, MAX_SECONDS, "seconds").map_err(|e| format!("{e} (0 = no limit)"))
+    let why = |e: String| format!("{e} (0 = no limit, else at least 0.001)");
+    let v = time(text, 0.0, MAX_SECONDS, "seconds").map_err(why)?;
+    let zero_written = text
+        .trim()
+        .trim_start_matches(['+', '-'])
+        .split(['e', 'E'])
+        .next()
+        .is_some_and(|m| m.chars().all(|c| c == '0' || c == '.'));
+    if (v == 0.0 && !zero_written) || (v > 0.0 && v < 0.001) {
+        return Err(why(format!(
+            "'{text}' is not a number of seconds from 0 to {}",
+            plain(MAX_SECONDS)
+        )));
+    }
+    Ok(v)
 }
 
 /// A checked number of seconds as a `Duration`, `None` for 0 (no limit).
@@ -218,7 +234,12 @@ mod tests {
     fn times_are_finite_and_in_range() {
         assert_eq!(time_limit("0"), Ok(0.0));
         assert_eq!(time_limit("2.5"), Ok(2.5));
-        for bad in ["1e30", "NaN", "inf", "-inf", "-1", "", "x", "604801"] {
+        assert_eq!(time_limit("0.0"), Ok(0.0));
+        assert_eq!(time_limit("0e5"), Ok(0.0));
+        assert_eq!(time_limit("0.001"), Ok(0.001));
+        for bad in [
+            "1e30", "NaN", "inf", "-inf", "-1", "", "x", "604801", "1e-400", "1e-9", "0.0009",
+        ] {
             let e = time_limit(bad).unwrap_err();
             assert!(e.contains("from 0 to 604800"), "{bad}: {e}");
         }

@@ -74,6 +74,11 @@ pub fn check_output(path: &Path, flag: &str) -> Result<Target> {
     };
     let kind = meta.file_type();
     if kind.is_file() {
+        if let Some(why) = locked_file(path) {
+            return Err(usage(format!(
+                "{flag} {shown}: is {why}, so it cannot be replaced; clear the flag (chattr) or give another name"
+            )));
+        }
         probe_directory(path, flag)?;
         return Ok(Target::Replace);
     }
@@ -92,11 +97,51 @@ pub fn check_output(path: &Path, flag: &str) -> Result<Target> {
     )))
 }
 
+/// Whether `path`, a regular file, carries a flag that forbids replacing it
+/// (only a rename at the end would find out, after the work).
+fn locked_file(path: &Path) -> Option<&'static str> {
+    use std::os::fd::AsRawFd;
+    use std::os::unix::fs::OpenOptionsExt;
+    // From linux/fs.h; the libc crate does not carry them.
+    const FS_IMMUTABLE_FL: libc::c_int = 0x10;
+    const FS_APPEND_FL: libc::c_int = 0x20;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(path)
+        .ok()?;
+    let mut flags: libc::c_int = 0;
+    // SAFETY: FS_IOC_GETFLAGS writes one int (the kernel's actual size for
+    // this request, despite its declared long) into `flags`, which lives on
+    // this frame; the descriptor stays open for the call.
+    let ret = unsafe { libc::ioctl(file.as_raw_fd(), libc::FS_IOC_GETFLAGS, &mut flags) };
+    if ret != 0 {
+        return None;
+    }
+    if flags & FS_IMMUTABLE_FL != 0 {
+        Some("immutable (chattr +i)")
+    } else if flags & FS_APPEND_FL != 0 {
+        Some("append-only (chattr +a)")
+    } else {
+        None
+    }
+}
+
 /// Checks a directory that outputs will be created in (`run --dir`,
 /// `autonuma --out`): it must be a directory or not exist yet, with its
 /// parent a directory this process can create files in.
 pub fn check_output_dir(dir: &Path, flag: &str) -> Result<()> {
     let shown = dir.display();
+    // A link to a directory is followed (results folders are often kept
+    // elsewhere); one to nothing would fail only when the folder is made.
+    if let Ok(link) = std::fs::read_link(dir)
+        && std::fs::metadata(dir).is_err()
+    {
+        return Err(usage(format!(
+            "{flag} {shown}: is a symbolic link to {}, which does not exist; give a directory",
+            link.display()
+        )));
+    }
     match std::fs::metadata(dir) {
         Ok(m) if m.is_dir() => return probe_create(dir, &format!("{flag} {shown}")),
         Ok(m) => {
@@ -605,6 +650,44 @@ mod tests {
         }
         write_output(&dir.path().join("r.json"), b"new").unwrap();
         assert_eq!(std::fs::read(&victim).unwrap(), b"keep");
+    }
+
+    #[test]
+    fn a_dangling_link_as_an_output_directory_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let link = dir.path().join("out");
+        std::os::unix::fs::symlink("nowhere", &link).unwrap();
+        let e = check_output_dir(&link, "--dir").unwrap_err();
+        assert_eq!(crate::error::exit_code(&e), 2);
+        assert!(e.to_string().contains("which does not exist"), "{e}");
+        std::fs::create_dir(dir.path().join("real")).unwrap();
+        let good = dir.path().join("good");
+        std::os::unix::fs::symlink("real", &good).unwrap();
+        assert!(check_output_dir(&good, "--dir").is_ok());
+    }
+
+    #[test]
+    fn an_immutable_file_is_refused_before_the_work() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("kept.json");
+        std::fs::write(&path, "old").unwrap();
+        let chattr = |flag: &str| {
+            std::process::Command::new("chattr")
+                .arg(flag)
+                .arg(&path)
+                .status()
+                .is_ok_and(|s| s.success())
+        };
+        if !chattr("+i") {
+            // No root or a file system without flags: nothing to check.
+            return;
+        }
+        let e = check_output(&path, "--save");
+        chattr("-i");
+        let e = e.unwrap_err();
+        assert_eq!(crate::error::exit_code(&e), 2);
+        assert!(e.to_string().contains("immutable"), "{e}");
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "old");
     }
 
     #[test]

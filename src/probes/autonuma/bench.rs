@@ -163,10 +163,12 @@ pub fn plan(
     match asked.mem_mib {
         Some(mib) => {
             let want = mib.saturating_mul(MIB).saturating_mul(procs);
-            if want > start_free {
+            // The shared admission rule, on the node where it all starts.
+            if want > crate::memory::admission::limit(start_free) {
                 return Err(usage(format!(
-                    "--mem {mib}: {procs} x {mib} MiB for {} is more than node {start_node}'s free memory ({} MiB), where all of it starts",
+                    "--mem {mib}: {procs} x {mib} MiB for {} is more than {}% of node {start_node}'s free memory ({} MiB), where all of it starts; give a smaller --mem",
                     test.name(),
+                    crate::memory::admission::SHARE_PCT,
                     start_free / MIB
                 )));
             }

@@ -572,3 +572,29 @@ thread_local! {
         dir
     };
 }
+
+#[test]
+fn a_time_limit_too_small_to_measure_is_refused_not_read_as_no_limit() {
+    for t in ["1e-400", "1e-9", "0.0001"] {
+        crate::util::rejects(
+            &[
+                "sweep", "-o", "read", "-s", "16", "-r", "1", "-p", "1", "-t", t,
+            ],
+            "at least 0.001",
+        );
+        crate::util::rejects(
+            &[
+                "matrix",
+                "--no-saturated",
+                "--no-latency",
+                "-r",
+                "1",
+                "-s",
+                "1M",
+                "-t",
+                t,
+            ],
+            "at least 0.001",
+        );
+    }
+}

@@ -415,3 +415,27 @@ fn gather_never_archives_a_file_outside_its_root() {
         .unwrap();
     assert!(!String::from_utf8_lossy(&listing.stdout).contains("SECRET-FROM-OUTSIDE"));
 }
+
+#[test]
+fn a_dangling_link_as_an_output_directory_is_refused_before_measuring() {
+    let tmp = tempfile::tempdir().unwrap();
+    let link = tmp.path().join("results");
+    std::os::unix::fs::symlink("nowhere", &link).unwrap();
+    let l = link.to_str().unwrap().to_string();
+    for args in [
+        vec!["run".to_string(), "--dir".into(), l.clone()],
+        vec![
+            "autonuma".to_string(),
+            "numa02".into(),
+            "--mem".into(),
+            "8".into(),
+            "--loops".into(),
+            "1".into(),
+            "--out".into(),
+            l.clone(),
+        ],
+    ] {
+        refused_before_work(&args, "which does not exist");
+        assert!(std::fs::symlink_metadata(&link).unwrap().is_symlink());
+    }
+}
