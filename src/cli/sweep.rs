@@ -353,7 +353,7 @@ pub fn run(args: SweepArgs) -> Result<()> {
         }
         crate::output::sweep::csv(&rows) + &crate::output::sweep::csv_notes(&notes)
     } else {
-        let table = crate::output::sweep::table(&rows, &warnings, &notes);
+        let table = crate::output::sweep::table(&rows, &warnings, &notes, interrupted.is_some());
         match &stopped {
             Some(line) => format!("{line}\n{table}"),
             None => table,

@@ -91,7 +91,10 @@ fn size(kb: u64) -> String {
 }
 
 /// The human view: one line per measurement, then the summary.
-pub fn table(rows: &[SweepRow], warnings: &[String], notes: &[String]) -> String {
+/// `partial`: a stop cut the sweep short, so the summary (peaks, averages
+/// over sizes, RAM latency at the largest size) would describe a different
+/// sweep and is left out.
+pub fn table(rows: &[SweepRow], warnings: &[String], notes: &[String], partial: bool) -> String {
     let mut t = Table::new(
         &[
             "size",
@@ -147,7 +150,11 @@ pub fn table(rows: &[SweepRow], warnings: &[String], notes: &[String]) -> String
     }
     let mut out = t.render();
     out.push('\n');
-    out.push_str(&summary(&summarize(rows)));
+    if partial {
+        out.push_str("no summary: the sweep was stopped before its end\n");
+    } else {
+        out.push_str(&summary(&summarize(rows)));
+    }
     for n in notes {
         let _ = writeln!(out, "note: {n}");
     }

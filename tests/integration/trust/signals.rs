@@ -141,6 +141,13 @@ fn sweep_keeps_what_it_measured_on_sigint() {
         end.stdout
     );
     assert!(notes(&d).contains("were not measured"), "{}", notes(&d));
+    // Peaks and averages over the sizes measured would describe another sweep.
+    assert!(
+        end.stdout.contains("no summary: the sweep was stopped"),
+        "{}",
+        end.stdout
+    );
+    assert!(!end.stdout.contains("weighted avg"), "{}", end.stdout);
 }
 
 #[test]
