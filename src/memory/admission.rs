@@ -136,7 +136,7 @@ mod tests {
         assert_eq!(crate::error::exit_code(&e), 2);
         let text = e.to_string();
         assert!(text.contains("1000 MiB free on node 0"), "{text}");
-        assert!(text.contains("900.0 MiB"), "{text}");
+        assert!(text.contains("900 MiB"), "{text}");
         assert!(text.contains("give a smaller --size"), "{text}");
     }
 

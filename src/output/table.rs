@@ -86,10 +86,12 @@ pub fn bytes(n: u64) -> String {
         v /= 1024.0;
         unit += 1;
     }
-    if unit == 0 || v.fract() == 0.0 {
-        format!("{v:.0} {}", UNITS[unit])
-    } else {
-        format!("{v:.1} {}", UNITS[unit])
+    // 8.04 GiB rounds to "8.0": written "8 GiB", as an exact 8 GiB is.
+    let one_decimal = format!("{v:.1}");
+    match one_decimal.strip_suffix(".0") {
+        _ if unit == 0 => format!("{v:.0} {}", UNITS[unit]),
+        Some(whole) => format!("{whole} {}", UNITS[unit]),
+        None => format!("{one_decimal} {}", UNITS[unit]),
     }
 }
 
@@ -111,5 +113,8 @@ mod tests {
         assert_eq!(bytes(48 << 10), "48 KiB");
         assert_eq!(bytes(1536 << 20), "1.5 GiB");
         assert_eq!(bytes(65_854_000 * 1024), "62.8 GiB");
+        // Never "8.0 GiB" beside "8 GiB".
+        assert_eq!(bytes((8 << 30) + (40 << 20)), "8 GiB");
+        assert_eq!(bytes(8 << 30), "8 GiB");
     }
 }

@@ -57,6 +57,11 @@ pub struct Topology {
     pub system_mem_free_bytes: Option<u64>,
     /// False when the kernel exposes no NUMA information (one node assumed).
     pub numa_sysfs: bool,
+    /// What the reader found wrong with the firmware's or the kernel's view
+    /// and how it read it instead (a distance row for nodes that are gone,
+    /// nodes that are copies of each other, HMAT figures of 0).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
 }
 
 /// Most caches a topology in a document may list: every CPU with its own
@@ -221,6 +226,7 @@ impl Topology {
                     crate::output::table::bytes(sys)
                 ));
         }
+        out.extend(self.notes.iter().cloned());
         if self.allowed.cpus.is_empty() {
             out.push("this process may run on no online CPU (check the cpuset)".into());
         }
@@ -266,11 +272,17 @@ impl Topology {
     }
 
     /// Number of distinct packages (sockets).
+    /// CPUs without a package id count as one package only when no CPU
+    /// has one.
     pub fn packages(&self) -> usize {
-        let mut ids: Vec<_> = self.cpus.iter().map(|c| c.package).collect();
-        ids.sort();
+        let mut ids: Vec<u32> = self.cpus.iter().filter_map(|c| c.package).collect();
+        ids.sort_unstable();
         ids.dedup();
-        ids.len()
+        if ids.is_empty() {
+            usize::from(!self.cpus.is_empty())
+        } else {
+            ids.len()
+        }
     }
 
     /// Number of physical cores: CPUs grouped by their SMT sibling set.

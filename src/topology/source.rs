@@ -158,8 +158,10 @@ impl SysfsRoot {
     }
 
     /// The trimmed contents.
+    /// The value without surrounding whitespace and the NUL bytes some
+    /// kernels leave after the newline.
     pub fn read_trimmed(&self, rel: &str) -> Result<Option<String>, ReadError> {
-        Ok(self.read(rel)?.map(|t| t.trim().to_string()))
+        Ok(self.read(rel)?.map(|t| value_of(&t).to_string()))
     }
 
     pub fn exists(&self, rel: &str) -> bool {
@@ -274,4 +276,11 @@ pub fn numbered(names: &[String], prefix: &str) -> Vec<usize> {
         .collect();
     ids.sort_unstable();
     ids
+}
+
+/// A sysfs value as the kernel meant it: surrounding whitespace and
+/// trailing NUL bytes (older kernels, and a 5.15-rc one, write one after
+/// the newline of `node/online`, `cpulist` and others) removed.
+pub fn value_of(text: &str) -> &str {
+    text.trim_matches(|c: char| c == '\0' || c.is_whitespace())
 }

@@ -5,7 +5,7 @@
 //! errors naming the file, because a silently wrong topology would make every
 //! later figure wrong.
 
-use super::source::{ReadError, SysfsRoot, numbered};
+use super::source::{ReadError, SysfsRoot, numbered, value_of};
 use super::*;
 use crate::placement::IdSet;
 
@@ -110,9 +110,44 @@ fn list(src: &SysfsRoot, rel: &str, ids: Ids) -> Result<Option<IdSet>, TopologyE
     match src.read(rel)? {
         None => Ok(None),
         Some(text) => {
-            let set = IdSet::parse_list(&text).map_err(|e| malformed(rel, e))?;
+            let set = IdSet::parse_list(value_of(&text)).map_err(|e| malformed(rel, e))?;
             ids.check(rel, set).map(Some)
         }
+    }
+}
+
+/// A CPU bitmap as `cpumap` and `thread_siblings` write it: 32-bit hex
+/// words separated by commas, most significant first.
+fn mask(src: &SysfsRoot, rel: &str) -> Result<Option<IdSet>, TopologyError> {
+    let Some(text) = src.read(rel)? else {
+        return Ok(None);
+    };
+    let text = value_of(&text);
+    let bad = || malformed(rel, format!("'{text}' is not a CPU mask"));
+    let mut ids = Vec::new();
+    for (word_index, word) in text.rsplit(',').enumerate() {
+        let bits = u32::from_str_radix(word.trim(), 16).map_err(|_| bad())?;
+        for bit in 0..32 {
+            if bits & (1 << bit) != 0 {
+                let id = word_index * 32 + bit;
+                Ids::Cpus.bound(rel, id)?;
+                ids.push(id);
+            }
+        }
+    }
+    Ok(Some(IdSet::from_ids(ids)))
+}
+
+/// A CPU list file, or its bitmap twin where old kernels write only that
+/// (`cpulist`/`cpumap`, `thread_siblings_list`/`thread_siblings`).
+fn list_or_mask(
+    src: &SysfsRoot,
+    list_file: &str,
+    mask_file: &str,
+) -> Result<Option<IdSet>, TopologyError> {
+    match list(src, list_file, Ids::Cpus)? {
+        Some(set) => Ok(Some(set)),
+        None => mask(src, mask_file),
     }
 }
 
@@ -142,12 +177,13 @@ pub fn read_topology(src: &SysfsRoot) -> Result<Topology, TopologyError> {
     }
     let cpus_online = match list(src, &format!("{CPU_DIR}/online"), Ids::Cpus)? {
         Some(set) => set,
-        None => Ids::Cpus.entries(CPU_DIR, numbered(&src.list(CPU_DIR), "cpu"))?,
+        None => online_one_by_one(src)?,
     };
     let cpus_possible = list(src, &format!("{CPU_DIR}/possible"), Ids::Cpus)?
         .unwrap_or_else(|| cpus_online.clone());
     let meminfo = Meminfo::read(src, "proc/meminfo")?;
-    let (mut nodes, numa_sysfs) = read_nodes(src, &cpus_online)?;
+    let mut notes = Vec::new();
+    let (mut nodes, numa_sysfs) = read_nodes(src, &cpus_online, &mut notes)?;
     let cpus = read_cpus(src, &cpus_online, &nodes)?;
     let caches = read_caches(src, &cpus_online)?;
     let memory_tiers = read_tiers(src, &mut nodes)?;
@@ -176,10 +212,33 @@ pub fn read_topology(src: &SysfsRoot) -> Result<Topology, TopologyError> {
         system_mem_total_bytes: meminfo.total_free()?.map(|m| m.0),
         system_mem_free_bytes: meminfo.total_free()?.map(|m| m.1),
         numa_sysfs,
+        notes,
     })
 }
 
-fn read_nodes(src: &SysfsRoot, cpus_online: &IdSet) -> Result<(Vec<Node>, bool), TopologyError> {
+/// Without a global `cpu/online` (old kernels), each `cpuN/online` says;
+/// a CPU without one (cpu0 often cannot go offline) is online.
+fn online_one_by_one(src: &SysfsRoot) -> Result<IdSet, TopologyError> {
+    let all = Ids::Cpus.entries(CPU_DIR, numbered(&src.list(CPU_DIR), "cpu"))?;
+    let mut online = Vec::new();
+    for id in all.iter() {
+        let file = format!("{CPU_DIR}/cpu{id}/online");
+        match src.read_trimmed(&file)?.as_deref() {
+            None | Some("1") => online.push(id),
+            Some("0") => {}
+            Some(other) => {
+                return Err(malformed(&file, format!("'{other}' is neither 0 nor 1")));
+            }
+        }
+    }
+    Ok(IdSet::from_ids(online))
+}
+
+fn read_nodes(
+    src: &SysfsRoot,
+    cpus_online: &IdSet,
+    notes: &mut Vec<String>,
+) -> Result<(Vec<Node>, bool), TopologyError> {
     let ids = match list(src, &format!("{NODE_DIR}/online"), Ids::Nodes)? {
         Some(set) => set,
         None => Ids::Nodes.entries(NODE_DIR, numbered(&src.list(NODE_DIR), "node"))?,
@@ -208,7 +267,7 @@ fn read_nodes(src: &SysfsRoot, cpus_online: &IdSet) -> Result<(Vec<Node>, bool),
     let mut nodes = Vec::new();
     for id in ids.iter() {
         let dir = format!("{NODE_DIR}/node{id}");
-        let cpus = list(src, &format!("{dir}/cpulist"), Ids::Cpus)?
+        let cpus = list_or_mask(src, &format!("{dir}/cpulist"), &format!("{dir}/cpumap"))?
             .unwrap_or_default()
             .intersection(cpus_online);
         let meminfo = Meminfo::read(src, &format!("{dir}/meminfo"))?;
@@ -225,21 +284,12 @@ fn read_nodes(src: &SysfsRoot, cpus_online: &IdSet) -> Result<(Vec<Node>, bool),
                 .collect::<Result<Vec<_>, _>>()?,
             None => Vec::new(),
         };
-        if !distances.is_empty() && distances.len() != ids.len() {
-            return Err(malformed(
-                &distance_file,
-                format!(
-                    "{} distances for {} online nodes",
-                    distances.len(),
-                    ids.len()
-                ),
-            ));
-        }
+        let distances = online_distances(src, &distance_file, distances, &ids, notes)?;
         nodes.push(Node {
             id,
-            has_cpu: has_cpu
-                .as_ref()
-                .map_or(!cpus.is_empty(), |s| s.contains(id)),
+            // The node's own CPU list wins over an empty or stale
+            // `has_cpu` (a 3.10 kernel writes it empty).
+            has_cpu: !cpus.is_empty() || has_cpu.as_ref().is_some_and(|s| s.contains(id)),
             has_memory: has_memory
                 .as_ref()
                 .map_or(mem_total_bytes > 0, |s| s.contains(id)),
@@ -248,11 +298,79 @@ fn read_nodes(src: &SysfsRoot, cpus_online: &IdSet) -> Result<(Vec<Node>, bool),
             mem_free_bytes,
             distances,
             hugepages: read_hugepages(src, &format!("{dir}/hugepages"))?,
-            hmat: read_hmat(src, &format!("{dir}/access0/initiators"))?,
+            hmat: read_hmat(src, &dir, notes)?,
             tier: None,
         });
     }
+    note_copies(&nodes, notes);
     Ok((nodes, true))
+}
+
+/// A node's distance row as long as the online nodes. A row longer than
+/// that (a node was offlined after boot) is cut to the online nodes'
+/// columns when it has one per possible node, else left out with a note:
+/// a wrong column would be worse than none.
+fn online_distances(
+    src: &SysfsRoot,
+    file: &str,
+    row: Vec<u32>,
+    online: &IdSet,
+    notes: &mut Vec<String>,
+) -> Result<Vec<u32>, TopologyError> {
+    if row.is_empty() || row.len() == online.len() {
+        return Ok(row);
+    }
+    let possible = list(src, &format!("{NODE_DIR}/possible"), Ids::Nodes)?;
+    if let Some(possible) = possible
+        && possible.len() == row.len()
+        && online.iter().all(|n| possible.contains(n))
+    {
+        let columns: Vec<usize> = possible.iter().collect();
+        let cut: Vec<u32> = columns
+            .iter()
+            .zip(&row)
+            .filter(|(n, _)| online.contains(**n))
+            .map(|(_, d)| *d)
+            .collect();
+        let note = format!(
+            "distance rows list {} possible nodes, {} are online: the online nodes' columns are used",
+            row.len(),
+            online.len()
+        );
+        if !notes.contains(&note) {
+            notes.push(note);
+        }
+        return Ok(cut);
+    }
+    notes.push(format!(
+        "{file}: {} distances for {} online nodes; the row is left out",
+        row.len(),
+        online.len()
+    ));
+    Ok(Vec::new())
+}
+
+/// Firmware that lists the same CPUs and memory under several nodes, all
+/// at distance 10 from each other, describes one node several times.
+fn note_copies(nodes: &[Node], notes: &mut Vec<String>) {
+    let copies: Vec<usize> = nodes
+        .iter()
+        .filter(|a| {
+            nodes.iter().any(|b| {
+                b.id != a.id
+                    && !a.cpus.is_empty()
+                    && a.cpus == b.cpus
+                    && a.distances.iter().all(|&d| d == 10)
+            })
+        })
+        .map(|n| n.id)
+        .collect();
+    if !copies.is_empty() {
+        notes.push(format!(
+            "firmware bug: nodes {} list the same CPUs at distance 10 from each other; they are one node described several times, and per-node figures repeat",
+            IdSet::from_ids(copies)
+        ));
+    }
 }
 
 /// A node's or the system's meminfo file, read once.
@@ -383,7 +501,21 @@ fn read_hugepages(src: &SysfsRoot, dir: &str) -> Result<Vec<HugePages>, Topology
     Ok(out)
 }
 
-fn read_hmat(src: &SysfsRoot, dir: &str) -> Result<Option<Hmat>, TopologyError> {
+/// HMAT figures of a node as CPUs see it: `access1` holds the CPU
+/// initiators (`access0` may name a CPU-less node as the best initiator);
+/// older kernels have only `access0`. A figure of 0 means "not reported".
+fn read_hmat(
+    src: &SysfsRoot,
+    node_dir: &str,
+    notes: &mut Vec<String>,
+) -> Result<Option<Hmat>, TopologyError> {
+    let access1 = format!("{node_dir}/access1/initiators");
+    let dir = if src.list(&access1).is_empty() {
+        format!("{node_dir}/access0/initiators")
+    } else {
+        access1
+    };
+    let dir = dir.as_str();
     let names = src.list(dir);
     if names.is_empty() {
         return Ok(None);
@@ -392,13 +524,28 @@ fn read_hmat(src: &SysfsRoot, dir: &str) -> Result<Option<Hmat>, TopologyError> 
     for id in initiators.iter() {
         src.mark(&format!("{dir}/node{id}"));
     }
+    let mut zeros = Vec::new();
+    let mut figure = |name: &str| -> Result<Option<u64>, TopologyError> {
+        let v: Option<u64> = number(src, &format!("{dir}/{name}"))?;
+        if v == Some(0) {
+            zeros.push(name.to_string());
+            return Ok(None);
+        }
+        Ok(v)
+    };
     let hmat = Hmat {
         initiators,
-        read_bandwidth_mb_s: number(src, &format!("{dir}/read_bandwidth"))?,
-        write_bandwidth_mb_s: number(src, &format!("{dir}/write_bandwidth"))?,
-        read_latency_ns: number(src, &format!("{dir}/read_latency"))?,
-        write_latency_ns: number(src, &format!("{dir}/write_latency"))?,
+        read_bandwidth_mb_s: figure("read_bandwidth")?,
+        write_bandwidth_mb_s: figure("write_bandwidth")?,
+        read_latency_ns: figure("read_latency")?,
+        write_latency_ns: figure("write_latency")?,
     };
+    if !zeros.is_empty() {
+        notes.push(format!(
+            "firmware bug: HMAT gives 0 for {} of {dir}; shown as not reported",
+            zeros.join(", ")
+        ));
+    }
     let any = hmat.read_bandwidth_mb_s.is_some() || hmat.read_latency_ns.is_some();
     Ok(any.then_some(hmat))
 }
@@ -413,21 +560,48 @@ fn read_cpus(src: &SysfsRoot, online: &IdSet, nodes: &[Node]) -> Result<Vec<Cpu>
     }
     for id in online.iter() {
         let dir = format!("{CPU_DIR}/cpu{id}/topology");
-        // Some kernels report an unknown die or cluster as -1 or 65535.
-        let id_or_none = |v: Option<i64>| v.filter(|&v| (0..65535).contains(&v)).map(|v| v as u32);
+        // Some kernels report an unknown die or cluster as -1 or 65535;
+        // package and core ids are any 32-bit number (ia64 numbers its
+        // packages from 65535 up), -1 being "unknown".
+        let small_id = |v: Option<i64>| v.filter(|&v| (0..65535).contains(&v)).map(|v| v as u32);
+        let any_id = |v: Option<i64>| v.and_then(|v| u32::try_from(v).ok());
         cpus.push(Cpu {
             id,
             node: node_of.get(&id).copied(),
-            package: id_or_none(number(src, &format!("{dir}/physical_package_id"))?),
-            die: id_or_none(number(src, &format!("{dir}/die_id"))?),
-            core: id_or_none(number(src, &format!("{dir}/core_id"))?),
-            smt_siblings: list(src, &format!("{dir}/thread_siblings_list"), Ids::Cpus)?
-                .unwrap_or_else(|| IdSet::from_ids([id])),
+            package: any_id(number(src, &format!("{dir}/physical_package_id"))?),
+            die: small_id(number(src, &format!("{dir}/die_id"))?),
+            core: any_id(number(src, &format!("{dir}/core_id"))?),
+            smt_siblings: list_or_mask(
+                src,
+                &format!("{dir}/thread_siblings_list"),
+                &format!("{dir}/thread_siblings"),
+            )?
+            .unwrap_or_default(),
         });
         // Read for completeness of a capture; the package set is derived.
         let _ = src.read(&format!("{dir}/core_siblings_list"))?;
     }
+    siblings_from_core_ids(&mut cpus);
     Ok(cpus)
+}
+
+/// Where a kernel writes neither sibling file (RHEL5-era trees), the CPUs
+/// sharing a package and core id are one core's threads; a CPU without
+/// both ids is a core of its own.
+fn siblings_from_core_ids(cpus: &mut [Cpu]) {
+    let mut by_core: std::collections::HashMap<(u32, u32), Vec<usize>> =
+        std::collections::HashMap::new();
+    for c in cpus.iter() {
+        if let (Some(p), Some(k)) = (c.package, c.core) {
+            by_core.entry((p, k)).or_default().push(c.id);
+        }
+    }
+    for c in cpus.iter_mut().filter(|c| c.smt_siblings.is_empty()) {
+        c.smt_siblings = match (c.package, c.core) {
+            (Some(p), Some(k)) => IdSet::from_ids(by_core[&(p, k)].iter().copied()),
+            _ => IdSet::from_ids([c.id]),
+        };
+    }
 }
 
 fn read_caches(src: &SysfsRoot, online: &IdSet) -> Result<Vec<Cache>, TopologyError> {
@@ -547,11 +721,35 @@ fn cpu_model(cpuinfo: &str) -> String {
             (k.trim() == key).then(|| v.trim().to_string())
         })
     };
+    // x86 and ia64 say "model name"; POWER and SPARC "cpu"; ARM boards
+    // "Hardware" or only a part number; MIPS "cpu model"; older ia64
+    // "family"; s390 a vendor and a machine type on its "processor" lines.
     value("model name")
+        .or_else(|| value("cpu"))
         .or_else(|| value("Hardware"))
         .or_else(|| value("CPU part").map(|p| format!("CPU part {p}")))
         .or_else(|| value("cpu model"))
+        .or_else(|| value("family"))
+        .or_else(|| s390_model(cpuinfo))
         .unwrap_or_default()
+}
+
+/// "IBM/S390 machine 8561" from `vendor_id` and the first
+/// `processor N: version = .., identification = .., machine = 8561` line.
+fn s390_model(cpuinfo: &str) -> Option<String> {
+    let vendor = cpuinfo.lines().find_map(|l| {
+        let (k, v) = l.split_once(':')?;
+        (k.trim() == "vendor_id").then(|| v.trim().to_string())
+    })?;
+    let machine = cpuinfo
+        .lines()
+        .filter(|l| l.starts_with("processor "))
+        .find_map(|l| l.split("machine = ").nth(1))
+        .map(|m| m.split([',', ' ']).next().unwrap_or("").to_string());
+    Some(match machine {
+        Some(m) if !m.is_empty() => format!("{vendor} machine {m}"),
+        _ => vendor,
+    })
 }
 
 /// PCI class codes of devices that compute: display controllers (GPUs),
@@ -717,6 +915,24 @@ mod tests {
         );
         assert_eq!(cpu_model("CPU part\t: 0xd0c\n"), "CPU part 0xd0c");
         assert_eq!(cpu_model(""), "");
+        assert_eq!(
+            cpu_model(
+                "processor\t: 0\ncpu\t\t: POWER9 (raw), altivec supported\nclock\t\t: 3800.000000MHz\n"
+            ),
+            "POWER9 (raw), altivec supported"
+        );
+        assert_eq!(
+            cpu_model(
+                "processor  : 0\nvendor     : GenuineIntel\narch       : IA-64\nfamily     : Itanium 2\nmodel      : 2\n"
+            ),
+            "Itanium 2"
+        );
+        assert_eq!(
+            cpu_model(
+                "vendor_id       : IBM/S390\n# processors    : 4\nprocessor 0: version = FF,  identification = 0D7A28,  machine = 8561\n"
+            ),
+            "IBM/S390 machine 8561"
+        );
     }
 
     #[test]
