@@ -48,6 +48,9 @@ pub struct SysfsRoot {
     resolved_root: RefCell<Option<PathBuf>>,
     /// Paths already warned about, so a file read twice warns once.
     warned: RefCell<BTreeSet<String>>,
+    /// Directories with links resolved (`None`: missing), so that a tree of
+    /// thousands of files costs one lstat per file, not a realpath.
+    resolved_dirs: RefCell<std::collections::HashMap<PathBuf, Option<PathBuf>>>,
 }
 
 /// Where a path under the root leads.
@@ -66,6 +69,7 @@ impl SysfsRoot {
             accessed: RefCell::default(),
             resolved_root: RefCell::default(),
             warned: RefCell::default(),
+            resolved_dirs: RefCell::default(),
         }
     }
 
@@ -94,11 +98,45 @@ impl SysfsRoot {
         let Some(root) = self.resolved_root() else {
             return Place::Missing;
         };
-        match path.canonicalize() {
-            Ok(real) if real.starts_with(&root) => Place::Inside(real),
-            Ok(real) => Place::Outside(real),
-            Err(_) => Place::Missing,
+        let real = match self.resolve(&path) {
+            Some(real) => real,
+            None => return Place::Missing,
+        };
+        if real.starts_with(&root) {
+            Place::Inside(real)
+        } else {
+            Place::Outside(real)
         }
+    }
+
+    /// `path` with every link resolved, one lstat per component below the
+    /// root, each directory resolved once (a realpath per file costs a
+    /// readlink per component: tens of thousands on a big machine's tree).
+    /// `None` when it does not exist.
+    fn resolve(&self, path: &Path) -> Option<PathBuf> {
+        if path == self.root {
+            return self.resolved_root();
+        }
+        if let Some(known) = self.resolved_dirs.borrow().get(path) {
+            return known.clone();
+        }
+        let real = match (path.parent(), path.file_name()) {
+            (Some(dir), Some(name))
+                if name != ".." && name != "." && dir.starts_with(&self.root) =>
+            {
+                let candidate = self.resolve(dir)?.join(name);
+                match std::fs::symlink_metadata(&candidate) {
+                    Ok(m) if m.file_type().is_symlink() => candidate.canonicalize().ok(),
+                    Ok(_) => Some(candidate),
+                    Err(_) => None,
+                }
+            }
+            _ => path.canonicalize().ok(),
+        };
+        self.resolved_dirs
+            .borrow_mut()
+            .insert(path.to_path_buf(), real.clone());
+        real
     }
 
     fn resolved_root(&self) -> Option<PathBuf> {

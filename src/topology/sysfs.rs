@@ -1026,6 +1026,101 @@ mod damaged_trees {
         }
     }
 
+    fn copy_of(fixture: &str) -> tempfile::TempDir {
+        let tmp = tempfile::tempdir().unwrap();
+        let from = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/sysfs")
+            .join(fixture);
+        copy_tree(&from, tmp.path());
+        tmp
+    }
+
+    #[test]
+    fn zero_hmat_figures_are_not_reported_and_noted() {
+        let tmp = copy_of("cxl-memonly");
+        let dir = tmp
+            .path()
+            .join("sys/devices/system/node/node2/access0/initiators");
+        std::fs::write(dir.join("read_latency"), "0\n").unwrap();
+        std::fs::write(dir.join("write_bandwidth"), "0\n").unwrap();
+        let topo = read_topology(&SysfsRoot::new(tmp.path())).unwrap();
+        let hmat = topo.node(2).unwrap().hmat.as_ref().unwrap();
+        assert_eq!(hmat.read_latency_ns, None);
+        assert_eq!(hmat.write_bandwidth_mb_s, None);
+        assert!(hmat.read_bandwidth_mb_s.is_some());
+        let notes = topo.notes.join("\n");
+        assert!(
+            notes.contains("HMAT gives 0 for write_bandwidth, read_latency"),
+            "{notes}"
+        );
+    }
+
+    #[test]
+    fn cpu_initiators_come_from_access1() {
+        let tmp = copy_of("cxl-memonly");
+        let node2 = tmp.path().join("sys/devices/system/node/node2");
+        // access0 names the CPU-less node 3 (say) as its best initiator;
+        // access1, the best CPU initiator, is node 0 at other figures.
+        let a1 = node2.join("access1/initiators");
+        std::fs::create_dir_all(a1.join("node0")).unwrap();
+        for (f, v) in [
+            ("read_bandwidth", "11111"),
+            ("write_bandwidth", "11112"),
+            ("read_latency", "333"),
+            ("write_latency", "334"),
+        ] {
+            std::fs::write(a1.join(f), format!("{v}\n")).unwrap();
+        }
+        let topo = read_topology(&SysfsRoot::new(tmp.path())).unwrap();
+        let hmat = topo.node(2).unwrap().hmat.as_ref().unwrap();
+        assert_eq!(hmat.initiators.to_list(), "0");
+        assert_eq!(hmat.read_bandwidth_mb_s, Some(11111));
+        assert_eq!(hmat.read_latency_ns, Some(333));
+    }
+
+    #[test]
+    fn nodes_that_copy_each_other_are_a_firmware_bug_note() {
+        let tmp = copy_of("two-node");
+        let node = tmp.path().join("sys/devices/system/node");
+        std::fs::write(node.join("node1/cpulist"), "0-7\n").unwrap();
+        std::fs::write(node.join("node0/distance"), "10 10\n").unwrap();
+        std::fs::write(node.join("node1/distance"), "10 10\n").unwrap();
+        let topo = read_topology(&SysfsRoot::new(tmp.path())).unwrap();
+        let notes = topo.notes.join("\n");
+        assert!(
+            notes.contains("firmware bug: nodes 0-1 list the same CPUs"),
+            "{notes}"
+        );
+        assert!(topo.warnings().iter().any(|w| w.contains("firmware bug")));
+        // The clean machine has no such note.
+        let clean = copy_of("two-node");
+        let topo = read_topology(&SysfsRoot::new(clean.path())).unwrap();
+        assert!(topo.notes.is_empty(), "{:?}", topo.notes);
+    }
+
+    #[test]
+    fn a_distance_row_that_fits_no_node_set_is_left_out_with_a_note() {
+        let tmp = copy_of("two-node");
+        let node = tmp.path().join("sys/devices/system/node");
+        std::fs::write(node.join("node0/distance"), "10 21 31\n").unwrap();
+        let topo = read_topology(&SysfsRoot::new(tmp.path())).unwrap();
+        assert!(topo.node(0).unwrap().distances.is_empty());
+        assert_eq!(topo.node(1).unwrap().distances, [21, 10]);
+        let notes = topo.notes.join("\n");
+        assert!(notes.contains("3 distances for 2 online nodes"), "{notes}");
+    }
+
+    #[test]
+    fn an_invisible_byte_in_a_list_is_shown_escaped() {
+        let tmp = copy_of("two-node");
+        let node = tmp.path().join("sys/devices/system/node");
+        std::fs::write(node.join("online"), "0-1\u{1}\n").unwrap();
+        let e = read_topology(&SysfsRoot::new(tmp.path()))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("\\x01") || e.contains("\\u{1}"), "{e}");
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(64))]
         /// Any file of a capture replaced by arbitrary bytes gives a topology
