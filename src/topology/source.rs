@@ -51,6 +51,9 @@ pub struct SysfsRoot {
     /// Directories with links resolved (`None`: missing), so that a tree of
     /// thousands of files costs one lstat per file, not a realpath.
     resolved_dirs: RefCell<std::collections::HashMap<PathBuf, Option<PathBuf>>>,
+    /// Resolved paths whose lstat showed a regular file: opening them needs
+    /// no second look at their type first.
+    regular: RefCell<std::collections::HashSet<PathBuf>>,
 }
 
 /// Where a path under the root leads.
@@ -70,6 +73,7 @@ impl SysfsRoot {
             resolved_root: RefCell::default(),
             warned: RefCell::default(),
             resolved_dirs: RefCell::default(),
+            regular: RefCell::default(),
         }
     }
 
@@ -127,7 +131,12 @@ impl SysfsRoot {
                 let candidate = self.resolve(dir)?.join(name);
                 match std::fs::symlink_metadata(&candidate) {
                     Ok(m) if m.file_type().is_symlink() => candidate.canonicalize().ok(),
-                    Ok(_) => Some(candidate),
+                    Ok(m) => {
+                        if m.is_file() {
+                            self.regular.borrow_mut().insert(candidate.clone());
+                        }
+                        Some(candidate)
+                    }
                     Err(_) => None,
                 }
             }
@@ -179,7 +188,8 @@ impl SysfsRoot {
             }
             Place::Missing => return Ok(None),
         };
-        match read_regular(&path, !self.is_live()) {
+        let known_regular = self.regular.borrow().contains(&path);
+        match read_regular(&path, !self.is_live(), known_regular) {
             Ok(Some(bytes)) => {
                 self.accessed.borrow_mut().files.insert(rel.to_string());
                 Ok(Some(String::from_utf8_lossy(&bytes).into_owned()))
@@ -195,7 +205,6 @@ impl SysfsRoot {
         crate::output::escape(&self.root.join(rel).display().to_string()).into_owned()
     }
 
-    /// The trimmed contents.
     /// The value without surrounding whitespace and the NUL bytes some
     /// kernels leave after the newline.
     pub fn read_trimmed(&self, rel: &str) -> Result<Option<String>, ReadError> {
@@ -270,14 +279,22 @@ enum Refused {
 /// nothing swapped in between is read; the open does not block, so a FIFO is
 /// refused instead of waited on. `no_follow` refuses a link as the last
 /// component: the path was resolved already, a link there now is a swap.
-fn read_regular(path: &Path, no_follow: bool) -> Result<Option<Vec<u8>>, Refused> {
+fn read_regular(
+    path: &Path,
+    no_follow: bool,
+    known_regular: bool,
+) -> Result<Option<Vec<u8>>, Refused> {
     use std::io::Read;
     use std::os::unix::fs::OpenOptionsExt;
-    match std::fs::metadata(path) {
-        Ok(meta) if meta.is_file() => {}
-        Ok(_) => return Err(Refused::NotRegular),
-        // Absent or unreadable, as sysfs files of absent features are.
-        Err(_) => return Ok(None),
+    // The type is looked at before opening (opening a device can act:
+    // /dev/watchdog arms a timer), unless an lstat just did.
+    if !known_regular {
+        match std::fs::metadata(path) {
+            Ok(meta) if meta.is_file() => {}
+            Ok(_) => return Err(Refused::NotRegular),
+            // Absent or unreadable, as sysfs files of absent features are.
+            Err(_) => return Ok(None),
+        }
     }
     let flags = libc::O_NONBLOCK | libc::O_NOCTTY | if no_follow { libc::O_NOFOLLOW } else { 0 };
     let Ok(file) = std::fs::OpenOptions::new()

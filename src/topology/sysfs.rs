@@ -613,6 +613,15 @@ fn read_caches(src: &SysfsRoot, online: &IdSet) -> Result<Vec<Cache>, TopologyEr
         let dir = format!("{CPU_DIR}/cpu{cpu}/cache");
         for index in numbered(&src.list(&dir), "index") {
             let d = format!("{dir}/index{index}");
+            let shared = list(src, &format!("{d}/shared_cpu_list"), Ids::Cpus)?;
+            // A cache shared with an online CPU of a lower id was read from
+            // that CPU already: on a 256-CPU machine this skips most reads.
+            if let Some(first) = shared.as_ref().and_then(IdSet::first)
+                && first < cpu
+                && online.contains(first)
+            {
+                continue;
+            }
             let Some(level) = number::<u32>(src, &format!("{d}/level"))? else {
                 continue;
             };
@@ -626,8 +635,7 @@ fn read_caches(src: &SysfsRoot, online: &IdSet) -> Result<Vec<Cache>, TopologyEr
                     .ok_or_else(|| malformed(&size_file, format!("'{text}' is not a size")))?,
                 None => continue,
             };
-            let cpus = list(src, &format!("{d}/shared_cpu_list"), Ids::Cpus)?
-                .unwrap_or_else(|| IdSet::from_ids([cpu]));
+            let cpus = shared.unwrap_or_else(|| IdSet::from_ids([cpu]));
             let cache = Cache {
                 level,
                 kind,
