@@ -218,6 +218,61 @@ fn every_fixture_machine_reads_as_expected() {
     }
 }
 
+/// Each quirk of a real machine's tree reads as the clean machine it was
+/// made from (tests/fixtures/sysfs/README.md lists what each one changes).
+mod quirks {
+    use super::check_machine;
+    use crate::util::{fixture, topo_json, topo_text};
+
+    #[test]
+    fn nul_bytes_after_the_newline() {
+        check_machine(&fixture("quirk-nul-bytes"));
+    }
+
+    #[test]
+    fn an_empty_has_cpu_loses_to_the_cpulists() {
+        let dir = fixture("quirk-empty-has-cpu");
+        check_machine(&dir);
+        assert!(!topo_text(&dir).contains("memory only"));
+    }
+
+    #[test]
+    fn bitmaps_where_the_list_files_are_missing() {
+        check_machine(&fixture("quirk-masks-only"));
+    }
+
+    #[test]
+    fn smt_from_core_ids_without_sibling_files() {
+        check_machine(&fixture("quirk-no-sibling-files"));
+    }
+
+    #[test]
+    fn package_ids_past_16_bits() {
+        let dir = fixture("quirk-wide-package-ids");
+        check_machine(&dir);
+        let t = topo_json(&dir);
+        assert!(
+            t["cpus"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .all(|c| c["package"].as_u64() >= Some(65535))
+        );
+    }
+
+    #[test]
+    fn per_cpu_online_files_without_cpu_online() {
+        check_machine(&fixture("quirk-no-cpu-online"));
+    }
+
+    #[test]
+    fn a_distance_row_wider_than_the_online_nodes() {
+        let dir = fixture("quirk-offlined-node");
+        check_machine(&dir);
+        assert!(topo_text(&dir).contains("the online nodes' columns are used"));
+    }
+}
+
 #[test]
 fn local_capture_matches_its_facts() {
     check_machine(&fixture("local-1node"));
