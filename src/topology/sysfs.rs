@@ -274,7 +274,7 @@ fn read_nodes(
         let (mem_total_bytes, mem_free_bytes) = meminfo.total_free()?.unwrap_or((0, 0));
         let distance_file = format!("{dir}/distance");
         let distances = match src.read(&distance_file)? {
-            Some(text) => text
+            Some(text) => value_of(&text)
                 .split_whitespace()
                 .take(MAX_NODES + 1)
                 .map(|d| {
