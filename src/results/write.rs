@@ -272,10 +272,15 @@ fn open_through(path: &Path, fifo: bool) -> std::result::Result<File, String> {
         .custom_flags(flags)
         .open(path)
         .map_err(|e| {
-            if e.raw_os_error() == Some(libc::ENXIO) {
-                "a FIFO with no reader; start the reader first".to_string()
-            } else {
-                e.to_string()
+            match e.raw_os_error() {
+                Some(libc::ENXIO) if fifo => {
+                    "a FIFO with no reader; start the reader first".to_string()
+                }
+                // /dev/tty of a process without a controlling terminal.
+                Some(libc::ENXIO) => {
+                    "a device that is not there (no such terminal or unit)".to_string()
+                }
+                _ => e.to_string(),
             }
         })?;
     if fifo {
