@@ -10,7 +10,7 @@ use crate::probes::matrix::{self, MatrixConfig};
 use crate::probes::measure::Timing;
 use crate::results::Document;
 use crate::topology::{SysfsRoot, read_topology};
-use anyhow::{Context, Result};
+use anyhow::Result;
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 
@@ -254,8 +254,6 @@ pub fn run(args: MatrixArgs) -> Result<()> {
         }
     };
     let mut doc = Document::new(&topo);
-    let signals =
-        crate::interrupt::stop_at_boundaries().context("cannot install SIGINT/SIGTERM handlers")?;
     let result = match per_core {
         Some((c, m)) => {
             matrix::per_core(&topo, &cfg, c, m, &mut progress).map(|p| (p.records(), Vec::new()))
@@ -317,21 +315,15 @@ pub fn run(args: MatrixArgs) -> Result<()> {
         view.text()
     };
     let text = match interrupted {
-        Some(sig) if !(args.json || args.csv || args.latex) => {
-            let kept = format!("{} record(s) measured before the stop", doc.records.len());
-            format!("{}\n{text}", super::interrupted_line(sig, &kept))
-        }
-        Some(sig) => {
-            eprintln!(
-                "numabench: {}",
-                super::interrupted_line(sig, "see the notes")
-            );
-            text
-        }
+        Some(sig) => super::with_stop_line(
+            text,
+            sig,
+            &format!("{} record(s) measured before the stop", doc.records.len()),
+            !(args.json || args.csv || args.latex),
+        ),
         None => text,
     };
     std::io::stdout().lock().write_all(text.as_bytes())?;
-    drop(signals);
     if let Some(sig) = interrupted {
         super::exit_interrupted(sig);
     }

@@ -179,6 +179,18 @@ pub fn interrupted_line(sig: i32, kept: &str) -> String {
     )
 }
 
+/// `text` as shown after a stop by `sig`: opened by the INTERRUPTED line
+/// where a person reads it; where a program does (JSON, CSV, LaTeX) the
+/// line goes to stderr and `text` stays parseable.
+pub fn with_stop_line(text: String, sig: i32, kept: &str, for_people: bool) -> String {
+    if for_people {
+        format!("{}\n{text}", interrupted_line(sig, kept))
+    } else {
+        eprintln!("numabench: {}", interrupted_line(sig, kept));
+        text
+    }
+}
+
 /// Ends the process after a stop by `sig`, as a shell expects of a process
 /// a signal stopped: exit 128 + its number.
 pub fn exit_interrupted(sig: i32) -> ! {

@@ -16,7 +16,7 @@ use crate::probes::measure::Timing;
 use crate::probes::validate;
 use crate::results::{Better, Document, Record};
 use crate::topology::{SysfsRoot, Topology, read_topology};
-use anyhow::{Context, Result};
+use anyhow::Result;
 use std::collections::BTreeMap;
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
@@ -470,8 +470,6 @@ fn validate_now(args: &ModelArgs) -> Result<()> {
             eprint!("\r\x1b[K{what} ...");
         }
     };
-    let signals =
-        crate::interrupt::stop_at_boundaries().context("cannot install SIGINT/SIGTERM handlers")?;
     let outcome = validate::run(&topo, &cfg, cpu_node, &pairs, &mut progress)?;
     if interactive {
         eprint!("\r\x1b[K");
@@ -483,7 +481,6 @@ fn validate_now(args: &ModelArgs) -> Result<()> {
             return stopped_validation(args, &topo, cpu_node, &pure, pairs.len(), sig);
         }
     };
-    drop(signals);
     let bws: Vec<f64> = v.pure.iter().map(|p| p.2.stream_mb_s()).collect();
     let thetas = v.thetas();
     let measured = v.mixed.stream_mb_s();

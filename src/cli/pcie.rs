@@ -279,17 +279,12 @@ pub fn run(args: PcieArgs) -> Result<()> {
         text(&doc, &summaries, &cfg, args.per_size)
     };
     let text = match interrupted {
-        Some(sig) if !(args.json || args.csv) => {
-            let kept = "the sizes and nodes measured before the stop";
-            format!("{}\n{text}", super::interrupted_line(sig, kept))
-        }
-        Some(sig) => {
-            eprintln!(
-                "numabench: {}",
-                super::interrupted_line(sig, "see the notes")
-            );
-            text
-        }
+        Some(sig) => super::with_stop_line(
+            text,
+            sig,
+            "the sizes and nodes measured before the stop",
+            !(args.json || args.csv),
+        ),
         None => text,
     };
     std::io::stdout().lock().write_all(text.as_bytes())?;

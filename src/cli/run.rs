@@ -125,8 +125,6 @@ pub fn run(args: RunArgs) -> Result<()> {
         cpu_nodes: None,
         mem_nodes: None,
     };
-    let signals =
-        crate::interrupt::stop_at_boundaries().context("cannot install SIGINT/SIGTERM handlers")?;
     let stopped = || crate::interrupt::requested().is_some();
     let m = matrix::run(&topo, &cfg, &mut |w| {
         progress.show(0, steps, &format!("matrix: {w}"))
@@ -224,7 +222,6 @@ pub fn run(args: RunArgs) -> Result<()> {
         folder.join("report.html").display()
     ));
     crate::console::out(&text);
-    drop(signals);
     if let Some(sig) = interrupted {
         super::exit_interrupted(sig);
     }

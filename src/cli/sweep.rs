@@ -7,7 +7,7 @@ use crate::kernels::{self, KernelSpec};
 use crate::probes::sweep::{self, SweepConfig, SweepOp, SweepRow};
 use crate::results::{Better, Document, Placement, Record};
 use crate::topology::{SysfsRoot, read_topology};
-use anyhow::{Context, Result};
+use anyhow::Result;
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -309,8 +309,6 @@ pub fn run(args: SweepArgs) -> Result<()> {
         }
     };
     sweep::check_given_sizes(&topo, &cfg).map_err(usage)?;
-    let signals =
-        crate::interrupt::stop_at_boundaries().context("cannot install SIGINT/SIGTERM handlers")?;
     let (rows, notes) = sweep::run(&topo, &cfg, &mut progress)?;
     let interrupted = crate::interrupt::requested();
     if interactive && !verbose {
@@ -338,29 +336,22 @@ pub fn run(args: SweepArgs) -> Result<()> {
     if let Some(path) = &args.save {
         doc.save(path)?;
     }
-    let stopped = interrupted.map(|sig| {
-        super::interrupted_line(
-            sig,
-            &format!("{} row(s) measured before the stop", rows.len()),
-        )
-    });
+    let csv = args.csv || (!args.table && !std::io::stdout().is_terminal());
     let text = if args.json {
         String::from_utf8(doc.to_json()?)?
-    } else if args.csv || (!args.table && !std::io::stdout().is_terminal()) {
-        // CSV stays parseable: the word goes to stderr.
-        if let Some(line) = &stopped {
-            eprintln!("numabench: {line}");
-        }
+    } else if csv {
         crate::output::sweep::csv(&rows) + &crate::output::sweep::csv_notes(&notes)
     } else {
-        let table = crate::output::sweep::table(&rows, &warnings, &notes, interrupted.is_some());
-        match &stopped {
-            Some(line) => format!("{line}\n{table}"),
-            None => table,
+        crate::output::sweep::table(&rows, &warnings, &notes, interrupted.is_some())
+    };
+    let text = match interrupted {
+        Some(sig) => {
+            let kept = format!("{} row(s) measured before the stop", rows.len());
+            super::with_stop_line(text, sig, &kept, !(args.json || csv))
         }
+        None => text,
     };
     std::io::stdout().lock().write_all(text.as_bytes())?;
-    drop(signals);
     if let Some(sig) = interrupted {
         super::exit_interrupted(sig);
     }
