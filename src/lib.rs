@@ -14,5 +14,7 @@ pub mod memory;
 pub mod output;
 pub mod placement;
 pub mod probes;
+pub mod progress;
 pub mod results;
 pub mod topology;
+pub mod view;

@@ -7,6 +7,7 @@ mod gather;
 mod matrix;
 mod mem;
 mod model;
+pub mod output;
 mod pcie;
 mod place;
 mod report;

@@ -320,7 +320,7 @@ fn pid_section(
         .collect();
     s.lines.push(format!(
         "its {} are on {}",
-        crate::output::table::bytes(total),
+        crate::view::table::bytes(total),
         if shares.is_empty() {
             "no node (nothing resident)".into()
         } else {

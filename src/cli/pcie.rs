@@ -7,7 +7,6 @@ use super::units::parse_size;
 use crate::analysis::classes::ClassOptions;
 use crate::error::usage;
 use crate::output::sections::{self, Section};
-use crate::output::table::bytes;
 use crate::placement::NodeSet;
 use crate::probes::cuda::Driver;
 use crate::probes::pcie::{
@@ -15,6 +14,7 @@ use crate::probes::pcie::{
 };
 use crate::results::{Document, Record};
 use crate::topology::{SysfsRoot, Topology, read_topology};
+use crate::view::table::bytes;
 use anyhow::Result;
 use serde_json::Value;
 use std::collections::BTreeMap;

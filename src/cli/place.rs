@@ -4,9 +4,9 @@
 
 use super::select;
 use crate::memory::{Buffer, BufferOptions, PageKind, Placement};
-use crate::output::table::bytes;
 use crate::placement::{MemPolicy, pin_and_check};
 use crate::topology::{SysfsRoot, read_topology};
+use crate::view::table::bytes;
 use anyhow::{Context, Result};
 use serde::Serialize;
 use std::collections::BTreeMap;

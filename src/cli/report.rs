@@ -1,6 +1,7 @@
 //! `numabench report`: one self-contained HTML file from results files.
 
 use crate::output::html::{Run, report};
+use crate::output::render::{Format, render};
 use crate::results::{Document, write_output};
 use anyhow::Result;
 use std::io::Write;
@@ -9,7 +10,9 @@ use std::path::PathBuf;
 /// Write one self-contained HTML report (inline CSS and SVG charts, no
 /// script, no network; opens from disk) from one or more results files:
 /// host and topology, matrices as heatmaps with classes, sweep curves,
-/// scaling curves, other probes' tables and charts.
+/// scaling curves, other probes' tables and charts. With another format,
+/// each results file as its command printed it (text, CSV, Markdown,
+/// LaTeX) or the documents themselves (JSON).
 #[derive(clap::Args, Debug)]
 pub struct ReportArgs {
     /// Results files (from --save, or results.json of `numabench run`).
@@ -18,6 +21,8 @@ pub struct ReportArgs {
     /// Write the report to FILE [default: standard output].
     #[arg(short = 'o', long, value_name = "FILE")]
     pub output: Option<PathBuf>,
+    #[command(flatten)]
+    pub format: super::output::FormatArgs,
 }
 
 pub fn run(args: ReportArgs) -> Result<()> {
@@ -39,10 +44,21 @@ pub fn run(args: ReportArgs) -> Result<()> {
             doc,
         })
         .collect();
-    let html = report(&runs);
+    let text = match args.format.chosen().unwrap_or(Format::Html) {
+        Format::Html => report(&runs),
+        Format::Json if docs.len() > 1 => {
+            let all: Vec<&Document> = docs.iter().collect();
+            format!("{}\n", serde_json::to_string_pretty(&all)?)
+        }
+        f => docs
+            .iter()
+            .map(|d| render(d, f, crate::probes::VIEWS))
+            .collect::<Result<Vec<_>>>()?
+            .join("\n"),
+    };
     match &args.output {
-        Some(path) => write_output(path, html.as_bytes())?,
-        None => std::io::stdout().lock().write_all(html.as_bytes())?,
+        Some(path) => write_output(path, text.as_bytes())?,
+        None => std::io::stdout().lock().write_all(text.as_bytes())?,
     }
     Ok(())
 }

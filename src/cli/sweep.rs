@@ -89,9 +89,9 @@ pub struct SweepArgs {
 }
 
 fn list_kernels() -> String {
-    let mut t = crate::output::table::Table::new(
+    let mut t = crate::view::table::Table::new(
         &["kernel", "op", "isa", "stores", "STREAM bytes/elem", "here"],
-        &[crate::output::table::Align::Left; 6],
+        &[crate::view::table::Align::Left; 6],
     );
     for k in kernels::KERNELS {
         t.row(vec![

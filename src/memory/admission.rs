@@ -4,8 +4,8 @@
 //! refused run is cheap; the OOM killer choosing a victim is not.
 
 use crate::error::usage;
-use crate::output::table::bytes;
 use crate::topology::Topology;
+use crate::view::table::bytes;
 use anyhow::Result;
 
 /// Share of the free memory a run may map. The rest is left for the page

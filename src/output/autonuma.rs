@@ -4,12 +4,12 @@
 //! of each run.
 
 use super::svg::{self, Chart, Marker};
-use super::table::{Align, Table};
 use crate::probes::autonuma::bench::{Plan, Test, Work};
 use crate::probes::autonuma::watch::{Method, WALK_PAGES_PER_QUERY};
 use crate::probes::autonuma::{Outcome, Settings};
 use crate::probes::stats;
 use crate::results::{Better, Line, Placement, Record, Series};
+use crate::view::table::{Align, Table};
 use serde_json::json;
 use std::fmt::Write;
 

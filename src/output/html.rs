@@ -6,6 +6,7 @@ use super::sections::Section;
 use super::svg::{self, Chart, Line, Marker, escape};
 use crate::analysis::atlas::{Atlas, Grid};
 use crate::results::{Document, Record};
+use crate::view::{Block, Heatmap, View, records_of};
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
@@ -182,7 +183,7 @@ fn matrix_part(run: &Run<'_>) -> String {
 }
 
 fn size_label(bytes: f64) -> String {
-    super::table::bytes(bytes as u64)
+    crate::view::table::bytes(bytes as u64)
 }
 
 fn metric(r: &Record, k: &str) -> Option<f64> {
@@ -282,10 +283,11 @@ fn sched_part(run: &Run<'_>) -> String {
 
 /// Records no dedicated part shows, as one table per probe, and their
 /// time series as charts.
-fn other_part(run: &Run<'_>) -> String {
+fn other_part(run: &Run<'_>, views: &[&dyn View]) -> String {
     let mut by_probe: BTreeMap<&str, Vec<&Record>> = BTreeMap::new();
     for r in &run.doc.records {
-        if r.probe != "matrix" && r.probe != "sweep" && r.probe != "sched" {
+        let legacy = ["matrix", "sweep", "sched"].contains(&r.probe.as_str());
+        if !legacy && !views.iter().any(|v| v.probe() == r.probe) {
             by_probe.entry(&r.probe).or_default().push(r);
         }
     }
@@ -377,7 +379,75 @@ fn part(id: &str, content: String) -> String {
     }
 }
 
+/// A view's block as HTML.
+fn block(b: &Block) -> String {
+    match b {
+        Block::Section(s) => section(s),
+        Block::Heatmap(h) => heatmap_block(h),
+        Block::Chart(c) => svg::render(c),
+        Block::Note(n) => format!("<p class=\"note\">{}</p>", escape(n)),
+    }
+}
+
+/// A heatmap block: each cell coloured by its share of its row's reference.
+fn heatmap_block(h: &Heatmap) -> String {
+    if h.rows.is_empty() {
+        return String::new();
+    }
+    let digits = h.digits;
+    let mut out = format!("<h3>{}</h3><table><tr>", escape(&h.title));
+    for (i, c) in h.header.iter().enumerate() {
+        let class = if i == 0 { " class=\"l\"" } else { "" };
+        let _ = write!(out, "<th{class}>{}</th>", escape(c));
+    }
+    out.push_str("</tr>");
+    for row in &h.rows {
+        let _ = write!(out, "<tr><th class=\"l\">{}</th>", escape(&row.label));
+        for v in &row.cells {
+            let pct = match (v, row.reference) {
+                (Some(v), Some(b)) => share_pct(*v, b, h.lower_better),
+                _ => None,
+            };
+            match (v, pct) {
+                (Some(v), Some(pct)) => {
+                    let _ = write!(
+                        out,
+                        "<td style=\"background:{}\" title=\"{pct:.0}%\">{v:.digits$}</td>",
+                        heat(pct)
+                    );
+                }
+                (Some(v), _) => {
+                    let _ = write!(out, "<td>{v:.digits$}</td>");
+                }
+                _ => out.push_str("<td>-</td>"),
+            }
+        }
+        out.push_str("</tr>");
+    }
+    out.push_str("</table>");
+    out
+}
+
+/// One view's part of a run: its heading and blocks, empty where the run
+/// has no record of its probe.
+fn view_part(run: &Run<'_>, view: &dyn View) -> String {
+    let records = records_of(run.doc, view.probe());
+    if records.is_empty() {
+        return String::new();
+    }
+    let mut out = format!("<h2>{}</h2>", escape(&view.heading()));
+    for b in view.blocks(run.doc, &records) {
+        out.push_str(&block(&b));
+    }
+    part(&anchor(view.probe(), &run.label), out)
+}
+
+/// The report of `runs`, each probe's part drawn by its view in `views`.
 pub fn report(runs: &[Run<'_>]) -> String {
+    report_with(runs, crate::probes::VIEWS)
+}
+
+pub fn report_with(runs: &[Run<'_>], views: &[&dyn View]) -> String {
     let mut out = format!(
         "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>numabench report</title><style>{STYLE}</style></head><body><h1>numabench report</h1>"
     );
@@ -412,10 +482,21 @@ pub fn report(runs: &[Run<'_>]) -> String {
                 escape(&super::topo_text::render(&r.doc.host.topology))
             ),
         ));
-        out.push_str(&part(&anchor("matrix", &r.label), matrix_part(r)));
-        out.push_str(&part(&anchor("sweep", &r.label), sweep_part(r)));
-        out.push_str(&part(&anchor("sched", &r.label), sched_part(r)));
-        out.push_str(&other_part(r));
+        let has_view = |p: &str| views.iter().any(|v| v.probe() == p);
+        // Parts not yet drawn by a view of their own.
+        if !has_view("matrix") {
+            out.push_str(&part(&anchor("matrix", &r.label), matrix_part(r)));
+        }
+        if !has_view("sweep") {
+            out.push_str(&part(&anchor("sweep", &r.label), sweep_part(r)));
+        }
+        if !has_view("sched") {
+            out.push_str(&part(&anchor("sched", &r.label), sched_part(r)));
+        }
+        for v in views {
+            out.push_str(&view_part(r, *v));
+        }
+        out.push_str(&other_part(r, views));
         if !r.doc.complete {
             out.push_str("<p class=\"note\">this run did not finish: its results are partial</p>");
         }

@@ -4,10 +4,10 @@
 
 use super::sections::Section;
 use super::svg::{self, Chart, Marker};
-use super::table::{Align, Table};
 use crate::probes::sched::residency::{self, marks, most_time_node};
 use crate::probes::sched::{BurstOutcome, Params, RunOutput};
 use crate::results::{Better, Placement, Record, Series};
+use crate::view::table::{Align, Table};
 use serde_json::{Map, Value, json};
 use std::collections::BTreeMap;
 
@@ -383,7 +383,7 @@ fn title(s: Option<&Record>) -> String {
         return "numabench sched".into();
     };
     let n = |k: &str| num(s, k).map_or("?".into(), |v| format!("{v}"));
-    let bytes = num(s, "size_bytes").map_or("?".into(), |b| super::table::bytes(b as u64));
+    let bytes = num(s, "size_bytes").map_or("?".into(), |b| crate::view::table::bytes(b as u64));
     let burst = match s.params.get("burst_at_s").and_then(Value::as_f64) {
         Some(at) => format!("burst of {} group(s) at {at} s", n("burst_groups")),
         None => "no burst".into(),

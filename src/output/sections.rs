@@ -1,26 +1,9 @@
 //! Titled tables and notes rendered as plain text, Markdown or LaTeX, so a
 //! report is assembled once and written in any of the three.
 
-use super::table::{Align, Table};
+use crate::view::table::{Align, Table};
 
-/// One titled table with lines of explanation under it.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Section {
-    pub title: String,
-    pub header: Vec<String>,
-    pub rows: Vec<Vec<String>>,
-    /// Lines printed after the table (or alone, without a header).
-    pub lines: Vec<String>,
-}
-
-impl Section {
-    pub fn new(title: impl Into<String>) -> Self {
-        Section {
-            title: title.into(),
-            ..Default::default()
-        }
-    }
-}
+pub use crate::view::Section;
 
 pub fn text(sections: &[Section]) -> String {
     text_titled(None, sections)

@@ -3,44 +3,7 @@
 
 use std::fmt::Write;
 
-/// One line of a chart.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Line {
-    pub label: String,
-    pub points: Vec<(f64, f64)>,
-}
-
-/// A vertical marker, e.g. a cache size or the moment of convergence.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Marker {
-    pub x: f64,
-    pub label: String,
-}
-
-#[derive(Debug, Clone, Default)]
-pub struct Chart {
-    pub title: String,
-    pub x_label: String,
-    pub y_label: String,
-    /// Base-2 logarithmic x axis (sizes).
-    pub x_log2: bool,
-    pub lines: Vec<Line>,
-    pub markers: Vec<Marker>,
-    /// Formats x tick values (e.g. sizes as KiB/MiB).
-    pub x_format: Option<fn(f64) -> String>,
-}
-
-/// The lines of a results series, each point an (x, y) pair.
-pub fn lines_of(series: &crate::results::Series) -> Vec<Line> {
-    series
-        .lines
-        .iter()
-        .map(|l| Line {
-            label: l.label.clone(),
-            points: series.x.iter().copied().zip(l.y.iter().copied()).collect(),
-        })
-        .collect()
-}
+pub use crate::view::chart::{Chart, Line, Marker, lines_of};
 
 /// Escapes text for HTML and SVG content and attribute values.
 pub fn escape(s: &str) -> String {

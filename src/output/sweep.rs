@@ -1,9 +1,9 @@
 //! Sweep output: sc-membench-compatible CSV (its nine columns in its order,
 //! then numabench's own) and the human table with summary and scores.
 
-use super::table::{Align, Table};
 use crate::analysis::sweep_summary::{Summary, summarize};
 use crate::probes::sweep::SweepRow;
+use crate::view::table::{Align, Table};
 use std::fmt::Write;
 
 /// sc-membench's columns, in its order.

@@ -1,8 +1,8 @@
 //! The human view of a topology, in the spirit of `numactl -H` with caches,
 //! HMAT, cpuset limits and accelerators added.
 
-use super::table::{Align, Table, bytes};
 use crate::topology::{Cache, Topology};
+use crate::view::table::{Align, Table, bytes};
 use std::fmt::Write;
 
 pub fn render(t: &Topology) -> String {

@@ -468,7 +468,7 @@ fn measure_gpu(
                         Direction::Download => "<-",
                         Direction::Readback => "->",
                     },
-                    crate::output::table::bytes(size as u64)
+                    crate::view::table::bytes(size as u64)
                 ));
                 let times = time_copies(
                     &ctx,

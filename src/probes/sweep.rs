@@ -199,7 +199,7 @@ fn does_not_fit(bytes: usize, op: SweepOp, threads: usize, limit: usize) -> Opti
     };
     let need = bytes.saturating_mul(arrays);
     (need > limit).then(|| {
-        let kib = |b: usize| crate::output::table::bytes(b as u64);
+        let kib = |b: usize| crate::view::table::bytes(b as u64);
         format!(
             "{} {} needs {} per thread ({threads} thread{}, {arrays} array{}) but half the free memory allows {} per thread",
             kib(bytes),

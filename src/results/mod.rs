@@ -4,6 +4,7 @@
 mod document;
 #[cfg(test)]
 mod document_props;
+pub mod names;
 mod time;
 mod write;
 

@@ -222,8 +222,8 @@ impl Topology {
         {
             out.push(format!(
                     "the nodes' meminfo files add up to {} but /proc/meminfo reports {}; per-node memory figures are incomplete on this kernel",
-                    crate::output::table::bytes(nodes_total),
-                    crate::output::table::bytes(sys)
+                    crate::view::table::bytes(nodes_total),
+                    crate::view::table::bytes(sys)
                 ));
         }
         out.extend(self.notes.iter().cloned());

@@ -1,0 +1,91 @@
+//! The output flags every command shares, declared once, and the one path
+//! from a finished results document to stdout and `--save`.
+
+use crate::output::render::{Format, render};
+use crate::results::Document;
+use anyhow::Result;
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+
+/// How the results are printed (one of these at most).
+#[derive(clap::Args, Debug, Clone, Default)]
+#[group(id = "output_format", multiple = false)]
+pub struct FormatArgs {
+    /// Print in FORMAT: text, csv, json, markdown, latex or html
+    #[arg(long, value_enum, value_name = "FORMAT", help_heading = "Output")]
+    pub format: Option<Format>,
+    /// The results document (JSON) on stdout (--format json)
+    #[arg(long, help_heading = "Output")]
+    pub json: bool,
+    /// CSV on stdout (--format csv)
+    #[arg(long, help_heading = "Output")]
+    pub csv: bool,
+    /// Markdown tables on stdout (--format markdown)
+    #[arg(long, help_heading = "Output")]
+    pub markdown: bool,
+    /// A LaTeX document on stdout (--format latex)
+    #[arg(long, help_heading = "Output")]
+    pub latex: bool,
+    /// One self-contained HTML page on stdout (--format html)
+    #[arg(long, help_heading = "Output")]
+    pub html: bool,
+}
+
+impl FormatArgs {
+    /// The format asked for, if any.
+    pub fn chosen(&self) -> Option<Format> {
+        let flags = [
+            (self.json, Format::Json),
+            (self.csv, Format::Csv),
+            (self.markdown, Format::Markdown),
+            (self.latex, Format::Latex),
+            (self.html, Format::Html),
+        ];
+        self.format
+            .or_else(|| flags.iter().find(|(on, _)| *on).map(|(_, f)| *f))
+    }
+
+    /// The format asked for, else text on a terminal and `off_terminal`
+    /// where stdout is a file or a pipe.
+    pub fn or_default(&self, off_terminal: Format) -> Format {
+        self.chosen().unwrap_or(if std::io::stdout().is_terminal() {
+            Format::Text
+        } else {
+            off_terminal
+        })
+    }
+}
+
+/// Where the results document is kept besides stdout.
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct SaveArgs {
+    /// Also write the results document (JSON) to FILE
+    #[arg(long, value_name = "FILE", help_heading = "Output")]
+    pub save: Option<PathBuf>,
+}
+
+impl SaveArgs {
+    /// Checks the path before any work (exit 2 for a path numabench may not
+    /// write).
+    pub fn check(&self) -> Result<()> {
+        match &self.save {
+            Some(path) => super::check_output_path(path, "--save"),
+            None => Ok(()),
+        }
+    }
+
+    /// Writes the document where `--save` says, if it says.
+    pub fn save(&self, doc: &Document) -> Result<()> {
+        match &self.save {
+            Some(path) => doc.save(path),
+            None => Ok(()),
+        }
+    }
+}
+
+/// `doc` in `format` on stdout, drawn by the probes' views.
+pub fn emit(doc: &Document, format: Format) -> Result<()> {
+    let text = render(doc, format, crate::probes::VIEWS)?;
+    std::io::stdout().lock().write_all(text.as_bytes())?;
+    Ok(())
+}

@@ -1,0 +1,235 @@
+//! One results document in any format, drawn by the probes' views: the
+//! only path from records to what a person or a program reads.
+
+use super::sections;
+use crate::results::{Document, Record};
+use crate::view::{Csv, View, records_of};
+use anyhow::Result;
+
+/// An output format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// Tables for a terminal.
+    Text,
+    /// Comma-separated values.
+    Csv,
+    /// The results document itself.
+    Json,
+    /// Markdown tables.
+    Markdown,
+    /// A LaTeX document.
+    Latex,
+    /// One self-contained HTML page with charts.
+    Html,
+}
+
+/// `doc` in `format`, each probe's records drawn by its view in `views`;
+/// records of a probe without a view get the generic table.
+pub fn render(doc: &Document, format: Format, views: &[&dyn View]) -> Result<String> {
+    let parts = parts(doc, views);
+    Ok(match format {
+        Format::Json => String::from_utf8(doc.to_json()?)?,
+        Format::Text => parts
+            .iter()
+            .map(|p| text(doc, p))
+            .collect::<Vec<_>>()
+            .join("\n"),
+        Format::Markdown => sections::markdown(&title(doc, &parts), &all_sections(doc, &parts)),
+        Format::Latex => sections::latex(&title(doc, &parts), &all_sections(doc, &parts)),
+        Format::Csv => csv_text(&csv(doc, &parts))?,
+        Format::Html => super::html::report_with(
+            &[super::html::Run {
+                label: "run".into(),
+                doc,
+            }],
+            views,
+        ),
+    })
+}
+
+/// The records of one probe and the view that draws them (`None`: no view
+/// knows the probe, e.g. a document from a newer numabench).
+struct Part<'a> {
+    view: Option<&'a dyn View>,
+    probe: &'a str,
+    records: Vec<&'a Record>,
+}
+
+fn parts<'a>(doc: &'a Document, views: &[&'a dyn View]) -> Vec<Part<'a>> {
+    let mut out: Vec<Part<'a>> = views
+        .iter()
+        .map(|v| Part {
+            view: Some(*v),
+            probe: v.probe(),
+            records: records_of(doc, v.probe()),
+        })
+        .filter(|p| !p.records.is_empty())
+        .collect();
+    for r in &doc.records {
+        if !views.iter().any(|v| v.probe() == r.probe) {
+            match out
+                .iter_mut()
+                .find(|p| p.view.is_none() && p.probe == r.probe)
+            {
+                Some(p) => p.records.push(r),
+                None => out.push(Part {
+                    view: None,
+                    probe: &r.probe,
+                    records: vec![r],
+                }),
+            }
+        }
+    }
+    out
+}
+
+fn title(doc: &Document, parts: &[Part<'_>]) -> String {
+    match parts {
+        [Part { view: Some(v), .. }] => v.title(doc),
+        _ => format!(
+            "numabench: {} ({}), {}",
+            doc.host.hostname, doc.host.cpu_model, doc.started
+        ),
+    }
+}
+
+fn part_sections(doc: &Document, p: &Part<'_>) -> Vec<sections::Section> {
+    match p.view {
+        Some(v) => v.sections(doc, &p.records),
+        None => vec![generic_section(p.probe, &p.records)],
+    }
+}
+
+fn all_sections(doc: &Document, parts: &[Part<'_>]) -> Vec<sections::Section> {
+    parts.iter().flat_map(|p| part_sections(doc, p)).collect()
+}
+
+fn text(doc: &Document, p: &Part<'_>) -> String {
+    match p.view {
+        Some(v) => v.text(doc, &p.records).unwrap_or_else(|| {
+            sections::text_titled(Some(&v.title(doc)), &v.sections(doc, &p.records))
+        }),
+        None => sections::text(&[generic_section(p.probe, &p.records)]),
+    }
+}
+
+/// A probe without a view: one row per record, one column per metric.
+pub fn generic_section(probe: &str, records: &[&Record]) -> sections::Section {
+    let mut keys: Vec<&str> = Vec::new();
+    for r in records {
+        for k in r.metrics.keys() {
+            if !keys.contains(&k.as_str()) {
+                keys.push(k);
+            }
+        }
+    }
+    let mut s = sections::Section::new(probe);
+    s.header = std::iter::once("test".to_string())
+        .chain(keys.iter().map(|k| {
+            let unit = records
+                .iter()
+                .find_map(|r| r.metrics.get(*k))
+                .map_or(String::new(), |m| format!(" ({})", m.unit));
+            format!("{k}{unit}")
+        }))
+        .collect();
+    for r in records {
+        s.rows.push(
+            std::iter::once(r.name.clone())
+                .chain(keys.iter().map(|k| {
+                    r.metrics.get(*k).map_or("-".into(), |m| {
+                        if m.value.abs() >= 100.0 {
+                            format!("{:.0}", m.value)
+                        } else {
+                            format!("{:.3}", m.value)
+                        }
+                    })
+                }))
+                .collect(),
+        );
+    }
+    for r in records {
+        for n in &r.notes {
+            s.lines.push(format!("{}: {n}", r.name));
+        }
+    }
+    s
+}
+
+/// The CSV of a document: a probe's own table where the document holds one
+/// probe whose view has one, else the long form over every record.
+fn csv(doc: &Document, parts: &[Part<'_>]) -> Csv {
+    if let [
+        Part {
+            view: Some(v),
+            records,
+            ..
+        },
+    ] = parts
+        && let Some(c) = v.csv(doc, records)
+    {
+        return c;
+    }
+    let records: Vec<&Record> = parts.iter().flat_map(|p| p.records.clone()).collect();
+    long_csv(&records)
+}
+
+/// One line per record and metric: probe, name, every param seen (blank
+/// where a record lacks it), metric, value, unit.
+pub fn long_csv(records: &[&Record]) -> Csv {
+    let mut params: Vec<&str> = Vec::new();
+    for r in records {
+        for k in r.params.keys() {
+            if !params.contains(&k.as_str()) {
+                params.push(k);
+            }
+        }
+    }
+    let mut out = Csv {
+        header: ["probe", "name"]
+            .iter()
+            .map(|s| s.to_string())
+            .chain(params.iter().map(|s| s.to_string()))
+            .chain(["metric", "value", "unit"].iter().map(|s| s.to_string()))
+            .collect(),
+        ..Default::default()
+    };
+    for r in records {
+        let fixed: Vec<String> = [r.probe.clone(), r.name.clone()]
+            .into_iter()
+            .chain(params.iter().map(|k| match r.params.get(*k) {
+                None | Some(serde_json::Value::Null) => String::new(),
+                Some(serde_json::Value::String(s)) => s.clone(),
+                Some(v) => v.to_string(),
+            }))
+            .collect();
+        for (name, m) in &r.metrics {
+            let mut row = fixed.clone();
+            row.extend([name.clone(), format!("{}", m.value), m.unit.clone()]);
+            out.rows.push(row);
+        }
+        for n in &r.notes {
+            out.notes.push(format!("{}: {n}", r.name));
+        }
+    }
+    out
+}
+
+/// A CSV table as text: fields quoted only where they must be, control
+/// characters from inputs made visible, notes as `# note:` lines.
+pub fn csv_text(c: &Csv) -> Result<String> {
+    let mut w = csv::WriterBuilder::new()
+        .terminator(csv::Terminator::Any(b'\n'))
+        .from_writer(Vec::new());
+    if !c.header.is_empty() {
+        w.write_record(c.header.iter().map(|f| crate::view::escape(f).into_owned()))?;
+    }
+    for r in &c.rows {
+        w.write_record(r.iter().map(|f| crate::view::escape(f).into_owned()))?;
+    }
+    let mut out = String::from_utf8(w.into_inner().map_err(|e| anyhow::anyhow!("{e}"))?)?;
+    for n in &c.notes {
+        out.push_str(&format!("# note: {}\n", crate::view::escape(n)));
+    }
+    Ok(out)
+}

@@ -1,0 +1,64 @@
+//! Progress of a long measurement on stderr, in one place: a spinner with
+//! what is being measured where stderr is a terminal, one line per step
+//! with `--verbose`, nothing otherwise (a log or a pipe gets no escape
+//! codes). Never on stdout, which carries the results.
+
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use std::time::Duration;
+
+/// Shows what is being measured; cleared when dropped.
+pub struct Progress {
+    bar: Option<ProgressBar>,
+    verbose: bool,
+}
+
+impl Progress {
+    /// A spinner on a terminal's stderr (hidden elsewhere), or with
+    /// `verbose` a line per step on any stderr.
+    pub fn new(verbose: bool) -> Self {
+        let bar = (!verbose).then(|| {
+            let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
+            bar.set_style(
+                ProgressStyle::with_template("{spinner} {msg} ({elapsed})")
+                    .unwrap_or_else(|_| ProgressStyle::default_spinner()),
+            );
+            bar.enable_steady_tick(Duration::from_millis(200));
+            bar
+        });
+        Progress { bar, verbose }
+    }
+
+    /// A progress display that shows nothing (e.g. a part of `run`, whose
+    /// own display says which part is running).
+    pub fn hidden() -> Self {
+        Progress {
+            bar: Some(ProgressBar::hidden()),
+            verbose: false,
+        }
+    }
+
+    /// Says that `what` is being measured now.
+    pub fn step(&self, what: &str) {
+        if self.verbose {
+            eprintln!("numabench: measuring {what}");
+        } else if let Some(bar) = &self.bar {
+            bar.set_message(what.to_string());
+        }
+    }
+
+    /// A line that stays above the spinner (e.g. a result as it comes).
+    pub fn println(&self, line: &str) {
+        match &self.bar {
+            Some(bar) if !bar.is_hidden() => bar.println(line),
+            _ => eprintln!("{line}"),
+        }
+    }
+}
+
+impl Drop for Progress {
+    fn drop(&mut self) {
+        if let Some(bar) = &self.bar {
+            bar.finish_and_clear();
+        }
+    }
+}

@@ -1,0 +1,48 @@
+//! Every probe, record, param and metric name, once. Probes write records
+//! with these, analysis and output read them with these: a figure renamed
+//! here is renamed everywhere, and no reader silently misses it.
+//!
+//! Names shared by several probes are here; names one probe alone uses are
+//! in its own file below, beside the others of that probe.
+
+pub mod autonuma;
+pub mod matrix;
+pub mod mem;
+pub mod model;
+pub mod pcie;
+pub mod sched;
+pub mod sweep;
+
+/// The probes, as records name them in `probe`.
+pub mod probe {
+    pub const MATRIX: &str = "matrix";
+    pub const SWEEP: &str = "sweep";
+    pub const SCHED: &str = "sched";
+    pub const AUTONUMA: &str = "autonuma";
+    pub const MEM: &str = "mem";
+    pub const MODEL: &str = "model";
+    pub const PCIE: &str = "pcie";
+}
+
+/// Params every probe that has the thing names the same way.
+pub mod param {
+    pub const CPU_NODE: &str = "cpu_node";
+    pub const MEM_NODE: &str = "mem_node";
+    pub const CPU: &str = "cpu";
+    pub const THREADS: &str = "threads";
+    pub const PROCESSES: &str = "processes";
+    pub const SIZE_BYTES: &str = "size_bytes";
+    pub const KERNEL: &str = "kernel";
+    pub const VARIANT: &str = "variant";
+    pub const PAGE_SIZE: &str = "page_size";
+}
+
+/// Metrics every probe that has the thing names the same way; units are
+/// in the name (MB = 10^6 bytes).
+pub mod metric {
+    pub const BANDWIDTH_MB_S: &str = "bandwidth_mb_s";
+    pub const LATENCY_NS: &str = "latency_ns";
+    pub const RUNTIME_S: &str = "runtime_s";
+    pub const CONVERGENCE_S: &str = "convergence_s";
+    pub const CV_PCT: &str = "cv_pct";
+}

@@ -1,0 +1,1 @@
+//! Record, param and metric names of the `pcie` probe alone.

@@ -1,0 +1,206 @@
+//! What a probe shows, as data. Each probe implements [`View`] once, in its
+//! own `view.rs`, from its records alone; the renderers in `output` (text,
+//! CSV, Markdown, LaTeX, JSON, HTML) iterate the registry
+//! (`probes::VIEWS`) and never name a probe. This module sits below both:
+//! probes import it, output imports it, it imports neither.
+
+pub mod chart;
+pub mod section;
+pub mod table;
+
+pub use chart::{Chart, Line, Marker};
+pub use section::Section;
+pub use table::{Align, Table};
+
+use crate::results::{Document, Record};
+
+/// How one probe's records are shown, in every format. Everything comes
+/// from the document: a view never sees a probe's internal types, so a
+/// saved results file renders exactly as the command printed it.
+pub trait View: Sync {
+    /// The probe whose records this view shows (a `results::names::probe`
+    /// constant).
+    fn probe(&self) -> &'static str;
+
+    /// The heading of this probe's part of the HTML report.
+    fn heading(&self) -> String {
+        self.probe().to_string()
+    }
+
+    /// The first line of a text, Markdown or LaTeX rendering.
+    fn title(&self, doc: &Document) -> String {
+        format!(
+            "numabench {}: {} ({}), {}",
+            self.probe(),
+            doc.host.hostname,
+            doc.host.cpu_model,
+            doc.started
+        )
+    }
+
+    /// The tables and notes: Markdown and LaTeX render these, and so does
+    /// text unless [`View::text`] gives its own.
+    fn sections(&self, doc: &Document, records: &[&Record]) -> Vec<Section>;
+
+    /// The terminal text, where it is not [`View::sections`] under
+    /// [`View::title`] (e.g. a layout the original tool's users know).
+    fn text(&self, _doc: &Document, _records: &[&Record]) -> Option<String> {
+        None
+    }
+
+    /// CSV, where the probe has a table of its own shape; `None` gives the
+    /// long form every probe has: one line per record and metric.
+    fn csv(&self, _doc: &Document, _records: &[&Record]) -> Option<Csv> {
+        None
+    }
+
+    /// The HTML report's part, in order; by default the sections as tables
+    /// and every record's series as a chart.
+    fn blocks(&self, doc: &Document, records: &[&Record]) -> Vec<Block> {
+        let mut out: Vec<Block> = self
+            .sections(doc, records)
+            .into_iter()
+            .map(Block::Section)
+            .collect();
+        out.extend(series_charts(records).into_iter().map(Block::Chart));
+        out
+    }
+}
+
+/// A piece of the HTML report.
+#[derive(Debug, Clone)]
+pub enum Block {
+    /// A titled table with notes.
+    Section(Section),
+    /// A grid coloured by each cell's share of its row's reference.
+    Heatmap(Heatmap),
+    /// A line chart.
+    Chart(Chart),
+    /// A note under what came before.
+    Note(String),
+}
+
+/// A grid of figures coloured from red (far below the row's reference)
+/// to green (at or above it).
+#[derive(Debug, Clone, Default)]
+pub struct Heatmap {
+    pub title: String,
+    /// The corner cell, then one label per column.
+    pub header: Vec<String>,
+    pub rows: Vec<HeatRow>,
+    /// Lower is better (latency): the share is inverted.
+    pub lower_better: bool,
+    /// Decimals shown.
+    pub digits: usize,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct HeatRow {
+    pub label: String,
+    pub cells: Vec<Option<f64>>,
+    /// What a cell is compared with (e.g. the row's local figure).
+    pub reference: Option<f64>,
+}
+
+/// A CSV table: a header, rows, and notes written after the rows as
+/// `# note: ...` lines (readers that take `#` as a comment skip them).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Csv {
+    pub header: Vec<String>,
+    pub rows: Vec<Vec<String>>,
+    pub notes: Vec<String>,
+}
+
+/// The records of `probe` in `doc`, in order.
+pub fn records_of<'a>(doc: &'a Document, probe: &str) -> Vec<&'a Record> {
+    doc.records.iter().filter(|r| r.probe == probe).collect()
+}
+
+/// Every series of `records` as a chart titled by its record, with the
+/// record's moment of convergence (`convergence_s`) marked.
+pub fn series_charts(records: &[&Record]) -> Vec<Chart> {
+    let mut out = Vec::new();
+    for r in records {
+        for series in &r.series {
+            out.push(Chart {
+                title: format!("{}: {}", r.name, series.name),
+                x_label: format!("{} ({})", series.x_label, series.x_unit),
+                y_label: format!("{} ({})", series.y_label, series.y_unit),
+                lines: chart::lines_of(series),
+                markers: convergence_marker(r, series),
+                ..Default::default()
+            });
+        }
+    }
+    out
+}
+
+fn convergence_marker(r: &Record, series: &crate::results::Series) -> Vec<Marker> {
+    match r.metrics.get(crate::results::names::metric::CONVERGENCE_S) {
+        Some(m) if series.x_unit == "s" && m.value.is_finite() => vec![Marker {
+            x: m.value,
+            label: format!("converged {:.1} s", m.value),
+        }],
+        _ => Vec::new(),
+    }
+}
+
+/// Text from an input (a record name, a label, a host name, a CPU model, a
+/// sysfs string) made safe for a terminal, a CSV cell or a Markdown table:
+/// C0 and C1 control characters and DEL are shown as `\xNN` (`\x1b` for
+/// ESC), so no input can move the cursor, ring the bell, retitle the window
+/// or start a new table row.
+pub fn escape(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.chars().any(char::is_control) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if c.is_control() {
+            use std::fmt::Write;
+            let _ = write!(out, "\\x{:02x}", c as u32);
+        } else {
+            out.push(c);
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
+/// Text from an input as a Markdown table cell or list item: [`escape`]d,
+/// `|` escaped so it cannot end the cell, and `<`, `>`, `&` written as
+/// entities so no HTML is injected where the Markdown is rendered.
+pub fn markdown_cell(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in escape(text).chars() {
+        match c {
+            '|' => out.push_str("\\|"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '&' => out.push_str("&amp;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{escape, markdown_cell};
+
+    #[test]
+    fn markdown_cells_hold_no_html_and_no_cell_break() {
+        assert_eq!(
+            markdown_cell("a|b <script>&x\x1b"),
+            r"a\|b &lt;script&gt;&amp;x\x1b"
+        );
+    }
+
+    #[test]
+    fn controls_become_visible() {
+        assert_eq!(escape("plain name"), "plain name");
+        assert_eq!(escape("a\x1b]0;pwned\x07b"), r"a\x1b]0;pwned\x07b");
+        assert_eq!(escape("tab\tnew\nline\x7f"), r"tab\x09new\x0aline\x7f");
+        assert_eq!(escape("c1\u{9b}2J"), r"c1\x9b2J");
+        assert_eq!(escape("Gold 6248 \u{b5}s"), "Gold 6248 \u{b5}s");
+    }
+}
