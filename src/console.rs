@@ -40,3 +40,37 @@ pub fn stdout_failure() -> Option<std::io::Error> {
         .unwrap_or_else(|p| p.into_inner())
         .take()
 }
+
+/// Where live text goes: stdout, or stderr when stdout carries a document
+/// (JSON, CSV, ...) that the text must not corrupt.
+#[derive(Debug, Clone, Copy)]
+pub struct Sink {
+    pub to_stderr: bool,
+}
+
+impl Sink {
+    pub fn put(self, text: &str) {
+        if text.is_empty() {
+            return;
+        }
+        if self.to_stderr {
+            err(text);
+        } else {
+            out(text);
+        }
+    }
+}
+
+/// `numabench COMMAND ARGS...` as this process was started, from the
+/// subcommand on (what perf and numa_test print as their command line).
+pub fn command_line(command: &str) -> String {
+    let args: Vec<String> = std::env::args().collect();
+    let rest = args
+        .iter()
+        .position(|a| a == command)
+        .map_or(&args[..0], |i| &args[i + 1..]);
+    std::iter::once(format!("numabench {command}"))
+        .chain(rest.iter().cloned())
+        .collect::<Vec<_>>()
+        .join(" ")
+}

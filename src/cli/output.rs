@@ -4,7 +4,7 @@
 use crate::output::render::{Format, render};
 use crate::results::Document;
 use anyhow::Result;
-use std::io::{IsTerminal, Write};
+use std::io::IsTerminal;
 use std::path::PathBuf;
 
 /// How the results are printed (one of these at most).
@@ -85,7 +85,6 @@ impl SaveArgs {
 
 /// `doc` in `format` on stdout, drawn by the probes' views.
 pub fn emit(doc: &Document, format: Format) -> Result<()> {
-    let text = render(doc, format, crate::probes::VIEWS)?;
-    std::io::stdout().lock().write_all(text.as_bytes())?;
+    crate::console::out(&render(doc, format, crate::probes::VIEWS)?);
     Ok(())
 }
