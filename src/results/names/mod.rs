@@ -35,6 +35,12 @@ pub mod param {
     pub const KERNEL: &str = "kernel";
     pub const VARIANT: &str = "variant";
     pub const PAGE_SIZE: &str = "page_size";
+    /// How many tasks (threads or processes) ran.
+    pub const TASKS: &str = "tasks";
+    /// The named test of a suite (numa01, numa02, ...).
+    pub const TEST: &str = "test";
+    /// The command line that reproduces the run.
+    pub const COMMAND: &str = "command";
 }
 
 /// Metrics every probe that has the thing names the same way; units are
@@ -45,4 +51,11 @@ pub mod metric {
     pub const RUNTIME_S: &str = "runtime_s";
     pub const CONVERGENCE_S: &str = "convergence_s";
     pub const CV_PCT: &str = "cv_pct";
+    pub const PEAK_MB_S: &str = "peak_mb_s";
+    pub const LATENCY_STDDEV_NS: &str = "latency_stddev_ns";
+    pub const USER_TIME_S: &str = "user_time_s";
+    pub const SYSTEM_TIME_S: &str = "system_time_s";
+    /// /proc/vmstat counters over a run, under the kernel's own names.
+    pub const NUMA_PAGES_MIGRATED: &str = "numa_pages_migrated";
+    pub const NUMA_HINT_FAULTS: &str = "numa_hint_faults";
 }
