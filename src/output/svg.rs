@@ -106,7 +106,7 @@ pub fn render(c: &Chart) -> String {
         .lines
         .iter()
         .flat_map(|l| l.points.iter().copied())
-        .filter(|(x, y)| x.is_finite() && y.is_finite() && (!c.x_log2 || *x > 0.0))
+        .filter(|&p| drawable(c, p))
         .collect();
     let mut s = String::new();
     let _ = write!(
@@ -129,133 +129,197 @@ pub fn render(c: &Chart) -> String {
         );
         return s;
     }
-    let tx = |x: f64| if c.x_log2 { x.log2() } else { x };
-    let (mut x0, mut x1) = pts.iter().fold((f64::MAX, f64::MIN), |(a, b), p| {
-        (a.min(tx(p.0)), b.max(tx(p.0)))
-    });
-    for m in &c.markers {
-        if m.x.is_finite() && (!c.x_log2 || m.x > 0.0) {
-            x0 = x0.min(tx(m.x));
-            x1 = x1.max(tx(m.x));
+    let f = Frame::around(c, &pts);
+    y_axis(&mut s, &f);
+    x_axis(&mut s, c, &f, &pts);
+    axis_labels(&mut s, c);
+    markers(&mut s, c, &f);
+    for (i, l) in c.lines.iter().enumerate() {
+        line(&mut s, c, &f, i, l);
+    }
+    s.push_str("</svg>");
+    s
+}
+
+/// A point the chart can place: finite, and positive on a log axis.
+fn drawable(c: &Chart, (x, y): (f64, f64)) -> bool {
+    x.is_finite() && y.is_finite() && (!c.x_log2 || x > 0.0)
+}
+
+const PLOT_W: f64 = W - LEFT - RIGHT;
+const PLOT_H: f64 = H - TOP - BOTTOM;
+
+/// The data ranges the plot area spans, and the mapping into it.
+struct Frame {
+    log2: bool,
+    x0: f64,
+    x1: f64,
+    y0: f64,
+    y1: f64,
+}
+
+impl Frame {
+    fn around(c: &Chart, pts: &[(f64, f64)]) -> Frame {
+        let tx = |x: f64| if c.x_log2 { x.log2() } else { x };
+        let (mut x0, mut x1) = pts.iter().fold((f64::MAX, f64::MIN), |(a, b), p| {
+            (a.min(tx(p.0)), b.max(tx(p.0)))
+        });
+        for m in &c.markers {
+            if m.x.is_finite() && (!c.x_log2 || m.x > 0.0) {
+                x0 = x0.min(tx(m.x));
+                x1 = x1.max(tx(m.x));
+            }
+        }
+        if x1 <= x0 {
+            x1 = x0 + 1.0;
+        }
+        let y_max = pts.iter().map(|p| p.1).fold(f64::MIN, f64::max).max(0.0);
+        // 5% headroom, short of infinity at the top of the f64 range.
+        let y1 = (y_max * 1.05).min(f64::MAX);
+        let y0 = pts.iter().map(|p| p.1).fold(f64::MAX, f64::min).min(0.0);
+        let y1 = if y1 <= y0 { y0 + 1.0 } else { y1 };
+        Frame {
+            log2: c.x_log2,
+            x0,
+            x1,
+            y0,
+            y1,
         }
     }
-    if x1 <= x0 {
-        x1 = x0 + 1.0;
+
+    /// x on the axis's own scale (log2 where the axis is).
+    fn tx(&self, x: f64) -> f64 {
+        if self.log2 { x.log2() } else { x }
     }
-    let y_max = pts.iter().map(|p| p.1).fold(f64::MIN, f64::max).max(0.0);
-    // 5% headroom, short of infinity at the top of the f64 range.
-    let y1 = (y_max * 1.05).min(f64::MAX);
-    let y0 = pts.iter().map(|p| p.1).fold(f64::MAX, f64::min).min(0.0);
-    let y1 = if y1 <= y0 { y0 + 1.0 } else { y1 };
-    let (pw, ph) = (W - LEFT - RIGHT, H - TOP - BOTTOM);
-    let px = |x: f64| LEFT + fraction(tx(x), x0, x1) * pw;
-    let py = |y: f64| TOP + ph - fraction(y, y0, y1) * ph;
-    // Axes and grid.
+
+    fn px(&self, x: f64) -> f64 {
+        LEFT + fraction(self.tx(x), self.x0, self.x1) * PLOT_W
+    }
+
+    fn py(&self, y: f64) -> f64 {
+        TOP + PLOT_H - fraction(y, self.y0, self.y1) * PLOT_H
+    }
+}
+
+/// The plot's border and the horizontal grid with its labels.
+fn y_axis(s: &mut String, f: &Frame) {
     let _ = write!(
         s,
-        r##"<rect x="{LEFT}" y="{TOP}" width="{pw}" height="{ph}" fill="none" stroke="#888"/>"##
+        r##"<rect x="{LEFT}" y="{TOP}" width="{PLOT_W}" height="{PLOT_H}" fill="none" stroke="#888"/>"##
     );
-    for t in ticks(y0, y1, 5) {
-        let y = py(t);
+    for t in ticks(f.y0, f.y1, 5) {
+        let y = f.py(t);
         let _ = write!(
             s,
             r##"<line x1="{LEFT}" y1="{y:.1}" x2="{}" y2="{y:.1}" stroke="#ddd"/><text x="{}" y="{:.1}" text-anchor="end">{}</text>"##,
-            LEFT + pw,
+            LEFT + PLOT_W,
             LEFT - 6.0,
             y + 4.0,
             fmt_num(t)
         );
     }
+}
+
+/// The vertical grid with its labels: powers of two on a log axis, whole
+/// numbers where every x is one.
+fn x_axis(s: &mut String, c: &Chart, f: &Frame, pts: &[(f64, f64)]) {
     let xt: Vec<f64> = if c.x_log2 {
-        let (a, b) = (x0.floor() as i32, x1.ceil() as i32);
+        let (a, b) = (f.x0.floor() as i32, f.x1.ceil() as i32);
         // At most about seven labels: more overlap at this width.
         let step = ((b - a) as f64 / 7.0).ceil().max(1.0) as i32;
         (a..=b)
             .step_by(step as usize)
             .map(|e| 2f64.powi(e))
-            .filter(|x| tx(*x) >= x0 - 1e-9 && tx(*x) <= x1 + 1e-9)
+            .filter(|x| f.tx(*x) >= f.x0 - 1e-9 && f.tx(*x) <= f.x1 + 1e-9)
             .collect()
     } else {
         // Counts (threads, nodes) get whole-number ticks only.
         let whole = pts.iter().all(|p| p.0.fract() == 0.0);
-        let mut t = ticks(x0, x1, 8);
+        let mut t = ticks(f.x0, f.x1, 8);
         if whole {
             t.retain(|v| v.fract() == 0.0);
         }
         t
     };
     for t in xt {
-        let x = px(t);
-        let label = c.x_format.map_or_else(|| fmt_num(t), |f| f(t));
+        let x = f.px(t);
+        let label = c.x_format.map_or_else(|| fmt_num(t), |fmt| fmt(t));
         let _ = write!(
             s,
             r##"<line x1="{x:.1}" y1="{TOP}" x2="{x:.1}" y2="{}" stroke="#eee"/><text x="{x:.1}" y="{}" text-anchor="middle">{}</text>"##,
-            TOP + ph,
-            TOP + ph + 16.0,
+            TOP + PLOT_H,
+            TOP + PLOT_H + 16.0,
             escape(&label)
         );
     }
+}
+
+fn axis_labels(s: &mut String, c: &Chart) {
     let _ = write!(
         s,
         r#"<text x="{}" y="{}" text-anchor="middle">{}</text>"#,
-        LEFT + pw / 2.0,
+        LEFT + PLOT_W / 2.0,
         H - 10.0,
         escape(&c.x_label)
     );
     let _ = write!(
         s,
         r#"<text x="16" y="{}" text-anchor="middle" transform="rotate(-90 16 {})">{}</text>"#,
-        TOP + ph / 2.0,
-        TOP + ph / 2.0,
+        TOP + PLOT_H / 2.0,
+        TOP + PLOT_H / 2.0,
         escape(&c.y_label)
     );
+}
+
+/// Dashed vertical lines at marked moments (e.g. convergence).
+fn markers(s: &mut String, c: &Chart, f: &Frame) {
     for m in &c.markers {
         if !m.x.is_finite() || (c.x_log2 && m.x <= 0.0) {
             continue;
         }
-        let x = px(m.x);
+        let x = f.px(m.x);
         let _ = write!(
             s,
             r##"<line x1="{x:.1}" y1="{TOP}" x2="{x:.1}" y2="{}" stroke="#999" stroke-dasharray="4 3"/><text x="{:.1}" y="{}" font-size="10" fill="#555">{}</text>"##,
-            TOP + ph,
+            TOP + PLOT_H,
             x + 3.0,
             TOP + 12.0,
             escape(&m.label)
         );
     }
-    for (i, l) in c.lines.iter().enumerate() {
-        let colour = PALETTE[i % PALETTE.len()];
-        let path: Vec<String> = l
-            .points
-            .iter()
-            .filter(|(x, y)| x.is_finite() && y.is_finite() && (!c.x_log2 || *x > 0.0))
-            .map(|&(x, y)| format!("{:.1},{:.1}", px(x), py(y)))
-            .collect();
-        if path.is_empty() {
-            continue;
-        }
-        let _ = write!(
-            s,
-            r#"<polyline fill="none" stroke="{colour}" stroke-width="2" points="{}"/>"#,
-            path.join(" ")
-        );
-        for p in &path {
-            let (x, y) = p.split_once(',').unwrap_or(("0", "0"));
-            let _ = write!(s, r#"<circle cx="{x}" cy="{y}" r="2.5" fill="{colour}"/>"#);
-        }
-        let ly = TOP + 10.0 + i as f64 * 16.0;
-        let _ = write!(
-            s,
-            r#"<line x1="{}" y1="{ly}" x2="{}" y2="{ly}" stroke="{colour}" stroke-width="2"/><text x="{}" y="{}">{}</text>"#,
-            LEFT + pw + 10.0,
-            LEFT + pw + 28.0,
-            LEFT + pw + 32.0,
-            ly + 4.0,
-            escape(&l.label)
-        );
+}
+
+/// Line `i`: its polyline, a dot per point, and its legend entry.
+fn line(s: &mut String, c: &Chart, f: &Frame, i: usize, l: &Line) {
+    let colour = PALETTE[i % PALETTE.len()];
+    let path: Vec<String> = l
+        .points
+        .iter()
+        .filter(|&&p| drawable(c, p))
+        .map(|&(x, y)| format!("{:.1},{:.1}", f.px(x), f.py(y)))
+        .collect();
+    if path.is_empty() {
+        return;
     }
-    s.push_str("</svg>");
-    s
+    let _ = write!(
+        s,
+        r#"<polyline fill="none" stroke="{colour}" stroke-width="2" points="{}"/>"#,
+        path.join(" ")
+    );
+    for p in &path {
+        let (x, y) = p.split_once(',').unwrap_or(("0", "0"));
+        let _ = write!(s, r#"<circle cx="{x}" cy="{y}" r="2.5" fill="{colour}"/>"#);
+    }
+    let ly = TOP + 10.0 + i as f64 * 16.0;
+    let _ = write!(
+        s,
+        r#"<line x1="{}" y1="{ly}" x2="{}" y2="{ly}" stroke="{colour}" stroke-width="2"/><text x="{}" y="{}">{}</text>"#,
+        LEFT + PLOT_W + 10.0,
+        LEFT + PLOT_W + 28.0,
+        LEFT + PLOT_W + 32.0,
+        ly + 4.0,
+        escape(&l.label)
+    );
 }
 
 #[cfg(test)]
