@@ -4,6 +4,7 @@
 //! repetitions cannot tell from noise marked as such.
 
 use crate::probes::stats;
+use crate::results::names;
 use crate::results::{Better, Document, Record};
 
 /// One compared figure of another run.
@@ -39,8 +40,8 @@ pub struct Comparison {
 /// Metrics that describe a measurement's spread or cost rather than its
 /// result; compared only with `all_metrics`.
 fn is_secondary(record: &Record, metric: &str) -> bool {
-    let spread = metric == "cv_pct" || metric.contains("stddev") || metric.starts_with("ci95");
-    let cost = metric == "runtime_s"
+    let spread = metric == names::metric::CV_PCT || metric.contains("stddev") || metric.starts_with("ci95");
+    let cost = metric == names::metric::RUNTIME_S
         && record
             .metrics
             .keys()
