@@ -1,15 +1,14 @@
 //! `numabench sched`: Erich Focht's numa_test (2002): unbound tasks, a
 //! disturbance burst, and where each task spent its time.
 
-use crate::output::sched as out;
+use super::output::{FormatArgs, SaveArgs, emit};
+use crate::output::render::Format;
 use crate::probes::sched::burst::BurstSpec;
 use crate::probes::sched::task::Arrays;
-use crate::probes::sched::{self, BurstPlan, Params};
-use crate::results::{Document, Record};
+use crate::probes::sched::{self, BurstPlan, Params, records::records};
+use crate::results::Document;
 use crate::topology::{SysfsRoot, Topology, read_topology};
 use anyhow::Result;
-use std::io::Write;
-use std::path::PathBuf;
 
 const MAX_TASKS: usize = 4096;
 const MAX_GROUPS: usize = 1000;
@@ -79,12 +78,11 @@ pub struct SchedArgs {
     /// Run without the burst.
     #[arg(long, conflicts_with_all = ["burst_at", "burst_groups"])]
     pub no_burst: bool,
-    /// The results document (JSON) on stdout; the table goes to stderr.
-    #[arg(long)]
-    pub json: bool,
-    /// Also write the results document to FILE.
-    #[arg(long, value_name = "FILE")]
-    pub save: Option<PathBuf>,
+    /// With a format other than text, the table goes to stderr.
+    #[command(flatten)]
+    pub format: FormatArgs,
+    #[command(flatten)]
+    pub save: SaveArgs,
 }
 
 impl SchedArgs {
@@ -111,42 +109,42 @@ impl SchedArgs {
     }
 }
 
-/// The arguments after `sched` on this command line.
-fn command_line() -> String {
-    let args: Vec<String> = std::env::args().collect();
-    let rest = args
-        .iter()
-        .position(|a| a == "sched")
-        .map_or(&args[..0], |i| &args[i + 1..]);
-    std::iter::once("numabench sched".to_string())
-        .chain(rest.iter().cloned())
-        .collect::<Vec<_>>()
-        .join(" ")
-}
-
 pub fn run(args: SchedArgs) -> Result<()> {
     let topo = read_topology(&SysfsRoot::live())?;
-    if let Some(path) = &args.save {
-        super::check_output_path(path, "--save")?;
-    }
+    args.save.check()?;
+    let format = args.format.chosen().unwrap_or(Format::Text);
     let p = args.params(&topo)?;
     let mut doc = Document::new(&topo);
     let output = sched::run(&p, &topo)?;
-    doc.records = out::records(&p, &output, &command_line());
-    let refs: Vec<&Record> = doc.records.iter().collect();
-    let text = out::text(&refs);
-    if args.json {
-        eprint!("{text}");
+    doc.records = records(&p, &output, &crate::console::command_line("sched"));
+    // The table first, as numa_test printed it: on stdout, or on stderr
+    // beside a document on stdout.
+    if format == Format::Text {
+        emit(&doc, Format::Text)?;
     } else {
-        std::io::stdout().lock().write_all(text.as_bytes())?;
+        crate::console::Sink { to_stderr: true }.put(&crate::output::render::render(
+            &doc,
+            Format::Text,
+            crate::probes::VIEWS,
+        )?);
     }
-    super::finish_document(
-        &mut doc,
-        args.save.as_deref(),
-        args.json,
-        output.interrupted,
-        output.failed.clone(),
-    )
+    if output.interrupted.is_none() && output.failed.is_none() {
+        doc.finish();
+    }
+    args.save.save(&doc)?;
+    if format != Format::Text {
+        emit(&doc, format)?;
+    }
+    if let Some(sig) = output.interrupted {
+        super::exit_interrupted(sig);
+    }
+    match output.failed {
+        Some(why) if args.save.save.is_some() => Err(anyhow::anyhow!(
+            "{why}; what was measured before is saved, marked incomplete"
+        )),
+        Some(why) => Err(anyhow::anyhow!("{why}")),
+        None => Ok(()),
+    }
 }
 
 #[cfg(test)]
