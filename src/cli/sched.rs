@@ -116,7 +116,11 @@ pub fn run(args: SchedArgs) -> Result<()> {
     let p = args.params(&topo)?;
     let mut doc = Document::new(&topo);
     let output = sched::run(&p, &topo)?;
-    doc.records = records(&p, &output, &crate::console::command_line("sched"));
+    doc.records = records(
+        &p,
+        &output,
+        &crate::console::command_line(crate::results::names::probe::SCHED),
+    );
     // The table first, as numa_test printed it: on stdout, or on stderr
     // beside a document on stdout.
     if format == Format::Text {
