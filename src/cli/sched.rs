@@ -2,11 +2,13 @@
 //! disturbance burst, and where each task spent its time.
 
 use super::output::{FormatArgs, SaveArgs, emit};
-use crate::output::render::Format;
+use crate::console::{Sink, command_line};
+use crate::output::render::{Format, render};
 use crate::probes::sched::burst::BurstSpec;
 use crate::probes::sched::task::Arrays;
 use crate::probes::sched::{self, BurstPlan, Params, records::records};
 use crate::results::Document;
+use crate::results::names::probe;
 use crate::topology::{SysfsRoot, Topology, read_topology};
 use anyhow::Result;
 
@@ -52,7 +54,8 @@ fn burst_at(s: &str) -> Result<f64, String> {
 /// first touch places them), while a hackbench-like burst disturbs the
 /// scheduler; then per task the share of its time on each node, the node it
 /// started on (iSched), the node with most of its time (MSched), the node
-/// with most of its memory, and the original's totals.
+/// with most of its memory, and the original's totals. With another format
+/// than text (--json, --csv, ...) the table goes to stderr.
 #[derive(clap::Args, Debug)]
 pub struct SchedArgs {
     /// Number of tasks, each a process (1 to 4096).
@@ -78,7 +81,6 @@ pub struct SchedArgs {
     /// Run without the burst.
     #[arg(long, conflicts_with_all = ["burst_at", "burst_groups"])]
     pub no_burst: bool,
-    /// With a format other than text, the table goes to stderr.
     #[command(flatten)]
     pub format: FormatArgs,
     #[command(flatten)]
@@ -116,21 +118,13 @@ pub fn run(args: SchedArgs) -> Result<()> {
     let p = args.params(&topo)?;
     let mut doc = Document::new(&topo);
     let output = sched::run(&p, &topo)?;
-    doc.records = records(
-        &p,
-        &output,
-        &crate::console::command_line(crate::results::names::probe::SCHED),
-    );
+    doc.records = records(&p, &output, &command_line(probe::SCHED));
     // The table first, as numa_test printed it: on stdout, or on stderr
     // beside a document on stdout.
     if format == Format::Text {
         emit(&doc, Format::Text)?;
     } else {
-        crate::console::Sink { to_stderr: true }.put(&crate::output::render::render(
-            &doc,
-            Format::Text,
-            crate::probes::VIEWS,
-        )?);
+        Sink { to_stderr: true }.put(&render(&doc, Format::Text, crate::probes::VIEWS)?);
     }
     if output.interrupted.is_none() && output.failed.is_none() {
         doc.finish();
@@ -139,10 +133,16 @@ pub fn run(args: SchedArgs) -> Result<()> {
     if format != Format::Text {
         emit(&doc, format)?;
     }
-    if let Some(sig) = output.interrupted {
+    end(&args, output.interrupted, output.failed)
+}
+
+/// After a stop signal, exit 128 + its number; after a failure, exit 1
+/// once what was measured is kept.
+fn end(args: &SchedArgs, interrupted: Option<i32>, failed: Option<String>) -> Result<()> {
+    if let Some(sig) = interrupted {
         super::exit_interrupted(sig);
     }
-    match output.failed {
+    match failed {
         Some(why) if args.save.save.is_some() => Err(anyhow::anyhow!(
             "{why}; what was measured before is saved, marked incomplete"
         )),
