@@ -19,7 +19,7 @@ impl View for SchedView {
     }
 
     fn heading(&self) -> String {
-        "Scheduler placement (sched)".into()
+        format!("Scheduler placement ({})", probe::SCHED)
     }
 
     fn sections(&self, _doc: &Document, records: &[&Record]) -> Vec<Section> {
