@@ -14,11 +14,11 @@
 
 pub mod burst;
 pub mod children;
-pub mod records;
+pub(crate) mod records;
 pub mod residency;
 pub mod shared;
 pub mod task;
-pub mod view;
+pub(crate) mod view;
 
 use crate::placement::procstat;
 use crate::probes::mem::sys::{self, CpuTimes, Whose};
