@@ -1,15 +1,16 @@
 //! `numabench sched`: Erich Focht's numa_test (2002): unbound tasks, a
 //! disturbance burst, and where each task spent its time.
 
-use crate::output::sched as out;
+use super::output::{FormatArgs, SaveArgs, emit};
+use crate::console::{Sink, command_line};
+use crate::output::render::{Format, render};
 use crate::probes::sched::burst::BurstSpec;
 use crate::probes::sched::task::Arrays;
-use crate::probes::sched::{self, BurstPlan, Params};
-use crate::results::{Document, Record};
+use crate::probes::sched::{self, BurstPlan, Params, records::records};
+use crate::results::Document;
+use crate::results::names::probe;
 use crate::topology::{SysfsRoot, Topology, read_topology};
 use anyhow::Result;
-use std::io::Write;
-use std::path::PathBuf;
 
 const MAX_TASKS: usize = 4096;
 const MAX_GROUPS: usize = 1000;
@@ -53,7 +54,8 @@ fn burst_at(s: &str) -> Result<f64, String> {
 /// first touch places them), while a hackbench-like burst disturbs the
 /// scheduler; then per task the share of its time on each node, the node it
 /// started on (iSched), the node with most of its time (MSched), the node
-/// with most of its memory, and the original's totals.
+/// with most of its memory, and the original's totals. With another format
+/// than text (--json, --csv, ...) the table goes to stderr.
 #[derive(clap::Args, Debug)]
 pub struct SchedArgs {
     /// Number of tasks, each a process (1 to 4096).
@@ -79,12 +81,10 @@ pub struct SchedArgs {
     /// Run without the burst.
     #[arg(long, conflicts_with_all = ["burst_at", "burst_groups"])]
     pub no_burst: bool,
-    /// The results document (JSON) on stdout; the table goes to stderr.
-    #[arg(long)]
-    pub json: bool,
-    /// Also write the results document to FILE.
-    #[arg(long, value_name = "FILE")]
-    pub save: Option<PathBuf>,
+    #[command(flatten)]
+    pub format: FormatArgs,
+    #[command(flatten)]
+    pub save: SaveArgs,
 }
 
 impl SchedArgs {
@@ -111,42 +111,44 @@ impl SchedArgs {
     }
 }
 
-/// The arguments after `sched` on this command line.
-fn command_line() -> String {
-    let args: Vec<String> = std::env::args().collect();
-    let rest = args
-        .iter()
-        .position(|a| a == "sched")
-        .map_or(&args[..0], |i| &args[i + 1..]);
-    std::iter::once("numabench sched".to_string())
-        .chain(rest.iter().cloned())
-        .collect::<Vec<_>>()
-        .join(" ")
-}
-
 pub fn run(args: SchedArgs) -> Result<()> {
     let topo = read_topology(&SysfsRoot::live())?;
-    if let Some(path) = &args.save {
-        super::check_output_path(path, "--save")?;
-    }
+    args.save.check()?;
+    let format = args.format.chosen().unwrap_or(Format::Text);
     let p = args.params(&topo)?;
     let mut doc = Document::new(&topo);
     let output = sched::run(&p, &topo)?;
-    doc.records = out::records(&p, &output, &command_line());
-    let refs: Vec<&Record> = doc.records.iter().collect();
-    let text = out::text(&refs);
-    if args.json {
-        eprint!("{text}");
+    doc.records = records(&p, &output, &command_line(probe::SCHED));
+    // The table first, as numa_test printed it: on stdout, or on stderr
+    // beside a document on stdout.
+    if format == Format::Text {
+        emit(&doc, Format::Text)?;
     } else {
-        std::io::stdout().lock().write_all(text.as_bytes())?;
+        Sink { to_stderr: true }.put(&render(&doc, Format::Text, crate::probes::VIEWS)?);
     }
-    super::finish_document(
-        &mut doc,
-        args.save.as_deref(),
-        args.json,
-        output.interrupted,
-        output.failed.clone(),
-    )
+    if output.interrupted.is_none() && output.failed.is_none() {
+        doc.finish();
+    }
+    args.save.save(&doc)?;
+    if format != Format::Text {
+        emit(&doc, format)?;
+    }
+    end(&args, output.interrupted, output.failed)
+}
+
+/// After a stop signal, exit 128 + its number; after a failure, exit 1
+/// once what was measured is kept.
+fn end(args: &SchedArgs, interrupted: Option<i32>, failed: Option<String>) -> Result<()> {
+    if let Some(sig) = interrupted {
+        super::exit_interrupted(sig);
+    }
+    match failed {
+        Some(why) if args.save.save.is_some() => Err(anyhow::anyhow!(
+            "{why}; what was measured before is saved, marked incomplete"
+        )),
+        Some(why) => Err(anyhow::anyhow!("{why}")),
+        None => Ok(()),
+    }
 }
 
 #[cfg(test)]

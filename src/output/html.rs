@@ -260,33 +260,12 @@ fn sweep_part(run: &Run<'_>) -> String {
     out
 }
 
-/// numa_test's residency table and totals, and its runnable-tasks chart.
-fn sched_part(run: &Run<'_>) -> String {
-    let recs: Vec<&Record> = run
-        .doc
-        .records
-        .iter()
-        .filter(|r| r.probe == "sched")
-        .collect();
-    if recs.is_empty() {
-        return String::new();
-    }
-    let mut out = String::from("<h2>Scheduler placement (sched)</h2>");
-    for s in super::sched::sections(&recs) {
-        out.push_str(&section(&s));
-    }
-    for chart in super::sched::charts(&recs) {
-        out.push_str(&chart);
-    }
-    out
-}
-
 /// Records no dedicated part shows, as one table per probe, and their
 /// time series as charts.
 fn other_part(run: &Run<'_>, views: &[&dyn View]) -> String {
     let mut by_probe: BTreeMap<&str, Vec<&Record>> = BTreeMap::new();
     for r in &run.doc.records {
-        let legacy = ["matrix", "sweep", "sched"].contains(&r.probe.as_str());
+        let legacy = ["matrix", "sweep"].contains(&r.probe.as_str());
         if !legacy && !views.iter().any(|v| v.probe() == r.probe) {
             by_probe.entry(&r.probe).or_default().push(r);
         }
@@ -489,9 +468,6 @@ pub fn report_with(runs: &[Run<'_>], views: &[&dyn View]) -> String {
         }
         if !has_view("sweep") {
             out.push_str(&part(&anchor("sweep", &r.label), sweep_part(r)));
-        }
-        if !has_view("sched") {
-            out.push_str(&part(&anchor("sched", &r.label), sched_part(r)));
         }
         for v in views {
             out.push_str(&view_part(r, *v));

@@ -8,7 +8,6 @@ pub mod matrix;
 pub mod mem;
 pub mod model;
 pub mod render;
-pub mod sched;
 pub mod sections;
 pub mod svg;
 pub mod sweep;

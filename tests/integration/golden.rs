@@ -62,7 +62,7 @@ const RENDERED: &[(&str, &[&str])] = &[
     ("matrix-percore", &["json"]),
     ("mem", &["json"]),
     ("mem-conv", &["json"]),
-    ("sched", &["json"]),
+    ("sched", &["text", "json"]),
     ("autonuma", &["json"]),
     ("model", &["json"]),
     ("model-theta", &["json"]),

@@ -14,9 +14,11 @@
 
 pub mod burst;
 pub mod children;
+pub(crate) mod records;
 pub mod residency;
 pub mod shared;
 pub mod task;
+pub(crate) mod view;
 
 use crate::placement::procstat;
 use crate::probes::mem::sys::{self, CpuTimes, Whose};
@@ -437,6 +439,96 @@ fn node_slots(topo: &Topology) -> usize {
         .max(crate::placement::possible_nodes().end())
 }
 
+impl Watch<'_> {
+    /// Forks the tasks; a failed fork ends the list there.
+    fn fork_tasks(&mut self) -> Option<String> {
+        for i in 0..self.p.tasks {
+            match sys::fork_single_threaded() {
+                Ok(None) => {
+                    self.stat_files.clear();
+                    task::main(&task::TaskSpec {
+                        index: i,
+                        size: self.p.size,
+                        passes: self.p.passes,
+                        shared: self.shared,
+                        start: self.start,
+                        parent: self.me,
+                    })
+                }
+                Ok(Some(pid)) => {
+                    self.tasks.add(pid);
+                    // Beyond a few hundred tasks each look opens the file
+                    // anew, so that descriptors never run out.
+                    let held = (i < HELD_STAT_FILES)
+                        .then(|| procstat::StatFile::open(pid).ok())
+                        .flatten();
+                    self.stat_files.push(held);
+                }
+                Err(e) => return Some(format!("cannot fork task {}: {e}", i + 1)),
+            }
+        }
+        None
+    }
+
+    /// Looks at the tasks every interval until every process ended, a stop
+    /// signal came (its number) or something failed (why).
+    fn watch(&mut self) -> (Option<i32>, Option<String>) {
+        let mut next = Instant::now();
+        loop {
+            let (sig, count) = sys::stop_signals();
+            if count > 0 {
+                return (Some(sig), None);
+            }
+            self.look();
+            if let Err(e) = self.burst_due() {
+                return (None, Some(format!("{e:#}")));
+            }
+            if let Some(f) = self.reap() {
+                return (None, Some(f));
+            }
+            if self.tasks.running() == 0 && !self.leader_running() {
+                return (None, None);
+            }
+            next += self.p.interval;
+            let now = Instant::now();
+            if next <= now {
+                // Behind (a slow round or a stopped process): keep the pace
+                // from now rather than catching up with a burst of looks.
+                next = now + self.p.interval;
+            }
+            std::thread::sleep(next - now);
+        }
+    }
+
+    /// Each task forked, as seen and as it reported itself.
+    fn task_outputs(&self) -> Vec<TaskOutput> {
+        // Only the tasks forked: a failed fork ends the list early.
+        (0..self.p.tasks.min(self.tasks.len()))
+            .map(|i| TaskOutput {
+                pid: self.tasks.pid(i),
+                start_cpu: self.shared.start_cpu(i),
+                start_node: self.shared.start_cpu(i).and_then(|c| self.node_of(c)),
+                start_s: self.shared.start_ns(i) as f64 / 1e9,
+                residency: self.residency[i].clone(),
+                report: self.shared.report(i),
+            })
+            .collect()
+    }
+}
+
+/// E: until the last task finished its work, or until now after a stop.
+fn elapsed_s(tasks: &[TaskOutput], interrupted: bool, start: Instant) -> f64 {
+    tasks
+        .iter()
+        .filter_map(|t| t.report.as_ref().map(|r| r.done_ns as f64 / 1e9))
+        .fold(0.0, f64::max)
+        .max(if interrupted {
+            start.elapsed().as_secs_f64()
+        } else {
+            0.0
+        })
+}
+
 /// Runs the benchmark `p` describes.
 pub fn run(p: &Params, topo: &Topology) -> Result<RunOutput> {
     let shared =
@@ -445,13 +537,12 @@ pub fn run(p: &Params, topo: &Topology) -> Result<RunOutput> {
     flush();
     let own_before = sys::cpu_times_of(Whose::Own);
     let start = Instant::now();
-    let me = sys::own_pid();
     let mut w = Watch {
         p,
         topo,
         shared: &shared,
         start,
-        me,
+        me: sys::own_pid(),
         tasks: Children::default(),
         residency: vec![Residency::default(); p.tasks],
         stat_files: Vec::with_capacity(p.tasks),
@@ -461,65 +552,12 @@ pub fn run(p: &Params, topo: &Topology) -> Result<RunOutput> {
         series: Vec::new(),
         rounds: 0,
     };
-    let mut failure = None;
-    for i in 0..p.tasks {
-        match sys::fork_single_threaded() {
-            Ok(None) => {
-                w.stat_files.clear();
-                task::main(&task::TaskSpec {
-                    index: i,
-                    size: p.size,
-                    passes: p.passes,
-                    shared: &shared,
-                    start,
-                    parent: me,
-                })
-            }
-            Ok(Some(pid)) => {
-                w.tasks.add(pid);
-                // Beyond a few hundred tasks each look opens the file anew,
-                // so that descriptors never run out.
-                let held = (i < HELD_STAT_FILES)
-                    .then(|| procstat::StatFile::open(pid).ok())
-                    .flatten();
-                w.stat_files.push(held);
-            }
-            Err(e) => {
-                failure = Some(format!("cannot fork task {}: {e}", i + 1));
-                break;
-            }
-        }
-    }
+    let forked = w.fork_tasks();
     let watch_before = sys::cpu_times_of(Whose::Own);
-    let mut interrupted = None;
-    let mut next = Instant::now();
-    while failure.is_none() {
-        let (sig, count) = sys::stop_signals();
-        if count > 0 {
-            interrupted = Some(sig);
-            break;
-        }
-        w.look();
-        if let Err(e) = w.burst_due() {
-            failure = Some(format!("{e:#}"));
-            break;
-        }
-        if let Some(f) = w.reap() {
-            failure = Some(f);
-            break;
-        }
-        if w.tasks.running() == 0 && !w.leader_running() {
-            break;
-        }
-        next += p.interval;
-        let now = Instant::now();
-        if next <= now {
-            // Behind (a slow round or a stopped process): keep the pace
-            // from now rather than catching up with a burst of looks.
-            next = now + p.interval;
-        }
-        std::thread::sleep(next - now);
-    }
+    let (interrupted, failure) = match forked {
+        Some(why) => (None, Some(why)),
+        None => w.watch(),
+    };
     let watch_after = sys::cpu_times_of(Whose::Own);
     let mut killed = false;
     if failure.is_some() || interrupted.is_some() {
@@ -527,31 +565,12 @@ pub fn run(p: &Params, topo: &Topology) -> Result<RunOutput> {
     }
     drop(signals);
     let own_after = sys::cpu_times_of(Whose::Own);
-    // Only the tasks forked: a failed fork ends the list early.
-    let tasks: Vec<TaskOutput> = (0..p.tasks.min(w.tasks.len()))
-        .map(|i| TaskOutput {
-            pid: w.tasks.pid(i),
-            start_cpu: shared.start_cpu(i),
-            start_node: shared.start_cpu(i).and_then(|c| w.node_of(c)),
-            start_s: shared.start_ns(i) as f64 / 1e9,
-            residency: w.residency[i].clone(),
-            report: shared.report(i),
-        })
-        .collect();
-    let elapsed_s = tasks
-        .iter()
-        .filter_map(|t| t.report.as_ref().map(|r| r.done_ns as f64 / 1e9))
-        .fold(0.0, f64::max)
-        .max(if interrupted.is_some() {
-            start.elapsed().as_secs_f64()
-        } else {
-            0.0
-        });
+    let tasks = w.task_outputs();
     Ok(RunOutput {
         burst: w.burst_outcome(),
         nodes: w.nodes.clone(),
+        elapsed_s: elapsed_s(&tasks, interrupted.is_some(), start),
         tasks,
-        elapsed_s,
         sampler_cpu: cpu_between(watch_before, watch_after),
         parent_cpu: cpu_between(own_before, own_after),
         rounds: w.rounds,
