@@ -67,6 +67,7 @@ const RENDERED: &[(&str, &[&str])] = &[
     ("model", &["json"]),
     ("model-theta", &["json"]),
     ("model-validate", &["json"]),
+    ("pcie", &["json"]),
 ];
 
 #[test]
