@@ -67,7 +67,10 @@ const RENDERED: &[(&str, &[&str])] = &[
     ("model", &["json"]),
     ("model-theta", &["json"]),
     ("model-validate", &["json"]),
-    ("pcie", &["json"]),
+    ("pcie", &["text", "csv", "json"]),
+    ("pcie-nophi", &["text", "csv"]),
+    ("pcie-per-size", &["text"]),
+    ("pcie-two-node", &["text", "csv"]),
 ];
 
 #[test]
