@@ -1,11 +1,11 @@
 //! `numabench pcie` without a GPU: the absent-driver path as a user meets
 //! it, bad input, and the whole measuring path run against a stand-in
-//! driver library (compiled here from C with `cc`; those tests are skipped
-//! without a C compiler) that copies with `memcpy`, times with the
-//! monotonic clock and refuses copies from host memory that is not
-//! registered. The stand-in checks how the CUDA API is called (order,
-//! pinning, release of everything); it says nothing about real PCIe
-//! figures.
+//! driver library (tests/fixtures/fakecuda.c, compiled here with `cc`;
+//! those tests are skipped without a C compiler) that copies with
+//! `memcpy`, times with the monotonic clock and refuses copies from host
+//! memory that is not registered. The stand-in checks how the CUDA API is
+//! called (order, pinning, release of everything); it says nothing about
+//! real PCIe figures.
 
 use crate::util::*;
 use serde_json::Value;
@@ -366,4 +366,23 @@ fn the_stand_in_checks_gpu_ordinals() {
     assert_eq!(gpus.len(), 1);
     assert_eq!(gpus[0]["params"]["gpu"], 1);
     assert_eq!(gpus[0]["params"]["pci_bus_id"], "0000:FE:01.7");
+}
+
+#[test]
+fn every_format_of_a_stand_in_run() {
+    let Some(lib) = fake_driver() else { return };
+    for (flag, starts) in [
+        ("--markdown", "# numabench pcie: "),
+        ("--latex", "\\documentclass{article}"),
+        ("--html", "<!DOCTYPE html>"),
+    ] {
+        let out = pcie(lib, &[], &["--sizes", "4K", "-r", "1", flag]);
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+        let t = text(&out.stdout);
+        assert!(t.starts_with(starts), "{flag}: {t}");
+        assert!(t.contains("Fake GPU 0"), "{flag}: {t}");
+    }
+    let out = pcie(lib, &[], &["--per-size", "--format", "json"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("leave --per-size out"));
 }
