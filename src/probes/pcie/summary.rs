@@ -133,13 +133,13 @@ pub fn best_of(figures: &[(usize, f64)]) -> Option<Best> {
 /// Phi. The best of a (GPU, node, direction) is taken with [`best_of`];
 /// classes are found with [`classify`] over the memory nodes of each GPU
 /// and direction.
-pub fn summarise(
-    records: &[Record],
+pub fn summarise<'r>(
+    records: impl IntoIterator<Item = &'r Record>,
     phi_override: Option<f64>,
     opts: &ClassOptions,
 ) -> Vec<GpuSummary> {
     let mut acc = Gathered::default();
-    for rec in records.iter().filter(|r| r.probe == PROBE) {
+    for rec in records.into_iter().filter(|r| r.probe == PROBE) {
         if let Some(g) = param_usize(rec, pp::GPU) {
             acc.add(g, rec, opts);
         }
@@ -236,7 +236,7 @@ impl Gathered {
 /// [`summarise`] found with its own tolerance: a document shows the
 /// classes its run found (`--tolerance` included). Left as they are where
 /// a memory node with a figure has no recorded class.
-pub fn use_recorded_classes(summaries: &mut [GpuSummary], records: &[Record]) {
+pub fn use_recorded_classes(summaries: &mut [GpuSummary], records: &[&Record]) {
     for s in summaries.iter_mut() {
         for dir in Direction::BOTH {
             if let Some(c) = recorded_classes(s, dir, records) {
@@ -249,7 +249,7 @@ pub fn use_recorded_classes(summaries: &mut [GpuSummary], records: &[Record]) {
     }
 }
 
-fn recorded_classes(s: &GpuSummary, dir: Direction, records: &[Record]) -> Option<Classes> {
+fn recorded_classes(s: &GpuSummary, dir: Direction, records: &[&Record]) -> Option<Classes> {
     let class_of = |node: usize| {
         records.iter().find_map(|r| {
             (r.probe == PROBE

@@ -33,19 +33,18 @@ impl View for PcieView {
     }
 
     fn sections(&self, doc: &Document, records: &[&Record]) -> Vec<Section> {
-        let owned: Vec<Record> = records.iter().map(|r| (*r).clone()).collect();
-        let summaries = summaries_of(&owned);
+        let summaries = summaries_of(records);
         let per_size = doc.command.iter().any(|a| a == PER_SIZE_FLAG);
-        let mut secs = vec![about(&owned)];
+        let mut secs = vec![about(records)];
         for s in &summaries {
             secs.push(gpu_section(s, &doc.host.topology));
             if per_size {
                 for dir in Direction::BOTH {
-                    secs.push(per_size_section(&owned, s, dir));
+                    secs.push(per_size_section(records, s, dir));
                 }
             }
         }
-        let notes = size_notes(&owned);
+        let notes = size_notes(records);
         if !notes.is_empty() {
             let mut sec = Section::new("notes");
             sec.lines = notes;
@@ -55,15 +54,14 @@ impl View for PcieView {
     }
 
     fn csv(&self, _doc: &Document, records: &[&Record]) -> Option<Csv> {
-        let owned: Vec<Record> = records.iter().map(|r| (*r).clone()).collect();
-        Some(csv(&owned, &summaries_of(&owned)))
+        Some(csv(records, &summaries_of(records)))
     }
 }
 
 /// The summaries a document's records give, with the classes its run
 /// recorded.
-fn summaries_of(records: &[Record]) -> Vec<GpuSummary> {
-    let mut s = summarise(records, None, &ClassOptions::default());
+fn summaries_of(records: &[&Record]) -> Vec<GpuSummary> {
+    let mut s = summarise(records.iter().copied(), None, &ClassOptions::default());
     use_recorded_classes(&mut s, records);
     s
 }
@@ -73,7 +71,7 @@ fn is_kind(rec: &Record, k: &str) -> bool {
 }
 
 /// The sizes copied, ascending, and the timed copies per size.
-fn sizes_and_tries(records: &[Record]) -> (Vec<usize>, Option<usize>) {
+fn sizes_and_tries(records: &[&Record]) -> (Vec<usize>, Option<usize>) {
     let sized = || records.iter().filter(|r| is_kind(r, kind::SIZE));
     let mut sizes: Vec<usize> = sized()
         .filter_map(|r| param_usize(r, param::SIZE_BYTES))
@@ -84,7 +82,7 @@ fn sizes_and_tries(records: &[Record]) -> (Vec<usize>, Option<usize>) {
 }
 
 /// What was measured, in words.
-fn about(records: &[Record]) -> Section {
+fn about(records: &[&Record]) -> Section {
     let (sizes, tries) = sizes_and_tries(records);
     let range = match (sizes.first(), sizes.last()) {
         (Some(a), Some(b)) if a != b => format!("{} to {}", bytes(*a as u64), bytes(*b as u64)),
@@ -105,7 +103,7 @@ fn about(records: &[Record]) -> Section {
 }
 
 /// The notes of the size records, each once.
-fn size_notes(records: &[Record]) -> Vec<String> {
+fn size_notes(records: &[&Record]) -> Vec<String> {
     let mut n: Vec<String> = records
         .iter()
         .filter(|r| is_kind(r, kind::SIZE))
@@ -203,7 +201,7 @@ fn classes_line(s: &GpuSummary, dir: Direction) -> Option<String> {
 
 /// Every size of one GPU and direction: a row per size, a column per
 /// memory node.
-fn per_size_section(records: &[Record], s: &GpuSummary, dir: Direction) -> Section {
+fn per_size_section(records: &[&Record], s: &GpuSummary, dir: Direction) -> Section {
     let mut cells: BTreeMap<usize, BTreeMap<usize, f64>> = BTreeMap::new();
     for rec in records.iter().filter(|r| {
         is_kind(r, kind::SIZE)
@@ -270,7 +268,7 @@ fn cell(rec: &Record, key: &str) -> String {
 }
 
 /// One line per size and per best figure, with Phi and alpha_p where known.
-fn csv(records: &[Record], summaries: &[GpuSummary]) -> Csv {
+fn csv(records: &[&Record], summaries: &[GpuSummary]) -> Csv {
     let mut out = empty_csv();
     let phi_of = |rec: &Record| {
         let g = param_usize(rec, pp::GPU)?;
