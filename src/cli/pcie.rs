@@ -2,24 +2,18 @@
 //! GPU (SHOC's BusSpeedDownload and BusSpeedReadback per node), with Phi,
 //! alpha_p and bandwidth classes.
 
+use super::output::{FormatArgs, SaveArgs, emit};
 use super::select;
 use super::units::parse_size;
 use crate::analysis::classes::ClassOptions;
 use crate::error::usage;
-use crate::output::sections::{self, Section};
+use crate::output::render::{Format, csv_text};
 use crate::placement::NodeSet;
-use crate::probes::cuda::Driver;
-use crate::probes::pcie::{
-    self, Direction, Found, GpuInfo, GpuSummary, KIND_BEST, KIND_SIZE, PcieConfig,
-};
-use crate::results::{Document, Record};
+use crate::probes::pcie::{self, Outcome, Request};
+use crate::progress::Progress;
+use crate::results::Document;
 use crate::topology::{SysfsRoot, Topology, read_topology};
-use crate::view::table::bytes;
 use anyhow::Result;
-use serde_json::Value;
-use std::collections::BTreeMap;
-use std::io::{IsTerminal, Write};
-use std::path::PathBuf;
 
 /// Sizes copied when `--sizes` is not given: SHOC's 1 KiB to 512 MiB
 /// doubling range less its last step, so each memory node pins at most
@@ -72,15 +66,10 @@ pub struct PcieArgs {
     /// Also a table of every size per GPU and direction.
     #[arg(long)]
     pub per_size: bool,
-    /// One line per figure as CSV.
-    #[arg(long, conflicts_with = "json")]
-    pub csv: bool,
-    /// The results document (JSON) on stdout.
-    #[arg(long)]
-    pub json: bool,
-    /// Also write the results document to FILE.
-    #[arg(long, value_name = "FILE")]
-    pub save: Option<PathBuf>,
+    #[command(flatten)]
+    pub format: FormatArgs,
+    #[command(flatten)]
+    pub save: SaveArgs,
     /// Show each measurement on stderr as it starts.
     #[arg(short = 'v', long)]
     pub verbose: bool,
@@ -128,20 +117,19 @@ pub fn parse_sizes(text: &str) -> Result<Vec<usize>, String> {
     Ok(out)
 }
 
-/// The checked flags that do not need the driver.
-#[derive(Debug)]
-struct Checked {
-    mem_nodes: Vec<usize>,
-    sizes: Vec<usize>,
-    opts: ClassOptions,
-}
-
-fn check(args: &PcieArgs, topo: &Topology) -> Result<Checked> {
+/// The flags checked before the driver is loaded: everything but the
+/// GPU ordinals, which only the driver can check.
+fn check(args: &PcieArgs, topo: &Topology) -> Result<Request> {
     super::units::tries(args.tries, "--tries", "timed copy")?;
-    if args.per_size && (args.json || args.csv) {
+    let format = args.format.chosen();
+    if args.per_size && matches!(format, Some(Format::Json | Format::Csv)) {
         return Err(usage(format!(
             "--per-size adds tables to the text output; {} already holds every size: leave --per-size out",
-            if args.json { "--json" } else { "--csv" }
+            if format == Some(Format::Json) {
+                "--json"
+            } else {
+                "--csv"
+            }
         )));
     }
     if let Some(p) = args.phi {
@@ -155,6 +143,32 @@ fn check(args: &PcieArgs, topo: &Topology) -> Result<Checked> {
     }
     let sizes =
         parse_sizes(&args.sizes).map_err(|e| usage(format!("--sizes {}: {e}", args.sizes)))?;
+    let mem_nodes = mem_nodes(args, topo)?;
+    // One pinned host buffer of the largest size on each node in turn.
+    let largest = sizes.last().copied().unwrap_or(0);
+    crate::memory::admission::admit_each(
+        topo,
+        largest as u64,
+        &mem_nodes,
+        &format!("--sizes {} (the largest)", args.sizes),
+        "give smaller --sizes",
+    )?;
+    args.save.check()?;
+    Ok(Request {
+        gpus: args.gpu.clone(),
+        mem_nodes,
+        sizes,
+        tries: args.tries,
+        phi_mb_s: args.phi,
+        classes: ClassOptions {
+            tolerance: args.tolerance / 100.0,
+        },
+    })
+}
+
+/// `--mem-nodes`, each checked, else every node with memory this process
+/// may use.
+fn mem_nodes(args: &PcieArgs, topo: &Topology) -> Result<Vec<usize>> {
     let mem_nodes: Vec<usize> = match &args.mem_nodes {
         Some(text) => {
             let set = NodeSet::parse_list(text)
@@ -171,123 +185,39 @@ fn check(args: &PcieArgs, topo: &Topology) -> Result<Checked> {
             "--mem-nodes: no memory node this process may allocate from",
         ));
     }
-    // One pinned host buffer of the largest size on each node in turn.
-    let largest = sizes.last().copied().unwrap_or(0);
-    crate::memory::admission::admit_each(
-        topo,
-        largest as u64,
-        &mem_nodes,
-        &format!("--sizes {} (the largest)", args.sizes),
-        "give smaller --sizes",
-    )?;
-    if let Some(path) = &args.save {
-        super::check_output_path(path, "--save")?;
-    }
-    Ok(Checked {
-        mem_nodes,
-        sizes,
-        opts: ClassOptions {
-            tolerance: args.tolerance / 100.0,
-        },
-    })
-}
-
-/// The GPUs `--gpu` names, each checked against the driver's list.
-fn pick_gpus(args: &PcieArgs, gpus: &[GpuInfo]) -> Result<Vec<usize>> {
-    if args.gpu.is_empty() {
-        return Ok(gpus.iter().map(|g| g.ordinal).collect());
-    }
-    let mut out = Vec::new();
-    for &g in &args.gpu {
-        if !gpus.iter().any(|x| x.ordinal == g) {
-            return Err(usage(format!(
-                "--gpu {g}: GPU {g} does not exist (CUDA devices: {})",
-                NodeSet::from_ids(gpus.iter().map(|x| x.ordinal))
-            )));
-        }
-        if !out.contains(&g) {
-            out.push(g);
-        }
-    }
-    Ok(out)
+    Ok(mem_nodes)
 }
 
 pub fn run(args: PcieArgs) -> Result<()> {
     let topo = read_topology(&SysfsRoot::live())?;
-    let checked = check(&args, &topo)?;
-    let driver = match Driver::load() {
-        Ok(d) => d,
-        Err(e) if e.is_absent() => {
-            return nothing_to_measure(
-                &args,
-                &topo,
-                &format!("numabench pcie: no CUDA driver ({e}); nothing to measure"),
-            );
-        }
-        Err(e) => return Err(e.into()),
-    };
-    let gpus = match pcie::discover(&driver)? {
-        Found::NoDevice(why) => {
-            return nothing_to_measure(
-                &args,
-                &topo,
-                &format!(
-                    "numabench pcie: the CUDA driver ({}) finds no GPU ({why}); nothing to measure",
-                    driver.library()
-                ),
-            );
-        }
-        Found::Gpus(g) => g,
-    };
-    let cfg = PcieConfig {
-        gpus: pick_gpus(&args, &gpus)?,
-        mem_nodes: checked.mem_nodes,
-        sizes: checked.sizes,
-        tries: args.tries,
-        phi_mb_s: args.phi,
-    };
-    let interactive = std::io::stderr().is_terminal();
-    let verbose = args.verbose;
-    let mut progress = move |what: &str| {
-        if verbose {
-            eprintln!("numabench: measuring {what}");
-        } else if interactive {
-            eprint!("\r\x1b[K{what} ...");
-        }
-    };
+    let req = check(&args, &topo)?;
+    // Text unless asked otherwise, on a terminal or not, as before the
+    // shared flags.
+    let format = args.format.chosen().unwrap_or(Format::Text);
     let mut doc = Document::new(&topo);
-    let result = pcie::measure(&topo, &cfg, &driver, &gpus, &mut progress);
-    if interactive && !verbose {
-        eprint!("\r\x1b[K");
-    }
-    doc.records = result?;
-    let summaries = pcie::summarise(&doc.records, args.phi, &checked.opts);
-    doc.records.extend(pcie::best_records(&summaries));
+    let outcome = {
+        let progress = Progress::new(args.verbose);
+        pcie::run(&topo, &req, &mut |what| progress.step(what))?
+    };
+    doc.records = match outcome {
+        Outcome::Nothing(message) => return nothing_to_measure(&args, format, doc, &message),
+        Outcome::Records(r) => r,
+    };
     let interrupted = crate::interrupt::requested();
     match interrupted {
         None => doc.finish(),
-        Some(sig) => super::mark_interrupted(&mut doc, "pcie", sig),
+        Some(sig) => super::mark_interrupted(&mut doc, pcie::PROBE, sig),
     }
-    if let Some(path) = &args.save {
-        doc.save(path)?;
-    }
-    let text = if args.json {
-        String::from_utf8(doc.to_json()?)?
-    } else if args.csv {
-        csv(&doc.records, &summaries)
-    } else {
-        text(&doc, &summaries, &cfg, args.per_size)
-    };
-    let text = match interrupted {
-        Some(sig) => super::with_stop_line(
-            text,
+    args.save.save(&doc)?;
+    if let Some(sig) = interrupted {
+        crate::console::out(&super::with_stop_line(
+            String::new(),
             sig,
             "the sizes and nodes measured before the stop",
-            !(args.json || args.csv),
-        ),
-        None => text,
-    };
-    std::io::stdout().lock().write_all(text.as_bytes())?;
+            matches!(format, Format::Text | Format::Markdown),
+        ));
+    }
+    emit(&doc, format)?;
     if let Some(sig) = interrupted {
         super::exit_interrupted(sig);
     }
@@ -307,262 +237,36 @@ fn json_with_notes(doc: &Document, notes: &[String]) -> Result<Vec<u8>> {
 }
 
 /// No driver or no GPU: the one line on stderr, an empty document where
-/// one was asked for, exit 0.
-fn nothing_to_measure(args: &PcieArgs, topo: &Topology, message: &str) -> Result<()> {
+/// one was asked for (the line under its `notes`), the CSV header alone,
+/// no text; exit 0.
+fn nothing_to_measure(
+    args: &PcieArgs,
+    format: Format,
+    mut doc: Document,
+    message: &str,
+) -> Result<()> {
     eprintln!("{message}");
-    let mut doc = Document::new(topo);
     doc.finish();
     let json = json_with_notes(&doc, &[message.to_string()])?;
-    if let Some(path) = &args.save {
+    if let Some(path) = &args.save.save {
         crate::results::write_output(path, &json)?;
     }
-    let mut out = std::io::stdout().lock();
-    if args.json {
-        out.write_all(&json)?;
-    } else if args.csv {
-        out.write_all(CSV_HEADER.as_bytes())?;
+    match format {
+        Format::Text => {}
+        Format::Json => crate::console::out(std::str::from_utf8(&json)?),
+        Format::Csv => crate::console::out(&csv_text(&pcie::view::empty_csv())?),
+        other => emit(&doc, other)?,
     }
     Ok(())
-}
-
-const CSV_HEADER: &str = "gpu,gpu_name,pci_bus_id,gpu_node,mem_node,cpu,cpu_node,direction,kind,size_bytes,bandwidth_mb_s,phi_mb_s,alpha_p,class\n";
-
-fn csv_field(s: &str) -> String {
-    if s.contains([',', '"', '\n']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_string()
-    }
-}
-
-/// A parameter as a CSV cell: numbers and strings as they are, null empty.
-fn cell(rec: &Record, key: &str) -> String {
-    match rec.params.get(key) {
-        Some(Value::String(s)) => csv_field(s),
-        Some(Value::Null) | None => String::new(),
-        Some(v) => v.to_string(),
-    }
-}
-
-/// One line per size and per best figure, with Phi and alpha_p where known.
-fn csv(records: &[Record], summaries: &[GpuSummary]) -> String {
-    let mut out = String::from(CSV_HEADER);
-    let phi_of = |rec: &Record| {
-        let g = rec.params.get("gpu").and_then(Value::as_u64)?;
-        summaries
-            .iter()
-            .find(|s| s.gpu as u64 == g)?
-            .phi
-            .as_ref()
-            .map(|p| p.mb_s)
-    };
-    for rec in records.iter().filter(|r| r.probe == pcie::PROBE) {
-        let kind = rec.params.get("kind").and_then(Value::as_str);
-        if !matches!(kind, Some(KIND_SIZE) | Some(KIND_BEST)) {
-            continue;
-        }
-        let bw = rec.metrics.get("bandwidth_mb_s").map(|m| m.value);
-        let phi = phi_of(rec);
-        let alpha_p = bw.zip(phi).map(|(b, p)| b / p);
-        out.push_str(&format!(
-            "{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
-            cell(rec, "gpu"),
-            cell(rec, "gpu_name"),
-            cell(rec, "pci_bus_id"),
-            cell(rec, "gpu_node"),
-            cell(rec, "mem_node"),
-            cell(rec, "cpu"),
-            cell(rec, "cpu_node"),
-            cell(rec, "direction"),
-            cell(rec, "kind"),
-            cell(rec, "size_bytes"),
-            bw.map_or(String::new(), |b| format!("{b:.1}")),
-            phi.map_or(String::new(), |p| format!("{p:.1}")),
-            alpha_p.map_or(String::new(), |a| format!("{a:.4}")),
-            cell(rec, "class"),
-        ));
-    }
-    out
-}
-
-fn opt_text<T: std::fmt::Display>(v: Option<T>) -> String {
-    v.map_or("-".into(), |v| v.to_string())
-}
-
-/// The table of one GPU: a row per memory node, best download and
-/// readback with % of Phi and class; then the classes and notes.
-fn gpu_section(s: &GpuSummary, topo: &Topology) -> Section {
-    let mut sec = Section::new(format!(
-        "GPU {}: {} ({}), attached to {}",
-        s.gpu,
-        s.name,
-        s.pci_bus_id,
-        s.gpu_node
-            .map_or("an unknown node".into(), |n| format!("node {n}"))
-    ));
-    sec.header = [
-        "mem node",
-        "cpu",
-        "SLIT to GPU",
-        "download MB/s",
-        "% Phi",
-        "class",
-        "readback MB/s",
-        "% Phi",
-        "class",
-    ]
-    .map(String::from)
-    .to_vec();
-    for (i, row) in s.rows.iter().enumerate() {
-        let mut cells = vec![
-            row.mem_node.to_string(),
-            match (row.cpu, row.cpu_node) {
-                (Some(c), Some(n)) if n != row.mem_node => format!("{c} (node {n})"),
-                (c, _) => opt_text(c),
-            },
-            opt_text(s.gpu_node.and_then(|g| topo.distance(row.mem_node, g))),
-        ];
-        for dir in Direction::BOTH {
-            cells.push(opt_text(row.best(dir).map(|b| format!("{:.0}", b.mb_s))));
-            cells.push(opt_text(
-                s.alpha_p(i, dir).map(|a| format!("{:.1}%", 100.0 * a)),
-            ));
-            cells.push(opt_text(s.classes(dir).class_of(i)));
-        }
-        sec.rows.push(cells);
-    }
-    sec.lines.push(match &s.phi {
-        Some(p) => p.describe(),
-        None => "Phi unknown, so no alpha_p (give --phi)".into(),
-    });
-    for dir in Direction::BOTH {
-        let classes = s.classes(dir);
-        if classes.is_empty() {
-            continue;
-        }
-        let parts: Vec<String> = classes
-            .classes
-            .iter()
-            .map(|c| {
-                let nodes = NodeSet::from_ids(c.members.iter().map(|&i| s.rows[i].mem_node));
-                let alpha = s.phi.as_ref().map_or(String::new(), |p| {
-                    format!(" (alpha_p {:.4})", c.max / p.mb_s)
-                });
-                format!(
-                    "class {}: <= {:.0} MB/s{alpha}, nodes {nodes}",
-                    c.index, c.max
-                )
-            })
-            .collect();
-        sec.lines
-            .push(format!("{} classes: {}", dir.name(), parts.join("; ")));
-    }
-    for n in &s.notes {
-        sec.lines.push(format!("note: {n}"));
-    }
-    sec
-}
-
-/// Every size of one GPU and direction: a row per size, a column per
-/// memory node.
-fn per_size_section(records: &[Record], s: &GpuSummary, dir: Direction) -> Section {
-    let mut cells: BTreeMap<usize, BTreeMap<usize, f64>> = BTreeMap::new();
-    for rec in records.iter().filter(|r| {
-        r.probe == pcie::PROBE
-            && r.params.get("kind").and_then(Value::as_str) == Some(KIND_SIZE)
-            && r.params.get("gpu").and_then(Value::as_u64) == Some(s.gpu as u64)
-            && r.params.get("direction").and_then(Value::as_str) == Some(dir.name())
-    }) {
-        let num = |k: &str| {
-            rec.params
-                .get(k)
-                .and_then(Value::as_u64)
-                .map(|v| v as usize)
-        };
-        if let (Some(size), Some(node), Some(m)) = (
-            num("size_bytes"),
-            num("mem_node"),
-            rec.metrics.get("bandwidth_mb_s"),
-        ) {
-            cells.entry(size).or_default().insert(node, m.value);
-        }
-    }
-    let mut sec = Section::new(format!("GPU {} {} MB/s by size", s.gpu, dir.name()));
-    sec.header = std::iter::once("size".to_string())
-        .chain(s.rows.iter().map(|r| format!("node {}", r.mem_node)))
-        .collect();
-    for (size, by_node) in &cells {
-        let mut row = vec![bytes(*size as u64)];
-        row.extend(
-            s.rows
-                .iter()
-                .map(|r| opt_text(by_node.get(&r.mem_node).map(|v| format!("{v:.0}")))),
-        );
-        sec.rows.push(row);
-    }
-    sec
-}
-
-fn text(doc: &Document, summaries: &[GpuSummary], cfg: &PcieConfig, per_size: bool) -> String {
-    let topo = &doc.host.topology;
-    let range = match (cfg.sizes.first(), cfg.sizes.last()) {
-        (Some(a), Some(b)) if a != b => format!("{} to {}", bytes(*a as u64), bytes(*b as u64)),
-        (Some(a), _) => bytes(*a as u64),
-        _ => "-".into(),
-    };
-    let mut secs = Vec::new();
-    let mut about = Section::new("what was measured");
-    about.lines.push(format!(
-        "copies from page-locked host memory bound to each memory node: download = host to GPU, readback = GPU to host; MB/s = 10^6 bytes/s; sizes {range} ({} sizes), each the best of {} timed copies; a node's figure is the best of the largest sizes (at least 1/{} of the largest)",
-        cfg.sizes.len(),
-        cfg.tries,
-        pcie::LARGE_SIZES
-    ));
-    about.lines.push(
-        "% Phi is alpha_p = bandwidth / Phi (Braithwaite, eq. 4.3); classes group memory nodes whose best figures are close".into(),
-    );
-    secs.push(about);
-    for s in summaries {
-        secs.push(gpu_section(s, topo));
-        if per_size {
-            for dir in Direction::BOTH {
-                secs.push(per_size_section(&doc.records, s, dir));
-            }
-        }
-    }
-    let notes: Vec<String> = {
-        let mut n: Vec<String> = doc
-            .records
-            .iter()
-            .filter(|r| {
-                r.probe == pcie::PROBE
-                    && r.params.get("kind").and_then(Value::as_str) == Some(KIND_SIZE)
-            })
-            .flat_map(|r| r.notes.iter().cloned())
-            .collect();
-        n.sort();
-        n.dedup();
-        n
-    };
-    if !notes.is_empty() {
-        let mut sec = Section::new("notes");
-        sec.lines = notes;
-        secs.push(sec);
-    }
-    sections::text_titled(
-        Some(&format!(
-            "numabench pcie: {} ({}), {}",
-            doc.host.hostname, doc.host.cpu_model, doc.started
-        )),
-        &secs,
-    )
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::probes::pcie::{CpuChoice, Phi, gpu_record, size_record, summarise};
+    use crate::probes::pcie::GpuInfo;
+    use crate::probes::pcie::locate::pick_gpus;
     use crate::topology::fixture;
+    use serde_json::Value;
 
     proptest::proptest! {
         /// Any --sizes text gives a short ascending list or an error: a
@@ -624,13 +328,17 @@ mod tests {
         Wrap::try_parse_from(argv).unwrap().a
     }
 
+    fn args_gpu(extra: &[&str]) -> Vec<usize> {
+        args(extra).gpu
+    }
+
     #[test]
     fn flags_are_checked_before_anything_runs() {
         let t = fixture("cxl-memonly");
         let c = check(&args(&[]), &t).unwrap();
         assert_eq!(c.mem_nodes, [0, 1, 2]);
         assert_eq!(c.sizes.len(), 19);
-        assert_eq!(c.opts.tolerance, 0.10);
+        assert_eq!(c.classes.tolerance, 0.10);
         let c = check(&args(&["--mem-nodes", "2", "--sizes", "64K,1M"]), &t).unwrap();
         assert_eq!(c.mem_nodes, [2]);
         assert_eq!(c.sizes, [64 << 10, 1 << 20]);
@@ -660,114 +368,16 @@ mod tests {
             name: "GPU".into(),
             pci_bus_id: format!("0000:{:02x}:00.0", ordinal + 1),
         });
-        assert_eq!(pick_gpus(&args(&[]), &gpus).unwrap(), [0, 1]);
+        assert_eq!(pick_gpus(&args_gpu(&[]), &gpus).unwrap(), [0, 1]);
         assert_eq!(
-            pick_gpus(&args(&["--gpu", "1,1", "--gpu", "0"]), &gpus).unwrap(),
+            pick_gpus(&args_gpu(&["--gpu", "1,1", "--gpu", "0"]), &gpus).unwrap(),
             [1, 0]
         );
         assert_eq!(
-            pick_gpus(&args(&["--gpu", "5"]), &gpus)
+            pick_gpus(&args_gpu(&["--gpu", "5"]), &gpus)
                 .unwrap_err()
                 .to_string(),
             "--gpu 5: GPU 5 does not exist (CUDA devices: 0-1)"
-        );
-    }
-
-    /// A measured-looking document of the two-node fixture: its GPU on node
-    /// 1 is faster from node 1.
-    fn measured() -> (Document, Vec<GpuSummary>, PcieConfig) {
-        let t = fixture("two-node");
-        let gpu = GpuInfo {
-            ordinal: 0,
-            name: "Tesla, \"test\"".into(),
-            pci_bus_id: "0000:3B:00.0".into(),
-        };
-        let acc = pcie::find_accelerator(&t, &gpu.pci_bus_id).cloned();
-        let phi = acc.as_ref().and_then(Phi::of_link);
-        let mut doc = Document::new(&t);
-        doc.records
-            .push(gpu_record(&gpu, acc.as_ref(), phi.as_ref()));
-        for dir in Direction::BOTH {
-            for node in [0usize, 1] {
-                let choice = CpuChoice {
-                    cpu: node * 8,
-                    cpu_node: node,
-                };
-                for size in [1 << 20, 64 << 20] {
-                    let gb_s =
-                        if node == 1 { 25.0 } else { 20.0 } * size as f64 / (64 << 20) as f64;
-                    let t = size as f64 / (gb_s * 1e9);
-                    doc.records.push(size_record(
-                        &gpu,
-                        acc.as_ref(),
-                        node,
-                        choice,
-                        dir,
-                        size,
-                        &[t * 1.2, t],
-                    ));
-                }
-            }
-        }
-        let s = summarise(&doc.records, None, &ClassOptions::default());
-        doc.records.extend(pcie::best_records(&s));
-        let cfg = PcieConfig {
-            gpus: vec![0],
-            mem_nodes: vec![0, 1],
-            sizes: vec![1 << 20, 64 << 20],
-            tries: 2,
-            phi_mb_s: None,
-        };
-        (doc, s, cfg)
-    }
-
-    #[test]
-    fn the_table_shows_phi_alpha_p_and_classes() {
-        let (doc, s, cfg) = measured();
-        let out = text(&doc, &s, &cfg, true);
-        assert!(
-            out.contains("GPU 0: Tesla, \"test\" (0000:3B:00.0), attached to node 1"),
-            "{out}"
-        );
-        assert!(out.contains("Phi = 31508 MB/s per direction"), "{out}");
-        // Node 1: 25000 MB/s = 79.3% of Phi, class 0; node 0 class 1.
-        let row1 = out
-            .lines()
-            .find(|l| l.trim_start().starts_with("1  "))
-            .unwrap();
-        assert!(row1.contains("25000  79.3%      0"), "{row1}");
-        let row0 = out
-            .lines()
-            .find(|l| l.trim_start().starts_with("0  "))
-            .unwrap();
-        assert!(row0.contains("20000  63.5%      1"), "{row0}");
-        assert!(
-            out.contains("download classes: class 0: <= 25000 MB/s (alpha_p 0.7935), nodes 1; class 1: <= 20000 MB/s (alpha_p 0.6348), nodes 0"),
-            "{out}"
-        );
-        assert!(out.contains("GPU 0 readback MB/s by size"), "{out}");
-        assert!(out.contains("64 MiB   20000   25000"), "{out}");
-    }
-
-    #[test]
-    fn csv_has_every_size_and_best_with_alpha_p() {
-        let (doc, s, _) = measured();
-        let out = csv(&doc.records, &s);
-        let lines: Vec<&str> = out.lines().collect();
-        assert_eq!(lines[0], CSV_HEADER.trim_end());
-        // 2 directions x 2 nodes x (2 sizes + best).
-        assert_eq!(lines.len(), 1 + 12);
-        assert!(
-            lines.contains(
-                &"0,\"Tesla, \"\"test\"\"\",0000:3B:00.0,1,1,8,1,download,best,67108864,25000.0,31507.7,0.7935,0"
-            ),
-            "{out}"
-        );
-        assert!(
-            lines.contains(
-                &"0,\"Tesla, \"\"test\"\"\",0000:3B:00.0,1,0,0,0,readback,size,1048576,312.5,31507.7,0.0099,"
-            ),
-            "{out}"
         );
     }
 

@@ -2,7 +2,6 @@
 //! prints.
 
 pub mod autonuma;
-pub mod cuda;
 pub mod matrix;
 pub mod measure;
 pub mod mem;
@@ -16,4 +15,7 @@ pub mod validate;
 
 /// Every probe's view, in the order the report shows them. Adding a probe
 /// is adding its module and one line here.
-pub static VIEWS: &[&dyn crate::view::View] = &[&sched::view::SchedView];
+pub static VIEWS: &[&dyn crate::view::View] = &[
+    &sched::view::SchedView,
+    &pcie::VIEW,
+];

@@ -8,6 +8,7 @@
 //! numbering is often interleaved across sockets.
 
 pub mod dmi;
+pub mod pcie_link;
 mod source;
 mod sysfs;
 

@@ -67,6 +67,13 @@ const RENDERED: &[(&str, &[&str])] = &[
     ("model", &["json"]),
     ("model-theta", &["json"]),
     ("model-validate", &["json"]),
+    ("pcie", &["text", "csv", "json", "markdown", "latex"]),
+    ("pcie-nophi", &["text", "csv"]),
+    ("pcie-per-size", &["text", "markdown"]),
+    (
+        "pcie-two-node",
+        &["text", "csv", "markdown", "latex", "html"],
+    ),
 ];
 
 #[test]

@@ -1,11 +1,11 @@
 //! `numabench pcie` without a GPU: the absent-driver path as a user meets
 //! it, bad input, and the whole measuring path run against a stand-in
-//! driver library (compiled here from C with `cc`; those tests are skipped
-//! without a C compiler) that copies with `memcpy`, times with the
-//! monotonic clock and refuses copies from host memory that is not
-//! registered. The stand-in checks how the CUDA API is called (order,
-//! pinning, release of everything); it says nothing about real PCIe
-//! figures.
+//! driver library (tests/fixtures/fakecuda.c, compiled here with `cc`;
+//! those tests are skipped without a C compiler) that copies with
+//! `memcpy`, times with the monotonic clock and refuses copies from host
+//! memory that is not registered. The stand-in checks how the CUDA API is
+//! called (order, pinning, release of everything); it says nothing about
+//! real PCIe figures.
 
 use crate::util::*;
 use serde_json::Value;
@@ -142,152 +142,7 @@ fn a_library_that_is_not_a_cuda_driver_is_an_error() {
 /// The stand-in driver. Environment: FAKE_CUDA_DEVICES (count, default
 /// 1), FAKE_CUDA_INIT (cuInit's result), FAKE_CUDA_FAIL (a function that
 /// returns out-of-memory), FAKE_CUDA_LOG (a file every call is logged to).
-const FAKE_DRIVER: &str = r#"
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <time.h>
-
-typedef int CUresult;
-typedef unsigned long long CUdeviceptr;
-#define MAXR 64
-
-static struct { char *p; size_t n; } regs[MAXR];
-static int nregs, allocs, events, ctxs;
-static int ctx_token;
-
-static void logf_(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-#include <stdarg.h>
-static void logf_(const char *fmt, ...) {
-    const char *path = getenv("FAKE_CUDA_LOG");
-    if (!path) return;
-    FILE *f = fopen(path, "a");
-    if (!f) return;
-    va_list ap;
-    va_start(ap, fmt);
-    vfprintf(f, fmt, ap);
-    va_end(ap);
-    fputc('\n', f);
-    fclose(f);
-}
-
-static int fails(const char *name) {
-    const char *f = getenv("FAKE_CUDA_FAIL");
-    return f && strcmp(f, name) == 0;
-}
-#define FAIL(name) do { logf_("%s", name); if (fails(name)) return 2; } while (0)
-
-static int registered(const char *p, size_t n) {
-    for (int i = 0; i < MAXR; i++)
-        if (regs[i].p && p >= regs[i].p && p + n <= regs[i].p + regs[i].n) return 1;
-    return 0;
-}
-
-CUresult cuInit(unsigned flags) {
-    logf_("cuInit");
-    const char *r = getenv("FAKE_CUDA_INIT");
-    if (flags != 0) return 1;
-    return r ? atoi(r) : 0;
-}
-CUresult cuDeviceGetCount(int *n) {
-    const char *d = getenv("FAKE_CUDA_DEVICES");
-    *n = d ? atoi(d) : 1;
-    return 0;
-}
-CUresult cuDeviceGet(int *dev, int ord) {
-    int n; cuDeviceGetCount(&n);
-    if (ord < 0 || ord >= n) return 101;
-    *dev = ord;
-    return 0;
-}
-CUresult cuDeviceGetName(char *name, int len, int dev) {
-    snprintf(name, len, "Fake GPU %d", dev);
-    return 0;
-}
-CUresult cuDeviceGetPCIBusId(char *id, int len, int dev) {
-    if (len < 13) return 1;
-    snprintf(id, len, "0000:FE:%02X.7", dev);
-    return 0;
-}
-CUresult cuCtxCreate_v2(void **ctx, unsigned flags, int dev) {
-    FAIL("cuCtxCreate_v2");
-    *ctx = &ctx_token;
-    ctxs++;
-    return 0;
-}
-CUresult cuCtxDestroy_v2(void *ctx) {
-    logf_("cuCtxDestroy_v2 regs=%d allocs=%d events=%d", nregs, allocs, events);
-    if (ctx != &ctx_token) return 1;
-    ctxs--;
-    return 0;
-}
-CUresult cuCtxSynchronize(void) { logf_("cuCtxSynchronize"); return 0; }
-CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t n) {
-    FAIL("cuMemAlloc_v2");
-    void *m = malloc(n);
-    if (!m) return 2;
-    *p = (CUdeviceptr)(size_t)m;
-    allocs++;
-    return 0;
-}
-CUresult cuMemFree_v2(CUdeviceptr p) {
-    logf_("cuMemFree_v2");
-    free((void *)(size_t)p);
-    allocs--;
-    return 0;
-}
-CUresult cuMemHostRegister_v2(void *p, size_t n, unsigned flags) {
-    FAIL("cuMemHostRegister_v2");
-    if (((size_t)p & 4095) || (n & 4095) || flags != 0) return 1;
-    for (int i = 0; i < MAXR; i++)
-        if (!regs[i].p) { regs[i].p = p; regs[i].n = n; nregs++; return 0; }
-    return 2;
-}
-CUresult cuMemHostUnregister(void *p) {
-    logf_("cuMemHostUnregister");
-    for (int i = 0; i < MAXR; i++)
-        if (regs[i].p == p) { regs[i].p = 0; nregs--; return 0; }
-    return 713;
-}
-CUresult cuMemcpyHtoD_v2(CUdeviceptr d, const void *h, size_t n) {
-    if (!registered(h, n)) return 1;
-    memcpy((void *)(size_t)d, h, n);
-    return 0;
-}
-CUresult cuMemcpyDtoH_v2(void *h, CUdeviceptr d, size_t n) {
-    if (!registered(h, n)) return 1;
-    memcpy(h, (void *)(size_t)d, n);
-    return 0;
-}
-CUresult cuEventCreate(void **ev, unsigned flags) {
-    struct timespec *t = calloc(1, sizeof *t);
-    *ev = t;
-    events++;
-    return 0;
-}
-CUresult cuEventRecord(void *ev, void *stream) {
-    if (stream) return 1;
-    clock_gettime(CLOCK_MONOTONIC, ev);
-    return 0;
-}
-CUresult cuEventSynchronize(void *ev) { return 0; }
-CUresult cuEventElapsedTime(float *ms, void *a, void *b) {
-    struct timespec *s = a, *e = b;
-    *ms = (float)((e->tv_sec - s->tv_sec) * 1e3 + (e->tv_nsec - s->tv_nsec) / 1e6);
-    return 0;
-}
-CUresult cuEventDestroy_v2(void *ev) { free(ev); events--; return 0; }
-CUresult cuGetErrorString(CUresult e, const char **s) {
-    switch (e) {
-    case 0: *s = "no error"; return 0;
-    case 1: *s = "invalid argument"; return 0;
-    case 2: *s = "out of memory"; return 0;
-    case 100: *s = "no CUDA-capable device is detected"; return 0;
-    case 999: *s = "unknown error"; return 0;
-    default: *s = 0; return 1;
-    }
-}
-"#;
+const FAKE_DRIVER: &str = include_str!("../fixtures/fakecuda.c");
 
 /// The stand-in library, built once; `None` without a C compiler.
 fn fake_driver() -> Option<&'static Path> {
@@ -511,4 +366,23 @@ fn the_stand_in_checks_gpu_ordinals() {
     assert_eq!(gpus.len(), 1);
     assert_eq!(gpus[0]["params"]["gpu"], 1);
     assert_eq!(gpus[0]["params"]["pci_bus_id"], "0000:FE:01.7");
+}
+
+#[test]
+fn every_format_of_a_stand_in_run() {
+    let Some(lib) = fake_driver() else { return };
+    for (flag, starts) in [
+        ("--markdown", "# numabench pcie: "),
+        ("--latex", "\\documentclass{article}"),
+        ("--html", "<!DOCTYPE html>"),
+    ] {
+        let out = pcie(lib, &[], &["--sizes", "4K", "-r", "1", flag]);
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+        let t = text(&out.stdout);
+        assert!(t.starts_with(starts), "{flag}: {t}");
+        assert!(t.contains("Fake GPU 0"), "{flag}: {t}");
+    }
+    let out = pcie(lib, &[], &["--per-size", "--format", "json"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("leave --per-size out"));
 }

@@ -1,0 +1,137 @@
+//! Host-device (PCIe) bandwidth per memory node, as SHOC's BusSpeedDownload
+//! and BusSpeedReadback measure it under `numactl --cpunodebind=N
+//! --membind=N` in Braithwaite's thesis (section 3.2.2, Algorithm 3): for
+//! every GPU and every memory node, a host buffer bound to that node and
+//! page-locked, copied to the GPU (download) and back (readback) at a range
+//! of sizes, the calling thread on a CPU of that node.
+//!
+//! The figures are put beside Phi, the link's theoretical one-direction
+//! bandwidth (from the PCIe link speed and width in sysfs, or `--phi`), as
+//! `alpha_p = bandwidth / Phi` (thesis eq. 4.3, section 4.3), and the
+//! memory nodes are sorted into bandwidth classes per GPU and direction
+//! with [`classify`](crate::analysis::classes::classify).
+//!
+//! The steps, one file each: [`locate`] finds the GPUs and the CPU for a
+//! memory node, [`measure`] copies (through the driver in [`cuda`]),
+//! [`records`] turns copies into records, [`summary`] reads records back
+//! into per-GPU figures and classes, [`view`] shows them. Everything but
+//! the measurement is pure and tested on fixture topologies and the
+//! thesis' published figures; the measurement itself needs a GPU (or the
+//! stand-in driver of the tests).
+
+pub mod cuda;
+pub mod locate;
+pub mod measure;
+pub mod phi;
+pub mod records;
+pub mod summary;
+pub mod view;
+
+#[cfg(test)]
+mod tests;
+
+pub use locate::{CpuChoice, Found, GpuInfo, cpu_for_memory_node, discover, find_accelerator};
+pub use measure::PcieConfig;
+pub use phi::{Phi, PhiSource};
+pub use records::{best_records, gpu_record, size_record};
+pub use summary::{Best, GpuSummary, LARGE_SIZES, NodeRow, best_of, summarise};
+pub use view::VIEW;
+
+use crate::analysis::classes::ClassOptions;
+use crate::results::Record;
+use crate::results::names::probe;
+use crate::topology::Topology;
+use anyhow::Result;
+use cuda::{CopyDirection, Driver};
+
+/// The probe name in records.
+pub const PROBE: &str = probe::PCIE;
+
+/// Which way the data goes, in SHOC's words.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Direction {
+    /// Host to device (BusSpeedDownload).
+    Download,
+    /// Device to host (BusSpeedReadback).
+    Readback,
+}
+
+impl Direction {
+    pub const BOTH: [Direction; 2] = [Direction::Download, Direction::Readback];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Direction::Download => "download",
+            Direction::Readback => "readback",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Direction> {
+        Direction::BOTH.into_iter().find(|d| d.name() == name)
+    }
+
+    fn copy(self) -> CopyDirection {
+        match self {
+            Direction::Download => CopyDirection::HostToDevice,
+            Direction::Readback => CopyDirection::DeviceToHost,
+        }
+    }
+}
+
+/// What `numabench pcie` asks for, every value but the GPUs checked.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Request {
+    /// GPU ordinals as `--gpu` gives them; empty: every GPU.
+    pub gpus: Vec<usize>,
+    pub mem_nodes: Vec<usize>,
+    /// Ascending, not empty.
+    pub sizes: Vec<usize>,
+    pub tries: usize,
+    /// `--phi`, replacing the link's figure for every GPU.
+    pub phi_mb_s: Option<f64>,
+    pub classes: ClassOptions,
+}
+
+/// What a run gave.
+#[derive(Debug)]
+pub enum Outcome {
+    /// The driver is absent or finds no GPU: the reason as one line.
+    Nothing(String),
+    /// One GPU record per GPU, one size record per copy size, one best
+    /// record per (GPU, memory node, direction).
+    Records(Vec<Record>),
+}
+
+/// Loads the driver, finds the GPUs and measures the ones `req` names from
+/// every memory node of `req`. `progress` hears what starts.
+pub fn run(topo: &Topology, req: &Request, progress: &mut dyn FnMut(&str)) -> Result<Outcome> {
+    let driver = match Driver::load() {
+        Ok(d) => d,
+        Err(e) if e.is_absent() => {
+            return Ok(Outcome::Nothing(format!(
+                "numabench pcie: no CUDA driver ({e}); nothing to measure"
+            )));
+        }
+        Err(e) => return Err(e.into()),
+    };
+    let gpus = match discover(&driver)? {
+        Found::NoDevice(why) => {
+            return Ok(Outcome::Nothing(format!(
+                "numabench pcie: the CUDA driver ({}) finds no GPU ({why}); nothing to measure",
+                driver.library()
+            )));
+        }
+        Found::Gpus(g) => g,
+    };
+    let cfg = PcieConfig {
+        gpus: locate::pick_gpus(&req.gpus, &gpus)?,
+        mem_nodes: req.mem_nodes.clone(),
+        sizes: req.sizes.clone(),
+        tries: req.tries,
+        phi_mb_s: req.phi_mb_s,
+    };
+    let mut records = measure::measure(topo, &cfg, &driver, &gpus, progress)?;
+    let summaries = summarise(&records, req.phi_mb_s, &req.classes);
+    records.extend(best_records(&summaries));
+    Ok(Outcome::Records(records))
+}

@@ -1,0 +1,295 @@
+//! Records back to figures: per GPU, the best bandwidth of each memory
+//! node and direction (from the largest sizes), Phi, alpha_p and the
+//! bandwidth classes. The measurement summarises what it just measured;
+//! the view summarises a document, so both read the same records.
+
+use super::phi::{Phi, PhiSource};
+use super::{Direction, PROBE};
+use crate::analysis::classes::{Class, ClassOptions, Classes, classify};
+use crate::analysis::model::alpha;
+use crate::results::Record;
+use crate::results::names::pcie::{kind, metric as pm, param as pp, phi_source};
+use crate::results::names::{metric, param};
+use serde_json::Value;
+use std::collections::BTreeMap;
+
+/// The best bandwidth of one (GPU, memory node, direction) and the size
+/// that gave it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Best {
+    pub mb_s: f64,
+    pub size_bytes: usize,
+}
+
+/// One memory node of one GPU.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NodeRow {
+    pub mem_node: usize,
+    pub cpu: Option<usize>,
+    pub cpu_node: Option<usize>,
+    pub download: Option<Best>,
+    pub readback: Option<Best>,
+}
+
+impl NodeRow {
+    pub fn best(&self, dir: Direction) -> Option<Best> {
+        match dir {
+            Direction::Download => self.download,
+            Direction::Readback => self.readback,
+        }
+    }
+}
+
+/// One GPU's figures from every memory node, with Phi and the classes.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GpuSummary {
+    pub gpu: usize,
+    pub name: String,
+    pub pci_bus_id: String,
+    /// The node sysfs gives for the GPU's PCI device.
+    pub gpu_node: Option<usize>,
+    pub phi: Option<Phi>,
+    /// Memory nodes ascending.
+    pub rows: Vec<NodeRow>,
+    /// Classes of the rows' download figures (value `i` is row `i`).
+    pub download: Classes,
+    /// Classes of the rows' readback figures.
+    pub readback: Classes,
+    /// Notes of the GPU record.
+    pub notes: Vec<String>,
+}
+
+impl GpuSummary {
+    pub fn classes(&self, dir: Direction) -> &Classes {
+        match dir {
+            Direction::Download => &self.download,
+            Direction::Readback => &self.readback,
+        }
+    }
+
+    /// alpha_p of row `row` in `dir`: best bandwidth / Phi.
+    pub fn alpha_p(&self, row: usize, dir: Direction) -> Option<f64> {
+        let phi = self.phi.as_ref()?.mb_s;
+        let b = self.rows.get(row)?.best(dir)?;
+        Some(alpha(b.mb_s, phi))
+    }
+
+    /// The best figure of every row in `dir`, NaN where there is none (as
+    /// [`classify`] takes them).
+    fn values(&self, dir: Direction) -> Vec<f64> {
+        self.rows
+            .iter()
+            .map(|r| r.best(dir).map_or(f64::NAN, |b| b.mb_s))
+            .collect()
+    }
+}
+
+pub(super) fn param_usize(rec: &Record, key: &str) -> Option<usize> {
+    rec.params
+        .get(key)
+        .and_then(Value::as_u64)
+        .and_then(|v| usize::try_from(v).ok())
+}
+
+pub(super) fn param_str<'r>(rec: &'r Record, key: &str) -> Option<&'r str> {
+    rec.params.get(key).and_then(Value::as_str)
+}
+
+fn phi_of_record(rec: &Record) -> Option<Phi> {
+    let mb_s = rec.metrics.get(pm::PHI_MB_S)?.value;
+    let source = match param_str(rec, pp::PHI_SOURCE) {
+        Some(phi_source::LINK) => PhiSource::Link {
+            speed_gt_s: rec.params.get(pp::LINK_SPEED_GT_S)?.as_f64()?,
+            width: u32::try_from(rec.params.get(pp::LINK_WIDTH)?.as_u64()?).ok()?,
+        },
+        _ => PhiSource::Given,
+    };
+    Some(Phi { mb_s, source })
+}
+
+/// Which sizes the best figure is taken from: those at least the largest
+/// size divided by this (with the default sizes: 64, 128 and 256 MiB).
+pub const LARGE_SIZES: usize = 4;
+
+/// The best of `(size, MB/s)` figures: the highest among the largest sizes
+/// (at least 1/[`LARGE_SIZES`] of the largest), ties going to the larger
+/// size. Small copies are bound by per-copy latency, and their times are
+/// a few event ticks, too coarse to set a peak with.
+pub fn best_of(figures: &[(usize, f64)]) -> Option<Best> {
+    let usable = || figures.iter().filter(|(_, v)| v.is_finite() && *v > 0.0);
+    let largest = usable().map(|(s, _)| *s).max()?;
+    usable()
+        .filter(|(s, _)| s.saturating_mul(LARGE_SIZES) >= largest)
+        .map(|&(size_bytes, mb_s)| Best { mb_s, size_bytes })
+        .max_by(|a, b| {
+            a.mb_s
+                .total_cmp(&b.mb_s)
+                .then(a.size_bytes.cmp(&b.size_bytes))
+        })
+}
+
+/// Summaries per GPU (ascending ordinal) from the `gpu` and `size`
+/// records of a document. `phi_override` (`--phi`) replaces every GPU's
+/// Phi. The best of a (GPU, node, direction) is taken with [`best_of`];
+/// classes are found with [`classify`] over the memory nodes of each GPU
+/// and direction.
+pub fn summarise<'r>(
+    records: impl IntoIterator<Item = &'r Record>,
+    phi_override: Option<f64>,
+    opts: &ClassOptions,
+) -> Vec<GpuSummary> {
+    let mut acc = Gathered::default();
+    for rec in records.into_iter().filter(|r| r.probe == PROBE) {
+        if let Some(g) = param_usize(rec, pp::GPU) {
+            acc.add(g, rec, opts);
+        }
+    }
+    acc.finish(phi_override, opts)
+}
+
+/// What [`summarise`] collects before it picks the bests.
+#[derive(Default)]
+struct Gathered {
+    gpus: BTreeMap<usize, GpuSummary>,
+    rows: BTreeMap<usize, BTreeMap<usize, NodeRow>>,
+    figures: BTreeMap<(usize, usize, Direction), Vec<(usize, f64)>>,
+}
+
+impl Gathered {
+    fn add(&mut self, g: usize, rec: &Record, opts: &ClassOptions) {
+        let summary = self.gpus.entry(g).or_insert_with(|| GpuSummary {
+            gpu: g,
+            name: param_str(rec, pp::GPU_NAME).unwrap_or("?").to_string(),
+            pci_bus_id: param_str(rec, pp::PCI_BUS_ID).unwrap_or("?").to_string(),
+            gpu_node: param_usize(rec, pp::GPU_NODE),
+            phi: None,
+            rows: Vec::new(),
+            download: classify(&[], opts),
+            readback: classify(&[], opts),
+            notes: Vec::new(),
+        });
+        match param_str(rec, pp::KIND) {
+            Some(kind::GPU) => {
+                summary.phi = phi_of_record(rec);
+                summary.notes = rec.notes.clone();
+            }
+            Some(kind::SIZE) => self.add_size(g, rec),
+            _ => {}
+        }
+    }
+
+    fn add_size(&mut self, g: usize, rec: &Record) {
+        let (Some(node), Some(dir), Some(size)) = (
+            param_usize(rec, param::MEM_NODE),
+            param_str(rec, pp::DIRECTION).and_then(Direction::from_name),
+            param_usize(rec, param::SIZE_BYTES),
+        ) else {
+            return;
+        };
+        let row = self
+            .rows
+            .entry(g)
+            .or_default()
+            .entry(node)
+            .or_insert(NodeRow {
+                mem_node: node,
+                cpu: param_usize(rec, param::CPU),
+                cpu_node: param_usize(rec, param::CPU_NODE),
+                download: None,
+                readback: None,
+            });
+        if let Some(m) = rec.metrics.get(metric::BANDWIDTH_MB_S) {
+            self.figures
+                .entry((g, row.mem_node, dir))
+                .or_default()
+                .push((size, m.value));
+        }
+    }
+
+    fn finish(mut self, phi_override: Option<f64>, opts: &ClassOptions) -> Vec<GpuSummary> {
+        for ((g, node, dir), sizes) in &self.figures {
+            if let Some(row) = self.rows.get_mut(g).and_then(|r| r.get_mut(node)) {
+                match dir {
+                    Direction::Download => row.download = best_of(sizes),
+                    Direction::Readback => row.readback = best_of(sizes),
+                }
+            }
+        }
+        for (g, summary) in self.gpus.iter_mut() {
+            summary.rows = self
+                .rows
+                .remove(g)
+                .unwrap_or_default()
+                .into_values()
+                .collect();
+            if let Some(p) = phi_override {
+                summary.phi = Some(Phi::given(p));
+            }
+            summary.download = classify(&summary.values(Direction::Download), opts);
+            summary.readback = classify(&summary.values(Direction::Readback), opts);
+        }
+        self.gpus.into_values().collect()
+    }
+}
+
+/// The classes the `best` records of `records` give, in place of the ones
+/// [`summarise`] found with its own tolerance: a document shows the
+/// classes its run found (`--tolerance` included). Left as they are where
+/// a memory node with a figure has no recorded class.
+pub fn use_recorded_classes(summaries: &mut [GpuSummary], records: &[&Record]) {
+    for s in summaries.iter_mut() {
+        for dir in Direction::BOTH {
+            if let Some(c) = recorded_classes(s, dir, records) {
+                match dir {
+                    Direction::Download => s.download = c,
+                    Direction::Readback => s.readback = c,
+                }
+            }
+        }
+    }
+}
+
+fn recorded_classes(s: &GpuSummary, dir: Direction, records: &[&Record]) -> Option<Classes> {
+    let class_of = |node: usize| {
+        records.iter().find_map(|r| {
+            (r.probe == PROBE
+                && param_str(r, pp::KIND) == Some(kind::BEST)
+                && param_usize(r, pp::GPU) == Some(s.gpu)
+                && param_usize(r, param::MEM_NODE) == Some(node)
+                && param_str(r, pp::DIRECTION) == Some(dir.name()))
+            .then(|| param_usize(r, pp::CLASS))
+            .flatten()
+        })
+    };
+    let mut assignment = Vec::with_capacity(s.rows.len());
+    for row in &s.rows {
+        match row.best(dir) {
+            Some(_) => assignment.push(Some(class_of(row.mem_node)?)),
+            None => assignment.push(None),
+        }
+    }
+    let count = assignment.iter().flatten().max().map_or(0, |m| m + 1);
+    let values = s.values(dir);
+    let mut classes = Vec::with_capacity(count);
+    for index in 0..count {
+        let members: Vec<usize> = (0..assignment.len())
+            .filter(|&i| assignment[i] == Some(index))
+            .collect();
+        let of = |i: &usize| values[*i];
+        let max = members.iter().map(of).fold(f64::NEG_INFINITY, f64::max);
+        let min = members.iter().map(of).fold(f64::INFINITY, f64::min);
+        let mean = members.iter().map(of).sum::<f64>() / members.len() as f64;
+        classes.push(Class {
+            index,
+            max,
+            min,
+            mean,
+            members,
+        });
+    }
+    Some(Classes {
+        classes,
+        assignment,
+        criterion: "as the run recorded them".into(),
+    })
+}
