@@ -40,7 +40,8 @@ pub struct Comparison {
 /// Metrics that describe a measurement's spread or cost rather than its
 /// result; compared only with `all_metrics`.
 fn is_secondary(record: &Record, metric: &str) -> bool {
-    let spread = metric == names::metric::CV_PCT || metric.contains("stddev") || metric.starts_with("ci95");
+    let spread =
+        metric == names::metric::CV_PCT || metric.contains("stddev") || metric.starts_with("ci95");
     let cost = metric == names::metric::RUNTIME_S
         && record
             .metrics

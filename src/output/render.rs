@@ -233,3 +233,109 @@ pub fn csv_text(c: &Csv) -> Result<String> {
     }
     Ok(out)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::results::{Better, Record};
+    use crate::view::{Block, Section};
+
+    /// A probe that exists only as a view, as a new probe starts: every
+    /// format must draw it without a line anywhere else in output.
+    struct Toy;
+
+    impl View for Toy {
+        fn probe(&self) -> &'static str {
+            "toy"
+        }
+        fn sections(&self, _doc: &Document, records: &[&Record]) -> Vec<Section> {
+            let mut s = Section::new("toy figures");
+            s.header = vec!["name".into(), "speed".into()];
+            for r in records {
+                s.rows.push(vec![
+                    r.name.clone(),
+                    format!("{:.1}", r.metrics["speed"].value),
+                ]);
+            }
+            vec![s]
+        }
+        fn csv(&self, _doc: &Document, records: &[&Record]) -> Option<Csv> {
+            Some(Csv {
+                header: vec!["name".into(), "speed".into()],
+                rows: records
+                    .iter()
+                    .map(|r| vec![r.name.clone(), r.metrics["speed"].value.to_string()])
+                    .collect(),
+                notes: vec![],
+            })
+        }
+        fn blocks(&self, doc: &Document, records: &[&Record]) -> Vec<Block> {
+            let mut out: Vec<Block> = self
+                .sections(doc, records)
+                .into_iter()
+                .map(Block::Section)
+                .collect();
+            out.push(Block::Note("drawn by the toy view".into()));
+            out
+        }
+    }
+
+    fn toy_document() -> Document {
+        let mut doc = Document::new(&crate::topology::fixture("two-node"));
+        doc.records.push(Record::new("toy", "fast one").metric(
+            "speed",
+            42.5,
+            "m/s",
+            Better::Higher,
+        ));
+        doc.records.push(Record::new("other", "unviewed").metric(
+            "speed",
+            7.0,
+            "m/s",
+            Better::Higher,
+        ));
+        doc
+    }
+
+    #[test]
+    fn a_registered_view_is_drawn_in_every_format() {
+        let doc = toy_document();
+        let views: &[&dyn View] = &[&Toy];
+        let want = [
+            (Format::Text, "toy figures"),
+            (Format::Markdown, "| fast one | 42.5 |"),
+            (Format::Latex, "fast one & 42.5"),
+            (Format::Html, "drawn by the toy view"),
+            (Format::Json, "\"fast one\""),
+        ];
+        for (format, needle) in want {
+            let out = render(&doc, format, views).unwrap();
+            assert!(out.contains(needle), "{format:?} lacks {needle:?}:\n{out}");
+            // A probe no view knows still shows, in the generic table.
+            assert!(
+                out.contains("unviewed"),
+                "{format:?} lost the unviewed record"
+            );
+        }
+        // Two probes in one document: the long form, which holds both.
+        let csv = render(&doc, Format::Csv, views).unwrap();
+        assert!(csv.contains("toy,fast one,speed,42.5,m/s"), "{csv}");
+        let only_toy = Document {
+            records: doc.records[..1].to_vec(),
+            ..doc.clone()
+        };
+        let csv = render(&only_toy, Format::Csv, views).unwrap();
+        assert_eq!(csv, "name,speed\nfast one,42.5\n");
+    }
+
+    #[test]
+    fn without_its_view_a_probe_falls_back_to_the_generic_table() {
+        let doc = toy_document();
+        let text = render(&doc, Format::Text, &[]).unwrap();
+        assert!(!text.contains("toy figures"));
+        assert!(
+            text.contains("fast one") && text.contains("42.500"),
+            "{text}"
+        );
+    }
+}
