@@ -1,13 +1,16 @@
 //! numabench: measure how a machine's memory behaves across NUMA nodes.
 //!
 //! The crate follows one flow, each layer calling only those before it:
-//! [`topology`] (what is there) → [`placement`] and [`memory`] (pin, bind,
-//! allocate, verify) → probes → [`results`] (one JSON document) → [`output`].
+//! the ground floor (id sets, units, statistics, text escaping) →
+//! [`topology`] (what is there)
+//! → [`placement`] and [`memory`] (pin, bind, allocate, verify) → probes →
+//! [`results`] (one JSON document) → [`output`].
 
 pub mod analysis;
 pub mod cli;
 pub mod console;
 pub mod error;
+pub(crate) mod ids;
 pub mod interrupt;
 pub mod kernels;
 pub mod memory;
@@ -16,5 +19,8 @@ pub mod placement;
 pub mod probes;
 pub mod progress;
 pub mod results;
+pub(crate) mod stats;
+pub(crate) mod text;
 pub mod topology;
+pub(crate) mod units;
 pub mod view;

@@ -14,7 +14,7 @@ mod sysfs;
 pub use source::{ROOT_ENV, SysfsRoot};
 pub use sysfs::{MAX_BYTES, MAX_CPUS, MAX_NODES, TopologyError, read_topology};
 
-use crate::placement::{CpuSet, NodeSet};
+use crate::ids::{CpuSet, NodeSet};
 use serde::{Deserialize, Serialize};
 
 /// The machine as this process sees it.
@@ -222,8 +222,8 @@ impl Topology {
         {
             out.push(format!(
                     "the nodes' meminfo files add up to {} but /proc/meminfo reports {}; per-node memory figures are incomplete on this kernel",
-                    crate::view::table::bytes(nodes_total),
-                    crate::view::table::bytes(sys)
+                    crate::units::bytes(nodes_total),
+                    crate::units::bytes(sys)
                 ));
         }
         out.extend(self.notes.iter().cloned());
