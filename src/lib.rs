@@ -1,8 +1,8 @@
 //! numabench: measure how a machine's memory behaves across NUMA nodes.
 //!
 //! The crate follows one flow, each layer calling only those before it:
-//! the ground floor (id sets, units, statistics, text escaping) →
-//! [`topology`] (what is there)
+//! the ground floor (id sets, units, statistics, text escaping, `/proc`
+//! parsers) → [`topology`] (what is there)
 //! → [`placement`] and [`memory`] (pin, bind, allocate, verify) → probes →
 //! [`results`] (one JSON document) → [`output`].
 
@@ -16,6 +16,7 @@ pub mod kernels;
 pub mod memory;
 pub mod output;
 pub mod placement;
+pub(crate) mod procfs;
 pub mod probes;
 pub mod progress;
 pub mod results;
