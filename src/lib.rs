@@ -2,7 +2,7 @@
 //!
 //! The crate follows one flow, each layer calling only those before it:
 //! the ground floor (id sets, units, statistics, text escaping, `/proc`
-//! parsers) → [`topology`] (what is there)
+//! parsers, process and memory system calls) → [`topology`] (what is there)
 //! → [`placement`] and [`memory`] (pin, bind, allocate, verify) → probes →
 //! [`results`] (one JSON document) → [`output`].
 
@@ -16,11 +16,12 @@ pub mod kernels;
 pub mod memory;
 pub mod output;
 pub mod placement;
-pub(crate) mod procfs;
 pub mod probes;
+pub(crate) mod procfs;
 pub mod progress;
 pub mod results;
 pub(crate) mod stats;
+pub(crate) mod sys;
 pub(crate) mod text;
 pub mod topology;
 pub(crate) mod units;
