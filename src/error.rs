@@ -46,7 +46,7 @@ pub fn exit_code(err: &anyhow::Error) -> i32 {
 /// made visible rather than sent to the terminal.
 pub fn one_line(err: &anyhow::Error) -> String {
     let text = format!("{err:#}").replace('\n', " ");
-    crate::output::escape(&text).into_owned()
+    crate::text::escape(&text).into_owned()
 }
 
 #[cfg(test)]

@@ -1,20 +1,28 @@
 //! numabench: measure how a machine's memory behaves across NUMA nodes.
 //!
 //! The crate follows one flow, each layer calling only those before it:
-//! [`topology`] (what is there) → [`placement`] and [`memory`] (pin, bind,
-//! allocate, verify) → probes → [`results`] (one JSON document) → [`output`].
+//! the ground floor (id sets, units, statistics, text escaping, `/proc`
+//! parsers, process and memory system calls) → [`topology`] (what is there)
+//! → [`placement`] and [`memory`] (pin, bind, allocate, verify) → probes →
+//! [`results`] (one JSON document) → [`output`].
 
 pub mod analysis;
 pub mod cli;
 pub mod console;
 pub mod error;
+pub(crate) mod ids;
 pub mod interrupt;
 pub mod kernels;
 pub mod memory;
 pub mod output;
 pub mod placement;
 pub mod probes;
+pub(crate) mod procfs;
 pub mod progress;
 pub mod results;
+pub(crate) mod stats;
+pub(crate) mod sys;
+pub(crate) mod text;
 pub mod topology;
+pub(crate) mod units;
 pub mod view;

@@ -12,6 +12,7 @@ use super::page_kind::{MIB2, PageKind};
 use crate::placement::pages::{self, PageHistogram};
 use crate::placement::sys::{self, PlacementError};
 use crate::placement::{MbindFlags, MemPolicy, NodeSet};
+use crate::procfs::smaps;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::io;
@@ -319,9 +320,8 @@ impl Buffer {
         let huge_pct = match self.used {
             PageKind::HugeTlb(_) => 100.0,
             _ => {
-                let smaps = std::fs::read_to_string("/proc/self/smaps").unwrap_or_default();
                 let start = self.addr() as u64;
-                let huge = smaps_huge_bytes(&smaps, start, start + self.map_len as u64);
+                let huge = smaps::self_huge_bytes(start, start + self.map_len as u64);
                 (huge as f64 * 100.0 / self.map_len as f64).min(100.0)
             }
         };
@@ -610,39 +610,6 @@ fn try_hugetlb(opts: &BufferOptions, size: usize, share: i32) -> Result<Mapped, 
              ({dir}/free_hugepages), reserve more with {dir}/nr_hugepages"
         )),
     }
-}
-
-/// Huge-page bytes (`AnonHugePages`, `ShmemPmdMapped`, `FilePmdMapped`) of
-/// the smaps entries overlapping `start..end`. An entry reaching beyond the
-/// range (a mapping merged with a neighbour) contributes in proportion to
-/// the overlap, as smaps does not say where in the entry its huge pages are.
-fn smaps_huge_bytes(smaps: &str, start: u64, end: u64) -> u64 {
-    let mut total: u128 = 0;
-    let mut current: Option<(u64, u64)> = None;
-    for line in smaps.lines() {
-        let first = line.split_ascii_whitespace().next().unwrap_or("");
-        if let Some((a, b)) = first.split_once('-')
-            && let (Ok(a), Ok(b)) = (u64::from_str_radix(a, 16), u64::from_str_radix(b, 16))
-        {
-            current = (a < end && b > start && b > a).then_some((a, b));
-            continue;
-        }
-        let Some((a, b)) = current else { continue };
-        let Some((key, rest)) = line.split_once(':') else {
-            continue;
-        };
-        if !matches!(key, "AnonHugePages" | "ShmemPmdMapped" | "FilePmdMapped") {
-            continue;
-        }
-        let kb: u128 = rest
-            .split_ascii_whitespace()
-            .next()
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(0);
-        let overlap = u128::from(b.min(end) - a.max(start));
-        total += kb * 1024 * overlap / u128::from(b - a);
-    }
-    u64::try_from(total).unwrap_or(u64::MAX)
 }
 
 #[cfg(test)]

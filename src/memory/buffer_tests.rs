@@ -433,21 +433,3 @@ fn placement_json_has_the_documented_names() {
     let back: Placement = serde_json::from_value(json).unwrap();
     assert_eq!(back, p);
 }
-
-#[test]
-fn smaps_overlap_is_prorated() {
-    let smaps = "\
-00400000-00800000 rw-p 00000000 00:00 0
-Size:               4096 kB
-AnonHugePages:      4096 kB
-ShmemPmdMapped:        0 kB
-VmFlags: rd wr mr mw me ac hg
-00800000-00a00000 rw-s 00000000 00:01 5 /dev/zero (deleted)
-ShmemPmdMapped:     2048 kB
-";
-    assert_eq!(smaps_huge_bytes(smaps, 0x40_0000, 0x80_0000), 4 << 20);
-    assert_eq!(smaps_huge_bytes(smaps, 0x40_0000, 0x60_0000), 2 << 20);
-    assert_eq!(smaps_huge_bytes(smaps, 0x40_0000, 0xa0_0000), 6 << 20);
-    assert_eq!(smaps_huge_bytes(smaps, 0xa0_0000, 0xb0_0000), 0);
-    assert_eq!(smaps_huge_bytes("garbage\n-\nx-y\n", 0, 100), 0);
-}

@@ -3,15 +3,14 @@
 //!
 //! glibc has no wrappers for the NUMA calls (libnuma provides them), and its
 //! `cpu_set_t` stops at 1024 CPUs, so everything here goes through
-//! `libc::syscall` with masks sized from the machine. All `unsafe` code of the
-//! placement and memory modules lives in this file, each block in a small
-//! function whose safe signature carries the invariant the kernel needs.
+//! `libc::syscall` with masks sized from the machine. All `unsafe` code of
+//! placement lives in this file, each block in a small function whose safe
+//! signature carries the invariant the kernel needs; mappings themselves
+//! are made in [`crate::sys::mmap`].
 
-use super::NodeSet;
+use crate::ids::NodeSet;
 use std::ffi::c_void;
-use std::fmt;
 use std::io;
-use std::ptr::NonNull;
 use std::sync::OnceLock;
 
 pub const MPOL_DEFAULT: i32 = libc::MPOL_DEFAULT;
@@ -130,32 +129,11 @@ pub fn kernel_release() -> String {
         .unwrap_or_else(|_| "unknown".into())
 }
 
-/// The base page size.
-pub fn base_page_size() -> usize {
-    static SIZE: OnceLock<usize> = OnceLock::new();
-    *SIZE.get_or_init(|| {
-        // SAFETY: sysconf reads a constant and has no memory effects.
-        let n = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
-        usize::try_from(n).ok().filter(|&n| n > 0).unwrap_or(4096)
-    })
-}
-
-/// Sizes for messages: whole binary units when exact (`1 GiB`), one decimal
-/// otherwise (`1.5 GiB`).
-pub fn fmt_bytes(n: u64) -> String {
-    const UNITS: [&str; 7] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
-    let mut unit = 0;
-    let mut div = 1u64;
-    while unit + 1 < UNITS.len() && n >= div * 1024 {
-        div *= 1024;
-        unit += 1;
-    }
-    if n.is_multiple_of(div) {
-        format!("{} {}", n / div, UNITS[unit])
-    } else {
-        format!("{:.1} {}", n as f64 / div as f64, UNITS[unit])
-    }
-}
+pub use crate::sys::mmap::{
+    Advice, Mapping, base_page_size, madvise, map_anonymous, protect_none, unmap,
+};
+/// Byte sizes for messages, as everywhere else.
+pub use crate::units::bytes as fmt_bytes;
 
 /// Turns a `syscall` return into a result, reading errno on -1.
 fn check(ret: libc::c_long) -> io::Result<libc::c_long> {
@@ -345,99 +323,6 @@ pub fn sched_getcpu() -> io::Result<usize> {
     }
 }
 
-/// An anonymous mapping that nothing else refers to yet.
-pub struct Mapping {
-    pub ptr: NonNull<u8>,
-    pub len: usize,
-}
-
-/// `mmap(NULL, len, PROT_READ|PROT_WRITE, MAP_ANONYMOUS|extra_flags, -1, 0)`.
-///
-/// Safe: without `MAP_FIXED` the kernel picks an unused range, so no existing
-/// memory is replaced.
-pub fn map_anonymous(len: usize, extra_flags: i32) -> io::Result<Mapping> {
-    assert_eq!(extra_flags & libc::MAP_FIXED, 0, "MAP_FIXED could clobber");
-    // SAFETY: a fresh anonymous mapping at an address of the kernel's choice;
-    // no pointer is read or written by the call.
-    let ptr = unsafe {
-        libc::mmap(
-            std::ptr::null_mut(),
-            len,
-            libc::PROT_READ | libc::PROT_WRITE,
-            libc::MAP_ANONYMOUS | extra_flags,
-            -1,
-            0,
-        )
-    };
-    if ptr == libc::MAP_FAILED {
-        return Err(io::Error::last_os_error());
-    }
-    let ptr = NonNull::new(ptr.cast::<u8>()).ok_or_else(|| io::Error::other("mmap returned 0"))?;
-    Ok(Mapping { ptr, len })
-}
-
-/// `munmap(ptr, len)`.
-///
-/// # Safety
-/// `ptr..ptr+len` must be mapped memory owned by the caller that no live
-/// reference points into, and must not be used again.
-pub unsafe fn unmap(ptr: *mut u8, len: usize) -> io::Result<()> {
-    // SAFETY: guaranteed by the caller.
-    let ret = unsafe { libc::munmap(ptr.cast::<c_void>(), len) };
-    if ret == 0 {
-        Ok(())
-    } else {
-        Err(io::Error::last_os_error())
-    }
-}
-
-/// `mprotect(ptr, len, PROT_NONE)`: any access to the range faults.
-///
-/// # Safety
-/// No reference may point into `ptr..ptr+len`, and no code may access it
-/// afterwards expecting memory.
-pub unsafe fn protect_none(ptr: *mut u8, len: usize) -> io::Result<()> {
-    // SAFETY: guaranteed by the caller.
-    let ret = unsafe { libc::mprotect(ptr.cast::<c_void>(), len, libc::PROT_NONE) };
-    if ret == 0 {
-        Ok(())
-    } else {
-        Err(io::Error::last_os_error())
-    }
-}
-
-/// The `madvise` advice this crate uses; none of them changes contents.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Advice {
-    HugePage,
-    NoHugePage,
-}
-
-/// `madvise(addr, len, advice)` for advice that only steers page sizes.
-pub fn madvise(addr: usize, len: usize, advice: Advice) -> io::Result<()> {
-    let advice = match advice {
-        Advice::HugePage => libc::MADV_HUGEPAGE,
-        Advice::NoHugePage => libc::MADV_NOHUGEPAGE,
-    };
-    // SAFETY: MADV_HUGEPAGE and MADV_NOHUGEPAGE only set VMA flags for later
-    // faults and khugepaged; they never discard or change data.
-    let ret = unsafe { libc::madvise(addr as *mut c_void, len, advice) };
-    if ret == 0 {
-        Ok(())
-    } else {
-        Err(io::Error::last_os_error())
-    }
-}
-
-impl fmt::Display for Advice {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Advice::HugePage => "MADV_HUGEPAGE",
-            Advice::NoHugePage => "MADV_NOHUGEPAGE",
-        })
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -451,17 +336,6 @@ mod tests {
         assert!(nodes_with_memory().is_subset(&online));
         assert!(nodemask_words() >= 1);
         assert_eq!(nodemask_words(), possible.end().div_ceil(64).max(1));
-    }
-
-    #[test]
-    fn sizes_read_well() {
-        assert_eq!(fmt_bytes(1 << 30), "1 GiB");
-        assert_eq!(fmt_bytes(64 << 20), "64 MiB");
-        assert_eq!(fmt_bytes(1536 << 20), "1.5 GiB");
-        assert_eq!(fmt_bytes(100), "100 B");
-        assert_eq!(fmt_bytes(0), "0 B");
-        assert_eq!(fmt_bytes(1 << 60), "1 EiB");
-        assert_eq!(fmt_bytes(u64::MAX), "16.0 EiB");
     }
 
     #[test]
@@ -487,6 +361,6 @@ mod tests {
         let mut mask = vec![0u64; 1024];
         sched_getaffinity(&mut mask).unwrap();
         // The thread may migrate between the two calls, but only within its mask.
-        assert!(crate::placement::CpuSet::from_words(&mask).contains(cpu));
+        assert!(crate::ids::CpuSet::from_words(&mask).contains(cpu));
     }
 }

@@ -15,7 +15,7 @@ mod sysfs;
 pub use source::{ROOT_ENV, SysfsRoot};
 pub use sysfs::{MAX_BYTES, MAX_CPUS, MAX_NODES, TopologyError, read_topology};
 
-use crate::placement::{CpuSet, NodeSet};
+use crate::ids::{CpuSet, NodeSet};
 use serde::{Deserialize, Serialize};
 
 /// The machine as this process sees it.
@@ -217,14 +217,14 @@ impl Topology {
     /// Warnings a reader of per-node figures should see.
     pub fn warnings(&self) -> Vec<String> {
         let mut out = Vec::new();
-        let nodes_total: u64 = self.nodes.iter().map(|n| n.mem_total_bytes).sum();
+        let nodes_total = self.nodes_mem_total_bytes();
         if let Some(sys) = self.system_mem_total_bytes
             && self.node_memory_incomplete()
         {
             out.push(format!(
                     "the nodes' meminfo files add up to {} but /proc/meminfo reports {}; per-node memory figures are incomplete on this kernel",
-                    crate::view::table::bytes(nodes_total),
-                    crate::view::table::bytes(sys)
+                    crate::units::bytes(nodes_total),
+                    crate::units::bytes(sys)
                 ));
         }
         out.extend(self.notes.iter().cloned());
@@ -234,10 +234,19 @@ impl Topology {
         out
     }
 
+    /// Memory of all nodes together. Saturating: a document edited by hand
+    /// may hold any figure, and a sum past `u64::MAX` is still "more than
+    /// the system has".
+    fn nodes_mem_total_bytes(&self) -> u64 {
+        self.nodes
+            .iter()
+            .fold(0u64, |sum, n| sum.saturating_add(n.mem_total_bytes))
+    }
+
     /// True when the nodes' meminfo files cover less than 90% of the
     /// system's memory (some virtualised kernels report only part).
     pub fn node_memory_incomplete(&self) -> bool {
-        let nodes_total: u64 = self.nodes.iter().map(|n| n.mem_total_bytes).sum();
+        let nodes_total = self.nodes_mem_total_bytes();
         self.system_mem_total_bytes
             .is_some_and(|sys| sys > 0 && (nodes_total as f64) < 0.9 * sys as f64)
     }
@@ -395,5 +404,23 @@ mod tests {
         topo.system_mem_total_bytes = Some(total * 4);
         topo.system_mem_free_bytes = Some(total * 4);
         assert_eq!(topo.node_free_bytes(1), topo.nodes[1].mem_free_bytes);
+    }
+
+    #[test]
+    fn node_memory_past_u64_max_saturates() {
+        let mut topo = fixture("two-node");
+        for n in &mut topo.nodes {
+            n.mem_total_bytes = u64::MAX;
+        }
+        topo.system_mem_total_bytes = Some(u64::MAX);
+        assert!(!topo.node_memory_incomplete());
+        assert!(topo.warnings().iter().all(|w| !w.contains("meminfo")));
+        topo.nodes[0].mem_total_bytes = 1;
+        topo.nodes[1].mem_total_bytes = 2;
+        let w = topo.warnings();
+        assert!(
+            w[0].contains("add up to 3 B but /proc/meminfo reports 16 EiB"),
+            "{w:?}"
+        );
     }
 }

@@ -162,9 +162,9 @@ impl SysfsRoot {
         if self.warned.borrow_mut().insert(rel.to_string()) {
             crate::console::err(&format!(
                 "numabench: warning: ignored {} under {}: it leads out of the root, to {}\n",
-                crate::output::escape(rel),
-                crate::output::escape(&self.root.display().to_string()),
-                crate::output::escape(&real.display().to_string()),
+                crate::text::escape(rel),
+                crate::text::escape(&self.root.display().to_string()),
+                crate::text::escape(&real.display().to_string()),
             ));
         }
     }
@@ -202,7 +202,7 @@ impl SysfsRoot {
 
     /// `rel` under the root, as an error message shows it.
     fn shown(&self, rel: &str) -> String {
-        crate::output::escape(&self.root.join(rel).display().to_string()).into_owned()
+        crate::text::escape(&self.root.join(rel).display().to_string()).into_owned()
     }
 
     /// The value without surrounding whitespace and the NUL bytes some

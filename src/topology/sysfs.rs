@@ -7,13 +7,13 @@
 
 use super::source::{ReadError, SysfsRoot, numbered, value_of};
 use super::*;
-use crate::placement::IdSet;
+use crate::ids::IdSet;
 
 /// Highest CPU count read from a tree: CPU ids must be below it. Linux
 /// allows at most 8192 CPUs (`NR_CPUS` with `CONFIG_MAXSMP`), and each CPU
 /// carries sets sized by the highest id, so a larger count is a damaged or
 /// hostile file that would otherwise take memory quadratic in it.
-pub const MAX_CPUS: usize = 8192;
+pub const MAX_CPUS: usize = crate::ids::MAX_CPUS;
 /// Highest node count read from a tree: node ids must be below it. Linux
 /// allows at most 1024 nodes (`NODES_SHIFT` of 10); each node carries a
 /// distance row as long as the node count.
@@ -46,7 +46,7 @@ const CPU_DIR: &str = "sys/devices/system/cpu";
 
 fn malformed(file: &str, reason: impl ToString) -> TopologyError {
     TopologyError::Malformed {
-        file: crate::output::escape(file).into_owned(),
+        file: crate::text::escape(file).into_owned(),
         reason: shown(&reason.to_string()),
     }
 }
@@ -60,7 +60,7 @@ fn shown(text: &str) -> String {
         text.truncate(cut);
         text.push_str("...");
     }
-    crate::output::escape(&text).into_owned()
+    crate::text::escape(&text).into_owned()
 }
 
 /// What a list holds, which sets the largest id it may name.
@@ -819,7 +819,7 @@ fn optional<T>(
         Err(()) => {
             crate::console::err(&format!(
                 "numabench: warning: {}: '{}' is not {what}; shown as unknown\n",
-                crate::output::escape(rel),
+                crate::text::escape(rel),
                 shown(&text)
             ));
             Ok(None)

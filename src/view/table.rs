@@ -77,23 +77,7 @@ impl Table {
     }
 }
 
-/// Bytes in binary units with one decimal: `62.8 GiB`, `48 KiB`.
-pub fn bytes(n: u64) -> String {
-    const UNITS: [&str; 6] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
-    let mut v = n as f64;
-    let mut unit = 0;
-    while v >= 1024.0 && unit + 1 < UNITS.len() {
-        v /= 1024.0;
-        unit += 1;
-    }
-    // 8.04 GiB rounds to "8.0": written "8 GiB", as an exact 8 GiB is.
-    let one_decimal = format!("{v:.1}");
-    match one_decimal.strip_suffix(".0") {
-        _ if unit == 0 => format!("{v:.0} {}", UNITS[unit]),
-        Some(whole) => format!("{whole} {}", UNITS[unit]),
-        None => format!("{one_decimal} {}", UNITS[unit]),
-    }
-}
+pub use crate::units::bytes;
 
 #[cfg(test)]
 mod tests {
@@ -105,16 +89,5 @@ mod tests {
         t.row(vec!["0".into(), "0-7".into()]);
         t.row(vec!["12".into(), "8-15,24-31".into()]);
         assert_eq!(t.render(), "node  cpus\n   0  0-7\n  12  8-15,24-31\n");
-    }
-
-    #[test]
-    fn binary_units() {
-        assert_eq!(bytes(512), "512 B");
-        assert_eq!(bytes(48 << 10), "48 KiB");
-        assert_eq!(bytes(1536 << 20), "1.5 GiB");
-        assert_eq!(bytes(65_854_000 * 1024), "62.8 GiB");
-        // Never "8.0 GiB" beside "8 GiB".
-        assert_eq!(bytes((8 << 30) + (40 << 20)), "8 GiB");
-        assert_eq!(bytes(8 << 30), "8 GiB");
     }
 }

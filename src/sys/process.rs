@@ -1,0 +1,222 @@
+//! Processes: fork, wait, kill, prctl, pids, and the CPU time a process,
+//! its children or a thread used.
+
+use std::io;
+
+/// How a child process ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ChildEnd {
+    Exited(i32),
+    Signaled(i32),
+}
+
+impl std::fmt::Display for ChildEnd {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ChildEnd::Exited(code) => write!(f, "exit status {code}"),
+            ChildEnd::Signaled(sig) => write!(f, "killed by signal {sig} ({})", signal_name(*sig)),
+        }
+    }
+}
+
+fn signal_name(sig: i32) -> &'static str {
+    match sig {
+        libc::SIGKILL => "SIGKILL",
+        libc::SIGTERM => "SIGTERM",
+        libc::SIGINT => "SIGINT",
+        libc::SIGSEGV => "SIGSEGV",
+        libc::SIGBUS => "SIGBUS",
+        libc::SIGABRT => "SIGABRT",
+        _ => "signal",
+    }
+}
+
+/// Threads of this process, from `/proc/self/status`.
+pub fn thread_count() -> io::Result<usize> {
+    let status = std::fs::read_to_string("/proc/self/status")?;
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("Threads:"))
+        .and_then(|v| v.trim().parse().ok())
+        .ok_or_else(|| io::Error::other("no Threads: line in /proc/self/status"))
+}
+
+/// `fork()`, refused unless the calling process has exactly one thread.
+///
+/// Returns `None` in the child and the child's pid in the parent.
+pub fn fork_single_threaded() -> io::Result<Option<libc::pid_t>> {
+    let threads = thread_count()?;
+    if threads != 1 {
+        return Err(io::Error::other(format!(
+            "refusing to fork with {threads} threads in this process (only the \
+             calling thread would exist in the child, with any locks the others held)"
+        )));
+    }
+    // SAFETY: the process has a single thread (checked just above; nothing
+    // between the check and the call starts one), so the child is a complete
+    // copy: no lock can be held by a thread that does not exist there.
+    let pid = unsafe { libc::fork() };
+    match pid {
+        -1 => Err(io::Error::last_os_error()),
+        0 => Ok(None),
+        pid => Ok(Some(pid)),
+    }
+}
+
+/// `waitpid(pid, &status, nohang ? WNOHANG : 0)`: `None` when `nohang` and
+/// the child still runs. Interrupted by a signal: `ErrorKind::Interrupted`.
+pub fn wait_child(pid: libc::pid_t, nohang: bool) -> io::Result<Option<ChildEnd>> {
+    let mut status: libc::c_int = 0;
+    let flags = if nohang { libc::WNOHANG } else { 0 };
+    // SAFETY: the kernel writes one int to `status`, which lives on this frame.
+    let ret = unsafe { libc::waitpid(pid, &mut status, flags) };
+    if ret < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    if ret == 0 {
+        return Ok(None);
+    }
+    if libc::WIFEXITED(status) {
+        Ok(Some(ChildEnd::Exited(libc::WEXITSTATUS(status))))
+    } else if libc::WIFSIGNALED(status) {
+        Ok(Some(ChildEnd::Signaled(libc::WTERMSIG(status))))
+    } else {
+        // Stopped or continued: not an end; callers treat it as still running.
+        Ok(None)
+    }
+}
+
+/// `kill(pid, sig)`.
+pub fn kill(pid: libc::pid_t, sig: i32) -> io::Result<()> {
+    // SAFETY: sending a signal has no memory effect in this process.
+    let ret = unsafe { libc::kill(pid, sig) };
+    if ret == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
+/// The parent's pid.
+pub fn parent_pid() -> libc::pid_t {
+    // SAFETY: getppid cannot fail and touches no memory.
+    unsafe { libc::getppid() }
+}
+
+/// This process's pid.
+pub fn own_pid() -> libc::pid_t {
+    // SAFETY: getpid cannot fail and touches no memory.
+    unsafe { libc::getpid() }
+}
+
+/// `prctl(PR_SET_PDEATHSIG, SIGKILL)`: the kernel kills this process when
+/// the thread that forked it exits.
+pub fn die_with_parent() -> io::Result<()> {
+    // SAFETY: PR_SET_PDEATHSIG reads only its integer argument.
+    let ret = unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong) };
+    if ret == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
+/// `prctl(PR_SET_NAME, name)` for the calling thread (the kernel keeps 15
+/// bytes).
+pub fn set_task_name(name: &str) {
+    let mut buf = [0u8; 16];
+    for (d, s) in buf
+        .iter_mut()
+        .zip(name.bytes().filter(|&b| b != 0).take(15))
+    {
+        *d = s;
+    }
+    // SAFETY: `buf` is NUL-terminated (its 16th byte stays 0) and outlives
+    // the call; the kernel copies at most 16 bytes from it.
+    unsafe { libc::prctl(libc::PR_SET_NAME, buf.as_ptr() as libc::c_ulong) };
+}
+
+/// Ends the calling process at once with `code`, running no destructors or
+/// atexit handlers: a forked child must not flush buffers or unmap memory
+/// that belong to its parent's copy of the program state.
+pub fn exit_now(code: i32) -> ! {
+    // SAFETY: _exit never returns and has no preconditions.
+    unsafe { libc::_exit(code) }
+}
+
+/// User and system CPU seconds.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct CpuTimes {
+    pub user_s: f64,
+    pub system_s: f64,
+}
+
+/// Whose CPU time [`cpu_times_of`] reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Whose {
+    /// This process (`RUSAGE_SELF`).
+    Own,
+    /// Its children that have been waited for (`RUSAGE_CHILDREN`).
+    Children,
+}
+
+/// CPU time of this process or of its waited-for children.
+pub fn cpu_times_of(whose: Whose) -> CpuTimes {
+    let who = match whose {
+        Whose::Own => libc::RUSAGE_SELF,
+        Whose::Children => libc::RUSAGE_CHILDREN,
+    };
+    // SAFETY: the kernel fills the rusage struct on this frame.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: as above.
+    if unsafe { libc::getrusage(who, &mut ru) } != 0 {
+        return CpuTimes::default();
+    }
+    let secs = |tv: libc::timeval| tv.tv_sec as f64 + tv.tv_usec as f64 / 1e6;
+    CpuTimes {
+        user_s: secs(ru.ru_utime),
+        system_s: secs(ru.ru_stime),
+    }
+}
+
+/// CPU time of this process (`RUSAGE_SELF`) plus its waited-for children
+/// (`RUSAGE_CHILDREN`).
+pub fn cpu_times() -> CpuTimes {
+    let (a, b) = (cpu_times_of(Whose::Own), cpu_times_of(Whose::Children));
+    CpuTimes {
+        user_s: a.user_s + b.user_s,
+        system_s: a.system_s + b.system_s,
+    }
+}
+
+/// CPU seconds the calling thread has used (`CLOCK_THREAD_CPUTIME_ID`):
+/// precise to the nanosecond, unlike the tick-split `rusage` figures, so a
+/// few milliseconds of work between two readings show.
+pub fn thread_cpu_s() -> f64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: the kernel writes one timespec, which lives on this frame.
+    if unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) } != 0 {
+        return 0.0;
+    }
+    ts.tv_sec as f64 + ts.tv_nsec as f64 / 1e9
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cpu_times_grow() {
+        let a = cpu_times();
+        let mut x = 0u64;
+        for i in 0..20_000_000u64 {
+            x = std::hint::black_box(x.wrapping_add(i));
+        }
+        std::hint::black_box(x);
+        let b = cpu_times();
+        assert!(b.user_s + b.system_s > a.user_s + a.system_s);
+    }
+}
