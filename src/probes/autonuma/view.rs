@@ -1,6 +1,8 @@
 //! How AutoNUMA records are shown in every format, from the records alone:
 //! the benchmark's text, its tables (Markdown, LaTeX, HTML), a CSV line per
-//! run, and each run's memory per node over time as a chart.
+//! run; the report charts every series of a run (memory and threads per
+//! node over time) with its moment of convergence marked, and `--out` gets
+//! the benchmark's convergence chart.
 
 use super::facts::{self, Header, Run};
 use super::text;
@@ -8,7 +10,7 @@ use crate::results::names::autonuma::{metric as am, param as ap, series as an};
 use crate::results::names::{metric, param, probe};
 use crate::results::{Document, Record};
 use crate::view::chart::{Chart, Marker, lines_of};
-use crate::view::{Block, Csv, Section, View, series_charts};
+use crate::view::{Csv, Section, View};
 
 pub struct AutonumaView;
 
@@ -99,21 +101,6 @@ impl View for AutonumaView {
 
     fn csv(&self, _doc: &Document, records: &[&Record]) -> Option<Csv> {
         Some(csv(records))
-    }
-
-    fn blocks(&self, doc: &Document, records: &[&Record]) -> Vec<Block> {
-        let mut out: Vec<Block> = self
-            .sections(doc, records)
-            .into_iter()
-            .map(Block::Section)
-            .collect();
-        for r in records {
-            out.extend(memory_chart(r).map(Block::Chart));
-            let mut others = (*r).clone();
-            others.series.retain(|s| s.name != an::MEMORY_PER_NODE);
-            out.extend(series_charts(&[&others]).into_iter().map(Block::Chart));
-        }
-        out
     }
 }
 
