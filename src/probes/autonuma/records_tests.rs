@@ -332,3 +332,59 @@ fn tables_show_runs_average_and_spread() {
     assert_eq!(rec.samples["runtime_s"], [3.0]);
     assert_eq!(rec.metrics["convergence_mean_s"].value, 1.0);
 }
+
+#[test]
+fn a_record_gives_back_its_plan_and_the_commands_header() {
+    let topo = crate::topology::fixture("two-node");
+    let p = a_plan(Test::Numa02Smt);
+    let r = record(&p, 1, &outcome(), &settings());
+    assert_eq!(crate::probes::autonuma::facts::plan_of(&r), Some(p.clone()));
+    let mut o = outcome();
+    o.cpu_nodes = topo.usable_cpu_nodes().iter().collect();
+    let r = record(&p, 1, &o, &settings());
+    let doc = crate::results::Document::new(&topo);
+    assert_eq!(
+        Header::of(&doc, &r),
+        Header::live(&topo, p.nr_cpus, p.start_node, &settings())
+    );
+}
+
+#[test]
+fn the_view_prints_what_the_command_printed_and_a_csv_line_per_run() {
+    use crate::view::View;
+    let topo = crate::topology::fixture("two-node");
+    let p = a_plan(Test::Numa02);
+    let mut cut = outcome();
+    cut.failed = Some("process 0 ended".into());
+    let outs = [outcome(), cut];
+    let mut doc = crate::results::Document::new(&topo);
+    doc.records.extend(
+        outs.iter()
+            .enumerate()
+            .map(|(i, o)| record(&p, i + 1, o, &settings())),
+    );
+    let records: Vec<&Record> = doc.records.iter().collect();
+    let head = Header::of(&doc, records[0]);
+    let runs = runs_of(&p, &outs, &settings());
+    let printed = format!(
+        "{}{}{}{}",
+        header(&head),
+        text::intro(&p),
+        text::runs_text(&p, &runs),
+        text::summary(&[(p.test.name().to_string(), runs.clone())])
+    );
+    let view = &crate::probes::autonuma::view::VIEW;
+    assert_eq!(view.text(&doc, &records).unwrap(), printed);
+    let csv = view.csv(&doc, &records).unwrap();
+    assert_eq!(
+        csv.header[..6],
+        ["test", "run", "end", "runtime_s", "gb_s", "convergence_s"]
+    );
+    assert_eq!(csv.header[6..8], ["node0_end_pct", "node1_end_pct"]);
+    assert_eq!(csv.rows.len(), 2);
+    assert_eq!(csv.rows[1][2], "failed");
+    assert_eq!(csv.rows[0][7], "48");
+    let sections = view.sections(&doc, &records);
+    assert_eq!(sections.len(), 3, "setup, the test, the summary");
+    assert!(sections[1].rows[1][0].contains("FAILED"));
+}
