@@ -88,6 +88,9 @@ fn sample_pages(s: &str) -> Result<usize, String> {
 /// the mappings listed in /proc/PID/maps), or counted from
 /// /proc/PID/numa_maps with --exact; where the threads run is read from
 /// /proc/PID/task/TID/stat.
+///
+/// The text comes as each test ends; with another format (--json, --csv,
+/// ...) it goes to stderr and stdout gets the results in that format.
 #[derive(clap::Args, Debug)]
 pub struct AutonumaArgs {
     /// numa01, numa01_THREAD_ALLOC, numa02, numa02_SMT or all.
@@ -132,7 +135,6 @@ pub struct AutonumaArgs {
     /// into DIR (created if missing; its parent must exist).
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
-    /// The results in another format on stdout; the text goes to stderr.
     #[command(flatten)]
     pub format: FormatArgs,
     #[command(flatten)]
