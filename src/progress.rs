@@ -28,6 +28,21 @@ impl Progress {
         Progress { bar, verbose }
     }
 
+    /// A spinner on a terminal's stderr that moves only when told: no
+    /// ticker thread, for a process that forks its workers (fork refuses a
+    /// process with more than one thread).
+    pub fn unticked() -> Self {
+        let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
+        bar.set_style(
+            ProgressStyle::with_template("{spinner} {msg} ({elapsed})")
+                .unwrap_or_else(|_| ProgressStyle::default_spinner()),
+        );
+        Progress {
+            bar: Some(bar),
+            verbose: false,
+        }
+    }
+
     /// A progress display that shows nothing (e.g. a part of `run`, whose
     /// own display says which part is running).
     pub fn hidden() -> Self {

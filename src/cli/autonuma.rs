@@ -1,15 +1,16 @@
 //! `numabench autonuma`: the AutoNUMA benchmark's four tests with memory
 //! per node over time, all memory starting on one node.
 
-use crate::output::autonuma as out;
-use crate::probes::autonuma::bench::{self, Asked, Plan, Test};
+use super::output::{FormatArgs, SaveArgs, emit};
+use crate::console::Sink;
+use crate::output::render::Format;
+use crate::probes::autonuma::Settings;
+use crate::probes::autonuma::bench::{Asked, Test};
+use crate::probes::autonuma::session::{Ended, Job, RunFiles};
 use crate::probes::autonuma::watch::{DEFAULT_SAMPLE_PAGES, Method};
-use crate::probes::autonuma::{self, Outcome, Settings};
-use crate::probes::mem::tasks::cpu0_target;
-use crate::results::{Document, write_output};
+use crate::results::write_output;
 use crate::topology::{SysfsRoot, read_topology};
 use anyhow::{Context, Result, anyhow};
-use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 
 /// The tests a command line asks for.
@@ -87,6 +88,9 @@ fn sample_pages(s: &str) -> Result<usize, String> {
 /// the mappings listed in /proc/PID/maps), or counted from
 /// /proc/PID/numa_maps with --exact; where the threads run is read from
 /// /proc/PID/task/TID/stat.
+///
+/// The text comes as each test ends; with another format (--json, --csv,
+/// ...) it goes to stderr and stdout gets the results in that format.
 #[derive(clap::Args, Debug)]
 pub struct AutonumaArgs {
     /// numa01, numa01_THREAD_ALLOC, numa02, numa02_SMT or all.
@@ -131,87 +135,32 @@ pub struct AutonumaArgs {
     /// into DIR (created if missing; its parent must exist).
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
-    /// The results document (JSON) on stdout; the text goes to stderr.
-    #[arg(long)]
-    pub json: bool,
-    /// Also write the results document to FILE.
-    #[arg(long, value_name = "FILE")]
-    pub save: Option<PathBuf>,
+    #[command(flatten)]
+    pub format: FormatArgs,
+    #[command(flatten)]
+    pub save: SaveArgs,
 }
 
 fn check_out_dir(dir: &Path) -> Result<()> {
     crate::results::check_output_dir(dir, "--out")
 }
 
-/// Text to stdout, or to stderr when stdout carries the JSON document.
-struct Sink {
-    to_stderr: bool,
-}
-
-impl Sink {
-    fn put(&self, text: &str) {
-        if self.to_stderr {
-            crate::console::err(text);
-        } else {
-            crate::console::out(text);
-        }
-    }
-}
-
-fn write_files(dir: &Path, plan: &Plan, run: usize, o: &Outcome) -> Result<()> {
+/// A run's chart (SVG) and looks (CSV) in `dir`.
+fn write_files(dir: &Path, files: &RunFiles) -> Result<()> {
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    let stem = out::file_stem(plan.test, run);
+    if let Some(chart) = &files.chart {
+        let svg = crate::output::svg::render(chart);
+        write_output(&dir.join(format!("{}.svg", files.stem)), svg.as_bytes())?;
+    }
     write_output(
-        &dir.join(format!("{stem}.svg")),
-        out::chart(plan, run, o).as_bytes(),
+        &dir.join(format!("{}.csv", files.stem)),
+        files.csv.as_bytes(),
     )?;
-    write_output(&dir.join(format!("{stem}.csv")), out::csv(o).as_bytes())?;
     Ok(())
 }
 
-/// A progress line on a terminal's stderr: where the memory is now.
-fn progress(test: Test, run: usize, runs: usize, look: &autonuma::watch::Look) {
-    let mem: Vec<String> = look
-        .mem
-        .iter()
-        .map(|(n, b)| format!("node {n} {} MiB", b >> 20))
-        .collect();
-    let mut e = std::io::stderr().lock();
-    let _ = write!(
-        e,
-        "\r\x1b[K{} run {run}/{runs}: {:.1} s, {}",
-        test.name(),
-        look.t,
-        mem.join(", ")
-    );
-    let _ = e.flush();
-}
-
-pub fn run(args: AutonumaArgs) -> Result<()> {
-    let topo = read_topology(&SysfsRoot::live())?;
-    if let Some(path) = &args.save {
-        super::check_output_path(path, "--save")?;
-    }
-    if let Some(dir) = &args.out {
-        check_out_dir(dir)?;
-    }
-    let nr_cpus = topo.allowed.cpus.intersection(&topo.cpus_online).len();
-    let (_, start_node) =
-        cpu0_target(&topo).ok_or_else(|| anyhow!("this process may use no CPU of any node"))?;
-    let asked = Asked {
-        mem_mib: args.mem,
-        loops: args.loops,
-        secs: args.secs,
-    };
-    let free = topo.node_free_bytes(start_node);
-    // Every plan first, so bad sizes are refused before any work.
-    let plans: Vec<Plan> = args
-        .tests
-        .0
-        .iter()
-        .map(|&t| bench::plan(t, nr_cpus, start_node, free, &asked))
-        .collect::<Result<_>>()?;
-    let settings = Settings {
+fn settings(args: &AutonumaArgs) -> Settings {
+    Settings {
         interval: super::units::duration(args.interval),
         tolerance_pct: args.tolerance,
         method: if args.exact {
@@ -221,70 +170,61 @@ pub fn run(args: AutonumaArgs) -> Result<()> {
                 max_pages: args.sample_pages,
             }
         },
+    }
+}
+
+pub fn run(args: AutonumaArgs) -> Result<()> {
+    let topo = read_topology(&SysfsRoot::live())?;
+    args.save.check()?;
+    if let Some(dir) = &args.out {
+        check_out_dir(dir)?;
+    }
+    let asked = Asked {
+        mem_mib: args.mem,
+        loops: args.loops,
+        secs: args.secs,
     };
+    let job = Job::new(&topo, &args.tests.0, &asked, args.runs, settings(&args))?;
+    // The text comes as the runs end; another format is the document's.
+    let format = args.format.or_default(Format::Text);
     let sink = Sink {
-        to_stderr: args.json,
+        to_stderr: format != Format::Text,
     };
-    let cpu_nodes: Vec<usize> = topo.usable_cpu_nodes().iter().collect();
-    sink.put(&out::header(
-        nr_cpus,
-        &cpu_nodes,
-        start_node,
-        topo.numa_balancing,
-        &settings,
-    ));
-    let tty = std::io::stderr().is_terminal();
-    let mut doc = Document::new(&topo);
-    let mut results: Vec<(Plan, Vec<Outcome>)> = Vec::new();
-    let mut interrupted = None;
-    let mut failed = None;
-    'tests: for plan in plans {
-        sink.put(&out::intro(&plan));
-        let mut outcomes = Vec::new();
-        for run in 1..=args.runs {
-            let mut on_look = |l: &autonuma::watch::Look| {
-                if tty {
-                    progress(plan.test, run, args.runs, l);
-                }
-            };
-            let o = autonuma::run(&plan, &topo, &settings, &mut on_look);
-            if tty {
-                eprint!("\r\x1b[K");
-            }
-            let o = o.with_context(|| format!("{} run {run}", plan.test.name()))?;
-            doc.records.push(out::record(&plan, run, &o, &settings));
-            if let Some(dir) = &args.out {
-                write_files(dir, &plan, run, &o)?;
-            }
-            let sig = o.interrupted;
-            let died = o.failed.clone();
-            outcomes.push(o);
-            if sig.is_some() || died.is_some() {
-                interrupted = sig;
-                failed = died;
-                sink.put(&out::runs_table(&plan, &outcomes, &settings));
-                results.push((plan, outcomes));
-                break 'tests;
-            }
-        }
-        sink.put(&out::runs_table(&plan, &outcomes, &settings));
-        doc.records.push(out::summary_record(&plan, &outcomes));
-        results.push((plan, outcomes));
-    }
-    if results.len() > 1 || interrupted.is_some() || failed.is_some() {
-        sink.put(&out::summary(&results));
-    }
+    let ended = job.run(&topo, &mut |t| sink.put(t), &mut |files| match &args.out {
+        Some(dir) => write_files(dir, files),
+        None => Ok(()),
+    })?;
     if let Some(dir) = &args.out {
         sink.put(&format!(
             "charts (SVG) and series (CSV) of each run in {}\n",
             dir.display()
         ));
     }
-    super::finish_document(
-        &mut doc,
-        args.save.as_deref(),
-        args.json,
-        interrupted,
-        failed,
-    )
+    finish(ended, &args.save, format)
+}
+
+/// Saves and prints the document; a cut run's document is kept incomplete
+/// and ends the command as the signal or the failure would.
+fn finish(mut ended: Ended, save: &SaveArgs, format: Format) -> Result<()> {
+    if ended.interrupted.is_none() && ended.failed.is_none() {
+        ended.doc.finish();
+    }
+    save.save(&ended.doc)?;
+    if format != Format::Text {
+        emit(&ended.doc, format)?;
+    }
+    if let Some(sig) = ended.interrupted {
+        super::exit_interrupted(sig);
+    }
+    match ended.failed {
+        Some(why) => Err(anyhow!(
+            "{why}{}",
+            if save.save.is_some() {
+                "; what was measured before is saved, marked incomplete"
+            } else {
+                ""
+            }
+        )),
+        None => Ok(()),
+    }
 }

@@ -1,7 +1,6 @@
 //! Rendering records and models for people: tables now, more formats as
 //! probes arrive. Nothing here measures anything.
 
-pub mod autonuma;
 pub mod compare;
 pub mod html;
 pub mod matrix;

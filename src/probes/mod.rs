@@ -15,4 +15,8 @@ pub mod validate;
 
 /// Every probe's view, in the order the report shows them. Adding a probe
 /// is adding its module and one line here.
-pub static VIEWS: &[&dyn crate::view::View] = &[&sched::view::SchedView, &pcie::VIEW];
+pub static VIEWS: &[&dyn crate::view::View] = &[
+    &sched::view::SchedView,
+    &autonuma::view::VIEW,
+    &pcie::VIEW,
+];

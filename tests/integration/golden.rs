@@ -63,7 +63,7 @@ const RENDERED: &[(&str, &[&str])] = &[
     ("mem", &["json"]),
     ("mem-conv", &["json"]),
     ("sched", &["text", "json"]),
-    ("autonuma", &["json"]),
+    ("autonuma", &["text", "json"]),
     ("model", &["json"]),
     ("model-theta", &["json"]),
     ("model-validate", &["json"]),

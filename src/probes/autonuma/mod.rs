@@ -12,6 +12,11 @@
 
 pub mod bench;
 pub mod convergence;
+pub mod facts;
+pub mod records;
+pub mod session;
+pub mod text;
+pub mod view;
 pub mod watch;
 
 use crate::probes::mem::sys::CpuTimes;

@@ -1,0 +1,362 @@
+//! `numabench autonuma` as the benchmark's users read it: what the command
+//! does, per test a table of runs like the benchmark's slides with average
+//! and spread, then all tests side by side. Everything here is drawn from
+//! [`facts`](super::facts), which the command builds as it goes and a
+//! results document gives back, so both print the same bytes.
+
+use super::bench::{Plan, Test, Work};
+use super::facts::{End, Header, Run};
+use super::records::MIB;
+use super::watch::WALK_PAGES_PER_QUERY;
+use crate::probes::stats;
+use crate::view::table::{Align, Table};
+use std::fmt::Write;
+
+fn nodes_list(ids: &[usize]) -> String {
+    ids.iter()
+        .map(|n| n.to_string())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// What the whole command will do, before the first test.
+pub fn header(h: &Header) -> String {
+    let balancing = match h.balancing {
+        Some(0) => "off (kernel.numa_balancing = 0): nothing should move".to_string(),
+        Some(v) => format!("on (kernel.numa_balancing = {v})"),
+        None => "not available in this kernel".to_string(),
+    };
+    format!(
+        "numabench autonuma: {} CPU(s) on node(s) {}; all memory starts on node {}; NUMA balancing {balancing}\n\
+         looked at every {} s: {}; converged = every node with usable CPUs holds total/{} of the memory within {}% of that share, from then to the end\n\n",
+        h.nr_cpus,
+        nodes_list(&h.cpu_nodes),
+        h.start_node,
+        h.interval_s,
+        method_text(h.sample_pages),
+        h.cpu_nodes.len().max(1),
+        h.tolerance_pct,
+    )
+}
+
+/// How the looks find the memory per node, in a few words.
+fn method_text(sample_pages: Option<usize>) -> String {
+    match sample_pages {
+        Some(max_pages) => format!(
+            "memory per node from the node of {max_pages} sampled pages (move_pages), or of every page (numa_maps) up to {} pages",
+            max_pages * WALK_PAGES_PER_QUERY
+        ),
+        None => "memory per node counted page by page (numa_maps)".into(),
+    }
+}
+
+/// The test's shape and work, in one line.
+pub fn intro_line(plan: &Plan) -> String {
+    let s = &plan.shape;
+    let mib = s.mem_bytes as f64 / MIB;
+    let memory = if s.per_thread {
+        format!(
+            "M = {mib:.0} MiB per process split over its threads ({:.1} MiB each)",
+            s.bytes_per_thread_pass() as f64 / MIB
+        )
+    } else {
+        format!("M = {mib:.0} MiB per process shared by all its threads")
+    };
+    let work = match plan.work {
+        Work::Loops(l) => format!("{l} memset pass(es) per thread"),
+        Work::Secs(secs) => format!("memset passes for {secs} s"),
+    };
+    format!(
+        "{}: P = {} process(es) x T = {} thread(s), {memory}; {work}",
+        plan.test.name(),
+        s.processes,
+        s.threads
+    )
+}
+
+/// The test's shape and work, and its notes.
+pub fn intro(plan: &Plan) -> String {
+    let mut out = intro_line(plan);
+    out.push('\n');
+    for n in &plan.notes {
+        let _ = writeln!(out, "  {n}");
+    }
+    out
+}
+
+fn secs(v: Option<f64>) -> String {
+    v.map_or("never".into(), |t| format!("{t:.1} s"))
+}
+
+fn count(v: Option<f64>) -> String {
+    v.map_or("-".into(), |v| format!("{}", v as u64))
+}
+
+/// A test's runs as a table, and the lines under it.
+pub struct RunsTable {
+    pub header: Vec<String>,
+    pub rows: Vec<Vec<String>>,
+    pub lines: Vec<String>,
+}
+
+/// The table of a test's runs, one row each, with what the runs tell.
+pub fn runs(plan: &Plan, runs: &[Run]) -> RunsTable {
+    let shares = runs.first().map_or(&[][..], |r| &r.shares[..]);
+    let mut header: Vec<String> = ["run", "seconds", "GB/s", "converged at"]
+        .map(String::from)
+        .to_vec();
+    header.extend(shares.iter().map(|(n, _)| format!("{n} at end")));
+    header.extend(
+        [
+            "pages migrated",
+            "hint faults",
+            "user s",
+            "system s",
+            "sampling",
+        ]
+        .map(String::from),
+    );
+    let rows = runs
+        .iter()
+        .enumerate()
+        .map(|(i, r)| row(i, r, shares))
+        .collect();
+    let mut lines = notes(plan, runs);
+    lines.push(average(plan, runs));
+    RunsTable {
+        header,
+        rows,
+        lines,
+    }
+}
+
+fn row(i: usize, r: &Run, nodes: &[(String, f64)]) -> Vec<String> {
+    // A partial run's figures stay visible, never as a normal row.
+    let run = match r.end {
+        End::Interrupted => format!("{} INTERRUPTED", i + 1),
+        End::Failed => format!("{} FAILED", i + 1),
+        End::Whole => (i + 1).to_string(),
+    };
+    let mut row = vec![
+        run,
+        format!("{:.2}", r.runtime_s),
+        format!("{:.1}", r.gb_s),
+        secs(r.convergence_s),
+    ];
+    row.extend(nodes.iter().map(|(n, _)| {
+        let pct = r.shares.iter().find(|(m, _)| m == n).map_or(0.0, |s| s.1);
+        format!("{pct:.1}%")
+    }));
+    row.extend([
+        count(r.migrated),
+        count(r.hint_faults),
+        format!("{:.2}", r.user_s),
+        format!("{:.2}", r.system_s),
+        format!("{:.2}%", r.overhead_pct),
+    ]);
+    row
+}
+
+/// The lines between the table and the average: what the looks cost, how
+/// the memory was found, numa02_SMT's cores.
+fn notes(plan: &Plan, runs: &[Run]) -> Vec<String> {
+    let mut out = Vec::new();
+    // The costliest run speaks for all: the runs look at the same memory.
+    let costliest = runs
+        .iter()
+        .enumerate()
+        .max_by(|a, b| a.1.overhead_pct.total_cmp(&b.1.overhead_pct));
+    if let Some((i, r)) = costliest
+        && let Some(hint) = overhead_hint(r)
+    {
+        out.push(format!("run {}: {hint}", i + 1));
+    }
+    if let Some(r) = runs.iter().max_by_key(|r| r.stride_max)
+        && r.sampled_looks > 0
+    {
+        out.push(format!(
+            "memory per node estimated: up to {} pages queried per look, each standing for up to {} (--exact counts them all)",
+            r.sampled_pages_max, r.stride_max
+        ));
+    }
+    for (i, r) in runs.iter().enumerate() {
+        if let Some(why) = &r.fallback {
+            out.push(format!("run {}: {why}", i + 1));
+        }
+    }
+    if plan.test == Test::Numa02Smt {
+        for (i, r) in runs.iter().enumerate() {
+            out.push(format!("run {}: {}", i + 1, smt_line(r)));
+        }
+    }
+    out
+}
+
+/// Averages cover whole runs only.
+fn average(plan: &Plan, runs: &[Run]) -> String {
+    let whole: Vec<&Run> = runs.iter().filter(|r| r.whole()).collect();
+    if whole.is_empty() {
+        return format!(
+            "{}: no whole run, no average: the run above is partial",
+            plan.test.name()
+        );
+    }
+    match plan.work {
+        Work::Loops(_) => {
+            let times: Vec<f64> = whole.iter().map(|r| r.runtime_s).collect();
+            format!(
+                "{}: {:.2} s on average over {} run(s), stddev {:.2} s (lower is better)",
+                plan.test.name(),
+                stats::mean(&times),
+                times.len(),
+                stats::stddev(&times)
+            )
+        }
+        // A fixed time makes the seconds equal: the work done is the result.
+        Work::Secs(_) => {
+            let rates: Vec<f64> = whole.iter().map(|r| r.gb_s).collect();
+            format!(
+                "{}: {:.1} GB/s cleared on average over {} run(s), stddev {:.1} GB/s (higher is better)",
+                plan.test.name(),
+                stats::mean(&rates),
+                rates.len(),
+                stats::stddev(&rates)
+            )
+        }
+    }
+}
+
+/// The table of a test's runs as text, indented under its intro.
+pub fn runs_text(plan: &Plan, all: &[Run]) -> String {
+    let t = runs(plan, all);
+    let h: Vec<&str> = t.header.iter().map(String::as_str).collect();
+    let mut table = Table::new(&h, &vec![Align::Right; h.len()]);
+    for r in t.rows {
+        table.row(r);
+    }
+    let mut out = String::new();
+    for line in table.render().lines().map(str::to_string).chain(t.lines) {
+        let _ = writeln!(out, "  {line}");
+    }
+    out.push('\n');
+    out
+}
+
+/// Share of the run's CPU time the looks may take before the text says how
+/// to lower it.
+pub const OVERHEAD_TARGET_PCT: f64 = 1.0;
+
+/// What a look cost and the interval that would have kept the looks under
+/// [`OVERHEAD_TARGET_PCT`], when they took more. An exact look walks the
+/// page tables of all the test's memory, so its cost grows with the memory;
+/// a sampled look's grows with `--sample-pages`. The share shrinks with the
+/// CPUs at work.
+pub fn overhead_hint(r: &Run) -> Option<String> {
+    let pct = r.overhead_pct;
+    if pct <= OVERHEAD_TARGET_PCT || r.looks == 0 {
+        return None;
+    }
+    let sampling_cpu_s = pct / 100.0 * (r.user_s + r.system_s);
+    let per_look_ms = sampling_cpu_s / r.looks as f64 * 1000.0;
+    let wider = (r.interval_s * pct / OVERHEAD_TARGET_PCT * 2.0).ceil() / 2.0;
+    let other = if r.exact {
+        "sampling (no --exact)"
+    } else {
+        "fewer --sample-pages"
+    };
+    Some(format!(
+        "the looks took {pct:.2}% of the run's CPU time ({per_look_ms:.1} ms each, above the {OVERHEAD_TARGET_PCT}% aimed at); --interval {wider} or {other} would keep them under it"
+    ))
+}
+
+/// numa02_SMT's question: did the kernel keep one thread per core?
+fn smt_line(r: &Run) -> String {
+    let (end, max) = r.doubled;
+    format!(
+        "cores carrying two of the test's threads: {} at the last look, at most {} (0 = one thread per physical core, as the kernel should do)",
+        end as u64, max as u64
+    )
+}
+
+pub const SUMMARY_TITLE: &str = "Seconds per test (lower is better)";
+
+/// The slides' table: per test its runs, average and stddev of seconds,
+/// and how its runs converged.
+pub fn summary_rows(tests: &[(String, Vec<Run>)]) -> Vec<Vec<String>> {
+    let mut rows = Vec::new();
+    for (name, all) in tests {
+        // Partial runs (stopped, failed) are left out of every average.
+        let outs: Vec<&Run> = all.iter().filter(|r| r.whole()).collect();
+        let partial = all.len() - outs.len();
+        if outs.is_empty() {
+            if partial > 0 {
+                rows.push(
+                    [name.clone(), format!("0 ({partial} partial)")]
+                        .into_iter()
+                        .chain(std::iter::repeat_n("-".to_string(), 4))
+                        .collect(),
+                );
+            }
+            continue;
+        }
+        let times: Vec<f64> = outs.iter().map(|r| r.runtime_s).collect();
+        let conv: Vec<f64> = outs.iter().filter_map(|r| r.convergence_s).collect();
+        let converged = if conv.is_empty() {
+            format!("0 of {} runs", outs.len())
+        } else {
+            format!(
+                "{} of {} runs, at {:.1} s on average",
+                conv.len(),
+                outs.len(),
+                stats::mean(&conv)
+            )
+        };
+        rows.push(vec![
+            name.clone(),
+            if partial > 0 {
+                format!("{} (+{partial} partial)", outs.len())
+            } else {
+                outs.len().to_string()
+            },
+            format!("{:.2}", stats::mean(&times)),
+            format!("{:.2}", stats::stddev(&times)),
+            format!(
+                "{:.1}",
+                stats::mean(&outs.iter().map(|r| r.gb_s).collect::<Vec<_>>())
+            ),
+            converged,
+        ]);
+    }
+    rows
+}
+
+pub const SUMMARY_HEADER: [&str; 6] =
+    ["test", "runs", "average s", "stddev s", "GB/s", "converged"];
+
+/// [`summary_rows`] as text under its title.
+pub fn summary(tests: &[(String, Vec<Run>)]) -> String {
+    let mut t = Table::new(
+        &SUMMARY_HEADER,
+        &[
+            Align::Left,
+            Align::Right,
+            Align::Right,
+            Align::Right,
+            Align::Right,
+            Align::Left,
+        ],
+    );
+    for r in summary_rows(tests) {
+        t.row(r);
+    }
+    format!("{SUMMARY_TITLE}\n{}", t.render())
+}
+
+/// Whether the tests together get the summary table: more than one test,
+/// or a run cut short.
+pub fn wants_summary(tests: &[(String, Vec<Run>)]) -> bool {
+    tests.len() > 1
+        || tests
+            .iter()
+            .any(|(_, runs)| runs.iter().any(|r| !r.whole()))
+}
