@@ -333,6 +333,14 @@ pub fn run(args: SweepArgs) -> Result<()> {
         }
         Some(sig) => super::mark_interrupted(&mut doc, "sweep", sig),
     }
+    // Kept in the document so that it alone renders the table's warning.
+    if !warnings.is_empty()
+        && let Some(first) = doc.records.first_mut()
+    {
+        first
+            .params
+            .insert("score_warnings".into(), warnings.clone().into());
+    }
     if let Some(path) = &args.save {
         doc.save(path)?;
     }
@@ -367,6 +375,7 @@ pub(crate) fn record(r: &SweepRow) -> Record {
         .param("variant", r.variant.clone())
         .param("page_size", r.page_kind.clone())
         .param("bytes_per_element", r.bytes_per_element)
+        .param("iterations", r.iterations)
         .metric("runtime_s", r.elapsed_s, "s", Better::Lower);
     if let Some(k) = kernels::find(&r.variant) {
         rec = rec.param("isa", k.isa.to_string()).param(
