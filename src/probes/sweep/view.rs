@@ -100,10 +100,11 @@ impl View for SweepView {
         }
         let warnings = records::warnings(records);
         if !warnings.is_empty() {
-            summary.lines.push(WARNING.into());
-            summary
-                .lines
-                .extend(warnings.iter().map(|w| format!("- {w}")));
+            summary.lines.extend(
+                warnings
+                    .iter()
+                    .map(|w| format!("scores may not be comparable: {w}")),
+            );
             summary.lines.push(FOR_COMPARABLE.into());
         }
         vec![table, summary]
