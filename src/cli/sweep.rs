@@ -76,7 +76,11 @@ pub struct SweepArgs {
     pub list_kernels: bool,
     /// Human-readable table with summary and scores (the default on a
     /// terminal; off one, as with sc-membench, CSV is).
-    #[arg(short = 'R', long = "table", conflicts_with = "output_format")]
+    #[arg(
+        short = 'R',
+        long = "table",
+        conflicts_with_all = ["format", "json", "csv", "markdown", "latex", "html"]
+    )]
     pub table: bool,
     #[command(flatten)]
     pub format: FormatArgs,
@@ -154,6 +158,27 @@ fn forced_kernels(names: &[String]) -> Result<Vec<&'static KernelSpec>> {
 
 fn config(args: &SweepArgs, max_threads: usize, allowed: &str) -> Result<SweepConfig> {
     let variants = forced_kernels(&args.variants)?;
+    let ops = ops(args, &variants)?;
+    let sizes = sizes(args, &ops)?;
+    check_threads(args, &ops, max_threads, allowed)?;
+    super::units::tries(args.tries, "-r", "try")?;
+    Ok(SweepConfig {
+        ops,
+        sizes,
+        full: args.full,
+        threads: args.threads,
+        auto_threads: args.auto_threads,
+        huge: args.huge,
+        time_limit: super::units::limit(args.time_limit),
+        tries: args.tries,
+        variants,
+        min_run: Duration::from_millis(40),
+    })
+}
+
+/// The operations: `-o`, else the forced kernels' operations, else the
+/// defaults; each forced kernel's operation among them.
+fn ops(args: &SweepArgs, variants: &[&'static KernelSpec]) -> Result<Vec<SweepOp>> {
     let mut ops = Vec::new();
     for o in &args.ops {
         ops.push(SweepOp::parse(o).map_err(|e| usage(format!("-o {e}")))?);
@@ -175,27 +200,30 @@ fn config(args: &SweepArgs, max_threads: usize, allowed: &str) -> Result<SweepCo
             k.name, k.op, k.op, k.op
         )));
     }
-    if args.full && !args.sizes.is_empty() {
+    Ok(ops)
+}
+
+/// The sizes given with `-s` (`None`: the cache-aware set), refused with
+/// `-f`, or with `-H` where all are too small for huge pages.
+fn sizes(args: &SweepArgs, ops: &[SweepOp]) -> Result<Option<Vec<usize>>> {
+    if args.sizes.is_empty() {
+        return Ok(None);
+    }
+    if args.full {
         return Err(usage(format!(
             "-f and -s {}: -f continues the cache-aware sizes up to half the free memory, -s measures only the sizes given; give one of them",
             args.sizes.join(" -s ")
         )));
     }
-    let sizes = if args.sizes.is_empty() {
-        None
-    } else {
-        let mut v = Vec::new();
-        for s in &args.sizes {
-            v.push(sweep_size(s)?);
-        }
-        Some(v)
-    };
+    let mut sizes = Vec::new();
+    for s in &args.sizes {
+        sizes.push(sweep_size(s)?);
+    }
     // Huge pages start at 4 MiB of arrays per thread; below that -H
     // would change nothing.
     let arrays = |o: &SweepOp| o.op().map_or(1, |op| op.arrays());
     let widest = ops.iter().map(arrays).max().unwrap_or(1);
     if args.huge
-        && let Some(sizes) = &sizes
         && sizes
             .iter()
             .all(|s| s.saturating_mul(widest) < sweep::HUGE_FROM)
@@ -205,6 +233,17 @@ fn config(args: &SweepArgs, max_threads: usize, allowed: &str) -> Result<SweepCo
             args.sizes.join(" -s ")
         )));
     }
+    Ok(Some(sizes))
+}
+
+/// `-p` and `-a`: a thread count this process may use, and only where a
+/// bandwidth operation and more than one thread give them a meaning.
+fn check_threads(
+    args: &SweepArgs,
+    ops: &[SweepOp],
+    max_threads: usize,
+    allowed: &str,
+) -> Result<()> {
     if let Some(p) = args.threads
         && (p == 0 || p > max_threads)
     {
@@ -226,19 +265,7 @@ fn config(args: &SweepArgs, max_threads: usize, allowed: &str) -> Result<SweepCo
             "-a with -p 1: -a tries 1, 2, 4, ... threads up to -p (default: every usable CPU), so with one thread there is nothing to try; drop -a or raise -p",
         ));
     }
-    super::units::tries(args.tries, "-r", "try")?;
-    Ok(SweepConfig {
-        ops,
-        sizes,
-        full: args.full,
-        threads: args.threads,
-        auto_threads: args.auto_threads,
-        huge: args.huge,
-        time_limit: super::units::limit(args.time_limit),
-        tries: args.tries,
-        variants,
-        min_run: Duration::from_millis(40),
-    })
+    Ok(())
 }
 
 /// Why scores from this run may not compare with a default run.

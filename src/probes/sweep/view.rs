@@ -6,6 +6,7 @@
 use super::records::{self, Row};
 use crate::analysis::sweep_summary::{Summary, summarize};
 use crate::kernels;
+use crate::results::names::sweep::csv::{OWN_COLUMNS, SC_MEMBENCH_COLUMNS};
 use crate::results::names::{metric, param, probe, sweep as own};
 use crate::results::{Document, Record};
 use crate::view::table::{Align, Table};
@@ -15,28 +16,6 @@ use std::fmt::Write;
 
 /// The sweep's view, registered in `probes::VIEWS`.
 pub struct SweepView;
-
-/// sc-membench's columns, in its order.
-pub const SC_MEMBENCH_COLUMNS: [&str; 9] = [
-    "size_kb",
-    "operation",
-    "bandwidth_mb_s",
-    "latency_ns",
-    "latency_stddev_ns",
-    "latency_samples",
-    "threads",
-    "iterations",
-    "elapsed_s",
-];
-
-/// numabench's own columns, after sc-membench's.
-pub const OWN_COLUMNS: [&str; 5] = [
-    "variant",
-    "bytes_per_element",
-    "stream_bandwidth_mb_s",
-    "placement_verified_pct",
-    "huge_pct",
-];
 
 const TABLE_HEADER: [&str; 10] = [
     "size",

@@ -30,3 +30,29 @@ pub const CHASE: &str = "chase";
 /// `stores` values.
 pub const NON_TEMPORAL: &str = "non-temporal";
 pub const REGULAR: &str = "regular";
+
+/// The CSV's columns. sc-membench's are fixed by its format: they keep
+/// their names whatever the records call the same figures.
+pub mod csv {
+    /// sc-membench's columns, in its order.
+    pub const SC_MEMBENCH_COLUMNS: [&str; 9] = [
+        "size_kb",
+        "operation",
+        "bandwidth_mb_s",
+        "latency_ns",
+        "latency_stddev_ns",
+        "latency_samples",
+        "threads",
+        "iterations",
+        "elapsed_s",
+    ];
+
+    /// numabench's own columns, after sc-membench's.
+    pub const OWN_COLUMNS: [&str; 5] = [
+        "variant",
+        "bytes_per_element",
+        "stream_bandwidth_mb_s",
+        "placement_verified_pct",
+        "huge_pct",
+    ];
+}
