@@ -248,3 +248,80 @@ pub fn summarize(records: &[&Record]) -> Summary {
         .collect();
     sweep_summary::summarize(&rows(&own))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn measured(op: &str, size_kb: u64) -> SweepRow {
+        let lat = op == LATENCY;
+        SweepRow {
+            size_kb,
+            operation: op.into(),
+            bandwidth_mb_s: if lat { 0.0 } else { 1234.5678 },
+            latency_ns: if lat { 87.654 } else { 0.0 },
+            latency_stddev_ns: if lat { 1.25 } else { 0.0 },
+            latency_samples: if lat { 3 } else { 0 },
+            threads: if lat { 1 } else { 4 },
+            iterations: if lat { 3 } else { 977 },
+            elapsed_s: 0.123456789,
+            variant: if lat { "chase" } else { "copy_portable" }.into(),
+            bytes_per_element: if lat { 0 } else { 16 },
+            stream_bandwidth_mb_s: if lat { 0.0 } else { 2469.1356 },
+            placement_verified_pct: 99.5,
+            huge_pct: 12.5,
+            samples: vec![1.0, 2.0, 3.0],
+            cv_pct: 4.5,
+            cpus_seen: vec![0, 1],
+            pages_by_node: [(0, 10)].into_iter().collect(),
+            page_kind: "base".into(),
+        }
+    }
+
+    #[test]
+    fn a_record_reads_back_as_the_row_it_was_made_from() {
+        for m in [measured("copy", 256), measured(LATENCY, 65536)] {
+            let rec = record(&m);
+            let r = row(&rec).unwrap();
+            assert_eq!(r.size_kb, m.size_kb);
+            assert_eq!(r.operation, m.operation);
+            assert_eq!(r.bandwidth_mb_s, m.bandwidth_mb_s);
+            assert_eq!(r.latency_ns, m.latency_ns);
+            assert_eq!(r.latency_stddev_ns, m.latency_stddev_ns);
+            assert_eq!(r.latency_samples, m.latency_samples);
+            assert_eq!(r.threads, m.threads as u64);
+            assert_eq!(r.iterations, Some(m.iterations));
+            assert_eq!(r.elapsed_s, m.elapsed_s);
+            assert_eq!(r.variant, m.variant);
+            assert_eq!(r.bytes_per_element, m.bytes_per_element);
+            assert_eq!(r.stream_bandwidth_mb_s, m.stream_bandwidth_mb_s);
+            assert_eq!(r.placement_verified_pct, m.placement_verified_pct);
+            assert_eq!(r.huge_pct, m.huge_pct);
+            assert_eq!(r.cv_pct, m.cv_pct);
+        }
+    }
+
+    #[test]
+    fn notes_go_on_the_last_record_and_warnings_on_the_first() {
+        let topo = crate::topology::fixture("two-node");
+        let mut doc = Document::new(&topo);
+        doc.records = records(
+            &[measured("read", 64), measured(LATENCY, 64)],
+            &["128 KiB read not measured".to_string()],
+        );
+        keep_warnings(&mut doc, &["fixed thread count (-p 1)".to_string()]);
+        let all: Vec<&Record> = doc.records.iter().collect();
+        assert_eq!(doc.records[1].notes, ["128 KiB read not measured"]);
+        assert_eq!(notes(&all), ["128 KiB read not measured"]);
+        assert_eq!(warnings(&all), ["fixed thread count (-p 1)"]);
+        assert!(doc.records[0].params.contains_key(own::SCORE_WARNINGS));
+    }
+
+    #[test]
+    fn a_record_without_a_measurement_is_no_row() {
+        let mut r = Record::new(probe::SWEEP, "interrupted");
+        r.notes.push("stopped".into());
+        assert_eq!(row(&r), None);
+        assert_eq!(summarize(&[&r]).ops, Vec::new());
+    }
+}

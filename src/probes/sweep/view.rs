@@ -379,6 +379,32 @@ mod tests {
     }
 
     #[test]
+    fn a_file_without_iterations_leaves_only_the_bandwidth_count_blank() {
+        let mut r = Row {
+            size_kb: 64,
+            operation: own::LATENCY.into(),
+            bandwidth_mb_s: 0.0,
+            latency_ns: 5.0,
+            latency_stddev_ns: 0.5,
+            latency_samples: 7,
+            threads: 1,
+            iterations: None,
+            elapsed_s: 0.1,
+            variant: own::CHASE.into(),
+            bytes_per_element: 0,
+            stream_bandwidth_mb_s: 0.0,
+            placement_verified_pct: 100.0,
+            huge_pct: 0.0,
+            cv_pct: 1.0,
+        };
+        assert_eq!(csv_row(&r)[7], "7");
+        r.operation = "read".into();
+        assert_eq!(csv_row(&r)[7], "");
+        r.iterations = Some(42);
+        assert_eq!(csv_row(&r)[7], "42");
+    }
+
+    #[test]
     fn rates_and_sizes() {
         assert_eq!(rate(850.14), "850.1 MB/s");
         assert_eq!(rate(12_345.0), "12.3 GB/s");
