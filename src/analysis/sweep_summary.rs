@@ -7,7 +7,20 @@
 //! peaks in GB/s (copy in its buffer-once convention); latency =
 //! 1000 / RAM latency in ns; combined = sqrt(bandwidth x latency) x 100.
 
-use crate::probes::sweep::SweepRow;
+use crate::kernels::Op;
+use crate::results::names::sweep::LATENCY;
+
+/// One measurement as the summary reads it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Point {
+    /// A bandwidth operation (read, write, copy, ...) or `latency`.
+    pub operation: String,
+    /// Per-thread buffer size.
+    pub size_kb: u64,
+    /// sc-membench convention (copy counts the buffer once).
+    pub bandwidth_mb_s: f64,
+    pub latency_ns: f64,
+}
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct OpSummary {
@@ -32,16 +45,31 @@ pub struct Summary {
     pub scores: Option<Scores>,
 }
 
-pub fn summarize(rows: &[SweepRow]) -> Summary {
+impl From<&Point> for Point {
+    fn from(p: &Point) -> Point {
+        p.clone()
+    }
+}
+
+/// The summary of any measurements that read as [`Point`]s.
+pub fn summarize<P>(rows: &[P]) -> Summary
+where
+    for<'a> &'a P: Into<Point>,
+{
+    let points: Vec<Point> = rows.iter().map(Into::into).collect();
+    summarize_points(&points)
+}
+
+fn summarize_points(rows: &[Point]) -> Summary {
     let mut ops: Vec<OpSummary> = Vec::new();
     let mut names: Vec<&str> = Vec::new();
-    for r in rows.iter().filter(|r| r.operation != "latency") {
+    for r in rows.iter().filter(|r| r.operation != LATENCY) {
         if !names.contains(&r.operation.as_str()) {
             names.push(&r.operation);
         }
     }
     for name in names {
-        let of: Vec<&SweepRow> = rows.iter().filter(|r| r.operation == name).collect();
+        let of: Vec<&Point> = rows.iter().filter(|r| r.operation == name).collect();
         let peak = of.iter().map(|r| r.bandwidth_mb_s).fold(0.0, f64::max);
         let (mut num, mut den) = (0.0, 0.0);
         for r in &of {
@@ -57,7 +85,7 @@ pub fn summarize(rows: &[SweepRow]) -> Summary {
     }
     let ram_latency = rows
         .iter()
-        .filter(|r| r.operation == "latency")
+        .filter(|r| r.operation == LATENCY)
         .max_by_key(|r| r.size_kb)
         .map(|r| (r.latency_ns, r.size_kb));
     let peak = |name: &str| {
@@ -65,7 +93,8 @@ pub fn summarize(rows: &[SweepRow]) -> Summary {
             .find(|o| o.operation == name)
             .map(|o| o.peak_mb_s)
     };
-    let scores = match (peak("read"), peak("write"), peak("copy"), ram_latency) {
+    let [read, write, copy] = [Op::Read, Op::Write, Op::Copy].map(|o| peak(&o.to_string()));
+    let scores = match (read, write, copy, ram_latency) {
         (Some(r), Some(w), Some(c), Some((lat, _))) if lat > 0.0 => {
             let bandwidth = (r + w + c) / 3.0 / 1000.0;
             let latency = 1000.0 / lat;
@@ -88,27 +117,12 @@ pub fn summarize(rows: &[SweepRow]) -> Summary {
 mod tests {
     use super::*;
 
-    fn row(size_kb: u64, op: &str, bw: f64, lat: f64) -> SweepRow {
-        SweepRow {
+    fn row(size_kb: u64, op: &str, bw: f64, lat: f64) -> Point {
+        Point {
             size_kb,
             operation: op.into(),
             bandwidth_mb_s: bw,
             latency_ns: lat,
-            latency_stddev_ns: 0.0,
-            latency_samples: 0,
-            threads: 1,
-            iterations: 1,
-            elapsed_s: 0.0,
-            variant: String::new(),
-            bytes_per_element: 8,
-            stream_bandwidth_mb_s: bw,
-            placement_verified_pct: 100.0,
-            huge_pct: 0.0,
-            samples: vec![],
-            cv_pct: 0.0,
-            cpus_seen: vec![],
-            pages_by_node: Default::default(),
-            page_kind: "base".into(),
         }
     }
 

@@ -1,16 +1,20 @@
 //! `numabench sweep`: bandwidth and latency across cache-aware buffer sizes,
 //! option-compatible with sc-membench where the options overlap.
 
+use super::output::{FormatArgs, SaveArgs, emit};
 use super::units::parse_size;
 use crate::error::usage;
 use crate::kernels::{self, KernelSpec};
-use crate::probes::sweep::{self, SweepConfig, SweepOp, SweepRow};
-use crate::results::{Better, Document, Placement, Record};
+use crate::output::render::Format;
+use crate::probes::sweep::{self, SweepConfig, SweepOp, records};
+use crate::results::Document;
+use crate::results::names::probe;
 use crate::topology::{SysfsRoot, read_topology};
 use anyhow::Result;
-use std::io::{IsTerminal, Write};
-use std::path::PathBuf;
 use std::time::Duration;
+
+/// The old path of the record builder, for `run`.
+pub(crate) use crate::probes::sweep::records::record;
 
 /// Measure read/write/copy/triad bandwidth and pointer-chase latency at
 /// buffer sizes around the real cache sizes (L1/2 ... 4xL3), one buffer per
@@ -71,43 +75,20 @@ pub struct SweepArgs {
     #[arg(long, exclusive = true)]
     pub list_kernels: bool,
     /// Human-readable table with summary and scores (the default on a
-    /// terminal).
-    #[arg(short = 'R', long = "table", conflicts_with_all = ["csv", "json"])]
+    /// terminal; off one, as with sc-membench, CSV is).
+    #[arg(
+        short = 'R',
+        long = "table",
+        conflicts_with_all = ["format", "json", "csv", "markdown", "latex", "html"]
+    )]
     pub table: bool,
-    /// CSV (the default when stdout is not a terminal).
-    #[arg(long, conflicts_with = "json")]
-    pub csv: bool,
-    /// The results document (JSON) on stdout.
-    #[arg(long)]
-    pub json: bool,
-    /// Also write the results document to FILE.
-    #[arg(long, value_name = "FILE")]
-    pub save: Option<PathBuf>,
+    #[command(flatten)]
+    pub format: FormatArgs,
+    #[command(flatten)]
+    pub save: SaveArgs,
     /// Show progress and each result on stderr as it is measured.
     #[arg(short = 'v', long)]
     pub verbose: bool,
-}
-
-fn list_kernels() -> String {
-    let mut t = crate::view::table::Table::new(
-        &["kernel", "op", "isa", "stores", "STREAM bytes/elem", "here"],
-        &[crate::view::table::Align::Left; 6],
-    );
-    for k in kernels::KERNELS {
-        t.row(vec![
-            k.name.to_string(),
-            k.op.to_string(),
-            k.isa.to_string(),
-            format!("{:?}", k.store).to_lowercase(),
-            k.op.stream_bytes_per_element().to_string(),
-            if k.is_available() {
-                "yes".into()
-            } else {
-                "no".into()
-            },
-        ]);
-    }
-    t.render()
 }
 
 /// The smallest per-thread buffer: one base page.
@@ -177,6 +158,27 @@ fn forced_kernels(names: &[String]) -> Result<Vec<&'static KernelSpec>> {
 
 fn config(args: &SweepArgs, max_threads: usize, allowed: &str) -> Result<SweepConfig> {
     let variants = forced_kernels(&args.variants)?;
+    let ops = ops(args, &variants)?;
+    let sizes = sizes(args, &ops)?;
+    check_threads(args, &ops, max_threads, allowed)?;
+    super::units::tries(args.tries, "-r", "try")?;
+    Ok(SweepConfig {
+        ops,
+        sizes,
+        full: args.full,
+        threads: args.threads,
+        auto_threads: args.auto_threads,
+        huge: args.huge,
+        time_limit: super::units::limit(args.time_limit),
+        tries: args.tries,
+        variants,
+        min_run: Duration::from_millis(40),
+    })
+}
+
+/// The operations: `-o`, else the forced kernels' operations, else the
+/// defaults; each forced kernel's operation among them.
+fn ops(args: &SweepArgs, variants: &[&'static KernelSpec]) -> Result<Vec<SweepOp>> {
     let mut ops = Vec::new();
     for o in &args.ops {
         ops.push(SweepOp::parse(o).map_err(|e| usage(format!("-o {e}")))?);
@@ -198,27 +200,30 @@ fn config(args: &SweepArgs, max_threads: usize, allowed: &str) -> Result<SweepCo
             k.name, k.op, k.op, k.op
         )));
     }
-    if args.full && !args.sizes.is_empty() {
+    Ok(ops)
+}
+
+/// The sizes given with `-s` (`None`: the cache-aware set), refused with
+/// `-f`, or with `-H` where all are too small for huge pages.
+fn sizes(args: &SweepArgs, ops: &[SweepOp]) -> Result<Option<Vec<usize>>> {
+    if args.sizes.is_empty() {
+        return Ok(None);
+    }
+    if args.full {
         return Err(usage(format!(
             "-f and -s {}: -f continues the cache-aware sizes up to half the free memory, -s measures only the sizes given; give one of them",
             args.sizes.join(" -s ")
         )));
     }
-    let sizes = if args.sizes.is_empty() {
-        None
-    } else {
-        let mut v = Vec::new();
-        for s in &args.sizes {
-            v.push(sweep_size(s)?);
-        }
-        Some(v)
-    };
+    let mut sizes = Vec::new();
+    for s in &args.sizes {
+        sizes.push(sweep_size(s)?);
+    }
     // Huge pages start at 4 MiB of arrays per thread; below that -H
     // would change nothing.
     let arrays = |o: &SweepOp| o.op().map_or(1, |op| op.arrays());
     let widest = ops.iter().map(arrays).max().unwrap_or(1);
     if args.huge
-        && let Some(sizes) = &sizes
         && sizes
             .iter()
             .all(|s| s.saturating_mul(widest) < sweep::HUGE_FROM)
@@ -228,6 +233,17 @@ fn config(args: &SweepArgs, max_threads: usize, allowed: &str) -> Result<SweepCo
             args.sizes.join(" -s ")
         )));
     }
+    Ok(Some(sizes))
+}
+
+/// `-p` and `-a`: a thread count this process may use, and only where a
+/// bandwidth operation and more than one thread give them a meaning.
+fn check_threads(
+    args: &SweepArgs,
+    ops: &[SweepOp],
+    max_threads: usize,
+    allowed: &str,
+) -> Result<()> {
     if let Some(p) = args.threads
         && (p == 0 || p > max_threads)
     {
@@ -249,19 +265,7 @@ fn config(args: &SweepArgs, max_threads: usize, allowed: &str) -> Result<SweepCo
             "-a with -p 1: -a tries 1, 2, 4, ... threads up to -p (default: every usable CPU), so with one thread there is nothing to try; drop -a or raise -p",
         ));
     }
-    super::units::tries(args.tries, "-r", "try")?;
-    Ok(SweepConfig {
-        ops,
-        sizes,
-        full: args.full,
-        threads: args.threads,
-        auto_threads: args.auto_threads,
-        huge: args.huge,
-        time_limit: super::units::limit(args.time_limit),
-        tries: args.tries,
-        variants,
-        min_run: Duration::from_millis(40),
-    })
+    Ok(())
 }
 
 /// Why scores from this run may not compare with a default run.
@@ -289,138 +293,55 @@ fn comparability_warnings(args: &SweepArgs, max_threads: usize) -> Vec<String> {
 
 pub fn run(args: SweepArgs) -> Result<()> {
     if args.list_kernels {
-        crate::console::out(&list_kernels());
+        crate::console::out(&sweep::view::kernel_table());
         return Ok(());
     }
     let topo = read_topology(&SysfsRoot::live())?;
     let max = crate::probes::seats::max_threads(&topo);
     let cfg = config(&args, max, &topo.allowed.cpus.to_list())?;
-    if let Some(path) = &args.save {
-        super::check_output_path(path, "--save")?;
-    }
-    let mut doc = Document::new(&topo);
-    let interactive = std::io::stderr().is_terminal();
-    let verbose = args.verbose;
-    let mut progress = move |what: &str| {
-        if verbose {
-            eprintln!("numabench: measuring {what}");
-        } else if interactive {
-            eprint!("\r\x1b[K{what} ...");
-        }
+    args.save.check()?;
+    let format = if args.table {
+        Format::Text
+    } else {
+        args.format.or_default(Format::Csv)
     };
     sweep::check_given_sizes(&topo, &cfg).map_err(usage)?;
-    let (rows, notes) = sweep::run(&topo, &cfg, &mut progress)?;
+    let mut doc = Document::new(&topo);
+    let (rows, notes) = {
+        let progress = crate::progress::Progress::new(args.verbose);
+        sweep::run(&topo, &cfg, &mut |what| progress.step(what))?
+    };
     let interrupted = crate::interrupt::requested();
-    if interactive && !verbose {
-        eprint!("\r\x1b[K");
-    }
     if rows.is_empty() && !notes.is_empty() && interrupted.is_none() {
         // Nothing to attach the notes to, and nothing measured.
         return Err(usage(format!("nothing was measured: {}", notes.join("; "))));
     }
-    doc.records = rows.iter().map(record).collect();
-    let warnings = comparability_warnings(&args, max);
-    for n in &notes {
-        if let Some(r) = doc.records.last_mut() {
-            r.notes.push(n.clone());
-        }
-    }
+    doc.records = records::records(&rows, &notes);
     match interrupted {
         None => {
             doc.finish();
             // A size planned but not measured leaves the run incomplete.
             doc.complete = notes.is_empty();
         }
-        Some(sig) => super::mark_interrupted(&mut doc, "sweep", sig),
+        Some(sig) => super::mark_interrupted(&mut doc, probe::SWEEP, sig),
     }
-    if let Some(path) = &args.save {
-        doc.save(path)?;
+    records::keep_warnings(&mut doc, &comparability_warnings(&args, max));
+    args.save.save(&doc)?;
+    if let Some(sig) = interrupted {
+        let kept = format!("{} row(s) measured before the stop", rows.len());
+        let for_people = matches!(format, Format::Text | Format::Markdown);
+        crate::console::out(&super::with_stop_line(
+            String::new(),
+            sig,
+            &kept,
+            for_people,
+        ));
     }
-    let csv = args.csv || (!args.table && !std::io::stdout().is_terminal());
-    let text = if args.json {
-        String::from_utf8(doc.to_json()?)?
-    } else if csv {
-        crate::output::sweep::csv(&rows) + &crate::output::sweep::csv_notes(&notes)
-    } else {
-        crate::output::sweep::table(&rows, &warnings, &notes, interrupted.is_some())
-    };
-    let text = match interrupted {
-        Some(sig) => {
-            let kept = format!("{} row(s) measured before the stop", rows.len());
-            super::with_stop_line(text, sig, &kept, !(args.json || csv))
-        }
-        None => text,
-    };
-    std::io::stdout().lock().write_all(text.as_bytes())?;
+    emit(&doc, format)?;
     if let Some(sig) = interrupted {
         super::exit_interrupted(sig);
     }
     Ok(())
-}
-
-/// A sweep row as a results-document record.
-pub(crate) fn record(r: &SweepRow) -> Record {
-    let mut rec = Record::new("sweep", &format!("{} {}K", r.operation, r.size_kb))
-        .param("size_bytes", r.size_kb * 1024)
-        .param("operation", r.operation.clone())
-        .param("threads", r.threads)
-        .param("variant", r.variant.clone())
-        .param("page_size", r.page_kind.clone())
-        .param("bytes_per_element", r.bytes_per_element)
-        .metric("runtime_s", r.elapsed_s, "s", Better::Lower);
-    if let Some(k) = kernels::find(&r.variant) {
-        rec = rec.param("isa", k.isa.to_string()).param(
-            "stores",
-            if k.store == kernels::Store::NonTemporal {
-                "non-temporal"
-            } else {
-                "regular"
-            },
-        );
-    }
-    if r.operation == "latency" {
-        rec = rec
-            .metric("latency_ns", r.latency_ns, "ns", Better::Lower)
-            .metric(
-                "latency_stddev_ns",
-                r.latency_stddev_ns,
-                "ns",
-                Better::Lower,
-            )
-            .metric("cv_pct", r.cv_pct, "%", Better::Lower);
-        rec.samples.insert("latency_ns".into(), r.samples.clone());
-    } else {
-        rec = rec
-            .metric("bandwidth_mb_s", r.bandwidth_mb_s, "MB/s", Better::Higher)
-            .metric(
-                "stream_bandwidth_mb_s",
-                r.stream_bandwidth_mb_s,
-                "MB/s",
-                Better::Higher,
-            )
-            .metric("cv_pct", r.cv_pct, "%", Better::Lower);
-        rec.samples
-            .insert("bandwidth_mb_s".into(), r.samples.clone());
-        // The two conventions differ by a constant factor per kernel.
-        if r.bandwidth_mb_s > 0.0 {
-            let ratio = r.stream_bandwidth_mb_s / r.bandwidth_mb_s;
-            rec.samples.insert(
-                "stream_bandwidth_mb_s".into(),
-                r.samples.iter().map(|s| s * ratio).collect(),
-            );
-        }
-    }
-    rec.placement = Some(Placement {
-        pages_by_node: r
-            .pages_by_node
-            .iter()
-            .map(|(k, v)| (k.to_string(), *v))
-            .collect(),
-        on_target_pct: Some(r.placement_verified_pct),
-        huge_pct: r.huge_pct,
-        cpus_seen: r.cpus_seen.clone(),
-    });
-    rec
 }
 
 #[cfg(test)]

@@ -48,7 +48,7 @@ fn table(s: &Section) -> String {
     out
 }
 
-/// An id usable in a URL fragment: `matrix-base`, `sweep-run-2`, ...
+/// An id usable in a URL fragment: `matrix-base`, `matrix-run-2`, ...
 pub fn anchor(kind: &str, label: &str) -> String {
     format!("{kind}-{label}")
         .chars()
@@ -182,82 +182,8 @@ fn matrix_part(run: &Run<'_>) -> String {
     out
 }
 
-fn size_label(bytes: f64) -> String {
-    crate::view::table::bytes(bytes as u64)
-}
-
 fn metric(r: &Record, k: &str) -> Option<f64> {
     r.metrics.get(k).map(|m| m.value)
-}
-
-fn sweep_part(run: &Run<'_>) -> String {
-    let rows: Vec<&Record> = run
-        .doc
-        .records
-        .iter()
-        .filter(|r| r.probe == "sweep")
-        .collect();
-    if rows.is_empty() {
-        return String::new();
-    }
-    let size = |r: &Record| r.params.get("size_bytes").and_then(|v| v.as_f64());
-    let op = |r: &Record| {
-        r.params
-            .get("operation")
-            .and_then(|v| v.as_str())
-            .unwrap_or("?")
-            .to_string()
-    };
-    let mut bw: BTreeMap<String, Vec<(f64, f64)>> = BTreeMap::new();
-    let mut lat = Vec::new();
-    for r in &rows {
-        let Some(s) = size(r) else { continue };
-        if let Some(v) = metric(r, "latency_ns") {
-            lat.push((s, v));
-        } else if let Some(v) = metric(r, "bandwidth_mb_s") {
-            bw.entry(op(r)).or_default().push((s, v));
-        }
-    }
-    let topo = &run.doc.host.topology;
-    let cpu = topo.allowed.cpus.first().unwrap_or(0);
-    let markers: Vec<Marker> = topo
-        .caches_of(cpu)
-        .iter()
-        .filter(|c| c.kind != "Instruction")
-        .map(|c| Marker {
-            x: c.size_bytes as f64,
-            label: format!("L{}", c.level),
-        })
-        .collect();
-    let mut out = String::from("<h2>Cache-aware sweep</h2>");
-    out.push_str("<p class=\"note\">per-thread buffer size on a log axis; dashed lines: this CPU's cache sizes; bandwidth in the sc-membench convention (copy counts the buffer once)</p>");
-    out.push_str(&svg::render(&Chart {
-        title: "bandwidth against buffer size".into(),
-        x_label: "per-thread buffer size".into(),
-        y_label: "MB/s".into(),
-        x_log2: true,
-        lines: bw
-            .into_iter()
-            .map(|(label, points)| Line { label, points })
-            .collect(),
-        markers: markers.clone(),
-        x_format: Some(size_label),
-    }));
-    if !lat.is_empty() {
-        out.push_str(&svg::render(&Chart {
-            title: "latency against buffer size".into(),
-            x_label: "buffer size".into(),
-            y_label: "ns per load".into(),
-            x_log2: true,
-            lines: vec![Line {
-                label: "latency".into(),
-                points: lat,
-            }],
-            markers,
-            x_format: Some(size_label),
-        }));
-    }
-    out
 }
 
 /// Records no dedicated part shows, as one table per probe, and their
@@ -265,7 +191,7 @@ fn sweep_part(run: &Run<'_>) -> String {
 fn other_part(run: &Run<'_>, views: &[&dyn View]) -> String {
     let mut by_probe: BTreeMap<&str, Vec<&Record>> = BTreeMap::new();
     for r in &run.doc.records {
-        let legacy = ["matrix", "sweep"].contains(&r.probe.as_str());
+        let legacy = ["matrix"].contains(&r.probe.as_str());
         if !legacy && !views.iter().any(|v| v.probe() == r.probe) {
             by_probe.entry(&r.probe).or_default().push(r);
         }
@@ -358,6 +284,13 @@ fn part(id: &str, content: String) -> String {
     }
 }
 
+/// Text between tags: `&`, `<` and `>` escaped, nothing else needs it.
+fn escape_text(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+}
+
 /// A view's block as HTML.
 fn block(b: &Block) -> String {
     match b {
@@ -365,6 +298,7 @@ fn block(b: &Block) -> String {
         Block::Heatmap(h) => heatmap_block(h),
         Block::Chart(c) => svg::render(c),
         Block::Note(n) => format!("<p class=\"note\">{}</p>", escape(n)),
+        Block::Caption(n) => format!("<p class=\"note\">{}</p>", escape_text(n)),
     }
 }
 
@@ -466,9 +400,6 @@ pub fn report_with(runs: &[Run<'_>], views: &[&dyn View]) -> String {
         if !has_view("matrix") {
             out.push_str(&part(&anchor("matrix", &r.label), matrix_part(r)));
         }
-        if !has_view("sweep") {
-            out.push_str(&part(&anchor("sweep", &r.label), sweep_part(r)));
-        }
         for v in views {
             out.push_str(&view_part(r, *v));
         }
@@ -507,7 +438,7 @@ mod tests {
             );
         }
         d.records.push(
-            Record::new("sweep", "read 64K")
+            Record::new(crate::results::names::probe::SWEEP, "read 64K")
                 .param("size_bytes", 65536)
                 .param("operation", "read")
                 .metric("bandwidth_mb_s", 50_000.0, "MB/s", Better::Higher),

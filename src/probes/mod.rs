@@ -16,6 +16,7 @@ pub mod validate;
 /// Every probe's view, in the order the report shows them. Adding a probe
 /// is adding its module and one line here.
 pub static VIEWS: &[&dyn crate::view::View] = &[
+    &sweep::view::SweepView,
     &sched::view::SchedView,
     &autonuma::view::VIEW,
     &pcie::VIEW,

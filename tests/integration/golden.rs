@@ -56,8 +56,9 @@ fn rendered_as_printed(name: &str, format: &str) {
 
 /// Probes whose views draw every format from the document.
 const RENDERED: &[(&str, &[&str])] = &[
-    ("sweep", &["json"]),
-    ("sweep-all", &["json"]),
+    ("sweep", &["text", "csv", "json", "markdown", "latex"]),
+    ("sweep-all", &["text", "csv", "json", "markdown", "latex"]),
+    ("sweep-limited", &["text", "csv", "markdown", "latex"]),
     ("matrix", &["json"]),
     ("matrix-percore", &["json"]),
     ("mem", &["json"]),

@@ -1,6 +1,14 @@
 //! The cache-aware sweep: bandwidth of each kernel and pointer-chase latency
 //! at per-thread buffer sizes placed around the real cache sizes (the
 //! sc-membench method), with every thread's memory on its own node.
+//!
+//! `run` measures rows, `records` turns them into results records, `view`
+//! shows those records in every format.
+
+pub mod records;
+pub mod view;
+
+pub use records::summarize;
 
 use super::measure::{self, Timing};
 use super::seats;
@@ -8,6 +16,7 @@ use super::stats;
 use super::team::Seat;
 use crate::kernels::{self, KernelSpec, Op, Store};
 use crate::memory::PageKind;
+use crate::results::names::sweep::{CHASE, LATENCY};
 use crate::topology::Topology;
 use anyhow::{Context, Result, bail};
 use std::collections::BTreeMap;
@@ -34,11 +43,11 @@ impl SweepOp {
 
     pub fn name(self) -> String {
         self.op()
-            .map_or_else(|| "latency".to_string(), |o| o.to_string())
+            .map_or_else(|| LATENCY.to_string(), |o| o.to_string())
     }
 
     pub fn parse(text: &str) -> Result<Self, String> {
-        if text == "latency" {
+        if text == LATENCY {
             return Ok(SweepOp::Latency);
         }
         text.parse::<Op>().map(SweepOp::bandwidth).map_err(|_| {
@@ -256,8 +265,7 @@ pub fn run(
         bail!("this process may run on no CPU");
     }
     let threads = cfg.threads.unwrap_or(max).min(max);
-    let all_seats = seats::spread(topo, max);
-    let first = all_seats[0];
+    let first = seats::spread(topo, max)[0];
     let mut sizes = cfg
         .sizes
         .clone()
@@ -267,37 +275,14 @@ pub fn run(
     if cfg.full {
         extend_full(&mut sizes, limit / 3);
     }
-    let counts: Vec<usize> = if cfg.auto_threads {
-        let mut v: Vec<usize> = std::iter::successors(Some(1usize), |n| Some(n * 2))
-            .take_while(|n| *n < threads)
-            .collect();
-        v.push(threads);
-        v
-    } else {
-        vec![threads]
-    };
+    let counts = thread_counts(cfg, threads);
     let started = Instant::now();
     let mut rows = Vec::new();
     let mut notes = Vec::new();
     'sizes: for &size in &sizes {
         for &op in &cfg.ops {
-            if let Some(limit_t) = cfg.time_limit
-                && started.elapsed() >= limit_t
-            {
-                notes.push(format!(
-                    "time limit of {} s reached: sizes from {} KiB on were not measured",
-                    limit_t.as_secs_f64(),
-                    size / 1024
-                ));
-                break 'sizes;
-            }
-            if let Some(sig) = crate::interrupt::requested() {
-                notes.push(format!(
-                    "interrupted by {}: sizes from {} KiB ({}) on were not measured",
-                    crate::interrupt::name(sig),
-                    size / 1024,
-                    op.name()
-                ));
+            if let Some(why) = stop_before(cfg, started, size, op) {
+                notes.push(why);
                 break 'sizes;
             }
             let l = if op == SweepOp::Latency {
@@ -315,35 +300,74 @@ pub fn run(
             }
             progress(&format!("{} KiB {}", size / 1024, op.name()));
             let row = match op {
-                SweepOp::Latency => latency_row(first, size, cfg)?,
-                SweepOp::Bandwidth(op) => {
-                    let kernel = pick_kernel(cfg, op)?;
-                    let mut best: Option<SweepRow> = None;
-                    for &n in &counts {
-                        // The best of some thread counts is not the best:
-                        // a stop before the last count keeps no row.
-                        if crate::interrupt::requested().is_some() {
-                            best = None;
-                            break;
-                        }
-                        let row = bandwidth_row(&seats::spread(topo, n), size, kernel, cfg)?;
-                        if best
-                            .as_ref()
-                            .is_none_or(|b| row.bandwidth_mb_s > b.bandwidth_mb_s)
-                        {
-                            best = Some(row);
-                        }
-                    }
-                    match best {
-                        Some(b) => b,
-                        None => continue,
-                    }
-                }
+                SweepOp::Latency => Some(latency_row(first, size, cfg)?),
+                SweepOp::Bandwidth(op) => best_bandwidth_row(topo, size, op, &counts, cfg)?,
             };
-            rows.push(row);
+            rows.extend(row);
         }
     }
     Ok((rows, notes))
+}
+
+/// The thread counts tried: 1, 2, 4, ... up to `threads` with `-a`, else
+/// `threads` alone.
+fn thread_counts(cfg: &SweepConfig, threads: usize) -> Vec<usize> {
+    if !cfg.auto_threads {
+        return vec![threads];
+    }
+    let mut v: Vec<usize> = std::iter::successors(Some(1usize), |n| Some(n * 2))
+        .take_while(|n| *n < threads)
+        .collect();
+    v.push(threads);
+    v
+}
+
+/// Why no more is measured from `size` (`op`) on: the time limit or a
+/// stop signal; `None` to go on.
+fn stop_before(cfg: &SweepConfig, started: Instant, size: usize, op: SweepOp) -> Option<String> {
+    if let Some(limit_t) = cfg.time_limit
+        && started.elapsed() >= limit_t
+    {
+        return Some(format!(
+            "time limit of {} s reached: sizes from {} KiB on were not measured",
+            limit_t.as_secs_f64(),
+            size / 1024
+        ));
+    }
+    crate::interrupt::requested().map(|sig| {
+        format!(
+            "interrupted by {}: sizes from {} KiB ({}) on were not measured",
+            crate::interrupt::name(sig),
+            size / 1024,
+            op.name()
+        )
+    })
+}
+
+/// The best row of `op` at `size` over the thread `counts`; `None` after
+/// a stop, since the best of some thread counts is not the best.
+fn best_bandwidth_row(
+    topo: &Topology,
+    size: usize,
+    op: Op,
+    counts: &[usize],
+    cfg: &SweepConfig,
+) -> Result<Option<SweepRow>> {
+    let kernel = pick_kernel(cfg, op)?;
+    let mut best: Option<SweepRow> = None;
+    for &n in counts {
+        if crate::interrupt::requested().is_some() {
+            return Ok(None);
+        }
+        let row = bandwidth_row(&seats::spread(topo, n), size, kernel, cfg)?;
+        if best
+            .as_ref()
+            .is_none_or(|b| row.bandwidth_mb_s > b.bandwidth_mb_s)
+        {
+            best = Some(row);
+        }
+    }
+    Ok(best)
 }
 
 fn pick_kernel(cfg: &SweepConfig, op: Op) -> Result<&'static KernelSpec> {
@@ -410,7 +434,7 @@ fn latency_row(seat: Seat, size: usize, cfg: &SweepConfig) -> Result<SweepRow> {
     let m = measure::latency(seat, size, pages_for(cfg, size))?;
     Ok(SweepRow {
         size_kb: (size / 1024) as u64,
-        operation: "latency".into(),
+        operation: LATENCY.into(),
         bandwidth_mb_s: 0.0,
         latency_ns: m.median_ns(),
         latency_stddev_ns: m.stddev_ns(),
@@ -418,7 +442,7 @@ fn latency_row(seat: Seat, size: usize, cfg: &SweepConfig) -> Result<SweepRow> {
         threads: 1,
         iterations: m.samples.len() as u64,
         elapsed_s: m.elapsed_s,
-        variant: "chase".into(),
+        variant: CHASE.into(),
         bytes_per_element: 0,
         stream_bandwidth_mb_s: 0.0,
         placement_verified_pct: m.seen.verified_pct,
