@@ -9,6 +9,7 @@ pub mod cli;
 pub mod console;
 pub mod error;
 pub mod interrupt;
+pub mod jobs;
 pub mod kernels;
 pub mod memory;
 pub mod output;
