@@ -4,6 +4,7 @@
 mod autonuma;
 mod compare;
 mod gather;
+mod generate;
 mod matrix;
 mod mem;
 mod model;
@@ -46,6 +47,7 @@ pub enum Command {
     Sched(sched::SchedArgs),
     Compare(compare::CompareArgs),
     Report(report::ReportArgs),
+    Generate(generate::GenerateArgs),
 }
 
 impl Command {
@@ -112,6 +114,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Compare(args) => compare::run(args),
         Command::Report(args) => report::run(args),
         Command::Run(args) => run::run(args),
+        Command::Generate(args) => generate::run(args),
     }
 }
 

@@ -4,6 +4,7 @@ mod autonuma;
 mod bad_input;
 mod fixtures;
 mod gather;
+mod generate;
 mod golden;
 mod matrix;
 mod mem;
