@@ -12,6 +12,8 @@ pub mod sched;
 pub mod sections;
 pub mod svg;
 pub mod sweep;
+pub mod tables;
+pub mod topo_tables;
 pub mod topo_text;
 
 pub use crate::view::{escape, markdown_cell};
