@@ -8,6 +8,7 @@ pub mod matrix;
 pub mod mem;
 pub mod model;
 pub mod render;
+pub mod report;
 pub mod sched;
 pub mod sections;
 pub mod svg;
