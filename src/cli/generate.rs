@@ -12,6 +12,10 @@ pub struct GenerateArgs {
     /// What to print.
     #[arg(value_enum, value_name = "WHAT")]
     pub what: What,
+    /// With `man`: the page of this command, numabench-COMMAND(1), instead
+    /// of numabench(1).
+    #[arg(value_name = "COMMAND")]
+    pub command: Option<String>,
 }
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug)]
@@ -26,6 +30,11 @@ pub enum What {
 }
 
 pub fn run(args: GenerateArgs) -> anyhow::Result<()> {
+    if args.command.is_some() && !matches!(args.what, What::Man) {
+        return Err(crate::error::usage(
+            "generate: a COMMAND is given only with `man` (completions cover every command)",
+        ));
+    }
     let mut cmd = super::Cli::command();
     let mut out = Vec::new();
     let shell = match args.what {
@@ -41,8 +50,32 @@ pub fn run(args: GenerateArgs) -> anyhow::Result<()> {
             let name = cmd.get_name().to_string();
             clap_complete::generate(shell, &mut cmd, name, &mut out);
         }
-        None => clap_mangen::Man::new(cmd).render(&mut out)?,
+        None => clap_mangen::Man::new(page(cmd, args.command.as_deref())?)
+            .source(concat!("numabench ", env!("CARGO_PKG_VERSION")))
+            .render(&mut out)?,
     }
     crate::console::out(&String::from_utf8_lossy(&out));
     Ok(())
+}
+
+/// The command a man page is made of: numabench itself, or one of its
+/// commands named `numabench-NAME` as the SUBCOMMANDS section refers to it.
+fn page(mut cmd: clap::Command, name: Option<&str>) -> anyhow::Result<clap::Command> {
+    let Some(name) = name else {
+        return Ok(cmd);
+    };
+    // Built, each command has its display name (numabench-run) and the
+    // line that starts it (numabench run) for the synopsis.
+    cmd.build();
+    match cmd.find_subcommand(name).cloned() {
+        Some(sub) => Ok(sub),
+        None => Err(crate::error::usage(format!(
+            "generate man {name}: no such command (commands: {})",
+            cmd.get_subcommands()
+                .map(|c| c.get_name())
+                .filter(|n| *n != "help")
+                .collect::<Vec<_>>()
+                .join(", ")
+        ))),
+    }
 }

@@ -23,6 +23,28 @@ fn the_man_page_names_every_command() {
 }
 
 #[test]
+fn each_command_has_a_page_with_its_options() {
+    let run = String::from_utf8(stdout_of(["generate", "man", "run"])).unwrap();
+    assert!(run.contains(".TH numabench-run 1"), "{run}");
+    assert!(run.contains("numabench run"), "{run}");
+    for flag in ["\\-\\-dir", "\\-\\-profile"] {
+        assert!(run.contains(flag), "{flag} missing: {run}");
+    }
+    let topo = String::from_utf8(stdout_of(["generate", "man", "topo"])).unwrap();
+    assert!(topo.contains("\\-\\-sysfs\\-root") && topo.contains("\\-\\-markdown"));
+    let out = numabench()
+        .args(["generate", "man", "nope"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("no such command") && err.contains("matrix"),
+        "{err}"
+    );
+}
+
+#[test]
 fn bash_completion_offers_the_commands_and_their_flags() {
     let bash = text_of("bash");
     assert!(bash.contains("_numabench()"), "{bash}");

@@ -7,7 +7,8 @@ use crate::results::names::{probe, run::NOT_COMPLETE};
 use crate::results::{Document, Record};
 use crate::topology::Topology;
 
-/// One part: the probe its records carry and its command line.
+/// One part: the probe its records carry and its command line (the
+/// command is named as the probe).
 pub struct Part {
     pub probe: &'static str,
     pub args: fn(&Topology) -> Vec<String>,
@@ -17,11 +18,11 @@ pub struct Part {
 pub const PARTS: [Part; 3] = [
     Part {
         probe: probe::MEM,
-        args: |_| words(&["mem", "--all", "--secs", "5", "--json"]),
+        args: |_| words(&[probe::MEM, "--all", "--secs", "5", "--json"]),
     },
     Part {
         probe: probe::AUTONUMA,
-        args: |_| words(&["autonuma", "all", "--json"]),
+        args: |_| words(&[probe::AUTONUMA, "all", "--json"]),
     },
     Part {
         probe: probe::SCHED,
@@ -29,7 +30,7 @@ pub const PARTS: [Part; 3] = [
         // the burst at 3 s.
         args: |topo| {
             let tasks = topo.allowed.cpus.len().max(2).to_string();
-            words(&["sched", &tasks, "--passes", "1000", "--json"])
+            words(&[probe::SCHED, &tasks, "--passes", "1000", "--json"])
         },
     },
 ];
