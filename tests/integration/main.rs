@@ -3,6 +3,7 @@
 mod autonuma;
 mod bad_input;
 mod fixtures;
+mod formats;
 mod gather;
 mod generate;
 mod golden;
