@@ -167,3 +167,63 @@ fn part_lines(records: &[Record]) -> String {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(size_kb: u64, operation: &str, bandwidth_mb_s: f64, latency_ns: f64) -> SweepRow {
+        SweepRow {
+            size_kb,
+            operation: operation.into(),
+            bandwidth_mb_s,
+            latency_ns,
+            latency_stddev_ns: 1.0,
+            latency_samples: 3,
+            threads: 2,
+            iterations: 10,
+            elapsed_s: 0.5,
+            variant: "read_portable".into(),
+            bytes_per_element: 8,
+            stream_bandwidth_mb_s: bandwidth_mb_s,
+            placement_verified_pct: 100.0,
+            huge_pct: 0.0,
+            samples: vec![bandwidth_mb_s.max(latency_ns)],
+            cv_pct: 1.0,
+            cpus_seen: vec![0],
+            pages_by_node: Default::default(),
+            page_kind: "base".into(),
+        }
+    }
+
+    #[test]
+    fn the_sweep_lines_from_records_are_those_from_the_rows() {
+        let rows = vec![
+            row(16, "read", 12345.678, 0.0),
+            row(4096, "read", 4321.5, 0.0),
+            row(16, "copy", 9000.25, 0.0),
+            row(4096, "copy", 3000.75, 0.0),
+            row(16, "latency", 0.0, 1.25),
+            row(131072, "latency", 0.0, 97.5),
+        ];
+        let records: Vec<Record> = rows.iter().map(crate::cli::sweep::record).collect();
+        let from_records = sweep_lines(&sweep_rows(&records));
+        assert_eq!(from_records, sweep_lines(&rows));
+        assert!(
+            from_records.contains("sweep read ") && from_records.contains("97.5 ns at 131072 KiB")
+        );
+    }
+
+    #[test]
+    fn a_failed_part_and_skipped_tests_are_counted_apart() {
+        let mut failed = Record::new(probe::MEM, run::NOT_COMPLETE);
+        failed.notes.push("mem: failed".into());
+        let skipped = Record::new(probe::MEM, "numa01").param(run::SKIPPED, true);
+        let done = Record::new(probe::MEM, "numa02");
+        let lines = part_lines(&[failed, skipped, done]);
+        assert_eq!(
+            lines,
+            "  mem      perf's suite 1 record(s), 1 skipped - NOT COMPLETE, see its log\n"
+        );
+    }
+}
