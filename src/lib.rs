@@ -12,6 +12,7 @@ pub mod console;
 pub mod error;
 pub(crate) mod ids;
 pub mod interrupt;
+pub mod jobs;
 pub mod kernels;
 pub mod memory;
 pub mod output;

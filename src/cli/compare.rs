@@ -3,9 +3,9 @@
 use crate::analysis::compare::compare;
 use crate::error::usage;
 use crate::output::compare as render;
+use crate::output::render::Format;
 use crate::results::Document;
 use anyhow::Result;
-use std::io::Write;
 use std::path::PathBuf;
 
 /// Compare results files (kernel A against kernel B, this server against
@@ -27,15 +27,8 @@ pub struct CompareArgs {
     /// bandwidth and latency measurements).
     #[arg(long)]
     pub all_metrics: bool,
-    /// Markdown table.
-    #[arg(long, conflicts_with_all = ["csv", "json"])]
-    pub markdown: bool,
-    /// CSV, one line per test and metric.
-    #[arg(long, conflicts_with = "json")]
-    pub csv: bool,
-    /// JSON.
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub format: super::output::FormatArgs,
 }
 
 fn labels(args: &CompareArgs) -> Result<Vec<String>> {
@@ -70,15 +63,7 @@ pub fn run(args: CompareArgs) -> Result<()> {
         .collect::<Result<_>>()?;
     let refs: Vec<&Document> = others.iter().collect();
     let c = compare(&base, &refs, args.all_metrics);
-    let text = if args.json {
-        render::json(&c, &labels)
-    } else if args.csv {
-        render::csv(&c, &labels)
-    } else if args.markdown {
-        render::markdown(&c, &labels)
-    } else {
-        render::text(&c, &labels)
-    };
-    std::io::stdout().lock().write_all(text.as_bytes())?;
+    let format = args.format.chosen().unwrap_or(Format::Text);
+    crate::console::out(&render::render(&c, &labels, format)?);
     Ok(())
 }

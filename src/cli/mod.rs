@@ -4,6 +4,7 @@
 mod autonuma;
 mod compare;
 mod gather;
+mod generate;
 mod matrix;
 mod mem;
 mod model;
@@ -14,7 +15,7 @@ mod report;
 mod run;
 mod sched;
 pub mod select;
-mod sweep;
+pub(crate) mod sweep;
 mod topo;
 pub mod units;
 
@@ -46,6 +47,7 @@ pub enum Command {
     Sched(sched::SchedArgs),
     Compare(compare::CompareArgs),
     Report(report::ReportArgs),
+    Generate(generate::GenerateArgs),
 }
 
 impl Command {
@@ -112,6 +114,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Compare(args) => compare::run(args),
         Command::Report(args) => report::run(args),
         Command::Run(args) => run::run(args),
+        Command::Generate(args) => generate::run(args),
     }
 }
 
@@ -154,31 +157,9 @@ pub fn finish_document(
     }
 }
 
-/// Leaves `doc` incomplete after a stop by `sig` and says so in a note: on
-/// its last record, or on a record of its own when nothing was measured.
-pub fn mark_interrupted(doc: &mut crate::results::Document, probe: &str, sig: i32) {
-    let note = format!(
-        "interrupted by {}: the run is partial; what is here was measured before the stop",
-        crate::interrupt::name(sig)
-    );
-    doc.complete = false;
-    match doc.records.last_mut() {
-        Some(r) => r.notes.push(note),
-        None => {
-            let mut r = crate::results::Record::new(probe, "interrupted");
-            r.notes.push(note);
-            doc.records.push(r);
-        }
-    }
-}
-
-/// The line the human output opens with after a stop.
-pub fn interrupted_line(sig: i32, kept: &str) -> String {
-    format!(
-        "INTERRUPTED by {}: partial results, {kept}",
-        crate::interrupt::name(sig)
-    )
-}
+/// The stop helpers every measuring command shares, kept where the
+/// commands call them.
+pub use crate::jobs::{interrupted_line, mark_interrupted};
 
 /// `text` as shown after a stop by `sig`: opened by the INTERRUPTED line
 /// where a person reads it; where a program does (JSON, CSV, LaTeX) the

@@ -1,15 +1,13 @@
-//! `numabench place`: put a buffer and a thread where asked and report where
-//! they really are. It answers "does binding work here?" before any
-//! benchmark relies on it, and is what the multi-node VM tests drive.
+//! `numabench place`: its arguments, checked against the machine (see
+//! `jobs::place` for the work).
 
 use super::select;
-use crate::memory::{Buffer, BufferOptions, PageKind, Placement};
-use crate::placement::{MemPolicy, pin_and_check};
+use crate::memory::PageKind;
+use crate::output::render::Format;
+use crate::placement::MemPolicy;
 use crate::topology::{SysfsRoot, read_topology};
 use crate::view::table::bytes;
-use anyhow::{Context, Result};
-use serde::Serialize;
-use std::collections::BTreeMap;
+use anyhow::Result;
 use std::path::Path;
 
 /// Allocate a buffer under a memory policy from a pinned thread and report
@@ -36,24 +34,8 @@ pub struct PlaceArgs {
     /// an empty pool falls back to THP, as the output says.
     #[arg(long, default_value = "thp", value_name = "KIND")]
     pub pages: String,
-    /// Print JSON instead of the table.
-    #[arg(long)]
-    pub json: bool,
-}
-
-#[derive(Serialize)]
-struct Report {
-    policy_requested: String,
-    policy_applied: String,
-    size_bytes: usize,
-    pages_requested: String,
-    pages_used: String,
-    page_size: usize,
-    fallback: Option<String>,
-    cpu_requested: Option<usize>,
-    cpu_seen: usize,
-    cpu_seen_node: Option<usize>,
-    placement: Placement,
+    #[command(flatten)]
+    pub format: super::output::FormatArgs,
 }
 
 pub fn run(args: PlaceArgs) -> Result<()> {
@@ -70,21 +52,6 @@ pub fn run(args: PlaceArgs) -> Result<()> {
         .parse()
         .map_err(|e| crate::error::usage(format!("--pages {e}")))?;
     check_huge_size(pages, &args.pages, Path::new(HUGEPAGES))?;
-    // Only `bind` keeps the pages off the other nodes; every other policy
-    // falls back to them when its nodes are full.
-    let bound: Option<Vec<usize>> = match &policy {
-        MemPolicy::Bind(nodes) => Some(nodes.iter().collect()),
-        _ => None,
-    };
-    crate::memory::admission::admit(
-        &topo,
-        &crate::memory::admission::Footprint {
-            bytes: size as u64,
-            nodes: bound.as_deref(),
-            what: format!("--size {}", args.size),
-            remedy: "give a smaller --size",
-        },
-    )?;
     let cpu = match (args.cpu, args.cpu_node) {
         (Some(c), _) => {
             select::cpu(&topo, c, "--cpu")?;
@@ -93,40 +60,16 @@ pub fn run(args: PlaceArgs) -> Result<()> {
         (None, Some(n)) => select::cpu_node(&topo, n, "--cpu-node")?.first(),
         (None, None) => None,
     };
-
-    if let Some(c) = cpu {
-        pin_and_check(c).with_context(|| format!("cannot run on CPU {c}"))?;
-    }
-    let mut opts = BufferOptions::new(size).pages(pages);
-    if policy != MemPolicy::Default {
-        opts = opts.policy(policy.clone());
-    }
-    let buffer = Buffer::new(&opts)
-        .with_context(|| format!("cannot allocate {} under {policy}", bytes(size as u64)))?;
-    let placement = buffer
-        .verify()
-        .context("cannot query where the pages are")?;
-    let cpu_seen = crate::placement::current_cpu();
-    let report = Report {
-        policy_requested: policy.to_string(),
-        policy_applied: buffer
-            .policy()
-            .map_or_else(|| "default".into(), |p| p.to_string()),
-        size_bytes: size,
-        pages_requested: pages.to_string(),
-        pages_used: buffer.page_kind().to_string(),
-        page_size: buffer.page_size(),
-        fallback: buffer.fallback_reason().map(str::to_string),
-        cpu_requested: cpu,
-        cpu_seen,
-        cpu_seen_node: topo.cpu(cpu_seen).and_then(|c| c.node),
-        placement,
+    let request = crate::jobs::place::Request {
+        policy,
+        size,
+        size_text: args.size,
+        pages,
+        cpu,
     };
-    if args.json {
-        crate::console::out(&format!("{}\n", serde_json::to_string_pretty(&report)?));
-    } else {
-        crate::console::out(&render(&report));
-    }
+    let report = crate::jobs::place::run(&topo, &request)?;
+    let format = args.format.chosen().unwrap_or(Format::Text);
+    crate::console::out(&report.render(format)?);
     Ok(())
 }
 
@@ -172,58 +115,6 @@ fn check_huge_size(pages: PageKind, text: &str, dir: &Path) -> Result<()> {
         bytes(size as u64),
         dir.display()
     )))
-}
-
-fn render(r: &Report) -> String {
-    let node = |n: Option<usize>| n.map_or("?".into(), |n| n.to_string());
-    let mut out = format!(
-        "policy     {} (applied: {})\nbuffer     {}, {} pages (page size {}){}\n",
-        r.policy_requested,
-        r.policy_applied,
-        bytes(r.size_bytes as u64),
-        r.pages_used,
-        bytes(r.page_size as u64),
-        r.fallback
-            .as_ref()
-            .map_or(String::new(), |f| format!("; {f}")),
-    );
-    out += &match r.cpu_requested {
-        Some(c) => format!(
-            "thread     pinned to CPU {c}, seen on CPU {} (node {})\n",
-            r.cpu_seen,
-            node(r.cpu_seen_node)
-        ),
-        None => format!(
-            "thread     not pinned, seen on CPU {} (node {})\n",
-            r.cpu_seen,
-            node(r.cpu_seen_node)
-        ),
-    };
-    let p = &r.placement;
-    let present: u64 = p.pages_by_node.values().sum();
-    let by_node: BTreeMap<_, _> = p.pages_by_node.iter().collect();
-    let cells: Vec<String> = by_node
-        .iter()
-        .map(|(n, c)| {
-            format!(
-                "node {n}: {c} ({:.1}%)",
-                100.0 * **c as f64 / present.max(1) as f64
-            )
-        })
-        .collect();
-    out += &format!(
-        "pages      {}   [{} of {} pages checked]\n",
-        cells.join("   "),
-        p.pages_checked,
-        p.pages_total
-    );
-    out += &format!(
-        "on target  {}\nhuge pages {:.1}% of the buffer\n",
-        p.on_target_pct
-            .map_or("- (no target)".into(), |v| format!("{v:.1}%")),
-        p.huge_pct
-    );
-    out
 }
 
 #[cfg(test)]

@@ -1,10 +1,9 @@
 //! `numabench report`: one self-contained HTML file from results files.
 
-use crate::output::html::{Run, report};
-use crate::output::render::{Format, render};
+use crate::output::html::Run;
+use crate::output::render::Format;
 use crate::results::{Document, write_output};
 use anyhow::Result;
-use std::io::Write;
 use std::path::PathBuf;
 
 /// Write one self-contained HTML report (inline CSS and SVG charts, no
@@ -44,21 +43,10 @@ pub fn run(args: ReportArgs) -> Result<()> {
             doc,
         })
         .collect();
-    let text = match args.format.chosen().unwrap_or(Format::Html) {
-        Format::Html => report(&runs),
-        Format::Json if docs.len() > 1 => {
-            let all: Vec<&Document> = docs.iter().collect();
-            format!("{}\n", serde_json::to_string_pretty(&all)?)
-        }
-        f => docs
-            .iter()
-            .map(|d| render(d, f, crate::probes::VIEWS))
-            .collect::<Result<Vec<_>>>()?
-            .join("\n"),
-    };
+    let text = crate::output::report::runs(&runs, args.format.chosen().unwrap_or(Format::Html))?;
     match &args.output {
         Some(path) => write_output(path, text.as_bytes())?,
-        None => std::io::stdout().lock().write_all(text.as_bytes())?,
+        None => crate::console::out(&text),
     }
     Ok(())
 }

@@ -1,27 +1,21 @@
 use super::RootArgs;
+use crate::output::render::Format;
 use anyhow::Result;
-use std::io::Write;
 
 /// Show nodes, CPUs, memory, distances, caches, huge pages, THP, NUMA
-/// balancing, cpuset limits, HMAT and accelerators.
+/// balancing, cpuset limits, HMAT and accelerators. `--json` prints the
+/// full model; Markdown, LaTeX, HTML and CSV give its tables.
 #[derive(clap::Args, Debug)]
 pub struct TopoArgs {
-    /// Print the full model as JSON instead of the table.
-    #[arg(long)]
-    pub json: bool,
     #[command(flatten)]
     pub root: RootArgs,
+    #[command(flatten)]
+    pub format: super::output::FormatArgs,
 }
 
 pub fn run(args: TopoArgs) -> Result<()> {
     let (_, topo) = args.root.topology()?;
-    let text = if args.json {
-        let mut s = serde_json::to_string_pretty(&topo)?;
-        s.push('\n');
-        s
-    } else {
-        crate::output::topo_text::render(&topo)
-    };
-    std::io::stdout().lock().write_all(text.as_bytes())?;
+    let format = args.format.chosen().unwrap_or(Format::Text);
+    crate::console::out(&crate::output::topo_tables::render(&topo, format)?);
     Ok(())
 }

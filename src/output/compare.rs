@@ -1,6 +1,8 @@
 //! A comparison as text in the layout of the kernel-comparison tables
 //! (`test : base | other: +x.x% | ... | unit`), as Markdown, CSV or JSON.
 
+use super::render::Format;
+use super::sections::Section;
 use crate::analysis::compare::{Cell, Comparison, Row};
 use crate::results::Better;
 use serde_json::json;
@@ -162,6 +164,64 @@ pub fn markdown(c: &Comparison, labels: &[String]) -> String {
         out.push_str(&format!(" {} | {} |\n", r.unit, better(r.better)));
     }
     out
+}
+
+/// The comparison in `format`: its own layouts for text, CSV, JSON and
+/// Markdown, its table for LaTeX and HTML.
+pub fn render(c: &Comparison, labels: &[String], format: Format) -> anyhow::Result<String> {
+    Ok(match format {
+        Format::Text => text(c, labels),
+        Format::Csv => csv(c, labels),
+        Format::Json => json(c, labels),
+        Format::Markdown => markdown(c, labels),
+        f => {
+            let title = format!("numabench compare: {}", labels.join(" vs "));
+            super::tables::render(&title, &[section(c, labels)], f)?
+        }
+    })
+}
+
+/// The comparison as one table, with the columns of the Markdown one.
+pub fn section(c: &Comparison, labels: &[String]) -> Section {
+    let mut s = Section::new("comparison");
+    s.header = vec!["test".into(), "metric".into(), labels[0].clone()];
+    for l in &labels[1..] {
+        s.header.push(l.clone());
+        s.header.push("change".into());
+    }
+    s.header.extend(["unit".into(), "better".into()]);
+    for r in &c.rows {
+        let mut row = vec![r.test.clone(), r.metric.clone(), num(r.base)];
+        for cell in &r.others {
+            match cell {
+                Some(c) => row.extend([
+                    num(c.value),
+                    format!(
+                        "{:+.1}%{}",
+                        c.change_pct,
+                        if c.within_noise == Some(true) {
+                            " (noise)"
+                        } else {
+                            ""
+                        }
+                    ),
+                ]),
+                None => row.extend(["-".into(), "-".into()]),
+            }
+        }
+        row.extend([r.unit.clone(), better(r.better).into()]);
+        s.rows.push(row);
+    }
+    s.lines.push("changes are signed so that + is better; (noise) marks a change within the runs' own noise (2 standard deviations of the kept samples)".into());
+    for (i, n) in c.unmatched.iter().enumerate() {
+        if *n > 0 {
+            s.lines.push(format!(
+                "{}: {n} record(s) not in the base run, not shown",
+                labels[i + 1]
+            ));
+        }
+    }
+    s
 }
 
 fn better(b: Better) -> &'static str {

@@ -355,6 +355,20 @@ fn view_part(run: &Run<'_>, view: &dyn View) -> String {
     part(&anchor(view.probe(), &run.label), out)
 }
 
+/// One page of titled tables (a command whose output is not a results
+/// document: topology, placement, comparison).
+pub fn page(title: &str, sections: &[Section]) -> String {
+    let mut out = format!(
+        "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>{0}</title><style>{STYLE}</style></head><body><h1>{0}</h1>",
+        escape(title)
+    );
+    for s in sections {
+        out.push_str(&section(s));
+    }
+    out.push_str("</body></html>\n");
+    out
+}
+
 /// The report of `runs`, each probe's part drawn by its view in `views`.
 pub fn report(runs: &[Run<'_>]) -> String {
     report_with(runs, crate::probes::VIEWS)

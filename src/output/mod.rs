@@ -7,9 +7,12 @@ pub mod matrix;
 pub mod mem;
 pub mod model;
 pub mod render;
+pub mod report;
 pub mod sections;
 pub mod svg;
 pub mod sweep;
+pub mod tables;
+pub mod topo_tables;
 pub mod topo_text;
 
 pub use crate::view::{escape, markdown_cell};

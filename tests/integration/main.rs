@@ -3,7 +3,9 @@
 mod autonuma;
 mod bad_input;
 mod fixtures;
+mod formats;
 mod gather;
+mod generate;
 mod golden;
 mod matrix;
 mod mem;

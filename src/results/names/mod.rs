@@ -10,6 +10,7 @@ pub mod matrix;
 pub mod mem;
 pub mod model;
 pub mod pcie;
+pub mod run;
 pub mod sched;
 pub mod sweep;
 
@@ -22,6 +23,8 @@ pub mod probe {
     pub const MEM: &str = "mem";
     pub const MODEL: &str = "model";
     pub const PCIE: &str = "pcie";
+    /// The `run` job, on the record it leaves when stopped before measuring.
+    pub const RUN: &str = "run";
 }
 
 /// Params every probe that has the thing names the same way.

@@ -1,0 +1,180 @@
+//! The `run` job: characterises this machine end to end (topology, the
+//! node-to-node matrix, a cache-aware sweep and, with the full profile, the
+//! workload parts), and leaves a results folder with the results document,
+//! an HTML report and CSVs.
+
+mod folder;
+mod parts;
+mod summary;
+
+use crate::kernels::{self, Op, Store};
+use crate::output::html::{Run, report};
+use crate::probes::matrix::{self, MatrixConfig};
+use crate::probes::measure::Timing;
+use crate::probes::sweep::{self, SweepConfig, SweepRow};
+use crate::progress::Progress;
+use crate::results::names::probe;
+use crate::results::{Document, write_output};
+use crate::topology::{SysfsRoot, Topology, read_topology};
+use anyhow::{Context, Result};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+/// What to run and where the folder goes.
+pub struct Options {
+    /// Where results folders go.
+    pub dir: PathBuf,
+    /// Also the workload parts (perf's suite, AutoNUMA, numa_test).
+    pub full: bool,
+}
+
+/// What a run leaves for the command to print: the summary, and the stop
+/// signal if one ended it early.
+pub struct Outcome {
+    pub text: String,
+    pub interrupted: Option<i32>,
+}
+
+/// What was measured: the document, the sweep's rows (for sweep.csv) and
+/// the logs of the parts.
+struct Measured {
+    doc: Document,
+    rows: Vec<SweepRow>,
+    logs: Vec<(&'static str, String)>,
+}
+
+fn stopped() -> bool {
+    crate::interrupt::requested().is_some()
+}
+
+/// Runs every part, writes the folder and returns the summary.
+pub fn run(opts: &Options) -> Result<Outcome> {
+    crate::results::check_output_dir(&opts.dir, "--dir")?;
+    let topo = read_topology(&SysfsRoot::live())?;
+    let started = Instant::now();
+    let mut m = measure(&topo, opts.full)?;
+    let interrupted = crate::interrupt::requested();
+    match interrupted {
+        None => m.doc.finish(),
+        Some(sig) => super::mark_interrupted(&mut m.doc, probe::RUN, sig),
+    }
+    let folder = folder::new_folder(&opts.dir, &topo.hostname, &m.doc.started)?;
+    write_folder(&folder, &m)?;
+    let mut text = String::new();
+    if let Some(sig) = interrupted {
+        text.push_str(&super::interrupted_line(
+            sig,
+            "the folder holds what was measured before the stop",
+        ));
+        text.push('\n');
+    }
+    text.push_str(&summary::summary(&m.doc, started.elapsed().as_secs_f64()));
+    text.push_str(&format!(
+        "report: {}\n",
+        folder.join("report.html").display()
+    ));
+    Ok(Outcome { text, interrupted })
+}
+
+/// The matrix, the sweep and, with `full`, the workload parts, one after
+/// the other until a stop.
+fn measure(topo: &Topology, full: bool) -> Result<Measured> {
+    let mut doc = Document::new(topo);
+    let progress = Progress::new(false);
+    let steps = if full { 2 + parts::PARTS.len() } else { 2 };
+    let show = |step: usize, what: &str| progress.step(&format!("[{}/{steps}] {what}", step + 1));
+    measure_matrix(topo, &mut doc, &|w| show(0, &format!("matrix: {w}")))?;
+    let rows = measure_sweep(topo, &mut doc, &|w| show(1, &format!("sweep: {w}")))?;
+    let mut logs = Vec::new();
+    if full {
+        for (i, part) in parts::PARTS.iter().enumerate() {
+            if stopped() {
+                break;
+            }
+            show(2 + i, part.probe);
+            let ran = parts::run_part(part, topo, stopped);
+            doc.records.extend(ran.records);
+            logs.push((part.probe, ran.log));
+        }
+    }
+    Ok(Measured { doc, rows, logs })
+}
+
+/// The node-to-node matrix (one thread, saturated, latency) with the best
+/// triad kernel, and the theoretical peak where DMI gives one.
+fn measure_matrix(topo: &Topology, doc: &mut Document, show: &dyn Fn(&str)) -> Result<()> {
+    let cfg = MatrixConfig {
+        kernel: kernels::best(Op::Triad, Store::Regular).context("no triad kernel runs here")?,
+        working_set: None,
+        latency_bytes: None,
+        timing: Timing::default(),
+        single: true,
+        saturated: true,
+        latency: true,
+        huge: false,
+        time_limit: None,
+        cpu_nodes: None,
+        mem_nodes: None,
+    };
+    let m = matrix::run(topo, &cfg, &mut |w| show(w))?;
+    doc.records.extend(m.records());
+    match matrix::peak_record(topo) {
+        Ok(rec) => doc.records.push(rec),
+        Err(why) => {
+            if let Some(first) = doc.records.first_mut() {
+                first
+                    .notes
+                    .push(format!("no theoretical peak from DMI: {why}"));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The default sweep, unless a stop came first; its notes go on its first
+/// record.
+fn measure_sweep(
+    topo: &Topology,
+    doc: &mut Document,
+    show: &dyn Fn(&str),
+) -> Result<Vec<SweepRow>> {
+    let (rows, notes) = if stopped() {
+        (Vec::new(), Vec::new())
+    } else {
+        sweep::run(topo, &SweepConfig::default(), &mut |w| show(w))?
+    };
+    let first_sweep = doc.records.len();
+    doc.records
+        .extend(rows.iter().map(crate::cli::sweep::record));
+    if let Some(r) = doc.records.get_mut(first_sweep) {
+        r.notes.extend(notes);
+    }
+    Ok(rows)
+}
+
+/// results.json, the parts' logs, the AutoNUMA series as CSV, matrix.csv,
+/// sweep.csv and report.html.
+fn write_folder(folder: &Path, m: &Measured) -> Result<()> {
+    let doc = &m.doc;
+    doc.save(&folder.join("results.json"))?;
+    for (name, log) in &m.logs {
+        write_output(&folder.join(format!("{name}.log")), log.as_bytes())?;
+    }
+    for r in doc.records.iter().filter(|r| r.probe == probe::AUTONUMA) {
+        for s in &r.series {
+            let file = folder::file_name_safe(&format!("autonuma-{}-{}.csv", r.name, s.name));
+            write_output(&folder.join(file), folder::series_csv(s)?.as_bytes())?;
+        }
+    }
+    let view = crate::output::matrix::View::new(doc, None);
+    write_output(&folder.join("matrix.csv"), view.csv().as_bytes())?;
+    write_output(
+        &folder.join("sweep.csv"),
+        crate::output::sweep::csv(&m.rows).as_bytes(),
+    )?;
+    let html = report(&[Run {
+        label: probe::RUN.into(),
+        doc,
+    }]);
+    write_output(&folder.join("report.html"), html.as_bytes())
+}

@@ -1,0 +1,134 @@
+//! The parts `run --profile full` adds, as a table, and how each runs: as a
+//! child numabench printing its results document (`--json`). The workload
+//! engines fork, which wants a single-threaded parent, and a child keeps one
+//! part's failure from taking the others.
+
+use crate::results::names::{probe, run::NOT_COMPLETE};
+use crate::results::{Document, Record};
+use crate::topology::Topology;
+
+/// One part: the probe its records carry and its command line (the
+/// command is named as the probe).
+pub struct Part {
+    pub probe: &'static str,
+    pub args: fn(&Topology) -> Vec<String>,
+}
+
+/// The parts, in the order they run.
+pub const PARTS: [Part; 3] = [
+    Part {
+        probe: probe::MEM,
+        args: |_| words(&[probe::MEM, "--all", "--secs", "5", "--json"]),
+    },
+    Part {
+        probe: probe::AUTONUMA,
+        args: |_| words(&[probe::AUTONUMA, "all", "--json"]),
+    },
+    Part {
+        probe: probe::SCHED,
+        // One task per allowed CPU; 1000 passes keep the tasks busy past
+        // the burst at 3 s.
+        args: |topo| {
+            let tasks = topo.allowed.cpus.len().max(2).to_string();
+            words(&[probe::SCHED, &tasks, "--passes", "1000", "--json"])
+        },
+    },
+];
+
+fn words(w: &[&str]) -> Vec<String> {
+    w.iter().map(|s| s.to_string()).collect()
+}
+
+/// What a part left: its records (with a `NOT_COMPLETE` record when it
+/// failed while no stop was asked for) and its log (its stderr, the human
+/// output).
+pub struct Ran {
+    pub records: Vec<Record>,
+    pub log: String,
+}
+
+/// Runs `part` as a child; `stopped` says whether a stop was asked for,
+/// after which a failure is the stop's and its own records say so.
+pub fn run_part(part: &Part, topo: &Topology, stopped: impl Fn() -> bool) -> Ran {
+    let (mut records, log, failure) = stage(&(part.args)(topo));
+    if let Some(why) = failure.filter(|_| !stopped()) {
+        let name = part.probe;
+        eprintln!("numabench: warning: {name}: {why}; the other parts go on");
+        let mut note = Record::new(name, NOT_COMPLETE);
+        note.notes.push(format!("{name}: {why} (see {name}.log)"));
+        records.insert(0, note);
+    }
+    Ran { records, log }
+}
+
+/// Runs this binary with `args`; returns the records of the results
+/// document it printed (those of a failed run too, when it printed one),
+/// its stderr (its human output) and why it failed, if it did.
+fn stage(args: &[String]) -> (Vec<Record>, String, Option<String>) {
+    let out = match std::env::current_exe().and_then(|exe| {
+        use std::process::Stdio;
+        let mut cmd = std::process::Command::new(exe);
+        cmd.args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        crate::interrupt::tie_child(&mut cmd);
+        wait_passing_stops_on(cmd.spawn()?)
+    }) {
+        Ok(out) => out,
+        Err(e) => {
+            return (
+                Vec::new(),
+                String::new(),
+                Some(format!("cannot start: {e}")),
+            );
+        }
+    };
+    let log = String::from_utf8_lossy(&out.stderr).to_string();
+    let doc = serde_json::from_slice::<Document>(&out.stdout);
+    let failure = if !out.status.success() {
+        let last = log
+            .lines()
+            .rev()
+            .find(|l| !l.trim().is_empty())
+            .unwrap_or("");
+        Some(format!("failed ({}): {last}", out.status))
+    } else {
+        doc.as_ref()
+            .err()
+            .map(|e| format!("its results do not parse: {e}"))
+    };
+    (doc.map(|d| d.records).unwrap_or_default(), log, failure)
+}
+
+/// Waits for a stage, passing a stop signal this process receives on to it
+/// once (it is in a process group of its own); a second signal kills it
+/// with this process (see `interrupt`).
+fn wait_passing_stops_on(child: std::process::Child) -> std::io::Result<std::process::Output> {
+    use std::sync::mpsc::{RecvTimeoutError, channel};
+    let pid = child.id() as i32;
+    crate::interrupt::set_child(pid);
+    let (tx, rx) = channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(child.wait_with_output());
+    });
+    let mut passed_on = false;
+    let out = loop {
+        match rx.recv_timeout(std::time::Duration::from_millis(50)) {
+            Ok(out) => break out,
+            Err(RecvTimeoutError::Timeout) => {
+                if let Some(sig) = crate::interrupt::requested()
+                    && !passed_on
+                {
+                    crate::interrupt::pass_on(pid, sig);
+                    passed_on = true;
+                }
+            }
+            Err(RecvTimeoutError::Disconnected) => {
+                break Err(std::io::Error::other("lost track of the stage"));
+            }
+        }
+    };
+    crate::interrupt::set_child(0);
+    out
+}

@@ -1,0 +1,229 @@
+//! The summary `run` prints, from the records of its results document.
+
+use crate::analysis::atlas::{Atlas, Grid};
+use crate::probes::sweep::SweepRow;
+use crate::results::names::{metric, param, probe, run};
+use crate::results::{Document, Record};
+
+/// The summary of `doc`, measured in `secs`.
+pub fn summary(doc: &Document, secs: f64) -> String {
+    let h = &doc.host;
+    let mut out = format!(
+        "{} ({}), {} node(s) with memory, {} CPU(s); measured in {secs:.0} s\n",
+        crate::output::escape(&h.hostname),
+        crate::output::escape(&h.cpu_model),
+        h.topology.nodes.iter().filter(|n| n.has_memory).count(),
+        h.topology.allowed.cpus.len()
+    );
+    out.push_str(&matrix_lines(&Atlas::from_records(&doc.records)));
+    out.push_str(&sweep_lines(&sweep_rows(&doc.records)));
+    out.push_str(&part_lines(&doc.records));
+    out
+}
+
+/// The lowest and highest value of `g`'s local (or remote) cells.
+fn range(g: &Grid, local: bool) -> Option<(f64, f64)> {
+    let v: Vec<f64> = g
+        .values
+        .iter()
+        .filter(|((c, m), _)| (c == m) == local)
+        .map(|(_, v)| *v)
+        .collect();
+    let lo = v.iter().copied().reduce(f64::min)?;
+    let hi = v.iter().copied().reduce(f64::max)?;
+    Some((lo, hi))
+}
+
+fn shown(r: Option<(f64, f64)>, unit: &str, d: usize) -> String {
+    match r {
+        Some((lo, hi)) if (hi - lo).abs() < 0.5 => format!("{lo:.d$} {unit}"),
+        Some((lo, hi)) => format!("{lo:.d$}-{hi:.d$} {unit}"),
+        None => "-".into(),
+    }
+}
+
+fn matrix_lines(a: &Atlas) -> String {
+    let mut out = String::new();
+    let local_remote = |g: &Grid, unit: &str, d: usize| {
+        format!(
+            "local {}, remote {}",
+            shown(range(g, true), unit, d),
+            shown(range(g, false), unit, d)
+        )
+    };
+    out.push_str(&format!(
+        "  triad, one thread:  {}\n",
+        local_remote(&a.single, "MB/s", 0)
+    ));
+    out.push_str(&format!(
+        "  triad, saturated:   {}\n",
+        local_remote(&a.saturated, "MB/s", 0)
+    ));
+    out.push_str(&format!(
+        "  idle latency:       {}\n",
+        local_remote(&a.latency, "ns", 1)
+    ));
+    let (_, classes) = crate::analysis::placement::system_classes(a);
+    out.push_str(&format!(
+        "  bandwidth classes:  {}\n",
+        classes
+            .classes
+            .iter()
+            .map(|c| format!("<= {:.0} MB/s", c.max))
+            .collect::<Vec<_>>()
+            .join(", ")
+    ));
+    out
+}
+
+/// The sweep records as the rows the sweep summary reads (the figures it
+/// reads; the rest left empty).
+fn sweep_rows(records: &[Record]) -> Vec<SweepRow> {
+    let figure = |r: &Record, name: &str| r.metrics.get(name).map_or(0.0, |m| m.value);
+    records
+        .iter()
+        .filter(|r| r.probe == probe::SWEEP)
+        .map(|r| SweepRow {
+            size_kb: r
+                .params
+                .get(param::SIZE_BYTES)
+                .and_then(serde_json::Value::as_u64)
+                .unwrap_or(0)
+                / 1024,
+            operation: r
+                .params
+                .get(run::OPERATION)
+                .and_then(serde_json::Value::as_str)
+                .unwrap_or_default()
+                .to_string(),
+            bandwidth_mb_s: figure(r, metric::BANDWIDTH_MB_S),
+            latency_ns: figure(r, metric::LATENCY_NS),
+            latency_stddev_ns: 0.0,
+            latency_samples: 0,
+            threads: 0,
+            iterations: 0,
+            elapsed_s: 0.0,
+            variant: String::new(),
+            bytes_per_element: 0,
+            stream_bandwidth_mb_s: 0.0,
+            placement_verified_pct: 0.0,
+            huge_pct: 0.0,
+            samples: Vec::new(),
+            cv_pct: 0.0,
+            cpus_seen: Vec::new(),
+            pages_by_node: Default::default(),
+            page_kind: String::new(),
+        })
+        .collect()
+}
+
+fn sweep_lines(rows: &[SweepRow]) -> String {
+    let mut out = String::new();
+    let s = crate::analysis::sweep_summary::summarize(rows);
+    for o in &s.ops {
+        out.push_str(&format!(
+            "  sweep {:<6}        peak {:.0} MB/s, log2-weighted average {:.0} MB/s\n",
+            o.operation, o.peak_mb_s, o.weighted_avg_mb_s
+        ));
+    }
+    if let Some((ns, kb)) = s.ram_latency {
+        out.push_str(&format!("  RAM latency:        {ns:.1} ns at {kb} KiB\n"));
+    }
+    out
+}
+
+/// One line per part of `--profile full` that left records: how many,
+/// how many skipped, and whether it failed.
+fn part_lines(records: &[Record]) -> String {
+    let mut out = String::new();
+    for (probe, what) in [
+        (probe::MEM, "perf's suite"),
+        (probe::AUTONUMA, "AutoNUMA"),
+        (probe::SCHED, "numa_test"),
+    ] {
+        let recs: Vec<_> = records.iter().filter(|r| r.probe == probe).collect();
+        if recs.is_empty() {
+            continue;
+        }
+        let skipped = recs
+            .iter()
+            .filter(|r| r.params.get(run::SKIPPED) == Some(&serde_json::Value::Bool(true)))
+            .count();
+        let failed = recs.iter().filter(|r| r.name == run::NOT_COMPLETE).count();
+        out.push_str(&format!(
+            "  {probe:<8} {what:<11} {} record(s){}{}\n",
+            recs.len() - skipped - failed,
+            if skipped > 0 {
+                format!(", {skipped} skipped")
+            } else {
+                String::new()
+            },
+            if failed > 0 {
+                " - NOT COMPLETE, see its log".to_string()
+            } else {
+                String::new()
+            }
+        ));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(size_kb: u64, operation: &str, bandwidth_mb_s: f64, latency_ns: f64) -> SweepRow {
+        SweepRow {
+            size_kb,
+            operation: operation.into(),
+            bandwidth_mb_s,
+            latency_ns,
+            latency_stddev_ns: 1.0,
+            latency_samples: 3,
+            threads: 2,
+            iterations: 10,
+            elapsed_s: 0.5,
+            variant: "read_portable".into(),
+            bytes_per_element: 8,
+            stream_bandwidth_mb_s: bandwidth_mb_s,
+            placement_verified_pct: 100.0,
+            huge_pct: 0.0,
+            samples: vec![bandwidth_mb_s.max(latency_ns)],
+            cv_pct: 1.0,
+            cpus_seen: vec![0],
+            pages_by_node: Default::default(),
+            page_kind: "base".into(),
+        }
+    }
+
+    #[test]
+    fn the_sweep_lines_from_records_are_those_from_the_rows() {
+        let rows = vec![
+            row(16, "read", 12345.678, 0.0),
+            row(4096, "read", 4321.5, 0.0),
+            row(16, "copy", 9000.25, 0.0),
+            row(4096, "copy", 3000.75, 0.0),
+            row(16, "latency", 0.0, 1.25),
+            row(131072, "latency", 0.0, 97.5),
+        ];
+        let records: Vec<Record> = rows.iter().map(crate::cli::sweep::record).collect();
+        let from_records = sweep_lines(&sweep_rows(&records));
+        assert_eq!(from_records, sweep_lines(&rows));
+        assert!(
+            from_records.contains("sweep read ") && from_records.contains("97.5 ns at 131072 KiB")
+        );
+    }
+
+    #[test]
+    fn a_failed_part_and_skipped_tests_are_counted_apart() {
+        let mut failed = Record::new(probe::MEM, run::NOT_COMPLETE);
+        failed.notes.push("mem: failed".into());
+        let skipped = Record::new(probe::MEM, "numa01").param(run::SKIPPED, true);
+        let done = Record::new(probe::MEM, "numa02");
+        let lines = part_lines(&[failed, skipped, done]);
+        assert_eq!(
+            lines,
+            "  mem      perf's suite 1 record(s), 1 skipped - NOT COMPLETE, see its log\n"
+        );
+    }
+}

@@ -1,0 +1,25 @@
+//! Several results documents in one format: the HTML report of them all,
+//! or each drawn as its command printed it, one after the other.
+
+use super::html::{Run, report};
+use super::render::{Format, render};
+use crate::results::Document;
+use anyhow::Result;
+
+/// `runs` in `format`: one HTML report; for JSON the document itself, or
+/// an array of them; otherwise each document's rendering, separated by a
+/// blank line.
+pub fn runs(runs: &[Run<'_>], format: Format) -> Result<String> {
+    Ok(match format {
+        Format::Html => report(runs),
+        Format::Json if runs.len() > 1 => {
+            let all: Vec<&Document> = runs.iter().map(|r| r.doc).collect();
+            format!("{}\n", serde_json::to_string_pretty(&all)?)
+        }
+        f => runs
+            .iter()
+            .map(|r| render(r.doc, f, crate::probes::VIEWS))
+            .collect::<Result<Vec<_>>>()?
+            .join("\n"),
+    })
+}

@@ -1,0 +1,272 @@
+//! The topology as titled tables, for the formats beside the terminal view
+//! (`topo --markdown`, `--latex`, `--csv`, `--html`): the same figures as
+//! `topo_text`, one table per part.
+
+use super::render::Format;
+use super::sections::Section;
+use crate::topology::{Cache, Topology};
+use crate::view::table::bytes;
+
+/// The topology in `format`: the terminal view as text, the model itself
+/// as JSON, tables otherwise.
+pub fn render(t: &Topology, format: Format) -> anyhow::Result<String> {
+    match format {
+        Format::Text => Ok(super::topo_text::render(t)),
+        Format::Json => Ok(format!("{}\n", serde_json::to_string_pretty(t)?)),
+        f => super::tables::render(&title(t), &sections(t), f),
+    }
+}
+
+fn title(t: &Topology) -> String {
+    format!("numabench topo: {} ({})", t.hostname, t.cpu_model)
+}
+
+fn table(title: &str, header: &[&str], rows: Vec<Vec<String>>) -> Section {
+    let mut s = Section::new(title);
+    s.header = header.iter().map(|h| h.to_string()).collect();
+    s.rows = rows;
+    s
+}
+
+/// Nodes, distances, HMAT (if any), caches, settings, accelerators (if
+/// any); the topology's warnings as notes of the last.
+pub fn sections(t: &Topology) -> Vec<Section> {
+    let mut out = vec![nodes(t), distances(t)];
+    if t.nodes.iter().any(|n| n.hmat.is_some()) {
+        out.push(hmat(t));
+    }
+    out.push(caches(t));
+    out.push(settings(t));
+    if !t.accelerators.is_empty() {
+        out.push(accelerators(t));
+    }
+    if let Some(last) = out.last_mut() {
+        last.lines.extend(t.warnings());
+    }
+    out
+}
+
+fn dash(s: String) -> String {
+    if s.is_empty() { "-".into() } else { s }
+}
+
+/// `2048` kB → `2M`, `1048576` → `1G`.
+fn short_page(kb: u64) -> String {
+    if kb >= 1 << 20 && kb.is_multiple_of(1 << 20) {
+        format!("{}G", kb >> 20)
+    } else if kb >= 1024 && kb.is_multiple_of(1024) {
+        format!("{}M", kb >> 10)
+    } else {
+        format!("{kb}K")
+    }
+}
+
+fn nodes(t: &Topology) -> Section {
+    let rows = t
+        .nodes
+        .iter()
+        .map(|n| {
+            let huge = n
+                .hugepages
+                .iter()
+                .map(|h| format!("{}: {}/{}", short_page(h.size_kb), h.free, h.total))
+                .collect::<Vec<_>>()
+                .join(", ");
+            let mut notes = Vec::new();
+            if !n.has_cpu {
+                notes.push("memory only");
+            }
+            if !n.has_memory {
+                notes.push("no memory");
+            }
+            if !t.allowed.nodes.contains(n.id) {
+                notes.push("not allowed");
+            } else if n.has_cpu && t.usable_cpus_of(n.id).is_empty() {
+                notes.push("no allowed CPU");
+            }
+            vec![
+                n.id.to_string(),
+                dash(n.cpus.to_list()),
+                bytes(n.mem_total_bytes),
+                bytes(n.mem_free_bytes),
+                dash(huge),
+                n.tier.map_or("-".into(), |v| v.to_string()),
+                notes.join(", "),
+            ]
+        })
+        .collect();
+    let header = ["node", "cpus", "memory", "free", "huge pages free/total"];
+    table("nodes", &[&header[..], &["tier", "note"]].concat(), rows)
+}
+
+fn distances(t: &Topology) -> Section {
+    let mut header = vec!["distance".to_string()];
+    header.extend(t.nodes.iter().map(|n| n.id.to_string()));
+    let rows = t
+        .nodes
+        .iter()
+        .map(|n| {
+            let mut row = vec![n.id.to_string()];
+            if n.distances.is_empty() {
+                row.extend(t.nodes.iter().map(|_| "?".to_string()));
+            } else {
+                row.extend(n.distances.iter().map(|d| d.to_string()));
+            }
+            row
+        })
+        .collect();
+    let header: Vec<&str> = header.iter().map(String::as_str).collect();
+    table("distances", &header, rows)
+}
+
+fn hmat(t: &Topology) -> Section {
+    let num = |v: Option<u64>| v.map_or("-".into(), |v| v.to_string());
+    let rows = t
+        .nodes
+        .iter()
+        .filter_map(|n| {
+            let h = n.hmat.as_ref()?;
+            Some(vec![
+                n.id.to_string(),
+                h.initiators.to_list(),
+                num(h.read_bandwidth_mb_s),
+                num(h.write_bandwidth_mb_s),
+                num(h.read_latency_ns),
+                num(h.write_latency_ns),
+            ])
+        })
+        .collect();
+    let header = ["node", "initiators", "read MB/s", "write MB/s"];
+    table(
+        "HMAT",
+        &[&header[..], &["read ns", "write ns"]].concat(),
+        rows,
+    )
+}
+
+fn cache_name(c: &Cache) -> String {
+    match c.kind.as_str() {
+        "Data" => format!("L{}d", c.level),
+        "Instruction" => format!("L{}i", c.level),
+        _ => format!("L{}", c.level),
+    }
+}
+
+fn caches(t: &Topology) -> Section {
+    // Identical (level, type, size, sharing width) instances, counted.
+    let mut groups: Vec<(String, u64, usize, usize, Option<u32>)> = Vec::new();
+    for c in &t.caches {
+        let key = (cache_name(c), c.size_bytes, c.cpus.len());
+        match groups.iter_mut().find(|g| (g.0.clone(), g.1, g.3) == key) {
+            Some(g) => g.2 += 1,
+            None => groups.push((key.0, key.1, 1, key.2, c.line_bytes)),
+        }
+    }
+    let rows = groups
+        .into_iter()
+        .map(|(name, size, count, sharing, line)| {
+            vec![
+                name,
+                bytes(size),
+                count.to_string(),
+                sharing.to_string(),
+                line.map_or("-".into(), |l| l.to_string()),
+            ]
+        })
+        .collect();
+    let mut s = table(
+        "caches",
+        &["cache", "size", "count", "CPUs sharing one", "line bytes"],
+        rows,
+    );
+    if t.caches.is_empty() {
+        s.lines.push("caches not reported by this kernel".into());
+    }
+    s
+}
+
+fn settings(t: &Topology) -> Section {
+    let or = |v: &Option<String>, none: &str| v.clone().unwrap_or_else(|| none.into());
+    let balancing = match t.numa_balancing {
+        None => "(not available)".to_string(),
+        Some(0) => "0 (off)".into(),
+        Some(1) => "1 (on)".into(),
+        Some(2) => "2 (memory tiering)".into(),
+        Some(3) => "3 (on, with memory tiering)".into(),
+        Some(v) => format!("{v}"),
+    };
+    let all_nodes = t.node_ids();
+    let mut rows = vec![
+        vec!["THP enabled".into(), or(&t.thp.enabled, "(unsupported)")],
+        vec!["THP defrag".into(), or(&t.thp.defrag, "-")],
+        vec!["numa_balancing".into(), balancing],
+        vec![
+            "cpuset CPUs".into(),
+            format!("{} of {}", t.allowed.cpus, t.cpus_online),
+        ],
+        vec![
+            "cpuset nodes".into(),
+            format!("{} of {}", t.allowed.nodes, all_nodes),
+        ],
+    ];
+    for m in &t.memory_tiers {
+        rows.push(vec![
+            format!("memory tier {}", m.id),
+            format!("nodes {}", m.nodes),
+        ]);
+    }
+    table("settings", &["setting", "value"], rows)
+}
+
+fn accelerators(t: &Topology) -> Section {
+    let rows = t
+        .accelerators
+        .iter()
+        .map(|a| {
+            let link = match (a.link_speed_gt_s, a.link_width) {
+                (Some(s), Some(w)) => format!("{s:.1} GT/s x{w}"),
+                _ => "unknown".into(),
+            };
+            vec![
+                a.pci_address.clone(),
+                a.kind.clone(),
+                format!(
+                    "{}:{}",
+                    a.vendor.trim_start_matches("0x"),
+                    a.device.trim_start_matches("0x")
+                ),
+                a.numa_node.map_or("?".into(), |n| n.to_string()),
+                link,
+                a.link_peak_mb_s().map_or("-".into(), |p| format!("{p:.0}")),
+            ]
+        })
+        .collect();
+    let header = ["accelerator", "kind", "vendor:device", "node", "link"];
+    table(
+        "accelerators",
+        &[&header[..], &["peak MB/s"]].concat(),
+        rows,
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::topology::fixture;
+
+    #[test]
+    fn every_node_and_distance_is_a_cell() {
+        let t = fixture("two-node");
+        let s = sections(&t);
+        assert_eq!(s[0].title, "nodes");
+        assert_eq!(s[0].rows.len(), t.nodes.len());
+        assert_eq!(s[1].header.len(), 1 + t.nodes.len());
+        let md = render(&t, Format::Markdown).unwrap();
+        assert!(md.starts_with("# numabench topo: ") && md.contains("## distances"));
+        let csv = render(&t, Format::Csv).unwrap();
+        assert!(
+            csv.starts_with("table,row,column,value\nnodes,0,cpus,"),
+            "{csv}"
+        );
+    }
+}

@@ -1,0 +1,85 @@
+//! `numabench generate`: the man page and completions come from the clap
+//! definitions and name every command and its flags.
+
+use crate::util::{numabench, stdout_of};
+
+const COMMANDS: [&str; 14] = [
+    "run", "topo", "gather", "place", "sweep", "matrix", "model", "pcie", "mem", "autonuma",
+    "sched", "compare", "report", "generate",
+];
+
+fn text_of(what: &str) -> String {
+    String::from_utf8(stdout_of(["generate", what])).unwrap()
+}
+
+#[test]
+fn the_man_page_names_every_command() {
+    let man = text_of("man");
+    assert!(man.contains(".TH numabench 1"), "{man}");
+    assert!(man.contains(".SH SUBCOMMANDS"), "{man}");
+    for c in COMMANDS {
+        assert!(man.contains(&format!("numabench\\-{c}(1)")), "{c} missing");
+    }
+}
+
+#[test]
+fn each_command_has_a_page_with_its_options() {
+    let run = String::from_utf8(stdout_of(["generate", "man", "run"])).unwrap();
+    assert!(run.contains(".TH numabench-run 1"), "{run}");
+    assert!(run.contains("numabench run"), "{run}");
+    for flag in ["\\-\\-dir", "\\-\\-profile"] {
+        assert!(run.contains(flag), "{flag} missing: {run}");
+    }
+    let topo = String::from_utf8(stdout_of(["generate", "man", "topo"])).unwrap();
+    assert!(topo.contains("\\-\\-sysfs\\-root") && topo.contains("\\-\\-markdown"));
+    let out = numabench()
+        .args(["generate", "man", "nope"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("no such command") && err.contains("matrix"),
+        "{err}"
+    );
+}
+
+#[test]
+fn bash_completion_offers_the_commands_and_their_flags() {
+    let bash = text_of("bash");
+    assert!(bash.contains("_numabench()"), "{bash}");
+    assert!(bash.contains("complete -F _numabench"), "{bash}");
+    for c in COMMANDS {
+        assert!(
+            bash.contains(&format!("cmd=\"numabench__subcmd__{c}\"")),
+            "{c} missing"
+        );
+    }
+    for flag in ["--sysfs-root", "--profile", "--dir", "--save", "--markdown"] {
+        assert!(bash.contains(flag), "{flag} missing");
+    }
+}
+
+#[test]
+fn every_shell_gets_a_script_naming_the_commands() {
+    for (shell, marker) in [
+        ("zsh", "#compdef numabench"),
+        ("fish", "complete -c numabench"),
+        ("elvish", "edit:completion:arg-completer[numabench]"),
+        ("powershell", "Register-ArgumentCompleter"),
+    ] {
+        let script = text_of(shell);
+        assert!(script.contains(marker), "{shell}: no {marker}");
+        for c in ["run", "matrix", "report", "generate"] {
+            assert!(script.contains(c), "{shell}: {c} missing");
+        }
+    }
+}
+
+#[test]
+fn an_unknown_target_is_refused_with_the_choices() {
+    let out = numabench().args(["generate", "tcsh"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("tcsh") && err.contains("bash"), "{err}");
+}
