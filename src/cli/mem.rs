@@ -4,9 +4,9 @@
 //! machine.
 
 use crate::error::usage;
-use crate::output::mem as out;
 use crate::probes::mem::suite::{self, SuiteOptions};
 use crate::probes::mem::{self, Event, Params, RawOptions, Summary};
+use crate::probes::mem::{records, text as out};
 use crate::results::{Document, Record};
 use crate::topology::{SysfsRoot, Topology, read_topology};
 use anyhow::Result;
@@ -422,7 +422,7 @@ fn run_one(
     }
     sink.put(&out::extras(p, &run, p.show_details < 0));
     sink.put(&out::results(name, &summary, p.quiet));
-    let rec = out::record(record_name, command, p, &run, &summary);
+    let rec = records::record(record_name, command, p, &run, &summary);
     Ok((rec, run.interrupted, run.failed))
 }
 

@@ -5,7 +5,6 @@ pub mod autonuma;
 pub mod compare;
 pub mod html;
 pub mod matrix;
-pub mod mem;
 pub mod model;
 pub mod render;
 pub mod sched;

@@ -16,4 +16,4 @@ pub mod validate;
 
 /// Every probe's view, in the order the report shows them. Adding a probe
 /// is adding its module and one line here.
-pub static VIEWS: &[&dyn crate::view::View] = &[];
+pub static VIEWS: &[&dyn crate::view::View] = &[&mem::view::VIEW];

@@ -4,14 +4,18 @@
 //! tracking, and perf's nine result metrics, plus where the memory really
 //! went and what NUMA balancing did meanwhile.
 
+pub mod areas;
 pub mod convergence;
 pub mod layout;
 pub mod lfsr;
 pub mod lists;
 pub mod params;
+pub mod records;
 pub mod suite;
 pub mod sys;
 pub mod tasks;
+pub mod text;
+pub mod view;
 pub mod vmstat;
 pub mod worker;
 
