@@ -11,6 +11,7 @@ pub mod lfsr;
 pub mod lists;
 pub mod params;
 pub mod records;
+pub mod session;
 pub mod suite;
 pub mod sys;
 pub mod tasks;
