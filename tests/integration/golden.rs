@@ -60,7 +60,7 @@ const RENDERED: &[(&str, &[&str])] = &[
     ("sweep-all", &["json"]),
     ("matrix", &["json"]),
     ("matrix-percore", &["json"]),
-    ("mem", &["json"]),
+    ("mem", &["json", "csv", "markdown"]),
     ("mem-conv", &["json"]),
     ("sched", &["json"]),
     ("autonuma", &["json"]),
