@@ -5,11 +5,13 @@
 //! went and what NUMA balancing did meanwhile.
 
 pub mod areas;
+mod child;
 pub mod convergence;
 pub mod layout;
 pub mod lfsr;
 pub mod lists;
 pub mod params;
+mod parent;
 pub mod records;
 pub mod session;
 pub mod suite;
