@@ -495,8 +495,8 @@ mod tests {
     #[test]
     fn every_suite_entry_parses() {
         for t in suite::tests() {
-            let mut argv = vec!["mem"];
-            argv.extend(t.args.iter().copied());
+            let mut argv = vec!["mem".to_string()];
+            argv.extend(t.args());
             let parsed = SuiteEntry::try_parse_from(&argv);
             assert!(parsed.is_ok(), "{}: {:?}", t.name, parsed.err());
             let raw = parsed.unwrap().args.raw();
