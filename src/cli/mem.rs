@@ -10,6 +10,7 @@ use crate::output::render::Format;
 use crate::probes::mem::RawOptions;
 use crate::probes::mem::session;
 use crate::probes::mem::suite::SuiteOptions;
+use crate::results::names::probe;
 use crate::topology::{SysfsRoot, read_topology};
 use anyhow::Result;
 use clap::{ArgAction, Parser};
@@ -369,7 +370,7 @@ pub fn run(args: MemArgs) -> Result<()> {
     let sink = Sink {
         to_stderr: format != Format::Text,
     };
-    let command = command_line("mem");
+    let command = command_line(probe::MEM);
     let outcome = if args.suite() {
         if args.workload_given() {
             return Err(usage(
@@ -377,7 +378,7 @@ pub fn run(args: MemArgs) -> Result<()> {
             ));
         }
         let parse = |argv: &[String]| {
-            let argv = std::iter::once("mem").chain(argv.iter().map(String::as_str));
+            let argv = std::iter::once(probe::MEM).chain(argv.iter().map(String::as_str));
             SuiteEntry::try_parse_from(argv)
                 .map(|e| e.args.raw())
                 .map_err(|e| e.kind().to_string())
