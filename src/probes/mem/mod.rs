@@ -4,7 +4,7 @@
 //! tracking, and perf's nine result metrics, plus where the memory really
 //! went and what NUMA balancing did meanwhile.
 
-pub mod areas;
+pub(crate) mod areas;
 mod child;
 pub mod convergence;
 pub mod layout;
@@ -12,13 +12,13 @@ pub mod lfsr;
 pub mod lists;
 pub mod params;
 mod parent;
-pub mod records;
-pub mod session;
+pub(crate) mod records;
+pub(crate) mod session;
 pub mod suite;
 pub mod sys;
 pub mod tasks;
-pub mod text;
-pub mod view;
+pub(crate) mod text;
+pub(crate) mod view;
 pub mod vmstat;
 pub mod worker;
 

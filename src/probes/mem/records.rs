@@ -7,7 +7,7 @@ use super::convergence::Change;
 use super::layout::AreaPlacement;
 use super::{Params, RunOutput, Summary};
 use crate::placement::CpuSet;
-use crate::results::names::mem::{area, metric as mm, param as mp, record, sample, series};
+use crate::results::names::mem::{area, metric as mm, param as mp, sample, series};
 use crate::results::names::{metric, param, probe};
 use crate::results::{Better, Line, Placement, Record, Series};
 use serde_json::{Value, json};
@@ -24,11 +24,6 @@ pub fn record(name: &str, command: &str, p: &Params, out: &RunOutput, s: &Summar
     r.placement = Some(placement(p, out));
     add_notes(&mut r, p, out);
     r
-}
-
-/// The record of a single run (perf's `main,`).
-pub fn main_record(command: &str, p: &Params, out: &RunOutput, s: &Summary) -> Record {
-    record(record::MAIN, command, p, out, s)
 }
 
 /// A suite test this machine cannot run, and why.

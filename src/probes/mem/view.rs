@@ -361,3 +361,99 @@ fn csv(records: &[&Record]) -> Csv {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::probes::mem::sys::CpuTimes;
+    use crate::probes::mem::{RawOptions, RunOutput, records, resolve};
+
+    fn run() -> (Document, Record, String) {
+        let topo = crate::topology::fixture("two-node");
+        let raw = RawOptions {
+            nr_proc: Some(2),
+            nr_threads: Some(1),
+            mb_proc: Some("1".into()),
+            memnodes: Some("1".into()),
+            ..RawOptions::seed_defaults()
+        };
+        let p = resolve(&raw, &topo).unwrap();
+        let area = AreaPlacement {
+            pages_by_node: [(0, 64), (1, 192)].into_iter().collect(),
+            pages_checked: 256,
+            pages_total: 256,
+            huge_bytes: 0,
+            bytes: 1 << 20,
+            ..Default::default()
+        };
+        let out = RunOutput {
+            runtime_max_s: 2.0,
+            task_runtime_ns: vec![1_900_000_000, 2_000_000_000],
+            task_bytes: vec![3_000_000_000, 2_000_000_000],
+            task_loops: vec![3, 2],
+            process_placement: vec![Some(area.clone()), Some(area)],
+            numa_balancing: [("numa_pte_updates".to_string(), 7)].into_iter().collect(),
+            cpu: CpuTimes {
+                user_s: 3.5,
+                system_s: 0.25,
+            },
+            ..Default::default()
+        };
+        let s = Summary::of(&p, &out);
+        let command = "numabench mem -p 2 -t 1 -P 1 -M 1";
+        let live = text::running("main,", command)
+            + &text::extras(&p, &out, false)
+            + &text::results("main,", &s, false);
+        let r = records::record("main", command, &p, &out, &s);
+        (Document::new(&topo), r, live)
+    }
+
+    #[test]
+    fn text_from_the_record_is_the_live_text_after_the_header() {
+        let (doc, r, live) = run();
+        let notes: String = r.notes.iter().map(|n| format!(" # {n}\n")).collect();
+        let banner_end = live.find("\"\n").unwrap() + 2;
+        let want = format!("{}{notes}{}", &live[..banner_end], &live[banner_end..]);
+        assert_eq!(VIEW.text(&doc, &[&r]).unwrap(), want);
+        assert!(want.contains("75% on bound node 1"), "{want}");
+    }
+
+    #[test]
+    fn csv_has_one_line_per_run_with_full_precision() {
+        let (doc, r, _) = run();
+        let c = VIEW.csv(&doc, &[&r]).unwrap();
+        assert_eq!(c.rows.len(), 1);
+        assert_eq!(c.header.len(), c.rows[0].len());
+        let col = |h: &str| c.header.iter().position(|x| x == h).unwrap();
+        assert_eq!(c.rows[0][col("test")], "main");
+        assert_eq!(c.rows[0][col(mm::DATA_TOTAL_GB)], "5");
+        assert_eq!(c.rows[0][col(mm::CONVERGENCE_LATENCY_S)], "");
+        assert_eq!(c.rows[0][col(mp::ACCESS)], "read+write");
+    }
+
+    #[test]
+    fn the_report_shows_every_metric_then_each_runs_notes() {
+        let (doc, r, _) = run();
+        let blocks = VIEW.blocks(&doc, &[&r]);
+        let Block::Section(s) = &blocks[0] else {
+            panic!("{blocks:?}")
+        };
+        assert!(s.title.is_empty());
+        assert_eq!(s.header.len(), r.metrics.len() + 1);
+        assert_eq!(blocks.len(), 1 + r.notes.len());
+    }
+
+    #[test]
+    fn a_skipped_test_shows_its_reason() {
+        let r = records::skipped("RAM-bw-remote", "numabench mem -p 1", "needs 2 nodes", &[]);
+        let (doc, _, _) = run();
+        let text = VIEW.text(&doc, &[&r]).unwrap();
+        assert_eq!(
+            text,
+            "\n # Running RAM-bw-remote, \"numabench mem -p 1\"\n # skipped: needs 2 nodes\n"
+        );
+        let sections = VIEW.sections(&doc, &[&r]);
+        assert_eq!(sections.len(), 1);
+        assert_eq!(sections[0].rows[0][1], "-");
+    }
+}
