@@ -3,15 +3,17 @@
 //! NUMA-balancing work and CPU time, and the suite (`-a`) mapped onto this
 //! machine.
 
+use super::output::{FormatArgs, SaveArgs, emit};
+use crate::console::{Sink, command_line};
 use crate::error::usage;
-use crate::output::mem as out;
-use crate::probes::mem::suite::{self, SuiteOptions};
-use crate::probes::mem::{self, Event, Params, RawOptions, Summary};
-use crate::results::{Document, Record};
-use crate::topology::{SysfsRoot, Topology, read_topology};
+use crate::output::render::Format;
+use crate::probes::mem::RawOptions;
+use crate::probes::mem::session;
+use crate::probes::mem::suite::SuiteOptions;
+use crate::results::names::probe;
+use crate::topology::{SysfsRoot, read_topology};
 use anyhow::Result;
 use clap::{ArgAction, Parser};
-use std::path::PathBuf;
 
 fn int(s: &str) -> Result<i64, String> {
     s.trim()
@@ -227,12 +229,12 @@ pub struct MemArgs {
     /// tests are scaled down, and say so.
     #[arg(long, value_name = "PCT", default_value_t = 50, value_parser = clap::value_parser!(u32).range(1..=100))]
     pub memory_pct: u32,
-    /// The results document (JSON) on stdout; perf's text goes to stderr.
-    #[arg(long)]
-    pub json: bool,
-    /// Also write the results document to FILE.
-    #[arg(long, value_name = "FILE")]
-    pub save: Option<PathBuf>,
+    /// The results document in another format on stdout; perf's text
+    /// then goes to stderr.
+    #[command(flatten)]
+    pub format: FormatArgs,
+    #[command(flatten)]
+    pub save: SaveArgs,
 }
 
 fn pick(on: bool, off: bool, default: bool) -> bool {
@@ -340,7 +342,7 @@ impl MemArgs {
             no_all: self.no_all,
             secs: self.secs,
             rw: self.rw,
-            json: self.json,
+            format: self.format.clone(),
             save: self.save.clone(),
             show_details: self.show_details,
             quiet: self.quiet,
@@ -358,252 +360,81 @@ struct SuiteEntry {
     args: MemArgs,
 }
 
-/// Where perf's text goes: stdout, or stderr when stdout carries JSON.
-#[derive(Clone, Copy)]
-struct Sink {
-    to_stderr: bool,
-}
-
-impl Sink {
-    fn put(self, text: &str) {
-        if text.is_empty() {
-            return;
-        }
-        if self.to_stderr {
-            crate::console::err(text);
-        } else {
-            crate::console::out(text);
-        }
-    }
-}
-
-/// The arguments after `mem` on this command line.
-fn command_line() -> String {
-    let args: Vec<String> = std::env::args().collect();
-    let rest = args
-        .iter()
-        .position(|a| a == "mem")
-        .map_or(&args[..0], |i| &args[i + 1..]);
-    let mut s = String::from("numabench mem");
-    for a in rest {
-        s.push(' ');
-        s.push_str(a);
-    }
-    s
-}
-
-/// One run: perf's text as it goes, then its metrics; the record and the
-/// stop signal (if any) come back.
-fn run_one(
-    name: &str,
-    record_name: &str,
-    command: &str,
-    p: &Params,
-    topo: &Topology,
-    sink: Sink,
-) -> Result<(Record, Option<i32>, Option<String>)> {
-    sink.put(&out::header(p, topo, p.show_details < 0));
-    let mut on_event = |ev: Event| match ev {
-        Event::StartupBegin if p.show_details >= 0 => sink.put(out::startup_begin()),
-        Event::StartupDone { secs } if p.show_details >= 0 => sink.put(&out::startup_done(secs)),
-        Event::Forked { process, pid } if p.show_details >= 1 => {
-            sink.put(&format!(" # process {process:2}: PID {pid}\n"));
-        }
-        Event::Tick(t) => sink.put(&out::tick(t)),
-        Event::Signal { signal, .. } => {
-            eprintln!("\nnumabench: signal {signal}: stopping the tasks (again to kill them)");
-        }
-        _ => {}
-    };
-    let run = mem::run(p, topo, &mut on_event)?;
-    let summary = Summary::of(p, &run);
-    if p.show_details >= 0 {
-        sink.put(out::footer());
-    }
-    sink.put(&out::extras(p, &run, p.show_details < 0));
-    sink.put(&out::results(name, &summary, p.quiet));
-    let rec = out::record(record_name, command, p, &run, &summary);
-    Ok((rec, run.interrupted, run.failed))
-}
-
-fn finish(
-    doc: &mut Document,
-    args: &MemArgs,
-    interrupted: Option<i32>,
-    failed: Option<String>,
-) -> Result<()> {
-    super::finish_document(doc, args.save.as_deref(), args.json, interrupted, failed)
-}
-
+/// perf's text live on stdout, or on stderr when stdout carries the
+/// document in another format; then the document saved and emitted.
 pub fn run(args: MemArgs) -> Result<()> {
     let topo = read_topology(&SysfsRoot::live())?;
-    if let Some(path) = &args.save {
-        super::check_output_path(path, "--save")?;
-    }
+    args.save.check()?;
+    // perf's text is mem's own format, on a terminal or not.
+    let format = args.format.chosen().unwrap_or(Format::Text);
     let sink = Sink {
-        to_stderr: args.json,
+        to_stderr: format != Format::Text,
     };
-    let command = command_line();
-    if args.suite() {
+    let command = command_line(probe::MEM);
+    let outcome = if args.suite() {
         if args.workload_given() {
             return Err(usage(
                 "--all runs perf's test table with its own options; of the workload options only -q and -d combine with it (use --secs, --rw, --memory-pct to adapt the suite)",
             ));
         }
-        return run_suite(&args, &topo, sink, &command);
-    }
-    if args.secs.is_some() || args.rw {
-        return Err(usage(
-            "--secs and --rw adapt the suite: use them with --all",
-        ));
-    }
-    let p = mem::resolve(&args.raw(), &topo)?;
-    admit(&p, &topo)?;
-    let mut doc = Document::new(&topo);
-    sink.put(&out::running("main,", &command));
-    let (rec, interrupted, failed) = run_one("main,", "main", &command, &p, &topo, sink)?;
-    doc.records.push(rec);
-    finish(&mut doc, &args, interrupted, failed)
-}
-
-/// perf maps whatever it is asked for; numabench first checks that the
-/// global, process and thread memory together fit in the free memory of
-/// the nodes the tasks are bound to (all usable nodes when any task is not).
-fn admit(p: &mem::Params, topo: &Topology) -> Result<()> {
-    let bound: Option<Vec<usize>> = p
-        .node_bind
-        .iter()
-        .copied()
-        .collect::<Option<Vec<usize>>>()
-        .map(|mut ids| {
-            ids.sort_unstable();
-            ids.dedup();
-            ids
-        });
-    crate::memory::admission::admit(
-        topo,
-        &crate::memory::admission::Footprint {
-            bytes: p.total_bytes(),
-            nodes: bound.as_deref(),
-            what: footprint_terms(p),
-            remedy: "give fewer processes or threads, or smaller -G/-P/-T",
-        },
-    )
-}
-
-/// "-P 15000 MB x 2 processes + -T 10 MB x 4 threads", zero terms left out.
-fn footprint_terms(p: &mem::Params) -> String {
-    let mut terms = Vec::new();
-    if p.bytes_global > 0 {
-        terms.push(format!("-G {} MB", p.mb_global));
-    }
-    if p.bytes_process > 0 {
-        terms.push(format!("-P {} MB x {} processes", p.mb_proc, p.nr_proc));
-    }
-    if p.bytes_thread > 0 {
-        terms.push(format!("-T {} MB x {} threads", p.mb_thread, p.nr_tasks));
-    }
-    terms.join(" + ")
-}
-
-fn uname() -> String {
-    let read = |f: &str| {
-        std::fs::read_to_string(format!("/proc/sys/kernel/{f}"))
-            .map(|s| s.trim().to_string())
-            .unwrap_or_default()
-    };
-    let line = format!(
-        "{} {} {} {} {}",
-        read("ostype"),
-        read("hostname"),
-        read("osrelease"),
-        read("version"),
-        std::env::consts::ARCH
-    );
-    // The host name is anyone's choice: no control character reaches the
-    // terminal.
-    crate::output::escape(&line).into_owned()
-}
-
-fn run_suite(args: &MemArgs, topo: &Topology, sink: Sink, command: &str) -> Result<()> {
-    let opts = SuiteOptions {
-        secs: args.secs,
-        rw: args.rw,
-        memory_pct: args.memory_pct,
-    };
-    let mut doc = Document::new(topo);
-    sink.put(&format!(" #\n # Running test on: {}\n #\n", uname()));
-    sink.put(&out::running("main,", command));
-    let mut interrupted = None;
-    let mut first_failure = None;
-    for test in suite::tests() {
-        let planned = suite::plan(&test, topo, &opts);
-        let cmd = format!("numabench mem {}", planned.args.join(" "));
-        sink.put(&out::running(&planned.name, &cmd));
-        for n in &planned.notes {
-            sink.put(&format!(" # {n}\n"));
-        }
-        if let Some(why) = &planned.skip {
-            sink.put(&format!(" # skipped: {why}\n"));
-            let mut rec = Record::new("mem", &planned.short_name)
-                .param("skipped", true)
-                .param("command", cmd.clone());
-            rec.notes.push(format!("skipped: {why}"));
-            rec.notes.extend(planned.notes.clone());
-            doc.records.push(rec);
-            continue;
-        }
-        let mut argv = vec!["mem".to_string()];
-        argv.extend(planned.args.iter().cloned());
-        if args.show_details > 0 {
-            argv.extend(std::iter::repeat_n(
-                "-d".to_string(),
-                args.show_details.into(),
+        let parse = |argv: &[String]| {
+            let argv = std::iter::once(probe::MEM).chain(argv.iter().map(String::as_str));
+            SuiteEntry::try_parse_from(argv)
+                .map(|e| e.args.raw())
+                .map_err(|e| e.kind().to_string())
+        };
+        let suite = session::Suite {
+            options: SuiteOptions {
+                secs: args.secs,
+                rw: args.rw,
+                memory_pct: args.memory_pct,
+            },
+            details: args.show_details,
+            parse: &parse,
+        };
+        session::suite(&suite, &topo, &command, sink)?
+    } else {
+        if args.secs.is_some() || args.rw {
+            return Err(usage(
+                "--secs and --rw adapt the suite: use them with --all",
             ));
         }
-        let entry = SuiteEntry::try_parse_from(&argv)
-            .map_err(|e| anyhow::anyhow!("suite entry {}: {}", planned.short_name, e.kind()))?;
-        let p = mem::resolve(&entry.args.raw(), topo)?;
-        if let Err(e) = admit(&p, topo) {
-            let why = e.to_string();
-            sink.put(&format!(" # skipped: {why}\n"));
-            let mut rec = Record::new("mem", &planned.short_name)
-                .param("skipped", true)
-                .param("command", cmd.clone());
-            rec.notes.push(format!("skipped: {why}"));
-            doc.records.push(rec);
-            continue;
-        }
-        match run_one(&planned.name, &planned.short_name, &cmd, &p, topo, sink) {
-            Ok((mut rec, sig, failed)) => {
-                rec = rec.param("test", planned.short_name.clone());
-                rec.notes.extend(planned.notes.clone());
-                doc.records.push(rec);
-                // The suite goes on; the run as a whole failed.
-                if let Some(why) = failed {
-                    sink.put(&format!(" # failed: {why}\n"));
-                    first_failure.get_or_insert(format!("{}: {why}", planned.short_name));
-                }
-                if sig.is_some() {
-                    interrupted = sig;
-                    break;
-                }
-            }
-            Err(e) => {
-                sink.put(&format!(" # failed: {e:#}\n"));
-                let mut rec = Record::new("mem", &planned.short_name).param("command", cmd);
-                rec.notes.push(format!("failed: {e:#}"));
-                doc.records.push(rec);
-            }
-        }
+        session::single(&args.raw(), &topo, &command, sink)?
+    };
+    finish(outcome, format, &args.save)
+}
+
+/// Saves and emits the document; a stopped run exits 128 + the signal, a
+/// failed one with its error, after what was measured is kept.
+fn finish(mut out: session::Outcome, format: Format, save: &SaveArgs) -> Result<()> {
+    if out.interrupted.is_none() && out.failed.is_none() {
+        out.doc.finish();
     }
-    sink.put("\n");
-    finish(&mut doc, args, interrupted, first_failure)
+    save.save(&out.doc)?;
+    if format != Format::Text {
+        emit(&out.doc, format)?;
+    }
+    if let Some(sig) = out.interrupted {
+        let _ = std::io::Write::flush(&mut std::io::stdout());
+        std::process::exit(128 + sig);
+    }
+    match out.failed {
+        Some(why) => Err(anyhow::anyhow!(
+            "{why}{}",
+            if save.save.is_some() {
+                "; what was measured before is saved, marked incomplete"
+            } else {
+                ""
+            }
+        )),
+        None => Ok(()),
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::probes::mem::suite;
 
     #[derive(Parser, Debug)]
     #[command(args_override_self = true)]
@@ -665,8 +496,8 @@ mod tests {
     #[test]
     fn every_suite_entry_parses() {
         for t in suite::tests() {
-            let mut argv = vec!["mem"];
-            argv.extend(t.args.iter().copied());
+            let mut argv = vec!["mem".to_string()];
+            argv.extend(t.args());
             let parsed = SuiteEntry::try_parse_from(&argv);
             assert!(parsed.is_ok(), "{}: {:?}", t.name, parsed.err());
             let raw = parsed.unwrap().args.raw();

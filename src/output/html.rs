@@ -56,7 +56,11 @@ pub fn anchor(kind: &str, label: &str) -> String {
         .collect()
 }
 
+/// A section; one without a title continues what came before.
 fn section(s: &Section) -> String {
+    if s.title.is_empty() {
+        return table(s);
+    }
     format!("<h3>{}</h3>{}", escape(&s.title), table(s))
 }
 

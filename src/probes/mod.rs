@@ -19,5 +19,6 @@ pub static VIEWS: &[&dyn crate::view::View] = &[
     &sweep::view::SweepView,
     &sched::view::SchedView,
     &autonuma::view::VIEW,
+    &mem::view::VIEW,
     &pcie::VIEW,
 ];

@@ -61,7 +61,7 @@ const RENDERED: &[(&str, &[&str])] = &[
     ("sweep-limited", &["text", "csv", "markdown", "latex"]),
     ("matrix", &["json"]),
     ("matrix-percore", &["json"]),
-    ("mem", &["json"]),
+    ("mem", &["json", "csv", "markdown"]),
     ("mem-conv", &["json"]),
     ("sched", &["text", "json"]),
     ("autonuma", &["text", "json"]),

@@ -4,14 +4,21 @@
 //! tracking, and perf's nine result metrics, plus where the memory really
 //! went and what NUMA balancing did meanwhile.
 
+pub(crate) mod areas;
+mod child;
 pub mod convergence;
 pub mod layout;
 pub mod lfsr;
 pub mod lists;
 pub mod params;
+mod parent;
+pub(crate) mod records;
+pub(crate) mod session;
 pub mod suite;
 pub mod sys;
 pub mod tasks;
+pub(crate) mod text;
+pub(crate) mod view;
 pub mod vmstat;
 pub mod worker;
 

@@ -13,17 +13,17 @@
 //! stopped within a grace period after a stop request or a second signal.
 //! All shared memory is anonymous and vanishes with the processes.
 
+use super::child;
 use super::convergence::{self, Change, Snapshot, Tracker};
 use super::layout::{AllocSpec, AreaId, AreaPlacement, Control, DataArea, Word};
 use super::params::Params;
-use super::sys::{self, ChildEnd, CpuTimes};
+use super::parent::{Abort, Parent};
+use super::sys::{self, CpuTimes};
 use super::vmstat;
-use super::worker::{self, TaskCtx};
 use crate::placement::CpuSet;
 use crate::topology::Topology;
 use anyhow::{Context, Result, anyhow};
 use std::io::Write;
-use std::sync::Mutex;
 use std::sync::atomic::Ordering::Relaxed;
 use std::time::{Duration, Instant};
 
@@ -118,7 +118,7 @@ pub struct Sampler<'a> {
 pub type LookFn<'a> = dyn FnMut(f64, &[i32], &dyn Fn() -> bool) + 'a;
 
 /// A stateless mix (splitmix64), for per-task starting values.
-fn mix(i: u64) -> u64 {
+pub(super) fn mix(i: u64) -> u64 {
     let mut z = i.wrapping_add(0x9E37_79B9_7F4A_7C15);
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
@@ -126,7 +126,7 @@ fn mix(i: u64) -> u64 {
 }
 
 /// perf's per-task `val`, which is `rand()`: 31 bits.
-fn task_val(task: usize) -> u64 {
+pub(super) fn task_val(task: usize) -> u64 {
     mix(task as u64 + 1) & 0x7FFF_FFFF
 }
 
@@ -141,160 +141,7 @@ pub fn cpu0_target(topo: &Topology) -> Option<(CpuSet, usize)> {
     ))
 }
 
-/// The forked children.
-struct Kids {
-    pids: Vec<libc::pid_t>,
-    ends: Vec<Option<ChildEnd>>,
-}
-
-impl Kids {
-    fn add(&mut self, pid: libc::pid_t) {
-        self.pids.push(pid);
-        self.ends.push(None);
-    }
-
-    /// Reaps children that ended; returns the first that ended badly.
-    fn poll(&mut self) -> Option<(usize, ChildEnd)> {
-        let mut bad = None;
-        for (i, pid) in self.pids.iter().enumerate() {
-            if self.ends[i].is_some() {
-                continue;
-            }
-            if let Ok(Some(end)) = sys::wait_child(*pid, true) {
-                self.ends[i] = Some(end);
-                if end != ChildEnd::Exited(0) && bad.is_none() {
-                    bad = Some((i, end));
-                }
-            }
-        }
-        bad
-    }
-
-    fn running(&self) -> bool {
-        self.ends.iter().any(Option::is_none)
-    }
-
-    fn kill_all(&self) {
-        for (pid, end) in self.pids.iter().zip(&self.ends) {
-            if end.is_none() {
-                let _ = sys::kill(*pid, libc::SIGKILL);
-            }
-        }
-    }
-
-    /// Waits for every child; a second stop signal meanwhile kills them.
-    fn reap_all(&mut self) -> bool {
-        let mut killed = false;
-        for i in 0..self.pids.len() {
-            while self.ends[i].is_none() {
-                match sys::wait_child(self.pids[i], false) {
-                    Ok(Some(end)) => self.ends[i] = Some(end),
-                    Ok(None) => {}
-                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {
-                        if sys::stop_signals().1 >= 2 && !killed {
-                            self.kill_all();
-                            killed = true;
-                        }
-                    }
-                    // ECHILD: nothing left to wait for.
-                    Err(_) => self.ends[i] = Some(ChildEnd::Exited(-1)),
-                }
-            }
-        }
-        killed
-    }
-}
-
-/// Why the parent stopped waiting early.
-enum Abort {
-    Failed(String),
-    Signal,
-}
-
-/// The parent's view of a run in progress.
-struct Parent<'a> {
-    control: &'a Control,
-    kids: Kids,
-    interrupted: Option<i32>,
-    failure: Option<String>,
-    grace_until: Option<Instant>,
-    killed: bool,
-}
-
-impl Parent<'_> {
-    /// Stops every task: the stop flag, and the start gate opened so that
-    /// tasks still waiting at it see the flag.
-    fn stop_all(&mut self) {
-        self.control.request_stop();
-        self.control.word(Word::Go).store(1, Relaxed);
-        sys::futex_wake_all(self.control.word(Word::Go));
-        if self.grace_until.is_none() {
-            self.grace_until = Some(Instant::now() + GRACE);
-        }
-    }
-
-    /// Looks for failed tasks, dead children and stop signals.
-    fn check(&mut self, on_event: &mut dyn FnMut(Event)) -> Option<Abort> {
-        let (sig, count) = sys::stop_signals();
-        if count > 0 && self.interrupted.is_none() {
-            self.interrupted = Some(sig);
-            on_event(Event::Signal { signal: sig, count });
-            self.stop_all();
-        }
-        if count >= 2 && !self.killed {
-            self.kids.kill_all();
-            self.killed = true;
-        }
-        if self.failure.is_none() && self.control.word(Word::Failed).load(Relaxed) > 0 {
-            self.failure = Some("a task failed (see the message above)".into());
-            self.stop_all();
-        }
-        if let Some((i, end)) = self.kids.poll()
-            && self.failure.is_none()
-            && self.interrupted.is_none()
-        {
-            self.failure = Some(format!(
-                "process {i} (pid {}) ended before its tasks finished: {end}",
-                self.kids.pids[i]
-            ));
-            self.stop_all();
-        }
-        if self.grace_until.is_some_and(|g| Instant::now() >= g) && !self.killed {
-            self.kids.kill_all();
-            self.killed = true;
-        }
-        if let Some(f) = &self.failure {
-            return Some(Abort::Failed(f.clone()));
-        }
-        self.interrupted.map(|_| Abort::Signal)
-    }
-
-    /// Waits until control word `w` reaches `target`.
-    fn wait_for(
-        &mut self,
-        w: Word,
-        target: usize,
-        on_event: &mut dyn FnMut(Event),
-    ) -> Option<Abort> {
-        loop {
-            let v = self.control.word(w).load(Relaxed);
-            if v as usize >= target {
-                return None;
-            }
-            if let Some(a) = self.check(on_event) {
-                return Some(a);
-            }
-            if !self.kids.running() {
-                return Some(Abort::Failed(
-                    "every process ended before the tasks started".into(),
-                ));
-            }
-            sys::futex_wait(self.control.word(w), v, Some(Duration::from_millis(50)));
-        }
-    }
-}
-
-fn flush() {
+pub(super) fn flush() {
     let _ = std::io::stdout().flush();
     let _ = std::io::stderr().flush();
 }
@@ -311,26 +158,17 @@ pub fn run_sampled(
     on_event: &mut dyn FnMut(Event),
     mut sampler: Option<Sampler>,
 ) -> Result<RunOutput> {
-    let node_slots = topo
-        .nodes
-        .iter()
-        .map(|n| n.id + 1)
-        .max()
-        .unwrap_or(1)
-        .max(crate::placement::possible_nodes().end());
-    let control = Control::new(p.nr_tasks, p.nr_proc, node_slots)
+    let control = Control::new(p.nr_tasks, p.nr_proc, node_slots(topo))
         .context("cannot map the shared control block")?;
     if !p.serialize_startup {
         control.word(Word::Go).store(1, Relaxed);
     }
-    let all_cpus = topo.allowed.cpus.intersection(&topo.cpus_online);
     let alloc = AllocSpec {
         thp: p.thp,
         init_random: p.init_random,
         init_cpu0: if p.init_cpu0 { cpu0_target(topo) } else { None },
     };
-    let vm_before = vmstat::read();
-    let cpu_before = sys::cpu_times();
+    let before = (vmstat::read(), sys::cpu_times());
     let mut refused = None;
     let global = DataArea::alloc(
         p.bytes_global,
@@ -340,7 +178,6 @@ pub fn run_sampled(
         &mut refused,
     )
     .map_err(|e| anyhow!("global memory (-G): {e}"))?;
-    let global_region = global.as_ref().map(DataArea::region);
 
     let signals = sys::catch_stop_signals().context("cannot install SIGINT/SIGTERM handlers")?;
     if p.serialize_startup {
@@ -348,21 +185,56 @@ pub fn run_sampled(
     }
     flush();
     let t_fork = Instant::now();
+    let mut parent = Parent::new(&control);
+    let all_cpus = topo.allowed.cpus.intersection(&topo.cpus_online);
+    let global_region = global.as_ref().map(DataArea::region);
+    fork_processes(p, &mut parent, global_region, &alloc, &all_cpus, on_event)?;
+    let (abort, startup_s) = startup(p, &mut parent, t_fork, on_event);
+    let mut watch = Watch::new(topo, Instant::now());
+    match &abort {
+        None => watch.run(p, &mut parent, sampler.as_mut(), on_event),
+        Some(Abort::Failed(f)) => {
+            parent.failure.get_or_insert(f.clone());
+        }
+        Some(Abort::Signal) => {}
+    }
+    end_tasks(&mut parent, on_event);
+    let runtime_max_s = runtime_max_s(p, &control, watch.start);
+    drop(signals);
+    let global_placement = global.as_ref().map(DataArea::placement);
+    let mut out = collect(p, &control, &parent, before);
+    out.startup_s = startup_s;
+    out.runtime_max_s = runtime_max_s;
+    out.global_placement = global_placement;
+    (out.tracker, out.sample_nodes, out.samples) =
+        (watch.tracker, watch.sample_nodes, watch.samples);
+    Ok(out)
+}
+
+/// Slots for every node id this machine may show.
+fn node_slots(topo: &Topology) -> usize {
+    topo.nodes
+        .iter()
+        .map(|n| n.id + 1)
+        .max()
+        .unwrap_or(1)
+        .max(crate::placement::possible_nodes().end())
+}
+
+/// One process per `-p`, forked while the parent is single-threaded; a
+/// failed fork stops and reaps those already started.
+fn fork_processes(
+    p: &Params,
+    parent: &mut Parent,
+    global: Option<&sys::Region>,
+    alloc: &AllocSpec,
+    all_cpus: &CpuSet,
+    on_event: &mut dyn FnMut(Event),
+) -> Result<()> {
     let me = sys::own_pid();
-    let mut parent = Parent {
-        control: &control,
-        kids: Kids {
-            pids: Vec::new(),
-            ends: Vec::new(),
-        },
-        interrupted: None,
-        failure: None,
-        grace_until: None,
-        killed: false,
-    };
     for i in 0..p.nr_proc {
         match sys::fork_single_threaded() {
-            Ok(None) => child_main(i, p, &control, global_region, &alloc, &all_cpus, me),
+            Ok(None) => child::child_main(i, p, parent.control(), global, alloc, all_cpus, me),
             Ok(Some(pid)) => {
                 parent.kids.add(pid);
                 on_event(Event::Forked { process: i, pid });
@@ -376,11 +248,21 @@ pub fn run_sampled(
             }
         }
     }
+    Ok(())
+}
 
-    // Startup: every task checked in, then (serialised) released together.
+/// Startup: every task checked in, then (serialised) released together;
+/// the time from the fork to the release.
+fn startup(
+    p: &Params,
+    parent: &mut Parent,
+    t_fork: Instant,
+    on_event: &mut dyn FnMut(Event),
+) -> (Option<Abort>, Option<f64>) {
     let mut abort = parent.wait_for(Word::Started, p.nr_tasks, on_event);
     let mut startup_s = None;
     if abort.is_none() && p.serialize_startup {
+        let control = parent.control();
         control.word(Word::Go).store(1, Relaxed);
         sys::futex_wake_all(control.word(Word::Go));
         abort = parent.wait_for(Word::Working, p.nr_tasks, on_event);
@@ -390,14 +272,44 @@ pub fn run_sampled(
             on_event(Event::StartupDone { secs });
         }
     }
-    let start = Instant::now();
-    let sample_nodes: Vec<usize> = topo.usable_cpu_nodes().iter().collect();
-    let node_of = |cpu: usize| topo.cpu(cpu).and_then(|c| c.node);
-    let mut tracker = Tracker::default();
-    let mut samples = Vec::new();
-    let mut next_tick = start + Duration::from_secs(1);
-    let mut next_look = start;
-    if abort.is_none() {
+    (abort, startup_s)
+}
+
+/// The parent's watch while the tasks work: once a second where they are
+/// (convergence, progress), at the sampler's interval its look.
+struct Watch<'t> {
+    topo: &'t Topology,
+    start: Instant,
+    sample_nodes: Vec<usize>,
+    tracker: Tracker,
+    samples: Vec<(f64, Vec<usize>)>,
+    next_tick: Instant,
+    next_look: Instant,
+}
+
+impl<'t> Watch<'t> {
+    fn new(topo: &'t Topology, start: Instant) -> Self {
+        Watch {
+            topo,
+            start,
+            sample_nodes: topo.usable_cpu_nodes().iter().collect(),
+            tracker: Tracker::default(),
+            samples: Vec::new(),
+            next_tick: start + Duration::from_secs(1),
+            next_look: start,
+        }
+    }
+
+    /// Until every task is done, one fails, every process ended or a stop
+    /// signal's grace period is over.
+    fn run(
+        &mut self,
+        p: &Params,
+        parent: &mut Parent,
+        mut sampler: Option<&mut Sampler>,
+        on_event: &mut dyn FnMut(Event),
+    ) {
+        let control = parent.control();
         loop {
             let done = control.word(Word::Done).load(Relaxed);
             if done as usize >= p.nr_tasks {
@@ -414,70 +326,87 @@ pub fn run_sampled(
             }
             let mut now = Instant::now();
             let intact = || control.word(Word::Leaving).load(Relaxed) == 0;
-            if let Some(s) = sampler.as_mut()
-                && now >= next_look
+            if let Some(s) = sampler.as_deref_mut()
+                && now >= self.next_look
                 && intact()
             {
                 // A zero interval would never move past `now`.
                 let step = s.interval.max(Duration::from_millis(1));
-                while next_look <= now {
-                    next_look += step;
+                while self.next_look <= now {
+                    self.next_look += step;
                 }
-                (s.look)((now - start).as_secs_f64(), &parent.kids.pids, &intact);
+                (s.look)((now - self.start).as_secs_f64(), &parent.kids.pids, &intact);
                 now = Instant::now();
             }
-            if now >= next_tick {
-                while next_tick <= now {
-                    next_tick += Duration::from_secs(1);
+            if now >= self.next_tick {
+                while self.next_tick <= now {
+                    self.next_tick += Duration::from_secs(1);
                 }
-                let t = (now - start).as_secs_f64();
-                let cpus: Vec<Option<usize>> = (0..p.nr_tasks).map(|t| control.cpu(t)).collect();
-                let loops: Vec<u32> = (0..p.nr_tasks).map(|t| control.loop_index(t)).collect();
-                let snap = convergence::snapshot(
-                    &cpus,
-                    &loops,
-                    p.nr_proc,
-                    p.nr_threads,
-                    &sample_nodes,
-                    &node_of,
-                );
-                samples.push((t, snap.nodes.iter().map(|n| n.tasks).collect()));
-                let conv = if p.show_convergence || p.measure_convergence {
-                    let change = tracker.update(snap.converged, t);
-                    if snap.converged && p.measure_convergence && parent.interrupted.is_none() {
-                        control.request_stop();
-                    }
-                    Some((snap, change))
-                } else {
-                    None
-                };
-                if p.show_details >= 0 {
-                    let last = loops.last().copied().unwrap_or(0);
-                    let tick = Tick {
-                        elapsed_s: t,
-                        progress_pct: (f64::from(last) + 1.0) / f64::from(p.nr_loops.max(1))
-                            * 100.0,
-                        convergence: conv,
-                    };
-                    on_event(Event::Tick(&tick));
-                    flush();
-                }
+                self.tick(p, parent, now, on_event);
             }
             let next = match &sampler {
-                Some(_) if intact() => next_tick.min(next_look),
-                _ => next_tick,
+                Some(_) if intact() => self.next_tick.min(self.next_look),
+                _ => self.next_tick,
             };
             let wait = next
                 .saturating_duration_since(Instant::now())
                 .min(Duration::from_millis(100));
             sys::futex_wait(control.word(Word::Done), done, Some(wait));
         }
-    } else if let Some(Abort::Failed(f)) = &abort {
-        parent.failure.get_or_insert(f.clone());
     }
+
+    /// The once-a-second look: tasks per node, convergence (and the stop
+    /// it asks for with `-m`), perf's progress line.
+    fn tick(
+        &mut self,
+        p: &Params,
+        parent: &mut Parent,
+        now: Instant,
+        on_event: &mut dyn FnMut(Event),
+    ) {
+        let control = parent.control();
+        let t = (now - self.start).as_secs_f64();
+        let cpus: Vec<Option<usize>> = (0..p.nr_tasks).map(|t| control.cpu(t)).collect();
+        let loops: Vec<u32> = (0..p.nr_tasks).map(|t| control.loop_index(t)).collect();
+        let topo = self.topo;
+        let node_of = |cpu: usize| topo.cpu(cpu).and_then(|c| c.node);
+        let snap = convergence::snapshot(
+            &cpus,
+            &loops,
+            p.nr_proc,
+            p.nr_threads,
+            &self.sample_nodes,
+            &node_of,
+        );
+        self.samples
+            .push((t, snap.nodes.iter().map(|n| n.tasks).collect()));
+        let conv = if p.show_convergence || p.measure_convergence {
+            let change = self.tracker.update(snap.converged, t);
+            if snap.converged && p.measure_convergence && parent.interrupted.is_none() {
+                control.request_stop();
+            }
+            Some((snap, change))
+        } else {
+            None
+        };
+        if p.show_details >= 0 {
+            let last = loops.last().copied().unwrap_or(0);
+            let tick = Tick {
+                elapsed_s: t,
+                progress_pct: (f64::from(last) + 1.0) / f64::from(p.nr_loops.max(1)) * 100.0,
+                convergence: conv,
+            };
+            on_event(Event::Tick(&tick));
+            flush();
+        }
+    }
+}
+
+/// After a failure or a stop signal, the tasks get the rest of the grace
+/// period to finish their loop; then every child is reaped.
+fn end_tasks(parent: &mut Parent, on_event: &mut dyn FnMut(Event)) {
     if parent.failure.is_some() || parent.interrupted.is_some() {
         parent.stop_all();
-        // Give the tasks the rest of the grace period to finish their loop.
         while parent.kids.running() && !parent.killed {
             parent.check(on_event);
             std::thread::sleep(Duration::from_millis(10));
@@ -486,178 +415,58 @@ pub fn run_sampled(
     if parent.kids.reap_all() {
         parent.killed = true;
     }
-    // As in perf, the run is timed from the moment the parent sees every
-    // task at work. With more tasks than CPUs the parent may only see that
-    // some ms after the tasks began, so in a short run a task could report
-    // a longer runtime than the whole run: the slowest task's own time is
-    // the floor.
+}
+
+/// As in perf, the run is timed from the moment the parent sees every
+/// task at work. With more tasks than CPUs the parent may only see that
+/// some ms after the tasks began, so in a short run a task could report a
+/// longer runtime than the whole run: the slowest task's own time is the
+/// floor.
+fn runtime_max_s(p: &Params, control: &Control, start: Instant) -> f64 {
     let slowest_task_s = (0..p.nr_tasks)
         .map(|t| control.runtime_ns(t))
         .max()
         .unwrap_or(0) as f64
         / 1e9;
-    let runtime_max_s = start.elapsed().as_secs_f64().max(slowest_task_s);
-    drop(signals);
+    start.elapsed().as_secs_f64().max(slowest_task_s)
+}
 
-    let out = RunOutput {
-        startup_s,
-        runtime_max_s,
+/// What the tasks left in the control block, the counters' increase and
+/// how the run ended.
+fn collect(
+    p: &Params,
+    control: &Control,
+    parent: &Parent,
+    (vm_before, cpu_before): (vmstat::Counters, CpuTimes),
+) -> RunOutput {
+    let process_placement = (0..p.nr_proc)
+        .map(|i| control.placement(AreaId::Process(i)))
+        .collect();
+    let thread_placement = (0..p.nr_tasks)
+        .map(|t| control.placement(AreaId::Thread(t)))
+        .collect();
+    // The counters last, so they cover the placement checks too.
+    let numa_balancing = vmstat::delta(&vm_before, &vmstat::read());
+    let after = sys::cpu_times();
+    RunOutput {
         task_runtime_ns: (0..p.nr_tasks).map(|t| control.runtime_ns(t)).collect(),
         task_bytes: (0..p.nr_tasks).map(|t| control.bytes_done(t)).collect(),
         task_loops: (0..p.nr_tasks)
             .map(|t| control.loops_completed(t))
             .collect(),
         task_cpus: (0..p.nr_tasks).map(|t| control.cpu(t)).collect(),
-        tracker,
-        sample_nodes,
-        samples,
-        global_placement: global.as_ref().map(DataArea::placement),
-        process_placement: (0..p.nr_proc)
-            .map(|i| control.placement(AreaId::Process(i)))
-            .collect(),
-        thread_placement: (0..p.nr_tasks)
-            .map(|t| control.placement(AreaId::Thread(t)))
-            .collect(),
-        numa_balancing: vmstat::delta(&vm_before, &vmstat::read()),
-        cpu: {
-            let after = sys::cpu_times();
-            CpuTimes {
-                user_s: (after.user_s - cpu_before.user_s).max(0.0),
-                system_s: (after.system_s - cpu_before.system_s).max(0.0),
-            }
+        process_placement,
+        thread_placement,
+        numa_balancing,
+        cpu: CpuTimes {
+            user_s: (after.user_s - cpu_before.user_s).max(0.0),
+            system_s: (after.system_s - cpu_before.system_s).max(0.0),
         },
         interrupted: parent.interrupted,
         killed: parent.killed,
-        failed: parent.failure,
-    };
-    Ok(out)
-}
-
-/// Tells the parent that this process's task `what` failed and why.
-fn report(control: &Control, what: &str) {
-    eprintln!("numabench: error: {what}");
-    control.word(Word::Failed).fetch_add(1, Relaxed);
-    control.request_stop();
-    for w in [Word::Started, Word::Working, Word::Done] {
-        sys::futex_wake_all(control.word(w));
+        failed: parent.failure.clone(),
+        ..Default::default()
     }
-}
-
-/// The body of forked process `i`; never returns.
-fn child_main(
-    i: usize,
-    p: &Params,
-    control: &Control,
-    global: Option<&sys::Region>,
-    alloc: &AllocSpec,
-    all_cpus: &CpuSet,
-    parent: libc::pid_t,
-) -> ! {
-    let code = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        process_body(i, p, control, global, alloc, all_cpus, parent)
-    }))
-    .unwrap_or_else(|_| {
-        report(control, &format!("process {i}: panicked"));
-        101
-    });
-    flush();
-    sys::exit_now(code)
-}
-
-fn process_body(
-    i: usize,
-    p: &Params,
-    control: &Control,
-    global: Option<&sys::Region>,
-    alloc: &AllocSpec,
-    all_cpus: &CpuSet,
-    parent: libc::pid_t,
-) -> i32 {
-    sys::child_signal_setup();
-    if sys::die_with_parent().is_err() || sys::parent_pid() != parent {
-        // The parent is already gone: nobody would reap or stop us.
-        return 1;
-    }
-    sys::set_task_name(&format!("process {i}"));
-    // Memory and CPUs as the process's first thread will have them, so the
-    // process memory is initialised there (perf does the same).
-    let first = i * p.nr_threads;
-    if let Err(e) = worker::bind_task(p, first, all_cpus) {
-        report(control, &format!("process {i}: {e}"));
-        return 1;
-    }
-    let mut refused = None;
-    let area = match DataArea::alloc(
-        p.bytes_process,
-        false,
-        alloc,
-        mix(1 << 32 | i as u64) & 0x7FFF_FFFF,
-        &mut refused,
-    ) {
-        Ok(a) => a,
-        Err(e) => {
-            report(control, &format!("process {i}: process memory (-P): {e}"));
-            return 1;
-        }
-    };
-    worker::warn_thp(control, refused);
-    let process = area.as_ref().map(DataArea::region);
-    if p.show_details >= 3 {
-        crate::console::out(&format!(
-            " # process {i:2} global mem: {:#x}, process mem: {:#x}\n",
-            global.map_or(0, sys::Region::addr),
-            process.map_or(0, sys::Region::addr)
-        ));
-    }
-    let lock = Mutex::new(());
-    let mut failed = false;
-    std::thread::scope(|s| {
-        let mut handles = Vec::new();
-        for t in 0..p.nr_threads {
-            let task_nr = first + t;
-            let ctx = TaskCtx {
-                params: p,
-                control,
-                global,
-                process,
-                process_lock: &lock,
-                process_nr: i,
-                thread_nr: t,
-                task_nr,
-                alloc,
-                all_cpus,
-                val0: task_val(task_nr),
-            };
-            match std::thread::Builder::new().spawn_scoped(s, move || worker::run_task(&ctx)) {
-                Ok(h) => handles.push((t, h)),
-                Err(e) => {
-                    report(
-                        control,
-                        &format!("task {i}/{t}: cannot start a thread: {e}"),
-                    );
-                    failed = true;
-                    break;
-                }
-            }
-        }
-        for (t, h) in handles {
-            match h.join() {
-                Ok(Ok(())) => {}
-                Ok(Err(e)) => {
-                    report(control, &format!("task {i}/{t}: {e}"));
-                    failed = true;
-                }
-                Err(_) => {
-                    report(control, &format!("task {i}/{t}: panicked"));
-                    failed = true;
-                }
-            }
-        }
-    });
-    if let Some(a) = &area {
-        control.store_placement(AreaId::Process(i), &a.placement());
-    }
-    i32::from(failed)
 }
 
 #[cfg(test)]

@@ -1,15 +1,16 @@
 //! The kernel's NUMA-balancing counters from `/proc/vmstat`, to report how
 //! much scanning, hinting-fault and migration work a run caused.
 
+use crate::results::names::{mem::metric as mem, metric};
 use std::collections::BTreeMap;
 
 /// The counters read, in the order reported.
 pub const KEYS: [&str; 5] = [
-    "numa_pte_updates",
-    "numa_huge_pte_updates",
-    "numa_hint_faults",
-    "numa_hint_faults_local",
-    "numa_pages_migrated",
+    mem::NUMA_PTE_UPDATES,
+    mem::NUMA_HUGE_PTE_UPDATES,
+    metric::NUMA_HINT_FAULTS,
+    mem::NUMA_HINT_FAULTS_LOCAL,
+    metric::NUMA_PAGES_MIGRATED,
 ];
 
 /// Counter values by name; absent on kernels without NUMA balancing.

@@ -227,20 +227,7 @@ pub fn run_task(ctx: &TaskCtx) -> Result<(), String> {
         ));
     }
 
-    // Startup: check in, wait for the parent's go, check through.
-    let started = c.word(Word::Started).fetch_add(1, Relaxed) + 1;
-    if started as usize == p.nr_tasks {
-        sys::futex_wake_all(c.word(Word::Started));
-    }
-    if p.serialize_startup {
-        while c.word(Word::Go).load(Relaxed) == 0 {
-            sys::futex_wait(c.word(Word::Go), 0, None);
-        }
-        let working = c.word(Word::Working).fetch_add(1, Relaxed) + 1;
-        if working as usize == p.nr_tasks {
-            sys::futex_wake_all(c.word(Word::Working));
-        }
-    }
+    startup_barrier(p, c);
 
     let a = Access::of(p);
     let first_task = task == 0;
@@ -257,42 +244,7 @@ pub fn run_task(ctx: &TaskCtx) -> Result<(), String> {
         if c.stopping() {
             break;
         }
-        let (pn64, tn64) = (pn as u64, tn as u64);
-        val = val.wrapping_add(do_work(
-            ctx.global,
-            p.bytes_global,
-            pn64,
-            p.nr_proc as u64,
-            l,
-            val,
-            &a,
-        ));
-        val = val.wrapping_add(do_work(
-            ctx.process,
-            p.bytes_process,
-            tn64,
-            p.nr_threads as u64,
-            l,
-            val,
-            &a,
-        ));
-        val = val.wrapping_add(do_work(thread, p.bytes_thread, 0, 1, l, val, &a));
-        if p.sleep_usecs > 0 {
-            let _g = ctx.process_lock.lock().unwrap_or_else(|e| e.into_inner());
-            std::thread::sleep(std::time::Duration::from_micros(u64::from(p.sleep_usecs)));
-        }
-        if p.bytes_process_locked > 0 {
-            let _g = ctx.process_lock.lock().unwrap_or_else(|e| e.into_inner());
-            val = val.wrapping_add(do_work(
-                ctx.process,
-                p.bytes_process_locked,
-                tn64,
-                p.nr_threads as u64,
-                l,
-                val,
-                &a,
-            ));
-        }
+        val = one_loop(ctx, thread, l, val, &a);
         c.set_cpu(task, crate::placement::current_cpu());
         bytes_done += work_done;
         completed += 1;
@@ -334,6 +286,67 @@ pub fn run_task(ctx: &TaskCtx) -> Result<(), String> {
     c.word(Word::Done).fetch_add(1, Relaxed);
     sys::futex_wake_all(c.word(Word::Done));
     Ok(())
+}
+
+/// Startup: check in, wait for the parent's go, check through.
+fn startup_barrier(p: &Params, c: &Control) {
+    let started = c.word(Word::Started).fetch_add(1, Relaxed) + 1;
+    if started as usize == p.nr_tasks {
+        sys::futex_wake_all(c.word(Word::Started));
+    }
+    if p.serialize_startup {
+        while c.word(Word::Go).load(Relaxed) == 0 {
+            sys::futex_wait(c.word(Word::Go), 0, None);
+        }
+        let working = c.word(Word::Working).fetch_add(1, Relaxed) + 1;
+        if working as usize == p.nr_tasks {
+            sys::futex_wake_all(c.word(Word::Working));
+        }
+    }
+}
+
+/// Loop `l` of one task over its global, process and thread memory (perf's
+/// order), then its sleep and its process-locked memory under the
+/// process lock; the running value after it.
+fn one_loop(ctx: &TaskCtx, thread: Option<&Region>, l: u32, mut val: u64, a: &Access) -> u64 {
+    let p = ctx.params;
+    let (pn64, tn64) = (ctx.process_nr as u64, ctx.thread_nr as u64);
+    val = val.wrapping_add(do_work(
+        ctx.global,
+        p.bytes_global,
+        pn64,
+        p.nr_proc as u64,
+        l,
+        val,
+        a,
+    ));
+    val = val.wrapping_add(do_work(
+        ctx.process,
+        p.bytes_process,
+        tn64,
+        p.nr_threads as u64,
+        l,
+        val,
+        a,
+    ));
+    val = val.wrapping_add(do_work(thread, p.bytes_thread, 0, 1, l, val, a));
+    if p.sleep_usecs > 0 {
+        let _g = ctx.process_lock.lock().unwrap_or_else(|e| e.into_inner());
+        std::thread::sleep(std::time::Duration::from_micros(u64::from(p.sleep_usecs)));
+    }
+    if p.bytes_process_locked > 0 {
+        let _g = ctx.process_lock.lock().unwrap_or_else(|e| e.into_inner());
+        val = val.wrapping_add(do_work(
+            ctx.process,
+            p.bytes_process_locked,
+            tn64,
+            p.nr_threads as u64,
+            l,
+            val,
+            a,
+        ));
+    }
+    val
 }
 
 /// perf's `-x`: move to a CPU in the other half of the machine (the last

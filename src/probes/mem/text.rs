@@ -1,0 +1,422 @@
+//! `numabench mem` text in perf's formats, as the run goes.
+//!
+//! perf prints a banner per run, the binding lists and a summary box, a
+//! progress/convergence line once a second, then its metrics: with `-q`
+//! one `name, value, unit, metric` line each (`print_res`), otherwise one
+//! `value description` line each. numabench adds what perf does not know
+//! (where the memory ended up, NUMA-balancing work, CPU time) as `#` lines
+//! before the metrics, so the metric block stays perf's.
+
+use super::areas::{AreaKey, area_name, areas, intended, node_shares};
+use super::convergence::Change;
+use super::layout::AreaPlacement;
+use super::{Params, RunOutput, Summary, Tick};
+use crate::results::names::{mem::metric as mm, metric};
+use crate::topology::Topology;
+use std::collections::BTreeMap;
+use std::fmt::Write;
+
+/// perf's banner: `\n # Running NAME "COMMAND"`.
+pub fn running(name: &str, command: &str) -> String {
+    format!("\n # Running {name} \"{command}\"\n")
+}
+
+/// The binding lists and the summary box (unless `quiet`), with perf's
+/// `# NOTE:` lines about list entries and unbound tasks (printed even when
+/// quiet).
+pub fn header(p: &Params, topo: &Topology, quiet: bool) -> String {
+    let notes = |v: &[String]| -> String { v.iter().map(|n| format!("# {n}\n")).collect() };
+    if quiet {
+        return notes(&p.cpu_notes) + &notes(&p.node_notes);
+    }
+    let mut s = String::from("#\n");
+    if !p.cpu_entries.is_empty() {
+        s.push_str("# binding tasks to CPUs:\n#  ");
+        let items: Vec<String> = p
+            .cpu_entries
+            .iter()
+            .map(|&(cpu, len)| {
+                if len > 1 {
+                    format!("{cpu:2}/{len}")
+                } else {
+                    format!("{cpu:2}")
+                }
+            })
+            .collect();
+        s.push_str(&items.join(","));
+        s.push('\n');
+        s.push_str(&notes(&p.cpu_notes));
+    }
+    if !p.node_entries.is_empty() {
+        s.push_str("# binding tasks to NODEs:\n# ");
+        for (i, n) in p.node_entries.iter().enumerate() {
+            let _ = write!(s, "{}{n:2}", if i == 0 { " " } else { "," });
+        }
+        s.push('\n');
+        s.push_str(&notes(&p.node_notes));
+    }
+    s.push_str("#\n");
+    let loops = p.nr_loops as i32; // perf prints its u32 with %d
+    let mb = |b: u64| b / 1024 / 1024;
+    let _ = write!(
+        s,
+        "\n ###\n # {} {} will execute (on {} nodes, {} CPUs):\n \
+         #      {loops:5}x {:5}MB global  shared mem operations\n \
+         #      {loops:5}x {:5}MB process shared mem operations\n \
+         #      {loops:5}x {:5}MB thread  local  mem operations\n ###\n\n ###\n",
+        p.nr_tasks,
+        if p.nr_tasks == 1 { "task" } else { "tasks" },
+        topo.nodes.len(),
+        topo.cpus.len(),
+        mb(p.bytes_global),
+        mb(p.bytes_process),
+        mb(p.bytes_thread),
+    );
+    s
+}
+
+pub fn startup_begin() -> &'static str {
+    " #\n # Startup synchronization: ..."
+}
+
+pub fn startup_done(secs: f64) -> String {
+    format!(" threads initialized in {secs:.6} seconds.\n #\n")
+}
+
+/// The once-a-second line: progress, then with `-c`/`-m` per node
+/// `tasks/processes`, `[distance/process groups]`, loops min-max (spread),
+/// skew, process compression `{min-max}` nodes, and convergence events.
+/// Like perf, a line that stays converged ends without a newline.
+pub fn tick(t: &Tick) -> String {
+    let mut s = format!(
+        "\r #  {:5.1}%  [{:.1} mins]",
+        t.progress_pct,
+        t.elapsed_s / 60.0
+    );
+    let Some((snap, change)) = &t.convergence else {
+        return s;
+    };
+    for n in &snap.nodes {
+        let _ = write!(s, " {:2}/{:<2}", n.tasks, n.processes);
+    }
+    let _ = write!(s, " [{:2}/{:<2}]", snap.distance, snap.process_groups);
+    let _ = write!(
+        s,
+        " l:{:3}-{:<3} ({:3})",
+        snap.loops_min,
+        snap.loops_max,
+        snap.loops_max.saturating_sub(snap.loops_min)
+    );
+    if let Some(skew) = snap.skew_pct {
+        let _ = write!(s, " [{skew:4.1}%]");
+    }
+    if !snap.strong {
+        let _ = write!(s, " {{{}-{}}}", snap.compression.0, snap.compression.1);
+    }
+    match change {
+        Change::Converged => {
+            let _ = writeln!(s, " ({:6.1}s converged)", t.elapsed_s);
+        }
+        Change::Deconverged => {
+            let _ = writeln!(s, " ({:6.1}s de-converged)", t.elapsed_s);
+        }
+        Change::None if snap.converged => {}
+        Change::None => s.push('\n'),
+    }
+    s
+}
+
+/// The end-of-run box perf prints before the metrics (unless `-q`).
+pub fn footer() -> &'static str {
+    "\n ###\n\n"
+}
+
+/// One perf `print_res` line.
+pub fn print_res(name: &str, val: f64, unit: &str, short: &str, long: &str, quiet: bool) -> String {
+    if quiet {
+        format!(" {name:<30} {val:15.3}, {unit:<15} {short}\n")
+    } else {
+        format!(" {val:14.3} {long}\n")
+    }
+}
+
+/// perf's metrics (nine, plus the convergence latency with `-m`). `name`
+/// is perf's first column: the test name, or `main,` for a single run.
+pub fn results(name: &str, s: &Summary, quiet: bool) -> String {
+    let mut out = String::new();
+    let mut line = |v: f64, unit: &str, short: &str, long: &str| {
+        out.push_str(&print_res(name, v, unit, short, long, quiet));
+    };
+    if let Some(c) = s.convergence_latency_s {
+        line(
+            c,
+            "secs,",
+            "NUMA-convergence-latency",
+            "secs latency to NUMA-converge",
+        );
+    }
+    line(
+        s.runtime_max_s,
+        "secs,",
+        "runtime-max/thread",
+        "secs slowest (max) thread-runtime",
+    );
+    line(
+        s.runtime_min_s,
+        "secs,",
+        "runtime-min/thread",
+        "secs fastest (min) thread-runtime",
+    );
+    line(
+        s.runtime_avg_s,
+        "secs,",
+        "runtime-avg/thread",
+        "secs average thread-runtime",
+    );
+    line(
+        s.spread_pct,
+        "%,",
+        "spread-runtime/thread",
+        "% difference between max/avg runtime",
+    );
+    line(
+        s.data_per_thread_gb,
+        "GB,",
+        "data/thread",
+        "GB data processed, per thread",
+    );
+    line(
+        s.data_total_gb,
+        "GB,",
+        "data-total",
+        "GB data processed, total",
+    );
+    line(
+        s.runtime_per_byte_ns,
+        "nsecs,",
+        "runtime/byte/thread",
+        "nsecs/byte/thread runtime",
+    );
+    line(
+        s.thread_speed_gb_s,
+        "GB/sec,",
+        "thread-speed",
+        "GB/sec/thread speed",
+    );
+    line(
+        s.total_speed_gb_s,
+        "GB/sec,",
+        "total-speed",
+        "GB/sec total speed",
+    );
+    out
+}
+
+/// What numabench adds to perf's output, as `#` lines: where each area's
+/// memory is (all areas unless `quiet`, where one line per kind), the
+/// NUMA-balancing counters and the CPU time.
+pub fn extras(p: &Params, out: &RunOutput, quiet: bool) -> String {
+    let mut s = String::new();
+    let list = areas(out);
+    if !list.is_empty() {
+        let sampled = list.iter().any(|(_, a)| a.pages_checked < a.pages_total);
+        s.push_str(&placement_heading(sampled));
+        if quiet {
+            s.push_str(&placement_by_kind(&list));
+        } else {
+            for (k, a) in &list {
+                let bound = intended(p, *k).and_then(|n| a.pct_on(n).map(|pct| (n, pct)));
+                s.push_str(&area_line(&area_name(p, *k), a, bound));
+            }
+        }
+    }
+    s.push_str(&balancing_line(&out.numa_balancing));
+    s.push_str(&cpu_line(out.cpu.user_s, out.cpu.system_s));
+    if let Some(sig) = out.interrupted {
+        let _ = writeln!(
+            s,
+            " # INTERRUPTED by signal {sig}{}: the figures below cover the partial run",
+            if out.killed { ", tasks killed" } else { "" }
+        );
+    } else if let Some(why) = &out.failed {
+        let _ = writeln!(
+            s,
+            " # FAILED: {why}; the figures below cover the partial run"
+        );
+    }
+    s
+}
+
+/// The line before the areas' placement.
+pub fn placement_heading(sampled: bool) -> String {
+    format!(
+        " # memory placement at the end (move_pages{}):\n",
+        if sampled { ", large areas sampled" } else { "" }
+    )
+}
+
+/// One area's placement: its size, its pages' nodes, the share on the node
+/// it was bound to, its THP share.
+pub fn area_line(name: &str, a: &AreaPlacement, bound: Option<(usize, f64)>) -> String {
+    let target = bound
+        .map(|(n, pct)| format!(", {pct:.0}% on bound node {n}"))
+        .unwrap_or_default();
+    format!(
+        " #   {:<12} {:>10}: {}{target}, {:.0}% THP\n",
+        name,
+        crate::placement::sys::fmt_bytes(a.bytes),
+        node_shares(&a.pages_by_node),
+        a.huge_bytes as f64 * 100.0 / a.bytes.max(1) as f64
+    )
+}
+
+/// With `-q`: one line per kind of area, their pages merged.
+fn placement_by_kind(list: &[(AreaKey, &AreaPlacement)]) -> String {
+    let mut s = String::new();
+    for (kind, pick) in [("global", 0usize), ("process", 1), ("thread", 2)] {
+        let sel: Vec<&(AreaKey, &AreaPlacement)> = list
+            .iter()
+            .filter(|(k, _)| {
+                matches!(
+                    (k, pick),
+                    (AreaKey::Global, 0) | (AreaKey::Process(_), 1) | (AreaKey::Thread(_), 2)
+                )
+            })
+            .collect();
+        if sel.is_empty() {
+            continue;
+        }
+        let mut merged = BTreeMap::new();
+        for (_, a) in &sel {
+            for (n, c) in &a.pages_by_node {
+                *merged.entry(*n).or_insert(0) += c;
+            }
+        }
+        let _ = writeln!(
+            s,
+            " #   {kind} memory ({} area{}): {}",
+            sel.len(),
+            if sel.len() == 1 { "" } else { "s" },
+            node_shares(&merged)
+        );
+    }
+    s
+}
+
+/// The NUMA-balancing counters' increase over the run.
+pub fn balancing_line(nb: &BTreeMap<String, u64>) -> String {
+    if nb.is_empty() {
+        return " # NUMA balancing: no counters in /proc/vmstat on this kernel\n".into();
+    }
+    let g = |k: &str| nb.get(k).copied().unwrap_or(0);
+    format!(
+        " # NUMA balancing during the run: {} PTE updates ({} huge), {} hinting faults ({} local), {} pages migrated\n",
+        g(mm::NUMA_PTE_UPDATES),
+        g(mm::NUMA_HUGE_PTE_UPDATES),
+        g(metric::NUMA_HINT_FAULTS),
+        g(mm::NUMA_HINT_FAULTS_LOCAL),
+        g(metric::NUMA_PAGES_MIGRATED)
+    )
+}
+
+/// CPU time of numabench and its children over the run.
+pub fn cpu_line(user_s: f64, system_s: f64) -> String {
+    format!(
+        " # CPU time: {user_s:.3} s user, {system_s:.3} s system (numabench and its children)\n"
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::probes::mem::convergence::{NodeLoad, Snapshot};
+
+    fn summary() -> Summary {
+        Summary {
+            convergence_latency_s: None,
+            runtime_max_s: 20.049,
+            runtime_min_s: 20.044,
+            runtime_avg_s: 20.044,
+            spread_pct: 0.014,
+            data_per_thread_gb: 172.872,
+            data_total_gb: 172.872,
+            runtime_per_byte_ns: 0.116,
+            thread_speed_gb_s: 8.622,
+            total_speed_gb_s: 8.622,
+        }
+    }
+
+    #[test]
+    fn quiet_lines_match_perfs_print_res() {
+        let text = results("RAM-bw-local,", &summary(), true);
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 9);
+        // From the seed's own output.
+        assert_eq!(
+            lines[0],
+            " RAM-bw-local,                           20.049, secs,           runtime-max/thread"
+        );
+        assert_eq!(
+            lines[8],
+            " RAM-bw-local,                            8.622, GB/sec,         total-speed"
+        );
+        let mut s = summary();
+        s.convergence_latency_s = Some(0.652);
+        let text = results(" 3x1-convergence,", &s, true);
+        assert_eq!(text.lines().count(), 10);
+        assert_eq!(
+            text.lines().next().unwrap(),
+            "  3x1-convergence,                        0.652, secs,           NUMA-convergence-latency"
+        );
+    }
+
+    #[test]
+    fn verbose_lines_match_perfs() {
+        let text = results("main,", &summary(), false);
+        assert_eq!(
+            text.lines().next().unwrap(),
+            "         20.049 secs slowest (max) thread-runtime"
+        );
+        assert!(text.ends_with("          8.622 GB/sec total speed\n"));
+    }
+
+    #[test]
+    fn tick_lines() {
+        let snap = Snapshot {
+            nodes: vec![
+                NodeLoad {
+                    node: 0,
+                    tasks: 2,
+                    processes: 1,
+                },
+                NodeLoad {
+                    node: 1,
+                    tasks: 2,
+                    processes: 1,
+                },
+            ],
+            distance: 0,
+            process_groups: 2,
+            loops_min: 3,
+            loops_max: 4,
+            skew_pct: Some(25.0),
+            compression: (1, 1),
+            strong: true,
+            converged: true,
+        };
+        let t = Tick {
+            elapsed_s: 2.0,
+            progress_pct: 0.0,
+            convergence: Some((snap.clone(), Change::Converged)),
+        };
+        assert_eq!(
+            tick(&t),
+            "\r #    0.0%  [0.0 mins]  2/1   2/1  [ 0/2 ] l:  3-4   (  1) [25.0%] (   2.0s converged)\n"
+        );
+        let still = Tick {
+            convergence: Some((snap, Change::None)),
+            ..t
+        };
+        assert!(!tick(&still).ends_with('\n'));
+    }
+}

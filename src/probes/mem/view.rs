@@ -1,0 +1,459 @@
+//! How `mem` records are shown, from the records alone: perf's text (the
+//! banner, numabench's `#` lines and perf's metric lines), a table of
+//! perf's figures and one of where the memory was, one CSV line per run,
+//! and the report's table of every metric.
+
+use super::Summary;
+use super::layout::AreaPlacement;
+use super::text;
+use crate::results::names::mem::{area, metric as mm, param as mp};
+use crate::results::names::{metric, param, probe};
+use crate::results::{Document, Record};
+use crate::view::{Block, Csv, Section, View, escape, series_charts};
+use serde_json::Value;
+use std::collections::BTreeMap;
+
+/// The `mem` probe's view.
+pub struct MemView;
+
+/// The one instance the registry holds.
+pub static VIEW: MemView = MemView;
+
+impl View for MemView {
+    fn probe(&self) -> &'static str {
+        probe::MEM
+    }
+
+    fn sections(&self, _doc: &Document, records: &[&Record]) -> Vec<Section> {
+        let mut out = vec![figures(records)];
+        if records.iter().any(|r| !placement_of(r).is_empty()) {
+            out.push(placement(records));
+        }
+        out
+    }
+
+    fn text(&self, _doc: &Document, records: &[&Record]) -> Option<String> {
+        let text: String = records.iter().map(|r| perf_text(r)).collect();
+        Some(escape_lines(&text))
+    }
+
+    fn csv(&self, _doc: &Document, records: &[&Record]) -> Option<Csv> {
+        Some(csv(records))
+    }
+
+    fn blocks(&self, _doc: &Document, records: &[&Record]) -> Vec<Block> {
+        let mut out = vec![Block::Section(every_metric(records))];
+        for r in records {
+            out.extend(series_charts(&[*r]).into_iter().map(Block::Chart));
+            out.extend(
+                r.notes
+                    .iter()
+                    .map(|n| Block::Note(format!("{}: {n}", r.name))),
+            );
+        }
+        out
+    }
+}
+
+fn value(r: &Record, name: &str) -> Option<f64> {
+    r.metrics.get(name).map(|m| m.value)
+}
+
+fn count(r: &Record, name: &str) -> Option<u64> {
+    r.params.get(name).and_then(Value::as_u64)
+}
+
+/// A suite test's record (it carries its test's name).
+fn in_suite(r: &Record) -> bool {
+    r.params.contains_key(param::TEST)
+}
+
+/// perf's figures of a run that ran.
+fn summary(r: &Record) -> Option<Summary> {
+    let v = |n: &str| value(r, n);
+    Some(Summary {
+        convergence_latency_s: v(mm::CONVERGENCE_LATENCY_S),
+        runtime_max_s: v(mm::RUNTIME_MAX_S)?,
+        runtime_min_s: v(mm::RUNTIME_MIN_S)?,
+        runtime_avg_s: v(mm::RUNTIME_AVG_S)?,
+        spread_pct: v(mm::SPREAD_RUNTIME_PCT)?,
+        data_per_thread_gb: v(mm::DATA_PER_THREAD_GB)?,
+        data_total_gb: v(mm::DATA_TOTAL_GB)?,
+        runtime_per_byte_ns: v(mm::RUNTIME_PER_BYTE_PER_THREAD_NS)?,
+        thread_speed_gb_s: v(mm::THREAD_SPEED_GB_S)?,
+        total_speed_gb_s: v(mm::TOTAL_SPEED_GB_S)?,
+    })
+}
+
+/// Each area's placement as the record keeps it, with its name and the
+/// share on its bound node.
+struct Area {
+    name: String,
+    placement: AreaPlacement,
+    bound: Option<(usize, f64)>,
+}
+
+fn placement_of(r: &Record) -> Vec<Area> {
+    let Some(Value::Array(list)) = r.params.get(mp::MEMORY_PLACEMENT) else {
+        return Vec::new();
+    };
+    list.iter().filter_map(area_of).collect()
+}
+
+fn area_of(v: &Value) -> Option<Area> {
+    let n = |k: &str| v.get(k).and_then(Value::as_u64).unwrap_or(0);
+    let pages_by_node: BTreeMap<usize, u64> = v
+        .get(area::PAGES_BY_NODE)?
+        .as_object()?
+        .iter()
+        .filter_map(|(k, c)| Some((k.parse().ok()?, c.as_u64()?)))
+        .collect();
+    let bound = v
+        .get(area::BOUND_NODE)
+        .and_then(Value::as_u64)
+        .zip(v.get(area::ON_BOUND_NODE_PCT).and_then(Value::as_f64))
+        .map(|(n, pct)| (n as usize, pct));
+    Some(Area {
+        name: v.get(area::AREA)?.as_str()?.to_string(),
+        placement: AreaPlacement {
+            pages_by_node,
+            not_present: n(area::PAGES_NOT_PRESENT),
+            errors: 0,
+            pages_checked: n(area::PAGES_CHECKED),
+            pages_total: n(area::PAGES_TOTAL),
+            huge_bytes: n(area::HUGE_BYTES),
+            bytes: n(area::BYTES),
+        },
+        bound,
+    })
+}
+
+/// One record as perf's text: the banner, the notes and numabench's `#`
+/// lines, perf's metric lines (quiet for a suite test, as the suite runs).
+fn perf_text(r: &Record) -> String {
+    let command = r
+        .params
+        .get(param::COMMAND)
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    let name = format!("{},", r.name);
+    let mut s = text::running(&name, command);
+    for n in &r.notes {
+        s.push_str(&format!(" # {n}\n"));
+    }
+    let Some(sum) = summary(r) else {
+        return s;
+    };
+    let areas = placement_of(r);
+    if !areas.is_empty() {
+        let sampled = areas
+            .iter()
+            .any(|a| a.placement.pages_checked < a.placement.pages_total);
+        s.push_str(&text::placement_heading(sampled));
+        for a in &areas {
+            s.push_str(&text::area_line(&a.name, &a.placement, a.bound));
+        }
+    }
+    s.push_str(&text::balancing_line(&balancing(r)));
+    s.push_str(&text::cpu_line(
+        value(r, metric::USER_TIME_S).unwrap_or(0.0),
+        value(r, metric::SYSTEM_TIME_S).unwrap_or(0.0),
+    ));
+    s.push_str(&text::results(&name, &sum, in_suite(r)));
+    s
+}
+
+/// The NUMA-balancing counters a record holds.
+fn balancing(r: &Record) -> BTreeMap<String, u64> {
+    super::vmstat::KEYS
+        .iter()
+        .filter_map(|k| Some((k.to_string(), value(r, k)? as u64)))
+        .collect()
+}
+
+/// Text from a results file, each line made safe for a terminal.
+fn escape_lines(text: &str) -> String {
+    text.split('\n')
+        .map(|l| escape(l).into_owned())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn fixed(v: Option<f64>, digits: usize) -> String {
+    v.map_or("-".into(), |v| format!("{v:.digits$}"))
+}
+
+/// perf's figures, one row per run.
+fn figures(records: &[&Record]) -> Section {
+    let mut s = Section::new("perf bench numa mem");
+    s.header = [
+        "test",
+        "tasks",
+        "access",
+        "runtime max s",
+        "runtime avg s",
+        "spread %",
+        "data GB",
+        "GB/s/thread",
+        "GB/s total",
+        "converged in s",
+    ]
+    .iter()
+    .map(|h| h.to_string())
+    .collect();
+    for r in records {
+        let tasks = match (count(r, param::PROCESSES), count(r, param::THREADS)) {
+            (Some(p), Some(t)) => format!("{p}x{t}"),
+            _ => "-".into(),
+        };
+        let access = r.params.get(mp::ACCESS).and_then(Value::as_str);
+        s.rows.push(vec![
+            r.name.clone(),
+            tasks,
+            access.unwrap_or("-").to_string(),
+            fixed(value(r, mm::RUNTIME_MAX_S), 3),
+            fixed(value(r, mm::RUNTIME_AVG_S), 3),
+            fixed(value(r, mm::SPREAD_RUNTIME_PCT), 3),
+            fixed(value(r, mm::DATA_TOTAL_GB), 3),
+            fixed(value(r, mm::THREAD_SPEED_GB_S), 3),
+            fixed(value(r, mm::TOTAL_SPEED_GB_S), 3),
+            fixed(value(r, mm::CONVERGENCE_LATENCY_S), 3),
+        ]);
+    }
+    s.lines
+        .push("GB = 10^9 bytes; the run's metrics are perf's".into());
+    for r in records {
+        for n in &r.notes {
+            s.lines.push(format!("{}: {n}", r.name));
+        }
+    }
+    s
+}
+
+/// Where each run's memory was at the end, one row per area.
+fn placement(records: &[&Record]) -> Section {
+    let mut s = Section::new("memory placement at the end (move_pages)");
+    s.header = [
+        "test",
+        "area",
+        "size",
+        "pages by node",
+        "on bound node",
+        "THP",
+    ]
+    .iter()
+    .map(|h| h.to_string())
+    .collect();
+    for r in records {
+        for a in placement_of(r) {
+            let p = &a.placement;
+            s.rows.push(vec![
+                r.name.clone(),
+                a.name,
+                crate::placement::sys::fmt_bytes(p.bytes),
+                super::areas::node_shares(&p.pages_by_node),
+                a.bound
+                    .map_or("-".into(), |(n, pct)| format!("{pct:.0}% on node {n}")),
+                format!(
+                    "{:.0}%",
+                    p.huge_bytes as f64 * 100.0 / p.bytes.max(1) as f64
+                ),
+            ]);
+        }
+    }
+    s
+}
+
+/// Every metric of every run, one column each (the report's table).
+fn every_metric(records: &[&Record]) -> Section {
+    let mut keys: Vec<&str> = Vec::new();
+    for r in records {
+        for k in r.metrics.keys() {
+            if !keys.contains(&k.as_str()) {
+                keys.push(k);
+            }
+        }
+    }
+    let mut s = Section::new("");
+    s.header = std::iter::once("test".to_string())
+        .chain(keys.iter().map(|k| {
+            let unit = records
+                .iter()
+                .find_map(|r| r.metrics.get(*k))
+                .map_or(String::new(), |m| format!(" ({})", m.unit));
+            format!("{k}{unit}")
+        }))
+        .collect();
+    for r in records {
+        s.rows.push(
+            std::iter::once(r.name.clone())
+                .chain(keys.iter().map(|k| {
+                    value(r, k).map_or("-".into(), |v| {
+                        if v.abs() >= 100.0 {
+                            format!("{v:.0}")
+                        } else {
+                            format!("{v:.3}")
+                        }
+                    })
+                }))
+                .collect(),
+        );
+    }
+    s
+}
+
+/// The CSV columns after the test's name: params, then metrics.
+const CSV_PARAMS: [&str; 5] = [
+    param::PROCESSES,
+    param::THREADS,
+    param::TASKS,
+    param::SIZE_BYTES,
+    mp::ACCESS,
+];
+const CSV_METRICS: [&str; 16] = [
+    mm::RUNTIME_MAX_S,
+    mm::RUNTIME_MIN_S,
+    mm::RUNTIME_AVG_S,
+    mm::SPREAD_RUNTIME_PCT,
+    mm::DATA_PER_THREAD_GB,
+    mm::DATA_TOTAL_GB,
+    mm::RUNTIME_PER_BYTE_PER_THREAD_NS,
+    mm::THREAD_SPEED_GB_S,
+    mm::TOTAL_SPEED_GB_S,
+    mm::CONVERGENCE_LATENCY_S,
+    mm::CONVERGED_AT_S,
+    mm::STARTUP_S,
+    metric::USER_TIME_S,
+    metric::SYSTEM_TIME_S,
+    metric::NUMA_HINT_FAULTS,
+    metric::NUMA_PAGES_MIGRATED,
+];
+
+/// One line per run: its params and every figure at full precision, blank
+/// where a run has none; notes after the rows.
+fn csv(records: &[&Record]) -> Csv {
+    let mut out = Csv {
+        header: std::iter::once("test")
+            .chain(CSV_PARAMS)
+            .chain(CSV_METRICS)
+            .map(String::from)
+            .collect(),
+        ..Default::default()
+    };
+    for r in records {
+        let params = CSV_PARAMS.iter().map(|k| match r.params.get(*k) {
+            None | Some(Value::Null) => String::new(),
+            Some(Value::String(s)) => s.clone(),
+            Some(v) => v.to_string(),
+        });
+        let metrics = CSV_METRICS
+            .iter()
+            .map(|k| value(r, k).map_or(String::new(), |v| format!("{v}")));
+        out.rows.push(
+            std::iter::once(r.name.clone())
+                .chain(params)
+                .chain(metrics)
+                .collect(),
+        );
+        for n in &r.notes {
+            out.notes.push(format!("{}: {n}", r.name));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::probes::mem::sys::CpuTimes;
+    use crate::probes::mem::{RawOptions, RunOutput, records, resolve};
+
+    fn run() -> (Document, Record, String) {
+        let topo = crate::topology::fixture("two-node");
+        let raw = RawOptions {
+            nr_proc: Some(2),
+            nr_threads: Some(1),
+            mb_proc: Some("1".into()),
+            memnodes: Some("1".into()),
+            ..RawOptions::seed_defaults()
+        };
+        let p = resolve(&raw, &topo).unwrap();
+        let area = AreaPlacement {
+            pages_by_node: [(0, 64), (1, 192)].into_iter().collect(),
+            pages_checked: 256,
+            pages_total: 256,
+            huge_bytes: 0,
+            bytes: 1 << 20,
+            ..Default::default()
+        };
+        let out = RunOutput {
+            runtime_max_s: 2.0,
+            task_runtime_ns: vec![1_900_000_000, 2_000_000_000],
+            task_bytes: vec![3_000_000_000, 2_000_000_000],
+            task_loops: vec![3, 2],
+            process_placement: vec![Some(area.clone()), Some(area)],
+            numa_balancing: [("numa_pte_updates".to_string(), 7)].into_iter().collect(),
+            cpu: CpuTimes {
+                user_s: 3.5,
+                system_s: 0.25,
+            },
+            ..Default::default()
+        };
+        let s = Summary::of(&p, &out);
+        let command = "numabench mem -p 2 -t 1 -P 1 -M 1";
+        let live = text::running("main,", command)
+            + &text::extras(&p, &out, false)
+            + &text::results("main,", &s, false);
+        let r = records::record("main", command, &p, &out, &s);
+        (Document::new(&topo), r, live)
+    }
+
+    #[test]
+    fn text_from_the_record_is_the_live_text_after_the_header() {
+        let (doc, r, live) = run();
+        let notes: String = r.notes.iter().map(|n| format!(" # {n}\n")).collect();
+        let banner_end = live.find("\"\n").unwrap() + 2;
+        let want = format!("{}{notes}{}", &live[..banner_end], &live[banner_end..]);
+        assert_eq!(VIEW.text(&doc, &[&r]).unwrap(), want);
+        assert!(want.contains("75% on bound node 1"), "{want}");
+    }
+
+    #[test]
+    fn csv_has_one_line_per_run_with_full_precision() {
+        let (doc, r, _) = run();
+        let c = VIEW.csv(&doc, &[&r]).unwrap();
+        assert_eq!(c.rows.len(), 1);
+        assert_eq!(c.header.len(), c.rows[0].len());
+        let col = |h: &str| c.header.iter().position(|x| x == h).unwrap();
+        assert_eq!(c.rows[0][col("test")], "main");
+        assert_eq!(c.rows[0][col(mm::DATA_TOTAL_GB)], "5");
+        assert_eq!(c.rows[0][col(mm::CONVERGENCE_LATENCY_S)], "");
+        assert_eq!(c.rows[0][col(mp::ACCESS)], "read+write");
+    }
+
+    #[test]
+    fn the_report_shows_every_metric_then_each_runs_notes() {
+        let (doc, r, _) = run();
+        let blocks = VIEW.blocks(&doc, &[&r]);
+        let Block::Section(s) = &blocks[0] else {
+            panic!("{blocks:?}")
+        };
+        assert!(s.title.is_empty());
+        assert_eq!(s.header.len(), r.metrics.len() + 1);
+        assert_eq!(blocks.len(), 1 + r.notes.len());
+    }
+
+    #[test]
+    fn a_skipped_test_shows_its_reason() {
+        let r = records::skipped("RAM-bw-remote", "numabench mem -p 1", "needs 2 nodes", &[]);
+        let (doc, _, _) = run();
+        let text = VIEW.text(&doc, &[&r]).unwrap();
+        assert_eq!(
+            text,
+            "\n # Running RAM-bw-remote, \"numabench mem -p 1\"\n # skipped: needs 2 nodes\n"
+        );
+        let sections = VIEW.sections(&doc, &[&r]);
+        assert_eq!(sections.len(), 1);
+        assert_eq!(sections[0].rows[0][1], "-");
+    }
+}
