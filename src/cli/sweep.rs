@@ -14,7 +14,6 @@ use anyhow::Result;
 use std::time::Duration;
 
 /// The old path of the record builder, for `run`.
-pub(crate) use crate::probes::sweep::records::record;
 
 /// Measure read/write/copy/triad bandwidth and pointer-chase latency at
 /// buffer sizes around the real cache sizes (L1/2 ... 4xL3), one buffer per

@@ -9,7 +9,6 @@ pub mod render;
 pub mod report;
 pub mod sections;
 pub mod svg;
-pub mod sweep;
 pub mod tables;
 pub mod topo_tables;
 pub mod topo_text;

@@ -11,11 +11,13 @@ use crate::kernels::{self, Op, Store};
 use crate::output::html::{Run, report};
 use crate::probes::matrix::{self, MatrixConfig};
 use crate::probes::measure::Timing;
-use crate::probes::sweep::{self, SweepConfig, SweepRow};
+use crate::probes::sweep::view::SweepView;
+use crate::probes::sweep::{self, SweepConfig};
 use crate::progress::Progress;
 use crate::results::names::probe;
 use crate::results::{Document, write_output};
 use crate::topology::{SysfsRoot, Topology, read_topology};
+use crate::view::View;
 use anyhow::{Context, Result};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -35,11 +37,9 @@ pub struct Outcome {
     pub interrupted: Option<i32>,
 }
 
-/// What was measured: the document, the sweep's rows (for sweep.csv) and
-/// the logs of the parts.
+/// What was measured: the document and the logs of the parts.
 struct Measured {
     doc: Document,
-    rows: Vec<SweepRow>,
     logs: Vec<(&'static str, String)>,
 }
 
@@ -84,7 +84,7 @@ fn measure(topo: &Topology, full: bool) -> Result<Measured> {
     let steps = if full { 2 + parts::PARTS.len() } else { 2 };
     let show = |step: usize, what: &str| progress.step(&format!("[{}/{steps}] {what}", step + 1));
     measure_matrix(topo, &mut doc, &|w| show(0, &format!("matrix: {w}")))?;
-    let rows = measure_sweep(topo, &mut doc, &|w| show(1, &format!("sweep: {w}")))?;
+    measure_sweep(topo, &mut doc, &|w| show(1, &format!("sweep: {w}")))?;
     let mut logs = Vec::new();
     if full {
         for (i, part) in parts::PARTS.iter().enumerate() {
@@ -97,7 +97,7 @@ fn measure(topo: &Topology, full: bool) -> Result<Measured> {
             logs.push((part.probe, ran.log));
         }
     }
-    Ok(Measured { doc, rows, logs })
+    Ok(Measured { doc, logs })
 }
 
 /// The node-to-node matrix (one thread, saturated, latency) with the best
@@ -133,23 +133,25 @@ fn measure_matrix(topo: &Topology, doc: &mut Document, show: &dyn Fn(&str)) -> R
 
 /// The default sweep, unless a stop came first; its notes go on its first
 /// record.
-fn measure_sweep(
-    topo: &Topology,
-    doc: &mut Document,
-    show: &dyn Fn(&str),
-) -> Result<Vec<SweepRow>> {
+fn measure_sweep(topo: &Topology, doc: &mut Document, show: &dyn Fn(&str)) -> Result<()> {
     let (rows, notes) = if stopped() {
         (Vec::new(), Vec::new())
     } else {
         sweep::run(topo, &SweepConfig::default(), &mut |w| show(w))?
     };
     let first_sweep = doc.records.len();
-    doc.records
-        .extend(rows.iter().map(crate::cli::sweep::record));
+    doc.records.extend(rows.iter().map(sweep::records::record));
     if let Some(r) = doc.records.get_mut(first_sweep) {
         r.notes.extend(notes);
     }
-    Ok(rows)
+    Ok(())
+}
+
+/// The sweep's records as sc-membench's CSV, drawn by the sweep's view.
+fn sweep_csv(doc: &Document) -> Result<String> {
+    let records = crate::view::records_of(doc, probe::SWEEP);
+    let table = SweepView.csv(doc, &records).unwrap_or_default();
+    crate::output::render::csv_text(&table)
 }
 
 /// results.json, the parts' logs, the AutoNUMA series as CSV, matrix.csv,
@@ -168,10 +170,7 @@ fn write_folder(folder: &Path, m: &Measured) -> Result<()> {
     }
     let view = crate::output::matrix::View::new(doc, None);
     write_output(&folder.join("matrix.csv"), view.csv().as_bytes())?;
-    write_output(
-        &folder.join("sweep.csv"),
-        crate::output::sweep::csv(&m.rows).as_bytes(),
-    )?;
+    write_output(&folder.join("sweep.csv"), sweep_csv(doc)?.as_bytes())?;
     let html = report(&[Run {
         label: probe::RUN.into(),
         doc,

@@ -1,8 +1,8 @@
 //! The summary `run` prints, from the records of its results document.
 
 use crate::analysis::atlas::{Atlas, Grid};
-use crate::probes::sweep::SweepRow;
-use crate::results::names::{metric, param, probe, run};
+use crate::analysis::sweep_summary::Summary;
+use crate::results::names::{param, probe, run};
 use crate::results::{Document, Record};
 
 /// The summary of `doc`, measured in `secs`.
@@ -16,7 +16,8 @@ pub fn summary(doc: &Document, secs: f64) -> String {
         h.topology.allowed.cpus.len()
     );
     out.push_str(&matrix_lines(&Atlas::from_records(&doc.records)));
-    out.push_str(&sweep_lines(&sweep_rows(&doc.records)));
+    let records: Vec<&Record> = doc.records.iter().collect();
+    out.push_str(&sweep_lines(&crate::probes::sweep::summarize(&records)));
     out.push_str(&part_lines(&doc.records));
     out
 }
@@ -76,50 +77,8 @@ fn matrix_lines(a: &Atlas) -> String {
     out
 }
 
-/// The sweep records as the rows the sweep summary reads (the figures it
-/// reads; the rest left empty).
-fn sweep_rows(records: &[Record]) -> Vec<SweepRow> {
-    let figure = |r: &Record, name: &str| r.metrics.get(name).map_or(0.0, |m| m.value);
-    records
-        .iter()
-        .filter(|r| r.probe == probe::SWEEP)
-        .map(|r| SweepRow {
-            size_kb: r
-                .params
-                .get(param::SIZE_BYTES)
-                .and_then(serde_json::Value::as_u64)
-                .unwrap_or(0)
-                / 1024,
-            operation: r
-                .params
-                .get(run::OPERATION)
-                .and_then(serde_json::Value::as_str)
-                .unwrap_or_default()
-                .to_string(),
-            bandwidth_mb_s: figure(r, metric::BANDWIDTH_MB_S),
-            latency_ns: figure(r, metric::LATENCY_NS),
-            latency_stddev_ns: 0.0,
-            latency_samples: 0,
-            threads: 0,
-            iterations: 0,
-            elapsed_s: 0.0,
-            variant: String::new(),
-            bytes_per_element: 0,
-            stream_bandwidth_mb_s: 0.0,
-            placement_verified_pct: 0.0,
-            huge_pct: 0.0,
-            samples: Vec::new(),
-            cv_pct: 0.0,
-            cpus_seen: Vec::new(),
-            pages_by_node: Default::default(),
-            page_kind: String::new(),
-        })
-        .collect()
-}
-
-fn sweep_lines(rows: &[SweepRow]) -> String {
+fn sweep_lines(s: &Summary) -> String {
     let mut out = String::new();
-    let s = crate::analysis::sweep_summary::summarize(rows);
     for o in &s.ops {
         out.push_str(&format!(
             "  sweep {:<6}        peak {:.0} MB/s, log2-weighted average {:.0} MB/s\n",
@@ -147,7 +106,7 @@ fn part_lines(records: &[Record]) -> String {
         }
         let skipped = recs
             .iter()
-            .filter(|r| r.params.get(run::SKIPPED) == Some(&serde_json::Value::Bool(true)))
+            .filter(|r| r.params.get(param::SKIPPED) == Some(&serde_json::Value::Bool(true)))
             .count();
         let failed = recs.iter().filter(|r| r.name == run::NOT_COMPLETE).count();
         out.push_str(&format!(
@@ -206,9 +165,10 @@ mod tests {
             row(16, "latency", 0.0, 1.25),
             row(131072, "latency", 0.0, 97.5),
         ];
-        let records: Vec<Record> = rows.iter().map(crate::cli::sweep::record).collect();
-        let from_records = sweep_lines(&sweep_rows(&records));
-        assert_eq!(from_records, sweep_lines(&rows));
+        let records: Vec<Record> = rows.iter().map(sweep::records::record).collect();
+        let refs: Vec<&Record> = records.iter().collect();
+        let from_records = sweep_lines(&sweep::summarize(&refs));
+        assert_eq!(from_records, sweep_lines(&summarize(&rows)));
         assert!(
             from_records.contains("sweep read ") && from_records.contains("97.5 ns at 131072 KiB")
         );
@@ -218,7 +178,7 @@ mod tests {
     fn a_failed_part_and_skipped_tests_are_counted_apart() {
         let mut failed = Record::new(probe::MEM, run::NOT_COMPLETE);
         failed.notes.push("mem: failed".into());
-        let skipped = Record::new(probe::MEM, "numa01").param(run::SKIPPED, true);
+        let skipped = Record::new(probe::MEM, "numa01").param(param::SKIPPED, true);
         let done = Record::new(probe::MEM, "numa02");
         let lines = part_lines(&[failed, skipped, done]);
         assert_eq!(

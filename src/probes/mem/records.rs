@@ -29,7 +29,7 @@ pub fn record(name: &str, command: &str, p: &Params, out: &RunOutput, s: &Summar
 /// A suite test this machine cannot run, and why.
 pub fn skipped(name: &str, command: &str, why: &str, notes: &[String]) -> Record {
     let mut r = Record::new(probe::MEM, name)
-        .param(mp::SKIPPED, true)
+        .param(param::SKIPPED, true)
         .param(param::COMMAND, command);
     r.notes.push(format!("skipped: {why}"));
     r.notes.extend(notes.iter().cloned());

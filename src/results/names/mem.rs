@@ -35,8 +35,6 @@ pub mod param {
     /// Where each area's pages were at the end: a list of objects with the
     /// [`super::area`] keys.
     pub const MEMORY_PLACEMENT: &str = "memory_placement";
-    /// A suite test this machine could not run.
-    pub const SKIPPED: &str = "skipped";
 }
 
 /// The keys of each entry of [`param::MEMORY_PLACEMENT`].

@@ -44,6 +44,9 @@ pub mod param {
     pub const TEST: &str = "test";
     /// The command line that reproduces the run.
     pub const COMMAND: &str = "command";
+    /// Set (to `true`) on a suite's test this machine could not run; the
+    /// run summary counts those apart.
+    pub const SKIPPED: &str = "skipped";
 }
 
 /// Metrics every probe that has the thing names the same way; units are

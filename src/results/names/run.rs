@@ -5,14 +5,6 @@
 /// part's other records, if it printed any, are kept beside it.
 pub const NOT_COMPLETE: &str = "not complete";
 
-/// The param a part sets (to `true`) on a test it did not run; the summary
-/// counts those apart.
-pub const SKIPPED: &str = "skipped";
-
-/// The operation of a sweep record (read, write, copy, latency, ...), which
-/// the summary reads to give each operation's peak.
-pub const OPERATION: &str = "operation";
-
 /// The record a stopped command leaves when it stopped before measuring
 /// anything, to carry the note that says so.
 pub const INTERRUPTED: &str = "interrupted";
