@@ -130,6 +130,8 @@ fn part_lines(records: &[Record]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::analysis::sweep_summary::summarize;
+    use crate::probes::sweep::{self, SweepRow};
 
     fn row(size_kb: u64, operation: &str, bandwidth_mb_s: f64, latency_ns: f64) -> SweepRow {
         SweepRow {
