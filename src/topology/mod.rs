@@ -202,14 +202,7 @@ impl Accelerator {
     /// Theoretical one-direction bandwidth of the current link in MB/s,
     /// after line encoding (8b/10b up to 5 GT/s, 128b/130b from 8 GT/s).
     pub fn link_peak_mb_s(&self) -> Option<f64> {
-        let (gt, w) = (self.link_speed_gt_s?, self.link_width?);
-        // A document edited by hand may hold anything; a peak is never NaN
-        // or negative.
-        if !(gt.is_finite() && gt > 0.0 && w > 0) {
-            return None;
-        }
-        let efficiency = if gt < 8.0 { 8.0 / 10.0 } else { 128.0 / 130.0 };
-        Some(gt * 1e9 * efficiency / 8.0 * f64::from(w) / 1e6)
+        pcie_link::phi_mb_s(self.link_speed_gt_s?, self.link_width?)
     }
 }
 

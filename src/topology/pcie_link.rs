@@ -63,16 +63,4 @@ mod tests {
         assert_eq!(encoding(5.0), "8b/10b");
         assert_eq!(encoding(8.0), "128b/130b");
     }
-
-    #[test]
-    fn the_same_figure_as_an_accelerators_link_peak() {
-        let t = crate::topology::fixture("two-node");
-        for a in &t.accelerators {
-            let free = a
-                .link_speed_gt_s
-                .zip(a.link_width)
-                .and_then(|(s, w)| phi_mb_s(s, w));
-            assert_eq!(free, a.link_peak_mb_s());
-        }
-    }
 }

@@ -374,42 +374,9 @@ impl DataArea {
                 out.pages_total = len.div_ceil(psys::base_page_size()) as u64;
             }
         }
-        let smaps = std::fs::read_to_string("/proc/self/smaps").unwrap_or_default();
-        out.huge_bytes = smaps_huge_bytes(&smaps, addr as u64, (addr + len) as u64);
+        out.huge_bytes = crate::procfs::smaps::self_huge_bytes(addr as u64, (addr + len) as u64);
         out
     }
-}
-
-/// Bytes of `start..end` that smaps reports as huge-page backed
-/// (AnonHugePages, ShmemPmdMapped), each mapping's figure prorated by its
-/// overlap with the range.
-pub fn smaps_huge_bytes(smaps: &str, start: u64, end: u64) -> u64 {
-    let mut total: u128 = 0;
-    let mut current: Option<(u64, u64)> = None;
-    for line in smaps.lines() {
-        let first = line.split_ascii_whitespace().next().unwrap_or("");
-        if let Some((a, b)) = first.split_once('-')
-            && let (Ok(a), Ok(b)) = (u64::from_str_radix(a, 16), u64::from_str_radix(b, 16))
-        {
-            current = (a < end && b > start && b > a).then_some((a, b));
-            continue;
-        }
-        let Some((a, b)) = current else { continue };
-        let Some((key, rest)) = line.split_once(':') else {
-            continue;
-        };
-        if !matches!(key, "AnonHugePages" | "ShmemPmdMapped") {
-            continue;
-        }
-        let kb: u128 = rest
-            .split_ascii_whitespace()
-            .next()
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(0);
-        let overlap = u128::from(b.min(end) - a.max(start));
-        total += kb * 1024 * overlap / u128::from(b - a);
-    }
-    u64::try_from(total).unwrap_or(u64::MAX)
 }
 
 #[cfg(test)]
@@ -472,13 +439,5 @@ mod tests {
                 .unwrap()
                 .is_none()
         );
-    }
-
-    #[test]
-    fn smaps_huge_bytes_prorates() {
-        let smaps = "1000-3000 rw-p 00000000 00:00 0\nAnonHugePages:      8 kB\n\
-                     5000-6000 rw-p 00000000 00:00 0\nAnonHugePages:      4 kB\n";
-        assert_eq!(smaps_huge_bytes(smaps, 0x1000, 0x2000), 4096);
-        assert_eq!(smaps_huge_bytes(smaps, 0, 0x10000), 12 * 1024);
     }
 }

@@ -6,7 +6,6 @@
 use super::shared::{MemoryReport, Shared, TaskReport};
 use crate::placement::pages;
 use crate::placement::sys as psys;
-use crate::probes::mem::layout::smaps_huge_bytes;
 use crate::probes::mem::sys::{self, Whose};
 use std::collections::BTreeMap;
 use std::hint::black_box;
@@ -92,7 +91,7 @@ impl Arrays {
     /// 16 Ki pages per array) and how much of them THP backs (smaps).
     pub fn memory(&self) -> Option<MemoryReport> {
         let page = psys::base_page_size();
-        let smaps = std::fs::read_to_string("/proc/self/smaps").unwrap_or_default();
+        let smaps = crate::procfs::smaps::read_self_smaps().unwrap_or_default();
         let mut m = MemoryReport::default();
         let mut by_node = BTreeMap::new();
         for (addr, len) in self.ranges() {
@@ -104,7 +103,8 @@ impl Arrays {
                 *by_node.entry(node).or_insert(0) += count * weight;
             }
             m.not_present += h.not_present * weight;
-            m.huge_bytes += smaps_huge_bytes(&smaps, addr as u64, (addr + len) as u64);
+            m.huge_bytes +=
+                crate::procfs::smaps::huge_bytes(&smaps, addr as u64, (addr + len) as u64);
             m.bytes += len as u64;
         }
         m.pages_by_node = by_node;
