@@ -43,7 +43,11 @@ pub fn run(args: ReportArgs) -> Result<()> {
             doc,
         })
         .collect();
-    let text = crate::output::report::runs(&runs, args.format.chosen().unwrap_or(Format::Html))?;
+    let text = crate::output::report::runs(
+        &runs,
+        args.format.chosen().unwrap_or(Format::Html),
+        crate::probes::VIEWS,
+    )?;
     match &args.output {
         Some(path) => write_output(path, text.as_bytes())?,
         None => crate::console::out(&text),

@@ -13,7 +13,6 @@ use crate::topology::{SysfsRoot, read_topology};
 use anyhow::Result;
 use std::time::Duration;
 
-
 /// Measure read/write/copy/triad bandwidth and pointer-chase latency at
 /// buffer sizes around the real cache sizes (L1/2 ... 4xL3), one buffer per
 /// thread bound to the thread's own node and verified.

@@ -374,11 +374,7 @@ pub fn page(title: &str, sections: &[Section]) -> String {
 }
 
 /// The report of `runs`, each probe's part drawn by its view in `views`.
-pub fn report(runs: &[Run<'_>]) -> String {
-    report_with(runs, crate::probes::VIEWS)
-}
-
-pub fn report_with(runs: &[Run<'_>], views: &[&dyn View]) -> String {
+pub fn report(runs: &[Run<'_>], views: &[&dyn View]) -> String {
     let mut out = format!(
         "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>numabench report</title><style>{STYLE}</style></head><body><h1>numabench report</h1>"
     );
@@ -474,10 +470,13 @@ mod tests {
     #[test]
     fn strings_from_the_file_are_escaped() {
         let d = doc();
-        let html = report(&[Run {
-            label: "a\"b".into(),
-            doc: &d,
-        }]);
+        let html = report(
+            &[Run {
+                label: "a\"b".into(),
+                doc: &d,
+            }],
+            crate::probes::VIEWS,
+        );
         assert!(!html.contains("<img"), "markup from a hostname leaked");
         assert!(html.contains("&lt;img src=x onerror=alert(1)&gt;"));
         assert!(!html.contains("mem</td>"));
@@ -487,10 +486,13 @@ mod tests {
     #[test]
     fn parts_appear_for_the_records_present() {
         let d = doc();
-        let html = report(&[Run {
-            label: "base".into(),
-            doc: &d,
-        }]);
+        let html = report(
+            &[Run {
+                label: "base".into(),
+                doc: &d,
+            }],
+            crate::probes::VIEWS,
+        );
         assert!(html.contains("Node-to-node matrix"));
         assert!(html.contains("bandwidth against buffer size"));
         assert!(html.contains("2x1-bw-process"));
@@ -528,10 +530,13 @@ mod tests {
         never.series.push(series);
         d.records.push(converged);
         d.records.push(never);
-        let html = report(&[Run {
-            label: "r".into(),
-            doc: &d,
-        }]);
+        let html = report(
+            &[Run {
+                label: "r".into(),
+                doc: &d,
+            }],
+            crate::probes::VIEWS,
+        );
         assert_eq!(html.matches("converged 1.5 s").count(), 1, "{html}");
         assert_eq!(html.matches("<polyline").count(), 2);
     }

@@ -37,7 +37,7 @@ pub fn render(doc: &Document, format: Format, views: &[&dyn View]) -> Result<Str
         Format::Markdown => sections::markdown(&title(doc, &parts), &all_sections(doc, &parts)),
         Format::Latex => sections::latex(&title(doc, &parts), &all_sections(doc, &parts)),
         Format::Csv => csv_text(&csv(doc, &parts))?,
-        Format::Html => super::html::report_with(
+        Format::Html => super::html::report(
             &[super::html::Run {
                 label: "run".into(),
                 doc,

@@ -4,21 +4,22 @@
 use super::html::{Run, report};
 use super::render::{Format, render};
 use crate::results::Document;
+use crate::view::View;
 use anyhow::Result;
 
-/// `runs` in `format`: one HTML report; for JSON the document itself, or
+/// `runs` in `format`, drawn by `views`: one HTML report; for JSON the document itself, or
 /// an array of them; otherwise each document's rendering, separated by a
 /// blank line.
-pub fn runs(runs: &[Run<'_>], format: Format) -> Result<String> {
+pub fn runs(runs: &[Run<'_>], format: Format, views: &[&dyn View]) -> Result<String> {
     Ok(match format {
-        Format::Html => report(runs),
+        Format::Html => report(runs, views),
         Format::Json if runs.len() > 1 => {
             let all: Vec<&Document> = runs.iter().map(|r| r.doc).collect();
             format!("{}\n", serde_json::to_string_pretty(&all)?)
         }
         f => runs
             .iter()
-            .map(|r| render(r.doc, f, crate::probes::VIEWS))
+            .map(|r| render(r.doc, f, views))
             .collect::<Result<Vec<_>>>()?
             .join("\n"),
     })

@@ -94,10 +94,13 @@ fn hostile() -> impl Strategy<Value = Value> {
 fn load_and_render(text: &str) {
     if let Ok(loaded) = Document::from_json(text) {
         let doc = loaded.document;
-        let html = report(&[Run {
-            label: "r".into(),
-            doc: &doc,
-        }]);
+        let html = report(
+            &[Run {
+                label: "r".into(),
+                doc: &doc,
+            }],
+            crate::probes::VIEWS,
+        );
         assert!(html.contains("</html>"));
         let view = crate::output::matrix::View::new(&doc, None);
         let _ = (view.text(), view.csv(), view.markdown());
@@ -154,10 +157,13 @@ proptest! {
 fn the_sample_draws_every_part() {
     let loaded = Document::from_json(&sample().to_string()).unwrap();
     assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
-    let html = report(&[Run {
-        label: "r".into(),
-        doc: &loaded.document,
-    }]);
+    let html = report(
+        &[Run {
+            label: "r".into(),
+            doc: &loaded.document,
+        }],
+        crate::probes::VIEWS,
+    );
     assert!(html.contains("<svg") && html.contains("<table"), "{html}");
     assert!(html.contains("bandwidth against buffer size"));
 }

@@ -171,9 +171,12 @@ fn write_folder(folder: &Path, m: &Measured) -> Result<()> {
     let view = crate::output::matrix::View::new(doc, None);
     write_output(&folder.join("matrix.csv"), view.csv().as_bytes())?;
     write_output(&folder.join("sweep.csv"), sweep_csv(doc)?.as_bytes())?;
-    let html = report(&[Run {
-        label: probe::RUN.into(),
-        doc,
-    }]);
+    let html = report(
+        &[Run {
+            label: probe::RUN.into(),
+            doc,
+        }],
+        crate::probes::VIEWS,
+    );
     write_output(&folder.join("report.html"), html.as_bytes())
 }
