@@ -188,6 +188,9 @@ pub struct MemArgs {
     #[arg(
         short = 'm',
         long = "measure_convergence",
+        // perf reads --ma as this; the shared --markdown would make it
+        // ambiguous.
+        alias = "ma",
         overrides_with = "no_measure_convergence"
     )]
     pub measure_convergence: bool,
@@ -211,7 +214,8 @@ pub struct MemArgs {
     /// Bind the first tasks to CPUs: N, N-END, #STEP, _LEN (LEN CPUs from
     /// N), xMUL (repeat), comma-separated, e.g. 0,8 or 0-6#2 or 0x4; the
     /// other tasks may use every CPU.
-    #[arg(short = 'C', long = "cpus", value_name = "LIST")]
+    // perf reads --c as --cpus; the shared --csv would make it ambiguous.
+    #[arg(short = 'C', long = "cpus", alias = "c", value_name = "LIST")]
     pub cpus: Option<String>,
     /// Bind the first tasks' memory to nodes, same syntax without _LEN,
     /// e.g. 0 or 1x2 or 1,0.
