@@ -247,7 +247,7 @@ impl Peak {
     /// of `bytes_per_transfer` bytes each (MT/s x B = MB/s).
     pub fn dmi(mt_s: u32, bytes_per_transfer: u32, channels: u32) -> Self {
         Peak {
-            mb_s: f64::from(mt_s) * f64::from(bytes_per_transfer) * f64::from(channels),
+            mb_s: crate::topology::peak::memory_mb_s(mt_s, bytes_per_transfer, channels),
             source: PeakSource::Dmi {
                 mt_s,
                 bytes_per_transfer,

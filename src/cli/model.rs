@@ -175,7 +175,7 @@ pub fn run(args: ModelArgs) -> Result<()> {
     let topo = &doc.host.topology;
     let gamma =
         placement::peak(&atlas, args.peak, atlas.peak.clone()).expect("the matrix has bandwidth");
-    let mut out = crate::output::model::class_sections(&atlas, topo, &gamma);
+    let mut out = crate::probes::model::view::class_sections(&atlas, topo, &gamma);
     let mut records = class_records(&atlas, &gamma);
     if let Some(thetas) = &thetas {
         let (s, r) = theta_section(&atlas, &gamma, args.cpu_node, thetas)?;

@@ -6,7 +6,6 @@ pub mod compare;
 pub mod html;
 pub mod matrix;
 pub mod mem;
-pub mod model;
 pub mod render;
 pub mod sched;
 pub mod sections;

@@ -6,6 +6,7 @@ pub mod cuda;
 pub mod matrix;
 pub mod measure;
 pub mod mem;
+pub mod model;
 pub mod pcie;
 pub mod sched;
 pub mod seats;
@@ -16,4 +17,4 @@ pub mod validate;
 
 /// Every probe's view, in the order the report shows them. Adding a probe
 /// is adding its module and one line here.
-pub static VIEWS: &[&dyn crate::view::View] = &[];
+pub static VIEWS: &[&dyn crate::view::View] = &[&matrix::MatrixView];

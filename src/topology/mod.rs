@@ -8,6 +8,7 @@
 //! numbering is often interleaved across sockets.
 
 pub mod dmi;
+pub mod peak;
 mod source;
 mod sysfs;
 

@@ -78,6 +78,9 @@ pub enum Block {
     Chart(Chart),
     /// A note under what came before.
     Note(String),
+    /// A note in HTML text, where only `&`, `<` and `>` need escaping (a
+    /// note's apostrophes and quotes then read as typed).
+    Caption(String),
 }
 
 /// A grid of figures coloured from red (far below the row's reference)

@@ -58,8 +58,11 @@ fn rendered_as_printed(name: &str, format: &str) {
 const RENDERED: &[(&str, &[&str])] = &[
     ("sweep", &["json"]),
     ("sweep-all", &["json"]),
-    ("matrix", &["json"]),
-    ("matrix-percore", &["json"]),
+    ("matrix", &["text", "csv", "json", "markdown", "latex"]),
+    (
+        "matrix-percore",
+        &["text", "csv", "json", "markdown", "latex"],
+    ),
     ("mem", &["json"]),
     ("mem-conv", &["json"]),
     ("sched", &["json"]),

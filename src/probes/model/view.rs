@@ -1,11 +1,11 @@
 //! Bandwidth classes and the model's parameters as sections, shown under a
 //! matrix and by `numabench model`.
 
-use super::sections::Section;
 use crate::analysis::atlas::Atlas;
 use crate::analysis::model::{self, Peak};
 use crate::analysis::placement::{self, RowClasses};
 use crate::topology::Topology;
+use crate::view::Section;
 
 fn list(nodes: &[usize]) -> String {
     nodes
