@@ -13,8 +13,7 @@ pub mod seats;
 pub mod stats;
 pub mod sweep;
 pub mod team;
-pub mod validate;
 
 /// Every probe's view, in the order the report shows them. Adding a probe
 /// is adding its module and one line here.
-pub static VIEWS: &[&dyn crate::view::View] = &[&matrix::MatrixView];
+pub static VIEWS: &[&dyn crate::view::View] = &[&matrix::MatrixView, &model::ModelView];
