@@ -2,6 +2,7 @@
 //! heatmaps and CSV, from the atlas the records make.
 
 use crate::analysis::atlas::{Atlas, Grid};
+use crate::results::names::{metric, param};
 use crate::topology::Topology;
 use crate::view::{Csv, HeatRow, Heatmap, Section};
 
@@ -178,13 +179,13 @@ fn opt(v: Option<f64>, digits: usize) -> String {
 pub fn csv(a: &Atlas, topo: &Topology) -> Csv {
     let mut out = Csv {
         header: [
-            "cpu_node",
-            "mem_node",
+            param::CPU_NODE,
+            param::MEM_NODE,
             "bandwidth_1t_mb_s",
             "pct_of_local",
             "bandwidth_saturated_mb_s",
             "saturated_threads",
-            "latency_ns",
+            metric::LATENCY_NS,
             "latency_cv_pct",
             "slit_distance",
             "placement_verified_pct",
