@@ -199,25 +199,36 @@ pub fn ckmeans(values: &[f64], k: usize) -> Vec<Option<usize>> {
         .collect()
 }
 
-/// Groups the positive finite values into bandwidth classes; see the module
-/// documentation for the criterion.
-pub fn classify(values: &[f64], opts: &ClassOptions) -> Classes {
-    let tol = if opts.tolerance.is_nan() {
+fn tolerance(opts: &ClassOptions) -> f64 {
+    if opts.tolerance.is_nan() {
         0.0
     } else {
         opts.tolerance.clamp(0.0, 1.0)
-    };
-    let keep = |v: f64| v.is_finite() && v > 0.0;
-    let (xs, ws) = distinct(values.iter().copied().filter(|&v| keep(v)).collect());
-    let m = xs.len();
-    let ignored = values.iter().filter(|&&v| !keep(v)).count();
+    }
+}
+
+/// How [`classify`] chooses the classes, in words: the start of every
+/// [`Classes::criterion`].
+pub fn rule(opts: &ClassOptions) -> String {
+    let tol = tolerance(opts);
     let pct = tol * 100.0;
-    let rule = format!(
+    format!(
         "optimal 1-D k-means with the smallest k for which every class has \
          min >= {:.3} x max ({pct:.1}% tolerance), then adjacent classes merged \
          while the slower maximum is within {pct:.1}% of the class it joins",
         1.0 - tol
-    );
+    )
+}
+
+/// Groups the positive finite values into bandwidth classes; see the module
+/// documentation for the criterion.
+pub fn classify(values: &[f64], opts: &ClassOptions) -> Classes {
+    let tol = tolerance(opts);
+    let keep = |v: f64| v.is_finite() && v > 0.0;
+    let (xs, ws) = distinct(values.iter().copied().filter(|&v| keep(v)).collect());
+    let m = xs.len();
+    let ignored = values.iter().filter(|&&v| !keep(v)).count();
+    let rule = rule(opts);
     if m == 0 {
         return Classes {
             classes: Vec::new(),

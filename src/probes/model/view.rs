@@ -3,6 +3,7 @@
 //! format.
 
 use crate::analysis::atlas::Atlas;
+use crate::analysis::classes::{Class, ClassOptions, Classes, rule};
 use crate::analysis::model::{self, Peak};
 use crate::analysis::placement::{self, RowClasses};
 use crate::results::names::model::{self as md, metric as mm, param as mp};
@@ -25,89 +26,244 @@ pub fn class_sections(a: &Atlas, topo: &Topology, gamma: &Peak) -> Vec<Section> 
     if a.single.is_empty() {
         return Vec::new();
     }
-    let mut rows = Section::new(
-        "bandwidth classes from each CPU node (single-thread; alpha = class bandwidth / Gamma)",
-    );
-    rows.header = vec![
-        "cpu node".into(),
-        "class".into(),
-        "<= MB/s".into(),
-        "alpha".into(),
-        "memory nodes".into(),
-        "SLIT".into(),
-    ];
-    let mut flags = Vec::new();
-    let mut criterion = None;
-    let mut details = Vec::new();
-    for &c in &a.cpu_nodes {
-        let rc: RowClasses = placement::row_classes(a, c);
-        for class in &rc.classes.classes {
-            let members = rc.members(class.index);
-            let mut slit: Vec<u32> = members
-                .iter()
-                .filter_map(|&m| topo.distance(c, m))
-                .collect();
-            slit.sort_unstable();
-            slit.dedup();
-            rows.rows.push(vec![
-                c.to_string(),
-                class.index.to_string(),
-                format!("{:.0}", class.max),
-                format!("{:.4}", model::alpha(class.max, gamma.mb_s)),
-                list(&members),
-                slit.iter()
-                    .map(|d| d.to_string())
-                    .collect::<Vec<_>>()
-                    .join(","),
-            ]);
-        }
-        flags.extend(placement::slit_disagreements(topo, &rc));
-        flags.extend(placement::hmat_disagreements(topo, &rc));
-        // The rule is the same for every row; k and merges are the row's.
-        let (rule, detail) = rc
-            .classes
-            .criterion
-            .rsplit_once("; ")
-            .map_or((rc.classes.criterion.as_str(), ""), |(a, b)| (a, b));
-        criterion.get_or_insert(rule.to_string());
-        if !detail.is_empty() {
-            details.push(format!("from node {c}: {detail}"));
-        }
-    }
-    if let Some(c) = criterion {
-        rows.lines.push(format!("classes: {c}"));
-    }
-    rows.lines.extend(details);
-    if flags.is_empty() {
-        rows.lines
-            .push("the firmware's SLIT (and HMAT, where present) rank the memory nodes as the measured classes do".into());
-    } else {
-        rows.lines
-            .extend(flags.into_iter().map(|f| format!("disagreement: {f}")));
-    }
-    let mut system = Section::new("system-wide bandwidth classes");
-    let (cells, classes) = placement::system_classes(a);
-    for (line, class) in classes
-        .describe(Some(gamma.mb_s))
+    let rows: Vec<RowClasses> = a
+        .cpu_nodes
         .iter()
-        .zip(&classes.classes)
-    {
-        let members: Vec<String> = class
-            .members
-            .iter()
-            .map(|&i| format!("{}->{}", cells[i].0, cells[i].1))
-            .collect();
-        system
-            .lines
-            .push(format!("{line}: cells {}", members.join(", ")));
+        .map(|&c| placement::row_classes(a, c))
+        .collect();
+    let (cells, system) = placement::system_classes(a);
+    let classes = Shown {
+        rows,
+        cells,
+        system,
+        gamma_mb_s: gamma.mb_s,
+        gamma: gamma.describe(),
+    };
+    classes.sections(topo)
+}
+
+/// The classes as shown, whether just worked out or read back from the
+/// model's records.
+struct Shown {
+    rows: Vec<RowClasses>,
+    /// The cells the system-wide classes' members index.
+    cells: Vec<(usize, usize)>,
+    system: Classes,
+    gamma_mb_s: f64,
+    /// Gamma and where it comes from, in words.
+    gamma: String,
+}
+
+impl Shown {
+    fn sections(&self, topo: &Topology) -> Vec<Section> {
+        let mut peak = Section::new("model");
+        peak.lines.push(self.gamma.clone());
+        peak.lines.push(
+            "D = sum(alpha_i x theta_i), theta_i = share of accesses to class i; see 'numabench model FILE --theta ...' and '--pid PID'"
+                .into(),
+        );
+        vec![self.row_section(topo), self.system_section(), peak]
     }
-    let mut peak = Section::new("model");
-    peak.lines.push(gamma.describe());
-    peak.lines.push(
-        "D = sum(alpha_i x theta_i), theta_i = share of accesses to class i; see 'numabench model FILE --theta ...' and '--pid PID'"
-            .into(),
-    );
-    vec![rows, system, peak]
+
+    fn row_section(&self, topo: &Topology) -> Section {
+        let mut rows = Section::new(
+            "bandwidth classes from each CPU node (single-thread; alpha = class bandwidth / Gamma)",
+        );
+        rows.header = [
+            "cpu node",
+            "class",
+            "<= MB/s",
+            "alpha",
+            "memory nodes",
+            "SLIT",
+        ]
+        .map(String::from)
+        .to_vec();
+        let mut flags = Vec::new();
+        let mut criterion = None;
+        let mut details = Vec::new();
+        for rc in &self.rows {
+            let c = rc.cpu_node;
+            for class in &rc.classes.classes {
+                let members = rc.members(class.index);
+                let mut slit: Vec<u32> = members
+                    .iter()
+                    .filter_map(|&m| topo.distance(c, m))
+                    .collect();
+                slit.sort_unstable();
+                slit.dedup();
+                rows.rows.push(vec![
+                    c.to_string(),
+                    class.index.to_string(),
+                    format!("{:.0}", class.max),
+                    format!("{:.4}", model::alpha(class.max, self.gamma_mb_s)),
+                    list(&members),
+                    slit.iter()
+                        .map(|d| d.to_string())
+                        .collect::<Vec<_>>()
+                        .join(","),
+                ]);
+            }
+            flags.extend(placement::slit_disagreements(topo, rc));
+            flags.extend(placement::hmat_disagreements(topo, rc));
+            // The rule is the same for every row; k and merges are the row's.
+            let (rule, detail) = rc
+                .classes
+                .criterion
+                .rsplit_once("; ")
+                .map_or((rc.classes.criterion.as_str(), ""), |(a, b)| (a, b));
+            criterion.get_or_insert(rule.to_string());
+            if !detail.is_empty() {
+                details.push(format!("from node {c}: {detail}"));
+            }
+        }
+        if let Some(c) = criterion {
+            rows.lines.push(format!("classes: {c}"));
+        }
+        rows.lines.extend(details);
+        if flags.is_empty() {
+            rows.lines
+                .push("the firmware's SLIT (and HMAT, where present) rank the memory nodes as the measured classes do".into());
+        } else {
+            rows.lines
+                .extend(flags.into_iter().map(|f| format!("disagreement: {f}")));
+        }
+        rows
+    }
+
+    fn system_section(&self) -> Section {
+        let mut system = Section::new("system-wide bandwidth classes");
+        let classes = &self.system;
+        for (line, class) in classes
+            .describe(Some(self.gamma_mb_s))
+            .iter()
+            .zip(&classes.classes)
+        {
+            let members: Vec<String> = class
+                .members
+                .iter()
+                .map(|&i| format!("{}->{}", self.cells[i].0, self.cells[i].1))
+                .collect();
+            system
+                .lines
+                .push(format!("{line}: cells {}", members.join(", ")));
+        }
+        system
+    }
+
+    /// The classes the model's records hold: each row's classes with their
+    /// members, the system-wide ones with their cells, Gamma. How each
+    /// row's classes were found (k, merges) is not in them.
+    fn from_records(records: &[&Record]) -> Option<Shown> {
+        let gamma = records.iter().find(|r| r.name == md::GAMMA)?;
+        let classes: Vec<&Record> = records
+            .iter()
+            .copied()
+            .filter(|r| has(r, mp::CLASS))
+            .collect();
+        let mut nodes: Vec<usize> = Vec::new();
+        for r in &classes {
+            if let Some(c) = uint(r, param::CPU_NODE).map(|c| c as usize)
+                && !nodes.contains(&c)
+            {
+                nodes.push(c);
+            }
+        }
+        let rows = nodes
+            .iter()
+            .map(|&c| row_from_records(c, &classes))
+            .collect();
+        let system: Vec<&Record> = classes
+            .iter()
+            .copied()
+            .filter(|r| !has(r, param::CPU_NODE))
+            .collect();
+        let (cells, system) = system_from_records(&system);
+        Some(Shown {
+            rows,
+            cells,
+            system,
+            gamma_mb_s: value(gamma, metric::PEAK_MB_S),
+            gamma: gamma
+                .params
+                .get(mp::SOURCE)
+                .and_then(|v| v.as_str())
+                .unwrap_or_default()
+                .to_string(),
+        })
+    }
+}
+
+/// A class read back: its members as indices into what it classified.
+fn class_of(r: &Record, members: Vec<usize>) -> Class {
+    let max = value(r, metric::BANDWIDTH_MB_S);
+    Class {
+        index: uint(r, mp::CLASS).unwrap_or(0) as usize,
+        max,
+        min: max,
+        mean: max,
+        members,
+    }
+}
+
+/// One CPU node's classes from its class records.
+fn row_from_records(c: usize, classes: &[&Record]) -> RowClasses {
+    let row: Vec<&Record> = classes
+        .iter()
+        .copied()
+        .filter(|r| uint(r, param::CPU_NODE) == Some(c as u64))
+        .collect();
+    let of =
+        |r: &Record| -> Vec<usize> { members(r).iter().filter_map(|m| m.parse().ok()).collect() };
+    let mut mem_nodes: Vec<usize> = row.iter().flat_map(|r| of(r)).collect();
+    mem_nodes.sort_unstable();
+    mem_nodes.dedup();
+    let index = |m: &usize| mem_nodes.iter().position(|n| n == m);
+    let list: Vec<Class> = row
+        .iter()
+        .map(|r| class_of(r, of(r).iter().filter_map(index).collect()))
+        .collect();
+    let assignment = mem_nodes
+        .iter()
+        .map(|m| {
+            list.iter()
+                .find(|k| k.members.contains(&index(m).unwrap_or(usize::MAX)))
+                .map(|k| k.index)
+        })
+        .collect();
+    RowClasses {
+        cpu_node: c,
+        mem_nodes: mem_nodes.clone(),
+        classes: Classes {
+            classes: list,
+            assignment,
+            criterion: rule(&ClassOptions::default()),
+        },
+    }
+}
+
+/// The system-wide classes from their records: the cells in order, each
+/// class's members indexing them.
+fn system_from_records(classes: &[&Record]) -> (Vec<(usize, usize)>, Classes) {
+    let mut cells = Vec::new();
+    let mut list = Vec::new();
+    for r in classes {
+        let first = cells.len();
+        cells.extend(members(r).iter().filter_map(|m| {
+            let (c, n) = m.split_once("->")?;
+            Some((c.parse().ok()?, n.parse().ok()?))
+        }));
+        list.push(class_of(r, (first..cells.len()).collect()));
+    }
+    let assignment = vec![None; cells.len()];
+    (
+        cells,
+        Classes {
+            classes: list,
+            assignment,
+            criterion: rule(&ClassOptions::default()),
+        },
+    )
 }
 
 /// The model's view (registered in `probes::VIEWS`): every figure its
@@ -153,14 +309,9 @@ impl View for ModelView {
             .copied()
             .filter(|r| has(r, mp::CLASS))
             .collect();
-        let mut out = Vec::new();
-        if !classes.is_empty() {
-            out.push(class_table(doc, &classes));
-            out.push(system_lines(&classes));
-        }
-        if let Some(g) = records.iter().find(|r| r.name == md::GAMMA) {
-            out.push(gamma_section(g));
-        }
+        let mut out = Shown::from_records(records)
+            .map(|shown| shown.sections(&doc.host.topology))
+            .unwrap_or_default();
         for r in records.iter().filter(|r| has(r, mp::THETA)) {
             out.push(mix_section(r, &classes));
         }
@@ -168,74 +319,6 @@ impl View for ModelView {
         out.extend(validation_section(records));
         out
     }
-}
-
-/// The classes from each CPU node, with the SLIT of their nodes.
-fn class_table(doc: &Document, classes: &[&Record]) -> Section {
-    let mut s = Section::new(
-        "bandwidth classes from each CPU node (single-thread; alpha = class bandwidth / Gamma)",
-    );
-    s.header = [
-        "cpu node",
-        "class",
-        "<= MB/s",
-        "alpha",
-        "memory nodes",
-        "SLIT",
-    ]
-    .map(String::from)
-    .to_vec();
-    for r in classes {
-        let Some(c) = uint(r, param::CPU_NODE) else {
-            continue;
-        };
-        let nodes = members(r);
-        let mut slit: Vec<u32> = nodes
-            .iter()
-            .filter_map(|m| m.parse().ok())
-            .filter_map(|m| doc.host.topology.distance(c as usize, m))
-            .collect();
-        slit.sort_unstable();
-        slit.dedup();
-        s.rows.push(vec![
-            c.to_string(),
-            uint(r, mp::CLASS).unwrap_or(0).to_string(),
-            format!("{:.0}", value(r, metric::BANDWIDTH_MB_S)),
-            format!("{:.4}", value(r, mm::ALPHA)),
-            nodes.join(","),
-            slit.iter()
-                .map(|d| d.to_string())
-                .collect::<Vec<_>>()
-                .join(","),
-        ]);
-    }
-    s
-}
-
-fn system_lines(classes: &[&Record]) -> Section {
-    let mut s = Section::new("system-wide bandwidth classes");
-    for r in classes.iter().filter(|r| !has(r, param::CPU_NODE)) {
-        s.lines.push(format!(
-            "Class {}: <= {:.0} MB/s (alpha {:.4}): cells {}",
-            uint(r, mp::CLASS).unwrap_or(0),
-            value(r, metric::BANDWIDTH_MB_S),
-            value(r, mm::ALPHA),
-            members(r).join(", ")
-        ));
-    }
-    s
-}
-
-fn gamma_section(g: &Record) -> Section {
-    let mut s = Section::new("model");
-    if let Some(source) = g.params.get(mp::SOURCE).and_then(|v| v.as_str()) {
-        s.lines.push(source.to_string());
-    }
-    s.lines.push(
-        "D = sum(alpha_i x theta_i), theta_i = share of accesses to class i; see 'numabench model FILE --theta ...' and '--pid PID'"
-            .into(),
-    );
-    s
 }
 
 /// D for a mix, its terms from the classes it was worked out over.
@@ -315,12 +398,13 @@ fn validation_section(records: &[&Record]) -> Option<Section> {
     if let Some(r) = records.iter().find(|r| has(r, mp::WEIGHTS)) {
         let text = |k: &str| r.params.get(k).and_then(|v| v.as_str()).unwrap_or("?");
         let mut s = Section::new(format!(
-            "model check: one thread on CPU node {}, {} ({}), memory split by weight {}",
+            "model check: one thread on CPU node {}, {} ({}), memory split by weight",
             uint(r, param::CPU_NODE).unwrap_or(0),
             text(param::KERNEL),
             text(param::VARIANT),
-            text(mp::WEIGHTS)
         ));
+        // The per-node table the command prints (each node alone, pages
+        // found) is not in the record.
         s.lines.push(format!(
             "measured mixed placement: {:.0} MB/s",
             value(r, metric::BANDWIDTH_MB_S)
