@@ -174,9 +174,9 @@ fn model_text_renders_from_its_document_but_for_what_records_do_not_keep() {
             .filter(|l| {
                 in_table =
                     l.starts_with("memory node  weight") || (in_table && !l.starts_with("  "));
-                !in_table
-                    && !(l.starts_with("  from node ") && l.contains(": k = "))
-                    && !l.starts_with("  pages found per node in the mixed run: ")
+                let how_classes_were_found = l.starts_with("  from node ") && l.contains(": k = ");
+                let pages_found = l.starts_with("  pages found per node in the mixed run: ");
+                !(in_table || how_classes_were_found || pages_found)
             })
             .collect();
         let got_lines: Vec<&str> = rest.lines().collect();
