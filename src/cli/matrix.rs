@@ -11,8 +11,6 @@ use crate::placement::NodeSet;
 use crate::probes::matrix::{self, MatrixConfig};
 use crate::probes::measure::Timing;
 use crate::results::Document;
-use crate::results::Record;
-use crate::results::names::matrix::{kind, param as mx};
 use crate::results::names::probe;
 use crate::topology::{SysfsRoot, read_topology};
 use anyhow::Result;
@@ -258,7 +256,7 @@ pub fn run(args: MatrixArgs) -> Result<()> {
     }
     doc.records = records;
     if per_core.is_none() {
-        add_peak(&mut doc, &topo);
+        matrix::add_peak(&mut doc.records, &topo);
     }
     match interrupted {
         None => {
@@ -272,34 +270,12 @@ pub fn run(args: MatrixArgs) -> Result<()> {
     print(&shown(&doc, args.peak), format, interrupted)
 }
 
-/// Gamma from DMI as a record of its own, or a note saying why there is
-/// none.
-fn add_peak(doc: &mut Document, topo: &crate::topology::Topology) {
-    match matrix::peak_record(topo) {
-        Ok(rec) => doc.records.push(rec),
-        Err(why) => {
-            if let Some(first) = doc.records.first_mut() {
-                first
-                    .notes
-                    .push(format!("no theoretical peak from DMI: {why}"));
-            }
-        }
-    }
-}
-
 /// The document as shown: with `--peak`, Gamma as given replaces the
 /// recorded one (the saved document keeps what was measured).
 fn shown(doc: &Document, peak: Option<f64>) -> Document {
     let mut out = doc.clone();
     if let Some(mb_s) = peak {
-        out.records
-            .retain(|r| !(r.probe == probe::MATRIX && r.name == kind::PEAK));
-        let given = crate::analysis::model::Peak::given(mb_s);
-        let mut rec = Record::new(probe::MATRIX, kind::PEAK).param(mx::KIND, kind::PEAK);
-        if let Ok(v) = serde_json::to_value(&given) {
-            rec.params.insert(mx::PEAK.into(), v);
-        }
-        out.records.push(rec);
+        matrix::give_peak(&mut out.records, mb_s);
     }
     out
 }

@@ -278,19 +278,7 @@ fn validate_now(args: &ModelArgs) -> Result<()> {
 /// and shown as such, with no prediction checked.
 fn stopped_validation(args: &ModelArgs, mut doc: Document, nodes: usize, sig: i32) -> Result<()> {
     let measured = doc.records.len();
-    let alone: String = doc
-        .records
-        .iter()
-        .map(|r| {
-            let node = r.params.get(crate::results::names::param::MEM_NODE);
-            let mb_s = r.metrics.get(crate::results::names::metric::BANDWIDTH_MB_S);
-            format!(
-                "memory node {} alone: {:.0} MB/s\n",
-                node.map_or_else(String::new, |n| n.to_string()),
-                mb_s.map_or(f64::NAN, |m| m.value)
-            )
-        })
-        .collect();
+    let alone = sections::of_stopped(&doc.records);
     super::mark_interrupted(&mut doc, probe::MODEL, sig);
     args.save.save(&doc)?;
     let kept = format!(

@@ -14,7 +14,7 @@ mod records;
 pub(crate) mod view;
 
 pub use percore::{CoreSummary, EQUIVALENT_PCT, PerCore, per_core, summarise_cores, t975};
-pub use records::peak_record;
+pub use records::{add_peak, give_peak, peak_record};
 pub use view::MatrixView;
 
 use super::measure::{self, Bandwidth, Latency, Timing};

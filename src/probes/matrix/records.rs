@@ -3,6 +3,7 @@
 //! analysis (`analysis::atlas`) reads them back by the names used here.
 
 use super::{Matrix, PerCore};
+use crate::analysis::model::Peak;
 use crate::probes::measure::{self, Bandwidth};
 use crate::probes::stats;
 use crate::results::names::matrix::{self as mx, kind};
@@ -103,16 +104,43 @@ fn latency_record(c: usize, m: usize, l: &measure::Latency) -> Record {
 /// so a results file carries its own peak. `Err` says why there is none.
 pub fn peak_record(topo: &Topology) -> Result<Record, String> {
     let p = crate::topology::peak::dmi_node_peak(topo, std::path::Path::new("/"))?;
-    let peak =
-        crate::analysis::model::Peak::dmi(p.speed_mt_s, p.bytes_per_transfer, p.channels_per_node);
+    peak_of(&Peak::dmi(
+        p.speed_mt_s,
+        p.bytes_per_transfer,
+        p.channels_per_node,
+    ))
+}
+
+fn peak_of(peak: &Peak) -> Result<Record, String> {
     let mut rec = Record::new(probe::MATRIX, kind::PEAK)
         .param(mx::param::KIND, kind::PEAK)
         .metric(metric::PEAK_MB_S, peak.mb_s, "MB/s", Better::Higher);
     rec.params.insert(
         mx::param::PEAK.into(),
-        serde_json::to_value(&peak).map_err(|e| e.to_string())?,
+        serde_json::to_value(peak).map_err(|e| e.to_string())?,
     );
     Ok(rec)
+}
+
+/// Adds Gamma from DMI to a matrix's records, or a note on the first
+/// saying why there is none.
+pub fn add_peak(records: &mut Vec<Record>, topo: &Topology) {
+    match peak_record(topo) {
+        Ok(rec) => records.push(rec),
+        Err(why) => {
+            if let Some(first) = records.first_mut() {
+                first
+                    .notes
+                    .push(format!("no theoretical peak from DMI: {why}"));
+            }
+        }
+    }
+}
+
+/// Gamma as the user gave it (`--peak`) in place of the recorded one.
+pub fn give_peak(records: &mut Vec<Record>, mb_s: f64) {
+    records.retain(|r| !(r.probe == probe::MATRIX && r.name == kind::PEAK));
+    records.extend(peak_of(&Peak::given(mb_s)).ok());
 }
 
 impl Matrix {

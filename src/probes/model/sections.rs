@@ -142,3 +142,21 @@ pub fn of_validation(c: &Checked) -> Section {
     ));
     s
 }
+
+/// What a stop left of a validation, from its records: each node measured
+/// alone, one line each.
+pub fn of_stopped(records: &[crate::results::Record]) -> String {
+    use crate::results::names::{metric, param};
+    records
+        .iter()
+        .map(|r| {
+            let node = r.params.get(param::MEM_NODE);
+            let mb_s = r.metrics.get(metric::BANDWIDTH_MB_S);
+            format!(
+                "memory node {} alone: {:.0} MB/s\n",
+                node.map_or_else(String::new, |n| n.to_string()),
+                mb_s.map_or(f64::NAN, |m| m.value)
+            )
+        })
+        .collect()
+}
