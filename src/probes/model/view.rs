@@ -449,3 +449,57 @@ fn validation_section(records: &[&Record]) -> Option<Section> {
         s
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::probes::model::{Modelled, records};
+    use crate::topology::fixture;
+
+    fn modelled() -> Modelled {
+        let mut atlas = Atlas {
+            cpu_nodes: vec![0, 1],
+            mem_nodes: vec![0, 1],
+            ..Default::default()
+        };
+        for (c, m, v) in [
+            (0, 0, 10_000.0),
+            (0, 1, 6_000.0),
+            (1, 0, 5_500.0),
+            (1, 1, 9_900.0),
+        ] {
+            atlas.single.values.insert((c, m), v);
+        }
+        Modelled {
+            atlas,
+            gamma: Peak::given(20_000.0),
+            mix: None,
+            process: None,
+        }
+    }
+
+    #[test]
+    fn the_records_show_the_classes_as_the_analysis_does() {
+        let topo = fixture("two-node");
+        let x = modelled();
+        let live = class_sections(&x.atlas, &topo, &x.gamma);
+        let mut doc = Document::new(&topo);
+        doc.records = records::of_model(&x);
+        let refs: Vec<&Record> = doc.records.iter().collect();
+        let read = ModelView.sections(&doc, &refs);
+        assert_eq!(read.len(), live.len());
+        for (r, l) in read.iter().zip(&live) {
+            assert_eq!(
+                (&r.title, &r.header, &r.rows),
+                (&l.title, &l.header, &l.rows)
+            );
+            // Only how each row's classes were found is not in the records.
+            let kept: Vec<&String> = l
+                .lines
+                .iter()
+                .filter(|line| !(line.starts_with("from node ") && line.contains(": k = ")))
+                .collect();
+            assert_eq!(r.lines.iter().collect::<Vec<_>>(), kept);
+        }
+    }
+}
