@@ -16,4 +16,7 @@ pub mod team;
 
 /// Every probe's view, in the order the report shows them. Adding a probe
 /// is adding its module and one line here.
-pub static VIEWS: &[&dyn crate::view::View] = &[&matrix::MatrixView, &model::ModelView];
+pub static VIEWS: &[&dyn crate::view::View] = &[
+    &matrix::MatrixView, // node x node bandwidth and latency
+    &model::ModelView,   // classes, alpha, D
+];
