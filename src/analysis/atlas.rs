@@ -4,8 +4,9 @@
 //! from this, whether the records were just measured or loaded from a file.
 
 use super::model::Peak;
-use crate::probes::matrix;
 use crate::results::Record;
+use crate::results::names::matrix::{kind, param as mx};
+use crate::results::names::{metric, param, probe};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// One figure per (CPU node, memory node).
@@ -83,59 +84,69 @@ fn node_param(r: &Record, key: &str) -> Option<usize> {
 
 impl Atlas {
     /// Reads the `matrix` records; others are ignored.
-    pub fn from_records(records: &[Record]) -> Atlas {
+    pub fn from_records<'a>(records: impl IntoIterator<Item = &'a Record>) -> Atlas {
         let mut a = Atlas::default();
         let mut cpus = BTreeSet::new();
         let mut mems = BTreeSet::new();
-        for r in records.iter().filter(|r| r.probe == "matrix") {
-            let kind = r.params.get("kind").and_then(|k| k.as_str()).unwrap_or("");
-            if kind == matrix::PEAK {
+        for r in records.into_iter().filter(|r| r.probe == probe::MATRIX) {
+            let kind = r
+                .params
+                .get(mx::KIND)
+                .and_then(|k| k.as_str())
+                .unwrap_or("");
+            if kind == kind::PEAK {
                 a.peak = r
                     .params
-                    .get("peak")
+                    .get(mx::PEAK)
                     .and_then(|p| serde_json::from_value(p.clone()).ok());
                 continue;
             }
-            let (Some(c), Some(m)) = (node_param(r, "cpu_node"), node_param(r, "mem_node")) else {
+            let (Some(c), Some(m)) = (
+                node_param(r, param::CPU_NODE),
+                node_param(r, param::MEM_NODE),
+            ) else {
                 continue;
             };
-            let metric = |k: &str| r.metrics.get(k).map(|m| m.value);
+            let value = |k: &str| r.metrics.get(k).map(|m| m.value);
             let mut measured = true;
             match kind {
-                matrix::SINGLE => {
-                    if let Some(v) = metric("bandwidth_mb_s") {
+                kind::SINGLE => {
+                    if let Some(v) = value(metric::BANDWIDTH_MB_S) {
                         a.single.values.insert((c, m), v);
                     }
                     a.kernel = r
                         .params
-                        .get("kernel")
+                        .get(param::KERNEL)
                         .and_then(|v| v.as_str())
                         .map(Into::into);
                     a.variant = r
                         .params
-                        .get("variant")
+                        .get(param::VARIANT)
                         .and_then(|v| v.as_str())
                         .map(Into::into);
                 }
-                matrix::SATURATED => {
-                    if let Some(v) = metric("bandwidth_mb_s") {
+                kind::SATURATED => {
+                    if let Some(v) = value(metric::BANDWIDTH_MB_S) {
                         a.saturated.values.insert((c, m), v);
                     }
-                    if let Some(t) = node_param(r, "threads") {
+                    if let Some(t) = node_param(r, param::THREADS) {
                         a.saturated_threads.values.insert((c, m), t as f64);
                     }
-                    if let Some(s) = r.series.iter().find(|s| s.name == "scaling")
+                    if let Some(s) = r
+                        .series
+                        .iter()
+                        .find(|s| s.name == crate::results::names::matrix::SCALING)
                         && let Some(line) = s.lines.first()
                     {
                         let curve = s.x.iter().zip(&line.y).map(|(x, y)| (*x as usize, *y));
                         a.curves.insert((c, m), curve.collect());
                     }
                 }
-                matrix::LATENCY => {
-                    if let Some(v) = metric("latency_ns") {
+                kind::LATENCY => {
+                    if let Some(v) = value(metric::LATENCY_NS) {
                         a.latency.values.insert((c, m), v);
                     }
-                    if let Some(v) = metric("cv_pct") {
+                    if let Some(v) = value(metric::CV_PCT) {
                         a.latency_cv.values.insert((c, m), v);
                     }
                 }

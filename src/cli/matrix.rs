@@ -1,18 +1,19 @@
 //! `numabench matrix`: node x node bandwidth (one thread and saturated) and
 //! idle latency, with bandwidth classes and the model's parameters.
 
+use super::output::emit;
 use super::select;
 use super::units::{self, size_at_least};
 use crate::error::usage;
 use crate::kernels::{self, KernelSpec, Op, Store};
+use crate::output::render::Format;
 use crate::placement::NodeSet;
 use crate::probes::matrix::{self, MatrixConfig};
 use crate::probes::measure::Timing;
 use crate::results::Document;
+use crate::results::names::probe;
 use crate::topology::{SysfsRoot, read_topology};
 use anyhow::Result;
-use std::io::{IsTerminal, Write};
-use std::path::PathBuf;
 
 /// Measure bandwidth and latency from every CPU node to every memory node:
 /// one thread, threads added core by core until bandwidth stops growing,
@@ -75,21 +76,10 @@ pub struct MatrixArgs {
     /// readable, else the best measured bandwidth].
     #[arg(long, value_name = "MB/S")]
     pub peak: Option<f64>,
-    /// One line per cell as CSV.
-    #[arg(long, conflicts_with_all = ["json", "markdown", "latex"])]
-    pub csv: bool,
-    /// The results document (JSON) on stdout.
-    #[arg(long, conflicts_with_all = ["markdown", "latex"])]
-    pub json: bool,
-    /// The tables as Markdown.
-    #[arg(long, conflicts_with = "latex")]
-    pub markdown: bool,
-    /// The tables as a LaTeX document.
-    #[arg(long)]
-    pub latex: bool,
-    /// Also write the results document to FILE.
-    #[arg(long, value_name = "FILE")]
-    pub save: Option<PathBuf>,
+    #[command(flatten)]
+    pub format: super::output::FormatArgs,
+    #[command(flatten)]
+    pub save: super::output::SaveArgs,
     /// Show each measurement on stderr as it starts.
     #[arg(short = 'v', long)]
     pub verbose: bool,
@@ -158,7 +148,7 @@ fn check_combination(args: &MatrixArgs) -> Result<()> {
             "--latency-size with --no-latency: no latency is measured; leave one of them out",
         ));
     }
-    if args.json && args.peak.is_some() {
+    if args.format.chosen() == Some(Format::Json) && args.peak.is_some() {
         return Err(usage(
             "--peak sets Gamma for the tables, and --json writes the measurements only: leave --peak out, or give it to 'numabench model FILE --peak' on the saved file",
         ));
@@ -172,22 +162,21 @@ fn config(args: &MatrixArgs) -> Result<MatrixConfig> {
     if let Some(p) = args.peak {
         super::units::peak(p, "--peak")?;
     }
-    Ok(MatrixConfig {
-        kernel: pick_kernel(&args.kernel)?,
-        working_set: size(&args.size, "--size")?,
-        latency_bytes: size(&args.latency_size, "--latency-size")?,
-        timing: Timing {
+    Ok(MatrixConfig::new()?
+        .kernel(pick_kernel(&args.kernel)?)
+        .working_set(size(&args.size, "--size")?)
+        .latency_bytes(size(&args.latency_size, "--latency-size")?)
+        .timing(Timing {
             tries: args.tries,
             ..Timing::default()
-        },
-        single: true,
-        saturated: !args.no_saturated,
-        latency: !args.no_latency,
-        huge: args.huge,
-        time_limit: units::limit(args.time_limit),
-        cpu_nodes: nodes(&args.cpu_nodes, "--cpu-nodes")?,
-        mem_nodes: nodes(&args.mem_nodes, "--mem-nodes")?,
-    })
+        })
+        .measure(true, !args.no_saturated, !args.no_latency)
+        .huge(args.huge)
+        .time_limit(units::limit(args.time_limit))
+        .nodes(
+            nodes(&args.cpu_nodes, "--cpu-nodes")?,
+            nodes(&args.mem_nodes, "--mem-nodes")?,
+        ))
 }
 
 fn parse_per_core(text: &str, topo: &crate::topology::Topology) -> Result<(usize, usize)> {
@@ -219,50 +208,38 @@ fn parse_per_core(text: &str, topo: &crate::topology::Topology) -> Result<(usize
     Ok((c, m))
 }
 
+/// The nodes named by --cpu-nodes and --mem-nodes exist and may be used.
+fn check_nodes(topo: &crate::topology::Topology, cfg: &MatrixConfig) -> Result<()> {
+    for n in cfg.cpu_nodes.iter().flat_map(|s| s.iter()) {
+        select::cpu_node(topo, n, "--cpu-nodes")?;
+    }
+    for n in cfg.mem_nodes.iter().flat_map(|s| s.iter()) {
+        select::memory_node(topo, n, "--mem-nodes")?;
+    }
+    Ok(())
+}
+
 pub fn run(args: MatrixArgs) -> Result<()> {
     let topo = read_topology(&SysfsRoot::live())?;
     let cfg = config(&args)?;
-    for flag in [
-        (&cfg.cpu_nodes, "--cpu-nodes"),
-        (&cfg.mem_nodes, "--mem-nodes"),
-    ] {
-        if let (Some(set), name) = flag {
-            for n in set.iter() {
-                if name == "--cpu-nodes" {
-                    select::cpu_node(&topo, n, name)?;
-                } else {
-                    select::memory_node(&topo, n, name)?;
-                }
-            }
-        }
-    }
+    check_nodes(&topo, &cfg)?;
     let per_core = args
         .per_core
         .as_deref()
         .map(|t| parse_per_core(t, &topo))
         .transpose()?;
-    if let Some(path) = &args.save {
-        super::check_output_path(path, "--save")?;
-    }
-    let interactive = std::io::stderr().is_terminal();
-    let verbose = args.verbose;
-    let mut progress = move |what: &str| {
-        if verbose {
-            eprintln!("numabench: measuring {what}");
-        } else if interactive {
-            eprint!("\r\x1b[K{what} ...");
-        }
-    };
+    args.save.check()?;
+    let format = args.format.chosen().unwrap_or(Format::Text);
     let mut doc = Document::new(&topo);
+    let progress = crate::progress::Progress::new(args.verbose);
+    let mut step = |what: &str| progress.step(what);
     let result = match per_core {
         Some((c, m)) => {
-            matrix::per_core(&topo, &cfg, c, m, &mut progress).map(|p| (p.records(), Vec::new()))
+            matrix::per_core(&topo, &cfg, c, m, &mut step).map(|p| (p.records(), Vec::new()))
         }
-        None => matrix::run(&topo, &cfg, &mut progress).map(|m| (m.records(), m.notes)),
+        None => matrix::run(&topo, &cfg, &mut step).map(|m| (m.records(), m.notes)),
     };
-    if interactive && !verbose {
-        eprint!("\r\x1b[K");
-    }
+    drop(progress);
     let (records, notes) = result?;
     let interrupted = crate::interrupt::requested();
     if records.is_empty() && interrupted.is_none() {
@@ -277,55 +254,45 @@ pub fn run(args: MatrixArgs) -> Result<()> {
             "nothing was measured: {why}; give a longer --time-limit"
         )));
     }
-    // A cell the time limit cut short leaves the matrix incomplete.
-    let cut_short = notes.iter().any(|n| n.starts_with("time limit"));
     doc.records = records;
     if per_core.is_none() {
-        match matrix::peak_record(&topo) {
-            Ok(rec) => doc.records.push(rec),
-            Err(why) => {
-                if let Some(first) = doc.records.first_mut() {
-                    first
-                        .notes
-                        .push(format!("no theoretical peak from DMI: {why}"));
-                }
-            }
-        }
+        matrix::add_peak(&mut doc.records, &topo);
     }
     match interrupted {
         None => {
             doc.finish();
-            doc.complete = !cut_short;
+            // A cell the time limit cut short leaves the matrix incomplete.
+            doc.complete = !notes.iter().any(|n| n.starts_with("time limit"));
         }
-        Some(sig) => super::mark_interrupted(&mut doc, "matrix", sig),
+        Some(sig) => super::mark_interrupted(&mut doc, probe::MATRIX, sig),
     }
-    if let Some(path) = &args.save {
-        doc.save(path)?;
+    args.save.save(&doc)?;
+    print(&shown(&doc, args.peak), format, interrupted)
+}
+
+/// The document as shown: with `--peak`, Gamma as given replaces the
+/// recorded one (the saved document keeps what was measured).
+fn shown(doc: &Document, peak: Option<f64>) -> Document {
+    let mut out = doc.clone();
+    if let Some(mb_s) = peak {
+        matrix::give_peak(&mut out.records, mb_s);
     }
-    let view = crate::output::matrix::View::new(&doc, args.peak);
-    let text = if args.json {
-        String::from_utf8(doc.to_json()?)?
-    } else if args.csv {
-        view.csv()
-    } else if args.markdown {
-        view.markdown()
-    } else if args.latex {
-        view.latex()
-    } else {
-        view.text()
+    out
+}
+
+/// The document on stdout; after a stop, under the INTERRUPTED line where
+/// a person reads it (text, Markdown), with it on stderr elsewhere, then the
+/// exit a shell expects.
+fn print(doc: &Document, format: Format, interrupted: Option<i32>) -> Result<()> {
+    let Some(sig) = interrupted else {
+        return emit(doc, format);
     };
-    let text = match interrupted {
-        Some(sig) => super::with_stop_line(
-            text,
-            sig,
-            &format!("{} record(s) measured before the stop", doc.records.len()),
-            !(args.json || args.csv || args.latex),
-        ),
-        None => text,
-    };
-    std::io::stdout().lock().write_all(text.as_bytes())?;
-    if let Some(sig) = interrupted {
-        super::exit_interrupted(sig);
-    }
-    Ok(())
+    let text = crate::output::render::render(doc, format, crate::probes::VIEWS)?;
+    crate::console::out(&super::with_stop_line(
+        text,
+        sig,
+        &format!("{} record(s) measured before the stop", doc.records.len()),
+        matches!(format, Format::Text | Format::Markdown),
+    ));
+    super::exit_interrupted(sig)
 }

@@ -3,8 +3,7 @@
 //! from a results file escaped.
 
 use super::sections::Section;
-use super::svg::{self, Chart, Line, Marker, escape};
-use crate::analysis::atlas::{Atlas, Grid};
+use super::svg::{self, Chart, Marker, escape};
 use crate::results::{Document, Record};
 use crate::view::{Block, Heatmap, View, records_of};
 use std::collections::BTreeMap;
@@ -79,113 +78,6 @@ fn share_pct(v: f64, b: f64, lower_better: bool) -> Option<f64> {
     Some(100.0 * ratio).filter(|p| b > 0.0 && v > 0.0 && p.is_finite())
 }
 
-/// A grid as a heatmap table coloured by % of the row's reference.
-fn heatmap(a: &Atlas, title: &str, g: &Grid, lower_better: bool, digits: usize) -> String {
-    if g.is_empty() {
-        return String::new();
-    }
-    let mut out = format!(
-        "<h3>{}</h3><table><tr><th class=\"l\">cpu \\ mem</th>",
-        escape(title)
-    );
-    for m in &a.mem_nodes {
-        let _ = write!(out, "<th>{m}</th>");
-    }
-    out.push_str("</tr>");
-    for &c in &a.cpu_nodes {
-        let _ = write!(out, "<tr><th class=\"l\">{c}</th>");
-        let best = if lower_better {
-            g.row(c).into_iter().map(|r| r.1).reduce(f64::min)
-        } else {
-            g.local(c)
-        };
-        for &m in &a.mem_nodes {
-            let v = g.get(c, m);
-            let pct = v.zip(best).and_then(|(v, b)| share_pct(v, b, lower_better));
-            match (v, pct) {
-                (Some(v), Some(pct)) => {
-                    let _ = write!(
-                        out,
-                        "<td style=\"background:{}\" title=\"{pct:.0}%\">{v:.digits$}</td>",
-                        heat(pct)
-                    );
-                }
-                (Some(v), _) => {
-                    let _ = write!(out, "<td>{v:.digits$}</td>");
-                }
-                _ => out.push_str("<td>-</td>"),
-            }
-        }
-        out.push_str("</tr>");
-    }
-    out.push_str("</table>");
-    out
-}
-
-fn matrix_part(run: &Run<'_>) -> String {
-    let a = Atlas::from_records(&run.doc.records);
-    if a.is_empty() {
-        return String::new();
-    }
-    let topo = &run.doc.host.topology;
-    let mut out = String::from("<h2>Node-to-node matrix</h2>");
-    let _ = write!(
-        out,
-        "<p class=\"note\">rows: CPU nodes, columns: memory nodes; kernel {}; MB/s = 10^6 bytes/s, STREAM convention; colour: % of the row's local value (latency: of the row's best)</p>",
-        escape(a.kernel.as_deref().unwrap_or("?"))
-    );
-    out.push_str(&heatmap(
-        &a,
-        "single-thread bandwidth, MB/s",
-        &a.single,
-        false,
-        0,
-    ));
-    out.push_str(&heatmap(
-        &a,
-        "saturated bandwidth, MB/s",
-        &a.saturated,
-        false,
-        0,
-    ));
-    out.push_str(&heatmap(
-        &a,
-        "idle latency, ns per load",
-        &a.latency,
-        true,
-        1,
-    ));
-    let others = super::matrix::grid_sections(&a, topo);
-    for s in others.iter().filter(|s| {
-        s.title.starts_with("SLIT") || s.title.starts_with("HMAT") || s.title == "placement"
-    }) {
-        out.push_str(&section(s));
-    }
-    if let Some(g) = crate::analysis::placement::peak(&a, None, a.peak.clone()) {
-        for s in super::model::class_sections(&a, topo, &g) {
-            out.push_str(&section(&s));
-        }
-    }
-    if !a.curves.is_empty() {
-        let chart = Chart {
-            title: "thread scaling (saturated bandwidth)".into(),
-            x_label: "threads".into(),
-            y_label: "MB/s".into(),
-            lines: a
-                .curves
-                .iter()
-                .map(|((c, m), pts)| Line {
-                    label: format!("cpu {c} -> mem {m}"),
-                    points: pts.iter().map(|(t, v)| (*t as f64, *v)).collect(),
-                })
-                .collect(),
-            ..Default::default()
-        };
-        out.push_str(&svg::render(&chart));
-    }
-    out
-}
-
 fn metric(r: &Record, k: &str) -> Option<f64> {
     r.metrics.get(k).map(|m| m.value)
 }
@@ -195,8 +87,7 @@ fn metric(r: &Record, k: &str) -> Option<f64> {
 fn other_part(run: &Run<'_>, views: &[&dyn View]) -> String {
     let mut by_probe: BTreeMap<&str, Vec<&Record>> = BTreeMap::new();
     for r in &run.doc.records {
-        let legacy = ["matrix"].contains(&r.probe.as_str());
-        if !legacy && !views.iter().any(|v| v.probe() == r.probe) {
+        if !views.iter().any(|v| v.probe() == r.probe) {
             by_probe.entry(&r.probe).or_default().push(r);
         }
     }
@@ -409,11 +300,6 @@ pub fn report(runs: &[Run<'_>], views: &[&dyn View]) -> String {
                 escape(&super::topo_text::render(&r.doc.host.topology))
             ),
         ));
-        let has_view = |p: &str| views.iter().any(|v| v.probe() == p);
-        // Parts not yet drawn by a view of their own.
-        if !has_view("matrix") {
-            out.push_str(&part(&anchor("matrix", &r.label), matrix_part(r)));
-        }
         for v in views {
             out.push_str(&view_part(r, *v));
         }

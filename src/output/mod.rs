@@ -4,7 +4,6 @@
 pub mod compare;
 pub mod html;
 pub mod matrix;
-pub mod model;
 pub mod render;
 pub mod report;
 pub mod sections;

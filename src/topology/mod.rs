@@ -9,6 +9,7 @@
 
 pub mod dmi;
 pub mod pcie_link;
+pub mod peak;
 mod source;
 mod sysfs;
 

@@ -1,1 +1,36 @@
 //! Record, param and metric names of the `matrix` probe alone.
+
+/// What a matrix record holds, in its `kind` param (and its name's start).
+pub mod kind {
+    pub const SINGLE: &str = "bandwidth_1t";
+    pub const SATURATED: &str = "bandwidth_saturated";
+    pub const LATENCY: &str = "latency";
+    pub const PER_CORE: &str = "bandwidth_per_core";
+    pub const PER_CORE_SUMMARY: &str = "per_core_summary";
+    pub const PEAK: &str = "peak";
+}
+
+/// Params of the matrix alone.
+pub mod param {
+    /// One of [`super::kind`].
+    pub const KIND: &str = "kind";
+    /// Gamma with its source, on the `peak` record.
+    pub const PEAK: &str = "peak";
+    /// Cores measured, on the per-core summary.
+    pub const CORES: &str = "cores";
+    /// Whether every core is within the equivalence bound of the mean.
+    pub const EQUIVALENT: &str = "equivalent";
+}
+
+/// Metrics of the per-core summary.
+pub mod metric {
+    pub const STDDEV_MB_S: &str = "stddev_mb_s";
+    pub const CI95_LOW_MB_S: &str = "ci95_low_mb_s";
+    pub const CI95_HIGH_MB_S: &str = "ci95_high_mb_s";
+    pub const MAX_DEVIATION_PCT: &str = "max_deviation_pct";
+}
+
+/// The kernel param of a latency record: a pointer chase.
+pub const CHASE: &str = "chase";
+/// The series of a saturated record: bandwidth over threads.
+pub const SCALING: &str = "scaling";

@@ -2,11 +2,12 @@
 //! memory split across nodes by weight, and the measured bandwidth is set
 //! beside what the pure placements predict.
 
-use super::matrix::{self, MatrixConfig};
-use super::measure::{self, Bandwidth};
-use super::team::Seat;
+use crate::analysis::model as m;
 use crate::memory::PageKind;
 use crate::memory::admission::admit_each;
+use crate::probes::matrix::{self, MatrixConfig};
+use crate::probes::measure::{self, Bandwidth};
+use crate::probes::team::Seat;
 use crate::topology::Topology;
 use anyhow::{Result, bail};
 
@@ -107,4 +108,52 @@ pub fn run(
         pure,
         mixed,
     }))
+}
+
+/// A validation with the model's predictions beside the measurement.
+#[derive(Debug, Clone)]
+pub struct Checked {
+    pub validation: Validation,
+    /// Bandwidth with all memory on each node, in the order of `pure`.
+    pub alone: Vec<f64>,
+    pub measured: f64,
+    /// The thesis' linear model, sum(theta_i x b_i).
+    pub linear: f64,
+    /// Time-weighted, 1 / sum(theta_i / b_i).
+    pub harmonic: f64,
+}
+
+impl Checked {
+    pub fn new(v: Validation) -> Result<Self> {
+        let alone: Vec<f64> = v.pure.iter().map(|p| p.2.stream_mb_s()).collect();
+        let thetas = v.thetas();
+        Ok(Checked {
+            linear: m::predict_linear(&alone, &thetas)?,
+            harmonic: m::predict_harmonic(&alone, &thetas)?,
+            measured: v.mixed.stream_mb_s(),
+            alone,
+            validation: v,
+        })
+    }
+
+    /// A prediction's error against the measurement, in %.
+    pub fn error_pct(&self, predicted: f64) -> f64 {
+        m::error_pct(predicted, self.measured).unwrap_or(f64::NAN)
+    }
+}
+
+/// One thread on `cpu_node` with the fastest triad: each node of `weights`
+/// alone, then the memory split by the weights; `working_set` as given or
+/// as the matrix works it out.
+pub fn check(
+    topo: &Topology,
+    cpu_node: usize,
+    weights: &[(usize, u32)],
+    working_set: Option<usize>,
+    progress: &mut dyn FnMut(&str),
+) -> Result<Outcome> {
+    let cfg = MatrixConfig::new()?
+        .working_set(working_set)
+        .measure(true, false, false);
+    run(topo, &cfg, cpu_node, weights, progress)
 }

@@ -1,0 +1,497 @@
+//! The node-to-node matrix: for every CPU node this process may run on and
+//! every memory node it may allocate from (memory-only nodes included),
+//! single-thread bandwidth, saturated bandwidth with its thread-scaling
+//! curve, and idle latency. `--per-core` measures every core of one node
+//! against one memory node, to check that a node's cores are equivalent.
+
+//!
+//! `mod.rs` measures; `records.rs` turns the measurements into records;
+//! `view.rs` shows the records in every format.
+
+mod grids;
+mod percore;
+mod records;
+pub(crate) mod view;
+
+pub use percore::{CoreSummary, EQUIVALENT_PCT, PerCore, per_core, summarise_cores, t975};
+pub use records::{add_peak, give_peak, peak_record};
+pub use view::MatrixView;
+
+use super::measure::{self, Bandwidth, Latency, Timing};
+use super::team::Seat;
+use crate::kernels::{KernelSpec, Op, Store};
+use crate::memory::PageKind;
+use crate::placement::NodeSet;
+use crate::topology::Topology;
+use anyhow::{Result, bail};
+use std::time::{Duration, Instant};
+
+#[derive(Debug, Clone)]
+pub struct MatrixConfig {
+    pub kernel: &'static KernelSpec,
+    /// All threads' arrays together, in bytes; `None` derives it from the
+    /// caches (4x the L3 the CPU node's threads share, at least 64 MiB).
+    pub working_set: Option<usize>,
+    /// Pointer-chase buffer; `None` for 4x L3, at least 256 MiB.
+    pub latency_bytes: Option<usize>,
+    pub timing: Timing,
+    pub single: bool,
+    pub saturated: bool,
+    pub latency: bool,
+    /// Huge pages for bandwidth arrays (latency always asks for them).
+    pub huge: bool,
+    /// Stop starting measurements after this long.
+    pub time_limit: Option<Duration>,
+    /// Restrict rows / columns.
+    pub cpu_nodes: Option<NodeSet>,
+    pub mem_nodes: Option<NodeSet>,
+}
+
+impl MatrixConfig {
+    /// The whole matrix with the fastest regular-store triad: one thread,
+    /// saturated and latency, working sets from the caches, no limit.
+    pub fn new() -> Result<Self> {
+        let kernel = crate::kernels::best(Op::Triad, Store::Regular)
+            .ok_or_else(|| anyhow::anyhow!("no triad kernel runs on this CPU"))?;
+        Ok(MatrixConfig {
+            kernel,
+            working_set: None,
+            latency_bytes: None,
+            timing: Timing::default(),
+            single: true,
+            saturated: true,
+            latency: true,
+            huge: false,
+            time_limit: None,
+            cpu_nodes: None,
+            mem_nodes: None,
+        })
+    }
+
+    pub fn kernel(mut self, kernel: &'static KernelSpec) -> Self {
+        self.kernel = kernel;
+        self
+    }
+
+    pub fn working_set(mut self, bytes: Option<usize>) -> Self {
+        self.working_set = bytes;
+        self
+    }
+
+    pub fn latency_bytes(mut self, bytes: Option<usize>) -> Self {
+        self.latency_bytes = bytes;
+        self
+    }
+
+    pub fn timing(mut self, timing: Timing) -> Self {
+        self.timing = timing;
+        self
+    }
+
+    /// Which of the three figures to measure.
+    pub fn measure(mut self, single: bool, saturated: bool, latency: bool) -> Self {
+        self.single = single;
+        self.saturated = saturated;
+        self.latency = latency;
+        self
+    }
+
+    pub fn huge(mut self, huge: bool) -> Self {
+        self.huge = huge;
+        self
+    }
+
+    pub fn time_limit(mut self, limit: Option<Duration>) -> Self {
+        self.time_limit = limit;
+        self
+    }
+
+    /// Only these rows (`cpu`) and columns (`mem`); `None` for all.
+    pub fn nodes(mut self, cpu: Option<NodeSet>, mem: Option<NodeSet>) -> Self {
+        self.cpu_nodes = cpu;
+        self.mem_nodes = mem;
+        self
+    }
+}
+
+/// Bandwidth gain below which a thread-scaling step counts as flat.
+pub const FLAT_GAIN: f64 = 0.01;
+/// Flat steps in a row that end the scaling.
+pub const FLAT_STEPS: usize = 2;
+
+/// Thread-scaling from one CPU node to one memory node.
+#[derive(Debug, Clone)]
+pub struct Scaling {
+    /// One measurement per thread count, 1, 2, 3, ...
+    pub steps: Vec<Bandwidth>,
+    /// Index into `steps` of the best.
+    pub peak: usize,
+    /// Why the scaling stopped.
+    pub stop: String,
+}
+
+impl Scaling {
+    pub fn peak_mb_s(&self) -> f64 {
+        self.steps[self.peak].stream_mb_s()
+    }
+
+    pub fn peak_threads(&self) -> usize {
+        self.steps[self.peak].threads
+    }
+
+    /// (threads, MB/s) for each step.
+    pub fn curve(&self) -> Vec<(usize, f64)> {
+        self.steps
+            .iter()
+            .map(|s| (s.threads, s.stream_mb_s()))
+            .collect()
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Cell {
+    pub cpu_node: usize,
+    pub mem_node: usize,
+    pub single: Option<Bandwidth>,
+    pub saturated: Option<Scaling>,
+    pub latency: Option<Latency>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Matrix {
+    pub kernel: &'static KernelSpec,
+    pub cpu_nodes: Vec<usize>,
+    pub mem_nodes: Vec<usize>,
+    /// Row-major: `cells[r * mem_nodes.len() + c]`.
+    pub cells: Vec<Cell>,
+    pub notes: Vec<String>,
+}
+
+impl Matrix {
+    pub fn cell(&self, cpu_node: usize, mem_node: usize) -> Option<&Cell> {
+        self.cells
+            .iter()
+            .find(|c| c.cpu_node == cpu_node && c.mem_node == mem_node)
+    }
+}
+
+/// The CPUs of `node` this process may use, one per physical core first.
+pub fn node_cpus(topo: &Topology, node: usize) -> Vec<usize> {
+    topo.cores_first(&topo.usable_cpus_of(node))
+}
+
+/// Bytes of L3 (or the last level there is) that `cpus` share, counting
+/// each cache instance once.
+pub fn llc_bytes(topo: &Topology, cpus: &[usize]) -> u64 {
+    let level = topo.caches.iter().map(|c| c.level).max().unwrap_or(0);
+    topo.caches
+        .iter()
+        .filter(|c| c.level == level && c.kind != "Instruction")
+        .filter(|c| cpus.iter().any(|&cpu| c.cpus.contains(cpu)))
+        .map(|c| c.size_bytes)
+        .sum()
+}
+
+/// The working set of a node's threads: 4x the cache they share (STREAM's
+/// rule), at least 64 MiB, at most half of the memory node's free memory.
+pub fn working_set(topo: &Topology, cpus: &[usize], mem_node: usize) -> (usize, Option<String>) {
+    let wanted = (4 * llc_bytes(topo, cpus) as usize).max(64 << 20);
+    cap(topo, wanted, mem_node)
+}
+
+pub(crate) fn cap(topo: &Topology, wanted: usize, mem_node: usize) -> (usize, Option<String>) {
+    let limit = (topo.node_free_bytes(mem_node) / 2) as usize;
+    if wanted <= limit {
+        (wanted, None)
+    } else {
+        (
+            limit,
+            Some(format!(
+                "node {mem_node}: working set scaled down from {} to {} MiB (half its free memory)",
+                wanted >> 20,
+                limit >> 20
+            )),
+        )
+    }
+}
+
+/// Per-thread array size for `threads` threads sharing `working_set`.
+pub fn array_bytes(working_set: usize, arrays: usize, threads: usize) -> usize {
+    (working_set / (arrays * threads).max(1)) / 4096 * 4096
+}
+
+/// Adds threads one at a time until the gain over the best so far stays
+/// under [`FLAT_GAIN`] for [`FLAT_STEPS`] steps in a row, or the CPUs run
+/// out. Unlike stopping at the first drop, a single noisy or SMT-limited
+/// step does not end the search, and the peak is the best step, not the
+/// last. `measure(n)` returns `None` when time ran out.
+pub fn saturate<T>(
+    max_threads: usize,
+    mut measure: impl FnMut(usize) -> Result<Option<(T, f64)>>,
+) -> Result<(Vec<T>, usize, String)> {
+    let mut steps = Vec::new();
+    let mut best = 0.0f64;
+    let mut peak = 0;
+    let mut flat = 0;
+    for n in 1..=max_threads {
+        let Some((step, mb_s)) = measure(n)? else {
+            return Ok((steps, peak, format!("time limit reached at {n} threads")));
+        };
+        steps.push(step);
+        if mb_s > best * (1.0 + FLAT_GAIN) {
+            flat = 0;
+        } else {
+            flat += 1;
+        }
+        if mb_s > best {
+            best = mb_s;
+            peak = steps.len() - 1;
+        }
+        if flat >= FLAT_STEPS {
+            return Ok((
+                steps,
+                peak,
+                format!("gain under 1% for {FLAT_STEPS} steps at {n} threads"),
+            ));
+        }
+    }
+    Ok((steps, peak, format!("all {max_threads} cores used")))
+}
+
+/// Sizes given by the user are measured as given, so each must fit on every
+/// memory node it is placed on (one node's buffer is mapped at a time);
+/// sizes worked out here are scaled down to fit instead.
+pub(crate) fn admit_sizes(topo: &Topology, cfg: &MatrixConfig, mem_nodes: &[usize]) -> Result<()> {
+    use crate::memory::admission::admit_each;
+    if let Some(w) = cfg.working_set
+        && (cfg.single || cfg.saturated)
+    {
+        admit_each(topo, w as u64, mem_nodes, "--size", "give a smaller --size")?;
+    }
+    if let Some(l) = cfg.latency_bytes
+        && cfg.latency
+    {
+        admit_each(
+            topo,
+            l as u64,
+            mem_nodes,
+            "--latency-size",
+            "give a smaller --latency-size",
+        )?;
+    }
+    Ok(())
+}
+
+/// Measures the matrix.
+pub fn run(topo: &Topology, cfg: &MatrixConfig, progress: &mut dyn FnMut(&str)) -> Result<Matrix> {
+    let pick = |all: NodeSet, only: &Option<NodeSet>| -> Vec<usize> {
+        all.iter()
+            .filter(|n| only.as_ref().is_none_or(|o| o.contains(*n)))
+            .collect()
+    };
+    let cpu_nodes = pick(topo.usable_cpu_nodes(), &cfg.cpu_nodes);
+    let mem_nodes = pick(topo.usable_memory_nodes(), &cfg.mem_nodes);
+    if cpu_nodes.is_empty() || mem_nodes.is_empty() {
+        bail!(
+            "no CPU node or no memory node left to measure (check --cpu-nodes, --mem-nodes and the cpuset)"
+        );
+    }
+    admit_sizes(topo, cfg, &mem_nodes)?;
+    let started = Instant::now();
+    let out_of_time = || cfg.time_limit.is_some_and(|t| started.elapsed() >= t);
+    let stop = || crate::interrupt::requested().is_some() || out_of_time();
+    let mut notes = Vec::new();
+    let mut cells = Vec::new();
+    let mut skipped = 0usize;
+    for &c in &cpu_nodes {
+        let cpus = node_cpus(topo, c);
+        for &m in &mem_nodes {
+            let (ws, note) = match cfg.working_set {
+                Some(w) => (w, None),
+                None => working_set(topo, &cpus, m),
+            };
+            notes.extend(note.filter(|n| !notes.contains(n)));
+            let cell = measure_cell(topo, cfg, (c, m), &cpus, ws, &stop, progress)?;
+            if (cfg.single && cell.single.is_none()) || (cfg.latency && cell.latency.is_none()) {
+                skipped += 1;
+            }
+            cells.push(cell);
+        }
+    }
+    notes.extend(stop_note(cfg, skipped));
+    Ok(Matrix {
+        kernel: cfg.kernel,
+        cpu_nodes,
+        mem_nodes,
+        cells,
+        notes,
+    })
+}
+
+/// Pages for the bandwidth arrays: huge where asked, else base pages.
+pub(crate) fn bandwidth_pages(cfg: &MatrixConfig) -> PageKind {
+    if cfg.huge {
+        PageKind::Auto
+    } else {
+        PageKind::Base
+    }
+}
+
+/// One cell: the thread scaling (its first step is the single-thread
+/// figure) or one thread alone, then the latency, each skipped once `stop`
+/// says so.
+fn measure_cell(
+    topo: &Topology,
+    cfg: &MatrixConfig,
+    (c, m): (usize, usize),
+    cpus: &[usize],
+    ws: usize,
+    stop: &dyn Fn() -> bool,
+    progress: &mut dyn FnMut(&str),
+) -> Result<Cell> {
+    let mut cell = Cell {
+        cpu_node: c,
+        mem_node: m,
+        single: None,
+        saturated: None,
+        latency: None,
+    };
+    let pages = bandwidth_pages(cfg);
+    let arrays = cfg.kernel.op.arrays();
+    let cut_short = std::cell::Cell::new(false);
+    let mut one = |n: usize| -> Result<Option<(Bandwidth, f64)>> {
+        if stop() {
+            cut_short.set(crate::interrupt::requested().is_some());
+            return Ok(None);
+        }
+        progress(&format!("cpu node {c} -> mem node {m}: {n} thread(s)"));
+        let seats: Vec<Seat> = cpus[..n].iter().map(|&cpu| Seat { cpu, node: m }).collect();
+        let b = measure::bandwidth(
+            &seats,
+            array_bytes(ws, arrays, n),
+            cfg.kernel,
+            pages,
+            cfg.timing,
+        )?;
+        let v = b.stream_mb_s();
+        Ok(Some((b, v)))
+    };
+    if cfg.saturated {
+        let (steps, peak, stop) = saturate(cpus.len(), &mut one)?;
+        if cfg.single {
+            cell.single = steps.first().cloned();
+        }
+        // A curve a signal cut short has no peak to report.
+        if !steps.is_empty() && !cut_short.get() {
+            cell.saturated = Some(Scaling { steps, peak, stop });
+        }
+    } else if cfg.single {
+        cell.single = one(1)?.map(|(b, _)| b);
+    }
+    if cfg.latency && !stop() {
+        progress(&format!("cpu node {c} -> mem node {m}: latency"));
+        let size = match cfg.latency_bytes {
+            Some(s) => s,
+            None => {
+                let wanted = (4 * llc_bytes(topo, &cpus[..1]) as usize).max(256 << 20);
+                cap(topo, wanted, m).0
+            }
+        };
+        let seat = Seat {
+            cpu: cpus[0],
+            node: m,
+        };
+        cell.latency = Some(measure::latency(seat, size, PageKind::Auto)?);
+    }
+    Ok(cell)
+}
+
+/// Why cells were left unmeasured, if any were.
+fn stop_note(cfg: &MatrixConfig, skipped: usize) -> Option<String> {
+    if let Some(sig) = crate::interrupt::requested() {
+        Some(format!(
+            "interrupted by {}: {skipped} cell(s) not fully measured",
+            crate::interrupt::name(sig)
+        ))
+    } else if skipped > 0
+        && let Some(t) = cfg.time_limit
+    {
+        Some(format!(
+            "time limit of {} s reached: {skipped} cell(s) not fully measured",
+            t.as_secs_f64()
+        ))
+    } else {
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::topology::fixture;
+
+    fn scale(curve: &[f64]) -> (Vec<f64>, usize, String) {
+        saturate(curve.len(), |n| Ok(Some((curve[n - 1], curve[n - 1])))).unwrap()
+    }
+
+    #[test]
+    fn scaling_stops_after_two_flat_steps_and_keeps_the_best() {
+        let (steps, peak, stop) = scale(&[10.0, 19.0, 25.0, 25.1, 24.0, 30.0]);
+        assert_eq!(steps.len(), 5, "stops after 25.1 and 24.0");
+        assert_eq!(peak, 3, "25.1 is the best seen");
+        assert!(stop.contains("5 threads"), "{stop}");
+    }
+
+    #[test]
+    fn one_dip_does_not_end_the_scaling() {
+        let (steps, peak, _) = scale(&[10.0, 9.0, 20.0, 30.0]);
+        assert_eq!(steps.len(), 4);
+        assert_eq!(peak, 3);
+    }
+
+    #[test]
+    fn scaling_uses_every_core_while_it_gains() {
+        let (steps, peak, stop) = scale(&[1.0, 2.0, 3.0]);
+        assert_eq!((steps.len(), peak), (3, 2));
+        assert!(stop.contains("all 3"), "{stop}");
+    }
+
+    #[test]
+    fn scaling_reports_the_time_limit() {
+        let (steps, _, stop) = saturate(8, |n| {
+            Ok(if n < 3 {
+                Some((n as f64, n as f64))
+            } else {
+                None
+            })
+        })
+        .unwrap();
+        assert_eq!(steps.len(), 2);
+        assert!(stop.contains("time limit"), "{stop}");
+    }
+
+    #[test]
+    fn working_set_follows_the_shared_cache_and_free_memory() {
+        let t = fixture("two-node");
+        let cpus = node_cpus(&t, 0);
+        let llc = llc_bytes(&t, &cpus);
+        assert!(llc > 0);
+        // One core sees the same shared L3 as the whole node.
+        assert_eq!(llc_bytes(&t, &cpus[..1]), llc);
+        let (ws, note) = working_set(&t, &cpus, 0);
+        assert_eq!(ws, (4 * llc as usize).max(64 << 20));
+        assert!(note.is_none());
+        let mut small = t.clone();
+        small.nodes[0].mem_free_bytes = 64 << 20;
+        let (ws, note) = working_set(&small, &cpus, 0);
+        assert_eq!(ws, 32 << 20);
+        assert!(note.unwrap().contains("scaled down"));
+    }
+
+    #[test]
+    fn arrays_share_the_working_set() {
+        assert_eq!(array_bytes(96 << 20, 3, 1), 32 << 20);
+        assert_eq!(array_bytes(96 << 20, 3, 2), 16 << 20);
+        assert_eq!(array_bytes(100_000, 3, 7) % 4096, 0);
+    }
+}

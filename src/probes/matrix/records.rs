@@ -1,0 +1,208 @@
+//! The matrix's measurements as results-document records: one per cell and
+//! figure, the per-core runs with their summary, and Gamma from DMI. The
+//! analysis (`analysis::atlas`) reads them back by the names used here.
+
+use super::{Matrix, PerCore};
+use crate::analysis::model::Peak;
+use crate::probes::measure::{self, Bandwidth};
+use crate::probes::stats;
+use crate::results::names::matrix::{self as mx, kind};
+use crate::results::names::{metric, param, probe};
+use crate::results::{Better, Line, Placement, Record, Series};
+use crate::topology::Topology;
+
+fn placement(seen: &measure::Seen) -> Placement {
+    Placement {
+        pages_by_node: seen
+            .pages_by_node
+            .iter()
+            .map(|(k, v)| (k.to_string(), *v))
+            .collect(),
+        on_target_pct: Some(seen.verified_pct),
+        huge_pct: seen.huge_pct,
+        cpus_seen: seen.cpus_seen.clone(),
+    }
+}
+
+/// A bandwidth measurement as a record (STREAM-counted MB/s, every timed
+/// run kept).
+fn bandwidth_record(name: &str, c: usize, m: usize, b: &Bandwidth) -> Record {
+    let mut rec = Record::new(probe::MATRIX, &format!("{name} {c}->{m}"))
+        .param(mx::param::KIND, name)
+        .param(param::CPU_NODE, c)
+        .param(param::MEM_NODE, m)
+        .param(param::THREADS, b.threads)
+        .param(param::KERNEL, b.kernel.op.to_string())
+        .param(param::VARIANT, b.kernel.name)
+        .param(param::SIZE_BYTES, b.array_bytes)
+        .param(param::PAGE_SIZE, b.seen.page_kind.clone())
+        .metric(
+            metric::BANDWIDTH_MB_S,
+            b.stream_mb_s(),
+            "MB/s",
+            Better::Higher,
+        )
+        .metric(
+            metric::CV_PCT,
+            stats::cv_pct(&b.stream_samples()),
+            "%",
+            Better::Lower,
+        )
+        .metric(metric::RUNTIME_S, b.elapsed_s, "s", Better::Lower);
+    rec.samples
+        .insert(metric::BANDWIDTH_MB_S.into(), b.stream_samples());
+    rec.placement = Some(placement(&b.seen));
+    rec
+}
+
+/// The saturation peak, with its scaling curve as a series.
+fn saturated_record(c: usize, m: usize, s: &super::Scaling) -> Record {
+    let peak = &s.steps[s.peak];
+    let mut rec = bandwidth_record(kind::SATURATED, c, m, peak);
+    rec.notes.push(format!("scaling stopped: {}", s.stop));
+    let curve = s.curve();
+    rec.series.push(Series {
+        name: mx::SCALING.into(),
+        x_label: "threads".into(),
+        x_unit: "".into(),
+        y_label: "bandwidth".into(),
+        y_unit: "MB/s".into(),
+        x: curve.iter().map(|p| p.0 as f64).collect(),
+        lines: vec![Line {
+            label: format!("{c}->{m}"),
+            y: curve.iter().map(|p| p.1).collect(),
+        }],
+    });
+    rec
+}
+
+fn latency_record(c: usize, m: usize, l: &measure::Latency) -> Record {
+    let mut rec = Record::new(probe::MATRIX, &format!("{} {c}->{m}", kind::LATENCY))
+        .param(mx::param::KIND, kind::LATENCY)
+        .param(param::CPU_NODE, c)
+        .param(param::MEM_NODE, m)
+        .param(param::THREADS, 1)
+        .param(param::KERNEL, mx::CHASE)
+        .param(param::SIZE_BYTES, l.size_bytes)
+        .param(param::PAGE_SIZE, l.seen.page_kind.clone())
+        .metric(metric::LATENCY_NS, l.median_ns(), "ns", Better::Lower)
+        .metric(
+            metric::LATENCY_STDDEV_NS,
+            l.stddev_ns(),
+            "ns",
+            Better::Lower,
+        )
+        .metric(metric::CV_PCT, l.cv_pct(), "%", Better::Lower)
+        .metric(metric::RUNTIME_S, l.elapsed_s, "s", Better::Lower);
+    rec.samples
+        .insert(metric::LATENCY_NS.into(), l.samples.clone());
+    rec.placement = Some(placement(&l.seen));
+    rec
+}
+
+/// Gamma from the DMI memory speed of this machine, kept with the matrix
+/// so a results file carries its own peak. `Err` says why there is none.
+pub fn peak_record(topo: &Topology) -> Result<Record, String> {
+    let p = crate::topology::peak::dmi_node_peak(topo, std::path::Path::new("/"))?;
+    peak_of(&Peak::dmi(
+        p.speed_mt_s,
+        p.bytes_per_transfer,
+        p.channels_per_node,
+    ))
+}
+
+fn peak_of(peak: &Peak) -> Result<Record, String> {
+    let mut rec = Record::new(probe::MATRIX, kind::PEAK)
+        .param(mx::param::KIND, kind::PEAK)
+        .metric(metric::PEAK_MB_S, peak.mb_s, "MB/s", Better::Higher);
+    rec.params.insert(
+        mx::param::PEAK.into(),
+        serde_json::to_value(peak).map_err(|e| e.to_string())?,
+    );
+    Ok(rec)
+}
+
+/// Adds Gamma from DMI to a matrix's records, or a note on the first
+/// saying why there is none.
+pub fn add_peak(records: &mut Vec<Record>, topo: &Topology) {
+    match peak_record(topo) {
+        Ok(rec) => records.push(rec),
+        Err(why) => {
+            if let Some(first) = records.first_mut() {
+                first
+                    .notes
+                    .push(format!("no theoretical peak from DMI: {why}"));
+            }
+        }
+    }
+}
+
+/// Gamma as the user gave it (`--peak`) in place of the recorded one.
+pub fn give_peak(records: &mut Vec<Record>, mb_s: f64) {
+    records.retain(|r| !(r.probe == probe::MATRIX && r.name == kind::PEAK));
+    records.extend(peak_of(&Peak::given(mb_s)).ok());
+}
+
+impl Matrix {
+    /// Every measured figure as results-document records.
+    pub fn records(&self) -> Vec<Record> {
+        let mut out = Vec::new();
+        for cell in &self.cells {
+            let (c, m) = (cell.cpu_node, cell.mem_node);
+            if let Some(b) = &cell.single {
+                out.push(bandwidth_record(kind::SINGLE, c, m, b));
+            }
+            if let Some(s) = &cell.saturated {
+                out.push(saturated_record(c, m, s));
+            }
+            if let Some(l) = &cell.latency {
+                out.push(latency_record(c, m, l));
+            }
+        }
+        if let Some(first) = out.first_mut() {
+            first.notes.extend(self.notes.iter().cloned());
+        }
+        out
+    }
+}
+
+impl PerCore {
+    /// One record per core, then the summary.
+    pub fn records(&self) -> Vec<Record> {
+        let s = &self.summary;
+        let summary = Record::new(
+            probe::MATRIX,
+            &format!(
+                "{} node{}->{}",
+                kind::PER_CORE,
+                self.cpu_node,
+                self.mem_node
+            ),
+        )
+        .param(mx::param::KIND, kind::PER_CORE_SUMMARY)
+        .param(param::CPU_NODE, self.cpu_node)
+        .param(param::MEM_NODE, self.mem_node)
+        .param(mx::param::CORES, self.cores.len())
+        .param(mx::param::EQUIVALENT, s.equivalent)
+        .metric(metric::BANDWIDTH_MB_S, s.mean, "MB/s", Better::Higher)
+        .metric(mx::metric::STDDEV_MB_S, s.stddev, "MB/s", Better::Lower)
+        .metric(mx::metric::CI95_LOW_MB_S, s.ci95.0, "MB/s", Better::Higher)
+        .metric(mx::metric::CI95_HIGH_MB_S, s.ci95.1, "MB/s", Better::Higher)
+        .metric(
+            mx::metric::MAX_DEVIATION_PCT,
+            s.max_dev_pct,
+            "%",
+            Better::Lower,
+        );
+        self.cores
+            .iter()
+            .map(|(cpu, b)| {
+                let mut rec = bandwidth_record(kind::PER_CORE, self.cpu_node, self.mem_node, b);
+                rec.name = format!("{} cpu{cpu}->{}", kind::PER_CORE, self.mem_node);
+                rec.params.insert(param::CPU.into(), (*cpu).into());
+                rec
+            })
+            .chain(std::iter::once(summary))
+            .collect()
+    }
+}

@@ -1,0 +1,226 @@
+//! How matrix records are shown: the grids with the firmware's figures
+//! beside them, the bandwidth classes and the model's parameters (text,
+//! Markdown, LaTeX), heatmaps and the scaling chart (HTML), one CSV line per
+//! cell; or the per-core table where the records are a `--per-core` run.
+
+use super::grids;
+use crate::analysis::atlas::Atlas;
+use crate::results::names::matrix::{self as mx, kind};
+use crate::results::names::{metric, param, probe};
+use crate::results::{Document, Record};
+use crate::view::{Block, Chart, Csv, Line, Section, View};
+
+/// The matrix's view (registered in `probes::VIEWS`).
+pub struct MatrixView;
+
+fn atlas(records: &[&Record]) -> Atlas {
+    Atlas::from_records(records.iter().copied())
+}
+
+/// The model's figures under a matrix: Gamma as recorded, else the best
+/// cell.
+fn class_sections(doc: &Document, a: &Atlas) -> Vec<Section> {
+    crate::analysis::placement::peak(a, None, a.peak.clone())
+        .map(|g| crate::probes::model::view::class_sections(a, &doc.host.topology, &g))
+        .unwrap_or_default()
+}
+
+impl View for MatrixView {
+    fn probe(&self) -> &'static str {
+        probe::MATRIX
+    }
+
+    fn heading(&self) -> String {
+        "Node-to-node matrix".into()
+    }
+
+    fn sections(&self, doc: &Document, records: &[&Record]) -> Vec<Section> {
+        let mut out = Vec::new();
+        let per_core: Vec<&Record> = records
+            .iter()
+            .copied()
+            .filter(|r| r.name.starts_with(kind::PER_CORE))
+            .collect();
+        if !per_core.is_empty() {
+            out.push(per_core_section(&per_core));
+        }
+        let a = atlas(records);
+        if !a.is_empty() {
+            out.push(about(&a));
+            out.extend(grids::measured_sections(&a));
+            out.extend(grids::firmware_sections(&a, &doc.host.topology));
+            out.push(grids::placement_section(&a));
+            out.extend(class_sections(doc, &a));
+        }
+        out
+    }
+
+    fn csv(&self, doc: &Document, records: &[&Record]) -> Option<Csv> {
+        let a = atlas(records);
+        Some(if a.is_empty() {
+            per_core_csv(records)
+        } else {
+            grids::csv(&a, &doc.host.topology)
+        })
+    }
+
+    fn blocks(&self, doc: &Document, records: &[&Record]) -> Vec<Block> {
+        let a = atlas(records);
+        if a.is_empty() {
+            return self
+                .sections(doc, records)
+                .into_iter()
+                .map(Block::Section)
+                .collect();
+        }
+        let mut out = vec![Block::Caption(format!(
+            "rows: CPU nodes, columns: memory nodes; kernel {}; MB/s = 10^6 bytes/s, STREAM convention; colour: % of the row's local value (latency: of the row's best)",
+            a.kernel.as_deref().unwrap_or("?")
+        ))];
+        for (title, grid, lower, digits) in [
+            ("single-thread bandwidth, MB/s", &a.single, false, 0),
+            ("saturated bandwidth, MB/s", &a.saturated, false, 0),
+            ("idle latency, ns per load", &a.latency, true, 1),
+        ] {
+            if !grid.is_empty() {
+                out.push(Block::Heatmap(grids::heatmap(
+                    &a, title, grid, lower, digits,
+                )));
+            }
+        }
+        let sections = grids::firmware_sections(&a, &doc.host.topology)
+            .into_iter()
+            .chain(std::iter::once(grids::placement_section(&a)))
+            .chain(class_sections(doc, &a));
+        out.extend(sections.map(Block::Section));
+        out.extend(scaling_chart(&a).map(Block::Chart));
+        out
+    }
+}
+
+fn about(a: &Atlas) -> Section {
+    let mut s = Section::new("what was measured");
+    s.lines.push(format!(
+        "rows: CPU nodes {:?}; columns: memory nodes {:?}; kernel {} ({}); MB/s = 10^6 bytes/s, STREAM convention (bytes read + bytes written)",
+        a.cpu_nodes,
+        a.mem_nodes,
+        a.kernel.as_deref().unwrap_or("?"),
+        a.variant.as_deref().unwrap_or("?"),
+    ));
+    s
+}
+
+/// Every cell's thread-scaling curve on one chart.
+fn scaling_chart(a: &Atlas) -> Option<Chart> {
+    (!a.curves.is_empty()).then(|| Chart {
+        title: "thread scaling (saturated bandwidth)".into(),
+        x_label: "threads".into(),
+        y_label: "MB/s".into(),
+        lines: a
+            .curves
+            .iter()
+            .map(|((c, m), pts)| Line {
+                label: format!("cpu {c} -> mem {m}"),
+                points: pts.iter().map(|(t, v)| (*t as f64, *v)).collect(),
+            })
+            .collect(),
+        ..Default::default()
+    })
+}
+
+fn value(r: &Record, key: &str) -> Option<f64> {
+    r.metrics.get(key).map(|m| m.value)
+}
+
+fn kind_of(r: &Record) -> Option<&str> {
+    r.params.get(mx::param::KIND).and_then(|k| k.as_str())
+}
+
+fn node_of(r: &Record, key: &str) -> u64 {
+    r.params.get(key).and_then(|v| v.as_u64()).unwrap_or(0)
+}
+
+fn per_core_rows<'a>(records: &'a [&'a Record]) -> impl Iterator<Item = (u64, f64)> + 'a {
+    records
+        .iter()
+        .filter(|r| kind_of(r) == Some(kind::PER_CORE))
+        .filter_map(|r| {
+            Some((
+                r.params.get(param::CPU)?.as_u64()?,
+                value(r, metric::BANDWIDTH_MB_S)?,
+            ))
+        })
+}
+
+fn per_core_csv(records: &[&Record]) -> Csv {
+    Csv {
+        header: vec![param::CPU.into(), metric::BANDWIDTH_MB_S.into()],
+        rows: per_core_rows(records)
+            .map(|(cpu, v)| vec![cpu.to_string(), format!("{v:.1}")])
+            .collect(),
+        notes: Vec::new(),
+    }
+}
+
+fn per_core_section(records: &[&Record]) -> Section {
+    let summary = records
+        .iter()
+        .find(|r| kind_of(r) == Some(kind::PER_CORE_SUMMARY));
+    let (c, m) = summary.map_or((0, 0), |r| {
+        (node_of(r, param::CPU_NODE), node_of(r, param::MEM_NODE))
+    });
+    let mut s = Section::new(format!(
+        "single-thread bandwidth from each core of node {c} to memory node {m}, MB/s"
+    ));
+    s.header = vec!["cpu".into(), "MB/s".into(), "vs mean".into()];
+    let mean = summary
+        .and_then(|r| value(r, metric::BANDWIDTH_MB_S))
+        .unwrap_or(0.0);
+    for (cpu, v) in per_core_rows(records) {
+        let dev = if mean > 0.0 {
+            100.0 * (v - mean) / mean
+        } else {
+            0.0
+        };
+        s.rows.push(vec![
+            cpu.to_string(),
+            format!("{v:.0}"),
+            format!("{dev:+.1}%"),
+        ]);
+    }
+    if let Some(r) = summary {
+        s.lines.extend(per_core_verdict(r, mean));
+    }
+    s
+}
+
+/// The spread of the per-core figures and whether one core stands for all.
+fn per_core_verdict(r: &Record, mean: f64) -> [String; 2] {
+    let sd = value(r, mx::metric::STDDEV_MB_S).unwrap_or(0.0);
+    let (lo, hi) = (
+        value(r, mx::metric::CI95_LOW_MB_S).unwrap_or(0.0),
+        value(r, mx::metric::CI95_HIGH_MB_S).unwrap_or(0.0),
+    );
+    let dev = value(r, mx::metric::MAX_DEVIATION_PCT).unwrap_or(0.0);
+    let equivalent = r
+        .params
+        .get(mx::param::EQUIVALENT)
+        .and_then(|v| v.as_bool())
+        == Some(true);
+    let bound = super::EQUIVALENT_PCT;
+    [
+        format!(
+            "mean {mean:.0} MB/s, standard deviation {sd:.1} MB/s ({:.2}% of the mean), 95% confidence interval ({lo:.1}; {hi:.1})",
+            if mean > 0.0 { 100.0 * sd / mean } else { 0.0 }
+        ),
+        if equivalent {
+            format!(
+                "verdict: the cores are equivalent (every core within {bound}% of the mean; largest deviation {dev:.1}%), so one core per node stands for all"
+            )
+        } else {
+            format!(
+                "verdict: the cores are NOT equivalent (largest deviation {dev:.1}% of the mean, more than {bound}%): measure per core"
+            )
+        },
+    ]
+}
