@@ -358,7 +358,7 @@ impl MemArgs {
 
 /// Parses one suite entry's arguments with the same options.
 #[derive(Parser, Debug)]
-#[command(name = "mem", args_override_self = true)]
+#[command(name = crate::results::names::probe::MEM, args_override_self = true)]
 struct SuiteEntry {
     #[command(flatten)]
     args: MemArgs,

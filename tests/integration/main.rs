@@ -1,5 +1,6 @@
 //! Integration tests: run the numabench binary as a user would.
 
+mod architecture;
 mod autonuma;
 mod bad_input;
 mod fixtures;

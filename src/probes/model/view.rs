@@ -56,7 +56,7 @@ struct Shown {
 
 impl Shown {
     fn sections(&self, topo: &Topology) -> Vec<Section> {
-        let mut peak = Section::new("model");
+        let mut peak = Section::new(probe::MODEL);
         peak.lines.push(self.gamma.clone());
         peak.lines.push(
             "D = sum(alpha_i x theta_i), theta_i = share of accesses to class i; see 'numabench model FILE --theta ...' and '--pid PID'"
@@ -73,7 +73,7 @@ impl Shown {
             "cpu node",
             "class",
             "<= MB/s",
-            "alpha",
+            mm::ALPHA,
             "memory nodes",
             "SLIT",
         ]

@@ -1,0 +1,353 @@
+//! The shape of the source, checked from the source: which layer may import
+//! which, where probe and metric names are spelled, how long files and
+//! functions grow. A change that breaks the shape fails here, naming the
+//! file and line, instead of surfacing in a review months later.
+
+use std::collections::BTreeSet;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+/// Modules (first path segment under `crate::`) each layer must not use.
+/// Lower layers know nothing of the ones above them; probes and analysis
+/// do not know how they are shown; output does not know probes.
+const FORBIDDEN: &[(&str, &[&str])] = &[
+    ("ids", ABOVE_GROUND),
+    ("units", ABOVE_GROUND),
+    ("stats", ABOVE_GROUND),
+    ("text", ABOVE_GROUND),
+    ("procfs", ABOVE_GROUND),
+    ("sys", ABOVE_GROUND),
+    (
+        "topology",
+        &[
+            "placement",
+            "memory",
+            "output",
+            "view",
+            "probes",
+            "analysis",
+            "jobs",
+            "cli",
+        ],
+    ),
+    (
+        "placement",
+        &["output", "view", "probes", "analysis", "jobs", "cli"],
+    ),
+    ("memory", &["output", "view", "probes", "analysis", "jobs", "cli"]),
+    ("kernels", &["output", "view", "probes", "analysis", "jobs", "cli"]),
+    ("results", &["output", "view", "probes", "analysis", "jobs", "cli"]),
+    ("analysis", &["output", "probes", "jobs", "cli"]),
+    ("view", &["output", "probes", "jobs", "cli"]),
+    ("probes", &["output", "jobs", "cli"]),
+    ("output", &["probes", "jobs", "cli"]),
+    ("jobs", &["cli"]),
+];
+
+const ABOVE_GROUND: &[&str] = &[
+    "topology",
+    "placement",
+    "memory",
+    "kernels",
+    "results",
+    "analysis",
+    "view",
+    "probes",
+    "output",
+    "jobs",
+    "cli",
+    "console",
+    "progress",
+    "error",
+];
+
+/// Files allowed past the line limit, each for a reason a reader accepts.
+const LONG_FILES: &[(&str, &str)] = &[];
+
+const MAX_FILE_LINES: usize = 650;
+const MAX_FN_LINES: usize = 110;
+
+fn src() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
+}
+
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    let mut entries: Vec<_> = fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    entries.sort();
+    for path in entries {
+        if path.is_dir() {
+            rust_files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+fn all_files() -> Vec<(String, String)> {
+    let root = src();
+    let mut files = Vec::new();
+    rust_files(&root, &mut files);
+    files
+        .into_iter()
+        .map(|p| {
+            let rel = p.strip_prefix(&root).unwrap().to_string_lossy().into_owned();
+            (rel, fs::read_to_string(&p).unwrap())
+        })
+        .collect()
+}
+
+/// The source without its unit tests: a file's `#[cfg(test)]` module runs
+/// only under `cargo test` and may use anything.
+fn without_tests(text: &str) -> &str {
+    let mut at = 0;
+    for line in text.split_inclusive('\n') {
+        if line.trim() == "#[cfg(test)]" {
+            return &text[..at];
+        }
+        at += line.len();
+    }
+    text
+}
+
+/// Files that are entirely tests: modules declared under `#[cfg(test)]`
+/// (`tests.rs`, property tests), as paths relative to src/.
+fn test_files(files: &[(String, String)]) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    for (rel, text) in files {
+        // Where a module's children live: `a/mod.rs` and `a.rs` both keep
+        // them in `a/`, the crate roots in src/ itself.
+        let dir = match rel.rsplit_once('/') {
+            _ if rel == "lib.rs" || rel == "main.rs" => String::new(),
+            Some((d, "mod.rs")) => format!("{d}/"),
+            _ => format!("{}/", rel.trim_end_matches(".rs")),
+        };
+        let lines: Vec<&str> = text.lines().map(str::trim).collect();
+        for (i, _) in lines.iter().enumerate().filter(|(_, l)| **l == "#[cfg(test)]") {
+            // `#[path = "x_tests.rs"]` may stand between the two.
+            let mut path = None;
+            let mut j = i + 1;
+            while let Some(p) = lines.get(j).and_then(|l| l.strip_prefix("#[path = \"")) {
+                path = p.strip_suffix("\"]").map(str::to_string);
+                j += 1;
+            }
+            let Some(declared) = lines.get(j) else { continue };
+            let declared = declared
+                .strip_prefix("pub(crate) ")
+                .or_else(|| declared.strip_prefix("pub "))
+                .unwrap_or(declared);
+            let Some(name) = declared.strip_prefix("mod ").and_then(|m| m.strip_suffix(';')) else {
+                continue;
+            };
+            match path {
+                // A path attribute is relative to the declaring file's folder.
+                Some(p) => {
+                    let folder = rel.rsplit_once('/').map_or(String::new(), |(d, _)| format!("{d}/"));
+                    out.insert(format!("{folder}{p}"));
+                }
+                None => {
+                    out.insert(format!("{dir}{name}.rs"));
+                    out.insert(format!("{dir}{name}/mod.rs"));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The layer a file belongs to: its first path segment.
+fn layer(rel: &str) -> &str {
+    let first = rel.split('/').next().unwrap();
+    first.strip_suffix(".rs").unwrap_or(first)
+}
+
+/// The first segment of every `crate::` path in `code`, with its line,
+/// including each member of a `use crate::{a, b::c}` group.
+fn crate_uses(code: &str) -> Vec<(usize, String)> {
+    let mut found = Vec::new();
+    for (n, line) in code.lines().enumerate() {
+        let line = line.split("//").next().unwrap();
+        let mut rest = line;
+        while let Some(i) = rest.find("crate::") {
+            rest = &rest[i + "crate::".len()..];
+            if let Some(group) = rest.strip_prefix('{') {
+                // The group may span lines: take the text up to its end.
+                let from = code.lines().skip(n).collect::<Vec<_>>().join("\n");
+                let start = from.find("crate::{").unwrap() + "crate::{".len();
+                for name in top_level_names(&from[start..]) {
+                    found.push((n + 1, name));
+                }
+                rest = group;
+            } else {
+                let name: String = rest
+                    .chars()
+                    .take_while(|c| c.is_alphanumeric() || *c == '_')
+                    .collect();
+                found.push((n + 1, name));
+            }
+        }
+    }
+    found
+}
+
+/// The first identifier of each comma-separated member of a brace group
+/// (`a, b::{c, d}, e}` gives a, b, e).
+fn top_level_names(group: &str) -> Vec<String> {
+    let mut members = vec![String::new()];
+    let mut depth = 0;
+    for c in group.chars() {
+        match c {
+            '}' if depth == 0 => break,
+            '{' => depth += 1,
+            '}' => depth -= 1,
+            ',' if depth == 0 => members.push(String::new()),
+            c => members.last_mut().unwrap().push(c),
+        }
+    }
+    members
+        .iter()
+        .map(|m| {
+            m.trim()
+                .chars()
+                .take_while(|c| c.is_alphanumeric() || *c == '_')
+                .collect::<String>()
+        })
+        .filter(|n| !n.is_empty())
+        .collect()
+}
+
+#[test]
+fn no_layer_imports_one_above_it() {
+    let mut wrong = Vec::new();
+    let files = all_files();
+    let tests = test_files(&files);
+    for (rel, text) in &files {
+        if tests.contains(rel) {
+            continue;
+        }
+        let Some((_, banned)) = FORBIDDEN.iter().find(|(l, _)| *l == layer(rel)) else {
+            continue;
+        };
+        for (line, name) in crate_uses(without_tests(text)) {
+            if banned.contains(&name.as_str()) {
+                wrong.push(format!("src/{rel}:{line} uses crate::{name}"));
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "imports against the layering:\n{}", wrong.join("\n"));
+}
+
+/// Names that are also plain words where they appear (file, or "" for
+/// everywhere), each with why it is not the record's name there.
+const WORDS: &[(&str, &str)] = &[
+    // `run` is the job's probe, and the word a report's run label, its
+    // anchors and tables' first column use.
+    ("", "run"),
+    // The thesis' symbol in a message about the values given, not a
+    // record's metric.
+    ("analysis/model.rs", "alpha"),
+];
+
+/// Every `"..."` constant under src/results/names of the given modules.
+fn names_in(modules: &[&str]) -> BTreeSet<String> {
+    let mut names = BTreeSet::new();
+    let dir = src().join("results/names");
+    let mut files = Vec::new();
+    rust_files(&dir, &mut files);
+    for path in files {
+        let text = fs::read_to_string(&path).unwrap();
+        let mut inside = None::<String>;
+        for line in text.lines() {
+            let t = line.trim();
+            if let Some(m) = t.strip_prefix("pub mod ").and_then(|r| r.strip_suffix(" {")) {
+                inside = Some(m.to_string());
+            } else if t == "}" {
+                inside = None;
+            } else if let Some(rest) = t.strip_prefix("pub const ") {
+                let in_scope = inside.as_deref().is_some_and(|m| modules.contains(&m));
+                if in_scope && let Some(v) = rest.split('"').nth(1) {
+                    names.insert(v.to_string());
+                }
+            }
+        }
+    }
+    names
+}
+
+#[test]
+fn probe_and_metric_names_are_spelled_once() {
+    let names = names_in(&["probe", "metric"]);
+    assert!(names.contains("matrix") && names.contains("bandwidth_mb_s"));
+    let mut wrong = Vec::new();
+    let files = all_files();
+    let tests = test_files(&files);
+    for (rel, text) in &files {
+        if rel.starts_with("results/names") || tests.contains(rel) {
+            continue;
+        }
+        for (n, line) in without_tests(text).lines().enumerate() {
+            let code = line.split("//").next().unwrap();
+            for name in &names {
+                if WORDS.iter().any(|(f, w)| *w == name && (f.is_empty() || *f == rel)) {
+                    continue;
+                }
+                if code.contains(&format!("\"{name}\"")) {
+                    wrong.push(format!("src/{rel}:{} spells \"{name}\"", n + 1));
+                }
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "use the constants of results::names:\n{}", wrong.join("\n"));
+}
+
+#[test]
+fn no_file_grows_past_the_limit() {
+    let mut wrong = Vec::new();
+    for (rel, text) in all_files() {
+        let lines = text.lines().count();
+        if lines > MAX_FILE_LINES && !LONG_FILES.iter().any(|(f, _)| *f == rel) {
+            wrong.push(format!("src/{rel}: {lines} lines"));
+        }
+    }
+    assert!(wrong.is_empty(), "files over {MAX_FILE_LINES} lines:\n{}", wrong.join("\n"));
+}
+
+/// Functions as rustfmt lays them out: the `fn` line, then a closing `}`
+/// at the same indentation.
+#[test]
+fn no_function_grows_past_the_limit() {
+    let mut wrong = Vec::new();
+    for (rel, text) in all_files() {
+        let lines: Vec<&str> = text.lines().collect();
+        for (i, line) in lines.iter().enumerate() {
+            let t = line.trim_start();
+            let is_fn = t.starts_with("fn ")
+                || t.starts_with("pub fn ")
+                || t.starts_with("pub(crate) fn ")
+                || t.starts_with("pub(super) fn ")
+                || t.starts_with("unsafe fn ")
+                || t.starts_with("pub unsafe fn ")
+                || t.starts_with("pub(crate) unsafe fn ");
+            if !is_fn || t.ends_with(';') {
+                continue;
+            }
+            let indent = &line[..line.len() - t.len()];
+            let close = format!("{indent}}}");
+            if let Some(len) = lines[i..].iter().position(|l| *l == close) {
+                if len + 1 > MAX_FN_LINES {
+                    wrong.push(format!("src/{rel}:{} {} lines", i + 1, len + 1));
+                }
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "functions over {MAX_FN_LINES} lines:\n{}", wrong.join("\n"));
+}
+
+#[test]
+fn the_layer_check_sees_grouped_imports() {
+    let code = "use crate::{a::B, c, d::{e, f}};\nlet x = crate::g::h();\n";
+    let names: Vec<String> = crate_uses(code).into_iter().map(|(_, n)| n).collect();
+    assert_eq!(names, ["a", "c", "d", "g"]);
+}
