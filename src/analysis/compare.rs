@@ -3,9 +3,9 @@
 //! signed so that + is always better, and changes that the runs' own
 //! repetitions cannot tell from noise marked as such.
 
-use crate::probes::stats;
 use crate::results::names;
 use crate::results::{Better, Document, Record};
+use crate::stats;
 
 /// One compared figure of another run.
 #[derive(Debug, Clone, PartialEq)]

@@ -273,7 +273,7 @@ mod tests {
 
     #[test]
     fn hmat_that_disagrees_is_flagged() {
-        use crate::placement::NodeSet;
+        use crate::ids::NodeSet;
         use crate::topology::Hmat;
         let mut t = fixture("amd-4node");
         for (m, bw) in [(0, 20_000), (1, 12_000), (2, 6_000), (3, 6_000)] {

@@ -72,8 +72,8 @@ pub fn load(path: &std::path::Path) -> Result<Document> {
     for w in &loaded.warnings {
         eprintln!(
             "numabench: warning: {}: {}",
-            crate::output::escape(&path.display().to_string()),
-            crate::output::escape(w)
+            crate::text::escape(&path.display().to_string()),
+            crate::text::escape(w)
         );
     }
     Ok(loaded.document)
@@ -221,7 +221,7 @@ fn validate_cpu_node(args: &ModelArgs, topo: &crate::topology::Topology) -> Resu
 fn validate_pairs(args: &ModelArgs, topo: &crate::topology::Topology) -> Result<Vec<(usize, u32)>> {
     let mems: Vec<usize> = match &args.mem_nodes {
         Some(t) => {
-            let set = crate::placement::NodeSet::parse_list(t)
+            let set = crate::ids::NodeSet::parse_list(t)
                 .map_err(|e| usage(format!("--mem-nodes {t}: {e} (write e.g. 0-1)")))?;
             if set.is_empty() {
                 return Err(usage(format!(

@@ -6,7 +6,7 @@ use crate::memory::PageKind;
 use crate::output::render::Format;
 use crate::placement::MemPolicy;
 use crate::topology::{SysfsRoot, read_topology};
-use crate::view::table::bytes;
+use crate::units::bytes;
 use anyhow::Result;
 use std::path::Path;
 

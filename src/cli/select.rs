@@ -3,7 +3,8 @@
 //! syscall can fail obscurely.
 
 use crate::error::usage;
-use crate::placement::{CpuSet, MemPolicy, NodeSet};
+use crate::ids::{CpuSet, NodeSet};
+use crate::placement::MemPolicy;
 use crate::topology::Topology;
 use anyhow::Result;
 

@@ -7,7 +7,7 @@ use crate::output::render::Format;
 use crate::output::sections::Section;
 use crate::placement::{MemPolicy, pin_and_check};
 use crate::topology::Topology;
-use crate::view::table::bytes;
+use crate::units::bytes;
 use anyhow::{Context, Result};
 use serde::Serialize;
 use std::collections::BTreeMap;

@@ -5,7 +5,7 @@
 
 use crate::error::usage;
 use crate::topology::Topology;
-use crate::view::table::bytes;
+use crate::units::bytes;
 use anyhow::Result;
 
 /// Share of the free memory a run may map. The rest is left for the page
@@ -62,7 +62,7 @@ pub fn admit(topo: &Topology, f: &Footprint) -> Result<()> {
         Some([one]) => format!("node {one}"),
         Some(ids) => format!(
             "nodes {}",
-            crate::placement::NodeSet::from_ids(ids.iter().copied())
+            crate::ids::NodeSet::from_ids(ids.iter().copied())
         ),
         None => "this machine".to_string(),
     };
@@ -109,7 +109,7 @@ mod tests {
             node.mem_free_bytes = f;
             node.has_memory = true;
         }
-        topo.allowed.nodes = crate::placement::NodeSet::from_ids(0..free.len());
+        topo.allowed.nodes = crate::ids::NodeSet::from_ids(0..free.len());
         topo.system_mem_free_bytes = Some(free.iter().sum());
         topo.system_mem_total_bytes = None;
         topo

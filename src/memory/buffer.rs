@@ -9,9 +9,10 @@
 
 use super::fill::{DEFAULT_SEED, Fill, fill_pattern, pattern_word};
 use super::page_kind::{MIB2, PageKind};
+use crate::ids::NodeSet;
 use crate::placement::pages::{self, PageHistogram};
 use crate::placement::sys::{self, PlacementError};
-use crate::placement::{MbindFlags, MemPolicy, NodeSet};
+use crate::placement::{MbindFlags, MemPolicy};
 use crate::procfs::smaps;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -145,7 +146,7 @@ words!(
 
 /// A mapping made, not yet owned by a Buffer.
 struct Mapped {
-    mapping: sys::Mapping,
+    mapping: crate::sys::mmap::Mapping,
     /// `PROT_NONE` bytes mapped on each side of `mapping`.
     guard: usize,
     used: PageKind,
@@ -205,7 +206,7 @@ impl Buffer {
         match fill {
             Fill::Pattern { seed } => fill_pattern(self.as_mut_slice::<u64>(), seed, 0),
             Fill::FirstWordPerPage => {
-                let step = sys::base_page_size() / 8;
+                let step = crate::sys::mmap::base_page_size() / 8;
                 let words = self.as_mut_slice::<u64>();
                 let seed = std::hint::black_box(DEFAULT_SEED);
                 for (i, w) in words.iter_mut().step_by(step).enumerate() {
@@ -340,7 +341,7 @@ impl Drop for Buffer {
         // SAFETY: the mapping and its guards are owned by this Buffer, every
         // slice borrowed from it has ended (they borrow `self`), and it is never used again.
         let result = unsafe {
-            sys::unmap(
+            crate::sys::mmap::unmap(
                 self.ptr.as_ptr().wrapping_sub(self.guard),
                 self.map_len + 2 * self.guard,
             )
@@ -399,12 +400,12 @@ fn mem_available() -> Option<u64> {
 fn enomem_hint(opts: &BufferOptions) -> String {
     let mut parts = Vec::new();
     if let Some(avail) = mem_available() {
-        parts.push(format!("MemAvailable is {}", sys::fmt_bytes(avail)));
+        parts.push(format!("MemAvailable is {}", crate::units::bytes(avail)));
     }
     if let Some(nodes) = opts.node_policy.as_ref().and_then(MemPolicy::target_nodes) {
         for n in nodes.iter() {
             if let Some(free) = node_free_bytes(n) {
-                parts.push(format!("node {n} has {} free", sys::fmt_bytes(free)));
+                parts.push(format!("node {n} has {} free", crate::units::bytes(free)));
             }
         }
     }
@@ -423,19 +424,19 @@ fn enomem_hint(opts: &BufferOptions) -> String {
 /// into a fault instead of silent corruption. Hugetlb mappings cannot be
 /// split at base-page granularity, so they get no guards; they are aligned
 /// by the kernel.
-fn map_aligned(map_len: usize, flags: i32, guard: usize) -> io::Result<sys::Mapping> {
+fn map_aligned(map_len: usize, flags: i32, guard: usize) -> io::Result<crate::sys::mmap::Mapping> {
     if guard == 0 {
-        let first = sys::map_anonymous(map_len, flags)?;
+        let first = crate::sys::mmap::map_anonymous(map_len, flags)?;
         if (first.ptr.as_ptr() as usize).is_multiple_of(ALIGN) {
             return Ok(first);
         }
         // SAFETY: just mapped above and not shared with anyone.
-        unsafe { sys::unmap(first.ptr.as_ptr(), first.len)? };
+        unsafe { crate::sys::mmap::unmap(first.ptr.as_ptr(), first.len)? };
     }
     let padded = map_len
         .checked_add(ALIGN + 2 * guard)
         .ok_or_else(|| io::Error::from_raw_os_error(libc::ENOMEM))?;
-    let wide = sys::map_anonymous(padded, flags)?;
+    let wide = crate::sys::mmap::map_anonymous(padded, flags)?;
     let base = wide.ptr.as_ptr() as usize;
     let start = (base + guard).next_multiple_of(ALIGN);
     let (lo, hi) = (start - guard, start + map_len + guard);
@@ -444,31 +445,31 @@ fn map_aligned(map_len: usize, flags: i32, guard: usize) -> io::Result<sys::Mapp
     let trimmed = unsafe {
         (|| {
             if lo > base {
-                sys::unmap(base as *mut u8, lo - base)?;
+                crate::sys::mmap::unmap(base as *mut u8, lo - base)?;
             }
             if base + padded > hi {
-                sys::unmap(hi as *mut u8, base + padded - hi)?;
+                crate::sys::mmap::unmap(hi as *mut u8, base + padded - hi)?;
             }
             if guard > 0 {
-                sys::protect_none(lo as *mut u8, guard)?;
-                sys::protect_none((start + map_len) as *mut u8, guard)?;
+                crate::sys::mmap::protect_none(lo as *mut u8, guard)?;
+                crate::sys::mmap::protect_none((start + map_len) as *mut u8, guard)?;
             }
             Ok(())
         })()
     };
     if let Err(e) = trimmed {
         // SAFETY: as above; munmap accepts ranges with holes.
-        let _ = unsafe { sys::unmap(base as *mut u8, padded) };
+        let _ = unsafe { crate::sys::mmap::unmap(base as *mut u8, padded) };
         return Err(e);
     }
     let ptr = NonNull::new(start as *mut u8).ok_or_else(|| io::Error::other("null mapping"))?;
-    Ok(sys::Mapping { ptr, len: map_len })
+    Ok(crate::sys::mmap::Mapping { ptr, len: map_len })
 }
 
 fn map_args(opts: &BufferOptions, kind: PageKind) -> String {
     format!(
         "len={}, {}, pages={kind}",
-        sys::fmt_bytes(opts.len as u64),
+        crate::units::bytes(opts.len as u64),
         if opts.shared { "shared" } else { "private" }
     )
 }
@@ -479,7 +480,7 @@ fn map_with_fallback(
     opts: &BufferOptions,
     reasons: &mut Vec<String>,
 ) -> Result<Mapped, PlacementError> {
-    let base = sys::base_page_size();
+    let base = crate::sys::mmap::base_page_size();
     let share = if opts.shared {
         libc::MAP_SHARED
     } else {
@@ -523,18 +524,21 @@ fn map_with_fallback(
                 reasons.push(reason);
                 PageKind::Base
             }
-            None => match sys::madvise(addr, map_len, sys::Advice::HugePage) {
-                Ok(()) => PageKind::Thp,
-                Err(e) => {
-                    reasons.push(format!("thp: madvise(MADV_HUGEPAGE) failed: {e}"));
-                    PageKind::Base
+            None => {
+                match crate::sys::mmap::madvise(addr, map_len, crate::sys::mmap::Advice::HugePage) {
+                    Ok(()) => PageKind::Thp,
+                    Err(e) => {
+                        reasons.push(format!("thp: madvise(MADV_HUGEPAGE) failed: {e}"));
+                        PageKind::Base
+                    }
                 }
-            },
+            }
         },
         _ => {
             // With THP set to `always` the kernel would use huge pages anyway.
             if thp.is_some() {
-                let _ = sys::madvise(addr, map_len, sys::Advice::NoHugePage);
+                let _ =
+                    crate::sys::mmap::madvise(addr, map_len, crate::sys::mmap::Advice::NoHugePage);
             }
             PageKind::Base
         }
@@ -568,9 +572,9 @@ fn thp_refusal(shared: bool, enabled: Option<&str>) -> Option<String> {
 
 /// Maps hugetlb pages of `size`, or says why not.
 fn try_hugetlb(opts: &BufferOptions, size: usize, share: i32) -> Result<Mapped, String> {
-    let name = sys::fmt_bytes(size as u64);
+    let name = crate::units::bytes(size as u64);
     let dir = hugetlb_dir(size);
-    if !size.is_power_of_two() || size < sys::base_page_size() {
+    if !size.is_power_of_two() || size < crate::sys::mmap::base_page_size() {
         return Err(format!("hugetlb: {name} is not a page size"));
     }
     if !std::path::Path::new(&dir).is_dir() {
@@ -578,10 +582,12 @@ fn try_hugetlb(opts: &BufferOptions, size: usize, share: i32) -> Result<Mapped, 
             "hugetlb: this kernel has no {name} huge pages ({dir} is missing)"
         ));
     }
-    let map_len = opts
-        .len
-        .checked_next_multiple_of(size)
-        .ok_or_else(|| format!("hugetlb: {} does not fit", sys::fmt_bytes(opts.len as u64)))?;
+    let map_len = opts.len.checked_next_multiple_of(size).ok_or_else(|| {
+        format!(
+            "hugetlb: {} does not fit",
+            crate::units::bytes(opts.len as u64)
+        )
+    })?;
     let needed = (map_len / size) as u64;
     let free = read_count(&format!("{dir}/free_hugepages")).unwrap_or(0);
     // The pool reservation made by mmap is global; a bind policy restricts

@@ -1,7 +1,7 @@
 //! Tests of buffers against the running kernel.
 
 use super::*;
-use crate::placement::numa_maps;
+use crate::procfs::numa_maps;
 
 const MIB: usize = 1 << 20;
 
@@ -64,7 +64,10 @@ fn bind_to_first_node_verifies_100_percent() {
     assert_eq!(buf.policy(), Some(&policy));
     assert_eq!(crate::placement::range_policy(buf.addr()).unwrap(), policy);
     let p = buf.verify().unwrap();
-    assert_eq!(p.pages_total, (16 * MIB / sys::base_page_size()) as u64);
+    assert_eq!(
+        p.pages_total,
+        (16 * MIB / crate::sys::mmap::base_page_size()) as u64
+    );
     assert_eq!(p.pages_checked, p.pages_total);
     assert_eq!(p.pages_by_node, BTreeMap::from([(node, p.pages_total)]));
     assert_eq!(p.on_target_pct, Some(100.0));
@@ -205,7 +208,7 @@ fn hugetlb_without_a_pool_falls_back_and_says_so() {
     assert!(reason.starts_with("hugetlb: "), "{reason}");
     assert!(reason.contains("free_hugepages"), "{reason}");
     assert_eq!(buf.requested_pages(), PageKind::HugeTlb(MIB2));
-    assert_eq!(buf.page_size(), sys::base_page_size());
+    assert_eq!(buf.page_size(), crate::sys::mmap::base_page_size());
     // Auto takes the same path.
     let auto = Buffer::new(&BufferOptions::new(len).pages(PageKind::Auto)).unwrap();
     assert_ne!(auto.page_kind(), PageKind::Auto);

@@ -5,8 +5,6 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::fmt;
 use std::str::FromStr;
 
-use crate::placement::sys;
-
 /// 2 MiB, the usual huge page size on x86-64 and arm64 with 4 KiB pages.
 pub(crate) const MIB2: usize = 2 << 20;
 
@@ -99,7 +97,7 @@ fn parse_page_size(text: &str) -> Result<usize, String> {
         .checked_shl(shift)
         .filter(|s| s >> shift == n)
         .ok_or_else(|| format!("'{text}' is too large"))?;
-    if !size.is_power_of_two() || size < sys::base_page_size() {
+    if !size.is_power_of_two() || size < crate::sys::mmap::base_page_size() {
         return Err(format!(
             "huge page sizes are powers of two of at least the base page; '{text}' is not"
         ));

@@ -12,4 +12,5 @@ pub mod tables;
 pub mod topo_tables;
 pub mod topo_text;
 
-pub use crate::view::{escape, markdown_cell};
+pub use crate::text::escape;
+pub use crate::view::markdown_cell;

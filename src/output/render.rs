@@ -222,14 +222,14 @@ pub fn csv_text(c: &Csv) -> Result<String> {
         .terminator(csv::Terminator::Any(b'\n'))
         .from_writer(Vec::new());
     if !c.header.is_empty() {
-        w.write_record(c.header.iter().map(|f| crate::view::escape(f).into_owned()))?;
+        w.write_record(c.header.iter().map(|f| crate::text::escape(f).into_owned()))?;
     }
     for r in &c.rows {
-        w.write_record(r.iter().map(|f| crate::view::escape(f).into_owned()))?;
+        w.write_record(r.iter().map(|f| crate::text::escape(f).into_owned()))?;
     }
     let mut out = String::from_utf8(w.into_inner().map_err(|e| anyhow::anyhow!("{e}"))?)?;
     for n in &c.notes {
-        out.push_str(&format!("# note: {}\n", crate::view::escape(n)));
+        out.push_str(&format!("# note: {}\n", crate::text::escape(n)));
     }
     Ok(out)
 }

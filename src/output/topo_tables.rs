@@ -5,7 +5,7 @@
 use super::render::Format;
 use super::sections::Section;
 use crate::topology::{Cache, Topology};
-use crate::view::table::bytes;
+use crate::units::bytes;
 
 /// The topology in `format`: the terminal view as text, the model itself
 /// as JSON, tables otherwise.

@@ -2,7 +2,8 @@
 //! HMAT, cpuset limits and accelerators added.
 
 use crate::topology::{Cache, Topology};
-use crate::view::table::{Align, Table, bytes};
+use crate::units::bytes;
+use crate::view::table::{Align, Table};
 use std::fmt::Write;
 
 pub fn render(t: &Topology) -> String {

@@ -4,8 +4,8 @@
 //! more than 1024 CPUs work. Pinning acts on the calling thread only: a probe
 //! pins each worker from inside that worker, before it touches memory.
 
-use super::CpuSet;
 use super::sys::{self, PlacementError};
+use crate::ids::CpuSet;
 use std::io;
 
 /// Restricts the calling thread to `cpus`.

@@ -5,8 +5,8 @@
 //! `preferred-many:0-1`, `bind:0-1`, `interleave:0,2`,
 //! `weighted-interleave:0-3`.
 
-use super::NodeSet;
 use super::sys::{self, PlacementError};
+use crate::ids::NodeSet;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::fmt;
 use std::io;
@@ -272,7 +272,7 @@ impl Target {
         match self {
             Target::Thread => format!("policy={policy}"),
             Target::Range { len, flags, .. } => {
-                let mut s = format!("len={}, policy={policy}", sys::fmt_bytes(len as u64));
+                let mut s = format!("len={}, policy={policy}", crate::units::bytes(len as u64));
                 if let Some(f) = flags.describe() {
                     s.push_str(&format!(", flags={f}"));
                 }
@@ -311,11 +311,11 @@ fn hint_for(target: Target, policy: &MemPolicy, err: &io::Error) -> Option<Strin
     match err.raw_os_error()? {
         libc::EINVAL => {
             if let Target::Range { addr, .. } = target
-                && addr % sys::base_page_size() != 0
+                && addr % crate::sys::mmap::base_page_size() != 0
             {
                 return Some(format!(
                     "address {addr:#x} is not aligned to the {} page size",
-                    sys::fmt_bytes(sys::base_page_size() as u64)
+                    crate::units::bytes(crate::sys::mmap::base_page_size() as u64)
                 ));
             }
             if matches!(policy, MemPolicy::WeightedInterleave(_))

@@ -162,7 +162,7 @@ fn weighted_interleave_works_or_says_the_kernel_lacks_it() {
 
 #[test]
 fn misaligned_range_names_the_alignment() {
-    let v = vec![0u8; 3 * sys::base_page_size()];
+    let v = vec![0u8; 3 * crate::sys::mmap::base_page_size()];
     let addr = v.as_ptr() as usize | 1;
     let e = bind_range(addr, 64, &MemPolicy::Local, MbindFlags::default()).unwrap_err();
     assert_eq!(e.raw_os_error(), Some(libc::EINVAL));

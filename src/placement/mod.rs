@@ -3,17 +3,11 @@
 //! mapping list (`maps`).
 
 pub mod affinity;
-pub mod cpuset;
 pub mod mempolicy;
-pub mod numa_maps;
 pub mod pages;
-pub mod proc_lines;
-pub mod proc_maps;
-pub mod procstat;
 pub mod sys;
 
 pub use affinity::{current_affinity, current_cpu, pin_and_check, pin_current_thread};
-pub use cpuset::{CpuSet, IdSet, ListError, NodeSet};
 pub use mempolicy::{
     MbindFlags, MemPolicy, PolicyParseError, bind_range, get_thread_policy, range_policy,
     set_thread_policy,

@@ -4,8 +4,8 @@
 //! Only pages that have been faulted in have a node; a page never touched
 //! reports `-ENOENT`. Query after the first touch.
 
-use super::NodeSet;
 use super::sys::{self, PlacementError};
+use crate::ids::NodeSet;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::io;
@@ -145,8 +145,8 @@ pub fn page_nodes(addr: usize, len: usize, page_size: usize) -> Result<Vec<i32>,
     query(0, (0..n).map(|i| first + i * page_size), || {
         format!(
             "pages={n}, len={}, page_size={}",
-            sys::fmt_bytes(len as u64),
-            sys::fmt_bytes(page_size as u64)
+            crate::units::bytes(len as u64),
+            crate::units::bytes(page_size as u64)
         )
     })
 }
@@ -225,7 +225,7 @@ pub fn page_nodes_sampled(
     let status = query(0, addrs, || {
         format!(
             "sampled 1 in {stride} of {n} pages, page_size={}",
-            sys::fmt_bytes(page_size as u64)
+            crate::units::bytes(page_size as u64)
         )
     })?;
     Ok(PageSample {
@@ -343,7 +343,7 @@ pub fn sample_ranges_of(
             "pid={pid}, {} of {total} pages in {} ranges, page_size={}",
             pages.len(),
             ranges.len(),
-            sys::fmt_bytes(page_size as u64)
+            crate::units::bytes(page_size as u64)
         )
     })?;
     for (p, s) in pages.iter_mut().zip(status) {
@@ -371,7 +371,7 @@ pub fn migrate_range(
     }
     let (first, n) = page_span(addr, len, page_size);
     let target = i32::try_from(node).unwrap_or(i32::MAX);
-    let args = || format!("len={}, node={node}", sys::fmt_bytes(len as u64));
+    let args = || format!("len={}, node={node}", crate::units::bytes(len as u64));
     let mut hist = PageHistogram::default();
     let mut addrs = Vec::with_capacity(n.min(MOVE_PAGES_BATCH));
     let mut start = 0;
@@ -430,7 +430,7 @@ mod tests {
     use super::*;
 
     fn page() -> usize {
-        sys::base_page_size()
+        crate::sys::mmap::base_page_size()
     }
 
     /// The page-aligned part of a vector's buffer.

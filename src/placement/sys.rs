@@ -129,12 +129,6 @@ pub fn kernel_release() -> String {
         .unwrap_or_else(|_| "unknown".into())
 }
 
-pub use crate::sys::mmap::{
-    Advice, Mapping, base_page_size, madvise, map_anonymous, protect_none, unmap,
-};
-/// Byte sizes for messages, as everywhere else.
-pub use crate::units::bytes as fmt_bytes;
-
 /// Turns a `syscall` return into a result, reading errno on -1.
 fn check(ret: libc::c_long) -> io::Result<libc::c_long> {
     if ret < 0 {

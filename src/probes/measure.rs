@@ -3,11 +3,12 @@
 //! The sweep and the matrix both call these, so a matrix cell and a sweep
 //! row at the same size, thread and kernel are the same number.
 
-use super::stats;
 use super::team::{Seat, TeamMemory, with_team};
+use crate::ids::NodeSet;
 use crate::kernels::{self, KernelSpec, latency::Chain};
 use crate::memory::{Buffer, BufferOptions, PageKind};
-use crate::placement::{MemPolicy, NodeSet};
+use crate::placement::MemPolicy;
+use crate::stats;
 use anyhow::{Context, Result};
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};

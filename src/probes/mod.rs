@@ -9,7 +9,6 @@ pub mod model;
 pub mod pcie;
 pub mod sched;
 pub mod seats;
-pub mod stats;
 pub mod sweep;
 pub mod team;
 

@@ -7,9 +7,10 @@
 //! finish, so a straggler is never hidden. Threads stay alive between runs so
 //! buffers are allocated once per size, not once per repetition.
 
+use crate::ids::NodeSet;
 use crate::kernels::{KernelArgs, KernelSpec, Op};
 use crate::memory::{Buffer, BufferOptions, PageKind, Placement};
-use crate::placement::{MemPolicy, NodeSet, pin_and_check};
+use crate::placement::{MemPolicy, pin_and_check};
 use anyhow::{Result, anyhow};
 use std::sync::{Barrier, Mutex};
 use std::time::Instant;

@@ -190,6 +190,7 @@ pub fn read_numa_maps(pid: u32) -> io::Result<Vec<NumaMapping>> {
 }
 
 /// Reads and parses `/proc/self/numa_maps`.
+#[cfg(test)]
 pub fn read_self_numa_maps() -> io::Result<Vec<NumaMapping>> {
     read_path("/proc/self/numa_maps")
 }

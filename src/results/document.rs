@@ -4,7 +4,7 @@
 //! do not know, so newer files stay readable; a file whose `schema` is newer
 //! than [`SCHEMA`] is read as far as its shape allows and flagged.
 
-use crate::placement::cpuset::MAX_ID;
+use crate::ids::MAX_ID;
 use crate::topology::{Allowed, Thp, Topology};
 use anyhow::{Context, Result, bail};
 use serde::{Deserialize, Serialize};

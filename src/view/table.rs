@@ -20,7 +20,7 @@ impl Table {
         Self {
             header: header
                 .iter()
-                .map(|s| crate::view::escape(s).into_owned())
+                .map(|s| crate::text::escape(s).into_owned())
                 .collect(),
             align: align.to_vec(),
             rows: Vec::new(),
@@ -34,7 +34,7 @@ impl Table {
         self.rows.push(
             cells
                 .into_iter()
-                .map(|c| match crate::view::escape(&c) {
+                .map(|c| match crate::text::escape(&c) {
                     std::borrow::Cow::Borrowed(_) => c,
                     std::borrow::Cow::Owned(e) => e,
                 })

@@ -34,9 +34,18 @@ const FORBIDDEN: &[(&str, &[&str])] = &[
         "placement",
         &["output", "view", "probes", "analysis", "jobs", "cli"],
     ),
-    ("memory", &["output", "view", "probes", "analysis", "jobs", "cli"]),
-    ("kernels", &["output", "view", "probes", "analysis", "jobs", "cli"]),
-    ("results", &["output", "view", "probes", "analysis", "jobs", "cli"]),
+    (
+        "memory",
+        &["output", "view", "probes", "analysis", "jobs", "cli"],
+    ),
+    (
+        "kernels",
+        &["output", "view", "probes", "analysis", "jobs", "cli"],
+    ),
+    (
+        "results",
+        &["output", "view", "probes", "analysis", "jobs", "cli"],
+    ),
     ("analysis", &["output", "probes", "jobs", "cli"]),
     ("view", &["output", "probes", "jobs", "cli"]),
     ("probes", &["output", "jobs", "cli"]),
@@ -93,7 +102,11 @@ fn all_files() -> Vec<(String, String)> {
     files
         .into_iter()
         .map(|p| {
-            let rel = p.strip_prefix(&root).unwrap().to_string_lossy().into_owned();
+            let rel = p
+                .strip_prefix(&root)
+                .unwrap()
+                .to_string_lossy()
+                .into_owned();
             (rel, fs::read_to_string(&p).unwrap())
         })
         .collect()
@@ -125,7 +138,11 @@ fn test_files(files: &[(String, String)]) -> BTreeSet<String> {
             _ => format!("{}/", rel.trim_end_matches(".rs")),
         };
         let lines: Vec<&str> = text.lines().map(str::trim).collect();
-        for (i, _) in lines.iter().enumerate().filter(|(_, l)| **l == "#[cfg(test)]") {
+        for (i, _) in lines
+            .iter()
+            .enumerate()
+            .filter(|(_, l)| **l == "#[cfg(test)]")
+        {
             // `#[path = "x_tests.rs"]` may stand between the two.
             let mut path = None;
             let mut j = i + 1;
@@ -133,18 +150,25 @@ fn test_files(files: &[(String, String)]) -> BTreeSet<String> {
                 path = p.strip_suffix("\"]").map(str::to_string);
                 j += 1;
             }
-            let Some(declared) = lines.get(j) else { continue };
+            let Some(declared) = lines.get(j) else {
+                continue;
+            };
             let declared = declared
                 .strip_prefix("pub(crate) ")
                 .or_else(|| declared.strip_prefix("pub "))
                 .unwrap_or(declared);
-            let Some(name) = declared.strip_prefix("mod ").and_then(|m| m.strip_suffix(';')) else {
+            let Some(name) = declared
+                .strip_prefix("mod ")
+                .and_then(|m| m.strip_suffix(';'))
+            else {
                 continue;
             };
             match path {
                 // A path attribute is relative to the declaring file's folder.
                 Some(p) => {
-                    let folder = rel.rsplit_once('/').map_or(String::new(), |(d, _)| format!("{d}/"));
+                    let folder = rel
+                        .rsplit_once('/')
+                        .map_or(String::new(), |(d, _)| format!("{d}/"));
                     out.insert(format!("{folder}{p}"));
                 }
                 None => {
@@ -236,7 +260,11 @@ fn no_layer_imports_one_above_it() {
             }
         }
     }
-    assert!(wrong.is_empty(), "imports against the layering:\n{}", wrong.join("\n"));
+    assert!(
+        wrong.is_empty(),
+        "imports against the layering:\n{}",
+        wrong.join("\n")
+    );
 }
 
 /// Names that are also plain words where they appear (file, or "" for
@@ -261,7 +289,10 @@ fn names_in(modules: &[&str]) -> BTreeSet<String> {
         let mut inside = None::<String>;
         for line in text.lines() {
             let t = line.trim();
-            if let Some(m) = t.strip_prefix("pub mod ").and_then(|r| r.strip_suffix(" {")) {
+            if let Some(m) = t
+                .strip_prefix("pub mod ")
+                .and_then(|r| r.strip_suffix(" {"))
+            {
                 inside = Some(m.to_string());
             } else if t == "}" {
                 inside = None;
@@ -290,7 +321,10 @@ fn probe_and_metric_names_are_spelled_once() {
         for (n, line) in without_tests(text).lines().enumerate() {
             let code = line.split("//").next().unwrap();
             for name in &names {
-                if WORDS.iter().any(|(f, w)| *w == name && (f.is_empty() || *f == rel)) {
+                if WORDS
+                    .iter()
+                    .any(|(f, w)| *w == name && (f.is_empty() || *f == rel))
+                {
                     continue;
                 }
                 if code.contains(&format!("\"{name}\"")) {
@@ -299,7 +333,11 @@ fn probe_and_metric_names_are_spelled_once() {
             }
         }
     }
-    assert!(wrong.is_empty(), "use the constants of results::names:\n{}", wrong.join("\n"));
+    assert!(
+        wrong.is_empty(),
+        "use the constants of results::names:\n{}",
+        wrong.join("\n")
+    );
 }
 
 #[test]
@@ -311,7 +349,11 @@ fn no_file_grows_past_the_limit() {
             wrong.push(format!("src/{rel}: {lines} lines"));
         }
     }
-    assert!(wrong.is_empty(), "files over {MAX_FILE_LINES} lines:\n{}", wrong.join("\n"));
+    assert!(
+        wrong.is_empty(),
+        "files over {MAX_FILE_LINES} lines:\n{}",
+        wrong.join("\n")
+    );
 }
 
 /// Functions as rustfmt lays them out: the `fn` line, then a closing `}`
@@ -342,7 +384,11 @@ fn no_function_grows_past_the_limit() {
             }
         }
     }
-    assert!(wrong.is_empty(), "functions over {MAX_FN_LINES} lines:\n{}", wrong.join("\n"));
+    assert!(
+        wrong.is_empty(),
+        "functions over {MAX_FN_LINES} lines:\n{}",
+        wrong.join("\n")
+    );
 }
 
 #[test]

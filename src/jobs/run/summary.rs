@@ -10,8 +10,8 @@ pub fn summary(doc: &Document, secs: f64) -> String {
     let h = &doc.host;
     let mut out = format!(
         "{} ({}), {} node(s) with memory, {} CPU(s); measured in {secs:.0} s\n",
-        crate::output::escape(&h.hostname),
-        crate::output::escape(&h.cpu_model),
+        crate::text::escape(&h.hostname),
+        crate::text::escape(&h.cpu_model),
         h.topology.nodes.iter().filter(|n| n.has_memory).count(),
         h.topology.allowed.cpus.len()
     );

@@ -19,8 +19,8 @@ pub mod text;
 pub mod view;
 pub mod watch;
 
-use crate::probes::mem::sys::CpuTimes;
 use crate::probes::mem::{self, Sampler, vmstat};
+use crate::sys::CpuTimes;
 use crate::topology::Topology;
 use anyhow::Result;
 use bench::Plan;

@@ -6,10 +6,10 @@
 use super::bench::{Plan, Test, Work};
 use super::watch::{Method, WALK_PAGES_PER_QUERY};
 use super::{Outcome, Settings};
-use crate::probes::stats;
 use crate::results::names::autonuma::{metric as am, param as ap, series as an};
 use crate::results::names::{metric, param, probe};
 use crate::results::{Better, Line, Placement, Record, Series};
+use crate::stats;
 use serde_json::json;
 use std::fmt::Write;
 

@@ -69,7 +69,7 @@ fn outcome() -> Outcome {
         cpu_nodes: vec![0, 1],
         convergence_s: Some(1.0),
         numa_balancing: [("numa_pages_migrated".to_string(), 12288)].into(),
-        cpu: crate::probes::mem::sys::CpuTimes {
+        cpu: crate::sys::CpuTimes {
             user_s: 5.0,
             system_s: 1.0,
         },

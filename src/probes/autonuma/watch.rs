@@ -12,11 +12,12 @@
 //! of every mapping at each look, which for gigabytes of base pages costs
 //! more than the 1% of the run that watching should.
 
-use crate::placement::numa_maps::{NumaMapping, read_numa_maps};
+use crate::placement::PlacementError;
 use crate::placement::pages::{RangesSample, sample_ranges_of, stride_for};
-use crate::placement::proc_maps::{Vma, read_maps};
-use crate::placement::{PlacementError, procstat, sys};
-use crate::probes::mem::sys::thread_cpu_s;
+use crate::procfs::maps::{Vma, read_maps};
+use crate::procfs::numa_maps::{NumaMapping, read_numa_maps};
+use crate::procfs::stat as procstat;
+use crate::sys::thread_cpu_s;
 use crate::topology::Topology;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
@@ -323,7 +324,7 @@ impl Watch {
     /// memory together, so the look costs the same for one process or many;
     /// every page from `numa_maps` where that costs no more.
     fn sampled(&mut self, pids: &[i32], max_pages: usize, look: &mut Look) {
-        let page = sys::base_page_size();
+        let page = crate::sys::mmap::base_page_size();
         let mut listed: Vec<(i32, Vec<(usize, usize)>)> = Vec::new();
         for &pid in pids {
             match read_maps(pid as u32) {

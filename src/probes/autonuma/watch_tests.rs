@@ -1,6 +1,6 @@
 use super::*;
-use crate::placement::numa_maps::parse_numa_maps;
 use crate::placement::pages::NOT_PRESENT;
+use crate::procfs::numa_maps::parse_numa_maps;
 
 const MAPS: &str = "\
 55d0c0000000 default file=/usr/bin/numabench mapped=300 N0=300 kernelpagesize_kB=4
@@ -37,7 +37,7 @@ const VMAS: &str = "\
 
 #[test]
 fn the_mapping_list_selects_what_numa_maps_counts() {
-    let vmas = crate::placement::proc_maps::parse_maps(VMAS).unwrap();
+    let vmas = crate::procfs::maps::parse_maps(VMAS).unwrap();
     let picked: Vec<u64> = vmas
         .iter()
         .filter(|v| is_test_vma(v))
@@ -131,7 +131,7 @@ fn a_look_at_this_process_sees_its_memory() {
     // A private anonymous area written here shows up in the look by
     // either method, and the look's CPU time is counted.
     let topo = crate::topology::read_topology(&crate::topology::SysfsRoot::live()).unwrap();
-    let mut r = crate::probes::mem::sys::Region::map(32 << 20, false, 0).unwrap();
+    let mut r = crate::sys::Region::map(32 << 20, false, 0).unwrap();
     r.fill_counting(1);
     let me = std::process::id() as i32;
     // 1024 pages is too few a sample for a walk to cost less: sampled.
@@ -141,7 +141,7 @@ fn a_look_at_this_process_sees_its_memory() {
         let look = w.look(1.5, &[me], &|| true).unwrap().clone();
         let total: u64 = look.mem.values().sum();
         // A sample may miss a window's worth at either end of the area.
-        let edges = 2 * look.stride * sys::base_page_size() as u64;
+        let edges = 2 * look.stride * crate::sys::mmap::base_page_size() as u64;
         assert!(total + edges >= 32 << 20, "{method:?}: {look:?}");
         assert_eq!(look.t, 1.5);
         // Every thread of the test harness but the first is a worker here.
@@ -169,12 +169,12 @@ fn a_look_at_this_process_sees_its_memory() {
 
 #[test]
 fn a_sample_agrees_with_numa_maps_on_the_same_memory() {
-    use crate::placement::numa_maps::read_self_numa_maps;
     use crate::placement::{MbindFlags, MemPolicy, bind_range};
+    use crate::procfs::numa_maps::read_self_numa_maps;
     use std::sync::atomic::Ordering::Relaxed;
-    let page = sys::base_page_size();
+    let page = crate::sys::mmap::base_page_size();
     let n = 16 * 1024;
-    let r = crate::probes::mem::sys::Region::map((n + 2) * page, false, 0).unwrap();
+    let r = crate::sys::Region::map((n + 2) * page, false, 0).unwrap();
     let (mid, len) = (r.addr() + page, n * page);
     // A policy of its own makes the range a mapping of its own, apart
     // from its neighbours, and spreads it where there are several nodes;
@@ -189,7 +189,7 @@ fn a_sample_agrees_with_numa_maps_on_the_same_memory() {
         MbindFlags::default(),
     )
     .unwrap();
-    sys::madvise(mid, len, sys::Advice::NoHugePage).unwrap();
+    crate::sys::mmap::madvise(mid, len, crate::sys::mmap::Advice::NoHugePage).unwrap();
     // 30% written in one run, then about a third of the rest scattered.
     let words = r.words();
     for i in 0..n {

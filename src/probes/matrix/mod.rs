@@ -19,9 +19,9 @@ pub use view::MatrixView;
 
 use super::measure::{self, Bandwidth, Latency, Timing};
 use super::team::Seat;
+use crate::ids::NodeSet;
 use crate::kernels::{KernelSpec, Op, Store};
 use crate::memory::PageKind;
-use crate::placement::NodeSet;
 use crate::topology::Topology;
 use anyhow::{Result, bail};
 use std::time::{Duration, Instant};

@@ -3,8 +3,8 @@
 
 use super::{MatrixConfig, admit_sizes, array_bytes, bandwidth_pages, node_cpus, working_set};
 use crate::probes::measure::{self, Bandwidth};
-use crate::probes::stats;
 use crate::probes::team::Seat;
+use crate::stats;
 use crate::topology::Topology;
 use anyhow::{Result, bail};
 use std::time::Instant;

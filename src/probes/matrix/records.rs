@@ -5,10 +5,10 @@
 use super::{Matrix, PerCore};
 use crate::analysis::model::Peak;
 use crate::probes::measure::{self, Bandwidth};
-use crate::probes::stats;
 use crate::results::names::matrix::{self as mx, kind};
 use crate::results::names::{metric, param, probe};
 use crate::results::{Better, Line, Placement, Record, Series};
+use crate::stats;
 use crate::topology::Topology;
 
 fn placement(seen: &measure::Seen) -> Placement {

@@ -4,10 +4,10 @@
 
 use super::layout::{AllocSpec, AreaId, Control, DataArea, Word};
 use super::params::Params;
-use super::sys;
 use super::tasks::{flush, mix, task_val};
 use super::worker::{self, TaskCtx};
-use crate::placement::CpuSet;
+use crate::ids::CpuSet;
+use crate::sys;
 use std::sync::Mutex;
 use std::sync::atomic::Ordering::Relaxed;
 
@@ -51,7 +51,7 @@ fn process_body(
     all_cpus: &CpuSet,
     parent: libc::pid_t,
 ) -> i32 {
-    sys::child_signal_setup();
+    crate::interrupt::child_signal_setup();
     if sys::die_with_parent().is_err() || sys::parent_pid() != parent {
         // The parent is already gone: nobody would reap or stop us.
         return 1;

@@ -9,10 +9,10 @@
 //! memory. Every data area is mapped 2 MiB larger than asked and starts at
 //! the next 2 MiB boundary.
 
-use super::sys::Region;
+use crate::ids::CpuSet;
+use crate::placement::MemPolicy;
 use crate::placement::pages::{self, PageHistogram};
-use crate::placement::sys as psys;
-use crate::placement::{CpuSet, MemPolicy};
+use crate::sys::Region;
 use std::collections::BTreeMap;
 use std::io;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
@@ -298,7 +298,7 @@ impl DataArea {
                 let guard =
                     crate::placement::affinity::pin_scoped(cpus).map_err(|e| format!("-0: {e}"))?;
                 crate::placement::set_thread_policy(&MemPolicy::Bind(
-                    crate::placement::NodeSet::from_ids([*node]),
+                    crate::ids::NodeSet::from_ids([*node]),
                 ))
                 .map_err(|e| format!("-0: {e}"))?;
                 Some((guard, prev_policy))
@@ -323,18 +323,18 @@ impl DataArea {
         let mut region = Region::map(bytes, shared, HPSIZE).map_err(|e| {
             format!(
                 "mmap of {} ({}) failed: {e}",
-                psys::fmt_bytes(bytes as u64),
+                crate::units::bytes(bytes as u64),
                 if shared { "shared" } else { "private" }
             )
         })?;
         if !shared && spec.thp != 0 {
             let (addr, len) = region.mapping();
             let advice = if spec.thp > 0 {
-                psys::Advice::HugePage
+                crate::sys::mmap::Advice::HugePage
             } else {
-                psys::Advice::NoHugePage
+                crate::sys::mmap::Advice::NoHugePage
             };
-            if psys::madvise(addr, len, advice).is_err() {
+            if crate::sys::mmap::madvise(addr, len, advice).is_err() {
                 *thp_refused = Some(if spec.thp > 0 {
                     ThpRefused::Enable
                 } else {
@@ -361,7 +361,12 @@ impl DataArea {
             bytes: len as u64,
             ..Default::default()
         };
-        match pages::page_nodes_sampled(addr, len, psys::base_page_size(), PLACEMENT_SAMPLE_PAGES) {
+        match pages::page_nodes_sampled(
+            addr,
+            len,
+            crate::sys::mmap::base_page_size(),
+            PLACEMENT_SAMPLE_PAGES,
+        ) {
             Ok(sample) => {
                 let h: PageHistogram = sample.histogram();
                 out.pages_by_node = h.by_node;
@@ -371,7 +376,7 @@ impl DataArea {
                 out.pages_total = sample.pages_total;
             }
             Err(_) => {
-                out.pages_total = len.div_ceil(psys::base_page_size()) as u64;
+                out.pages_total = len.div_ceil(crate::sys::mmap::base_page_size()) as u64;
             }
         }
         out.huge_bytes = crate::procfs::smaps::self_huge_bytes(addr as u64, (addr + len) as u64);
@@ -433,7 +438,10 @@ mod tests {
         assert_eq!(w[10].load(Ordering::Relaxed), 15);
         let p = a.placement();
         assert_eq!(p.bytes, 1 << 20);
-        assert_eq!(p.pages_total, (1u64 << 20) / psys::base_page_size() as u64);
+        assert_eq!(
+            p.pages_total,
+            (1u64 << 20) / crate::sys::mmap::base_page_size() as u64
+        );
         assert!(
             DataArea::alloc(0, true, &spec, 0, &mut refused)
                 .unwrap()

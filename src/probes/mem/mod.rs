@@ -15,7 +15,6 @@ mod parent;
 pub(crate) mod records;
 pub(crate) mod session;
 pub mod suite;
-pub mod sys;
 pub mod tasks;
 pub(crate) mod text;
 pub(crate) mod view;

@@ -4,7 +4,7 @@
 
 use super::lists::{self, ListKind};
 use crate::error::usage;
-use crate::placement::CpuSet;
+use crate::ids::CpuSet;
 use crate::topology::Topology;
 use anyhow::Result;
 

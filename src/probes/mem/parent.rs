@@ -2,8 +2,8 @@
 //! fails, a child dies or a stop signal comes.
 
 use super::layout::{Control, Word};
-use super::sys::{self, ChildEnd};
 use super::tasks::{Event, GRACE};
+use crate::sys::{self, ChildEnd};
 use std::sync::atomic::Ordering::Relaxed;
 use std::time::{Duration, Instant};
 
@@ -57,7 +57,7 @@ impl Kids {
                     Ok(Some(end)) => self.ends[i] = Some(end),
                     Ok(None) => {}
                     Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {
-                        if sys::stop_signals().1 >= 2 && !killed {
+                        if crate::interrupt::stop_signals().1 >= 2 && !killed {
                             self.kill_all();
                             killed = true;
                         }
@@ -121,7 +121,7 @@ impl<'a> Parent<'a> {
 
     /// Looks for failed tasks, dead children and stop signals.
     pub(super) fn check(&mut self, on_event: &mut dyn FnMut(Event)) -> Option<Abort> {
-        let (sig, count) = sys::stop_signals();
+        let (sig, count) = crate::interrupt::stop_signals();
         if count > 0 && self.interrupted.is_none() {
             self.interrupted = Some(sig);
             on_event(Event::Signal { signal: sig, count });

@@ -6,7 +6,7 @@ use super::areas::{AreaKey, area_name, areas, intended};
 use super::convergence::Change;
 use super::layout::AreaPlacement;
 use super::{Params, RunOutput, Summary};
-use crate::placement::CpuSet;
+use crate::ids::CpuSet;
 use crate::results::names::mem::{area, metric as mm, param as mp, sample, series};
 use crate::results::names::{metric, param, probe};
 use crate::results::{Better, Line, Placement, Record, Series};

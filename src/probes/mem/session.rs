@@ -141,7 +141,7 @@ fn uname() -> String {
     );
     // The host name is anyone's choice: no control character reaches the
     // terminal.
-    crate::view::escape(&line).into_owned()
+    crate::text::escape(&line).into_owned()
 }
 
 /// Reads one suite entry's arguments (after `mem`) as the command line's

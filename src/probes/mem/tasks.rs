@@ -18,9 +18,9 @@ use super::convergence::{self, Change, Snapshot, Tracker};
 use super::layout::{AllocSpec, AreaId, AreaPlacement, Control, DataArea, Word};
 use super::params::Params;
 use super::parent::{Abort, Parent};
-use super::sys::{self, CpuTimes};
 use super::vmstat;
-use crate::placement::CpuSet;
+use crate::ids::CpuSet;
+use crate::sys::{self, CpuTimes};
 use crate::topology::Topology;
 use anyhow::{Context, Result, anyhow};
 use std::io::Write;
@@ -179,7 +179,8 @@ pub fn run_sampled(
     )
     .map_err(|e| anyhow!("global memory (-G): {e}"))?;
 
-    let signals = sys::catch_stop_signals().context("cannot install SIGINT/SIGTERM handlers")?;
+    let signals =
+        crate::interrupt::catch_stop_signals().context("cannot install SIGINT/SIGTERM handlers")?;
     if p.serialize_startup {
         on_event(Event::StartupBegin);
     }

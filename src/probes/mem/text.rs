@@ -264,7 +264,7 @@ pub fn area_line(name: &str, a: &AreaPlacement, bound: Option<(usize, f64)>) -> 
     format!(
         " #   {:<12} {:>10}: {}{target}, {:.0}% THP\n",
         name,
-        crate::placement::sys::fmt_bytes(a.bytes),
+        crate::units::bytes(a.bytes),
         node_shares(&a.pages_by_node),
         a.huge_bytes as f64 * 100.0 / a.bytes.max(1) as f64
     )

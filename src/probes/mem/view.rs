@@ -9,7 +9,8 @@ use super::text;
 use crate::results::names::mem::{area, metric as mm, param as mp};
 use crate::results::names::{metric, param, probe};
 use crate::results::{Document, Record};
-use crate::view::{Block, Csv, Section, View, escape, series_charts};
+use crate::text::escape;
+use crate::view::{Block, Csv, Section, View, series_charts};
 use serde_json::Value;
 use std::collections::BTreeMap;
 
@@ -250,7 +251,7 @@ fn placement(records: &[&Record]) -> Section {
             s.rows.push(vec![
                 r.name.clone(),
                 a.name,
-                crate::placement::sys::fmt_bytes(p.bytes),
+                crate::units::bytes(p.bytes),
                 super::areas::node_shares(&p.pages_by_node),
                 a.bound
                     .map_or("-".into(), |(n, pct)| format!("{pct:.0}% on node {n}")),
@@ -365,8 +366,8 @@ fn csv(records: &[&Record]) -> Csv {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::probes::mem::sys::CpuTimes;
     use crate::probes::mem::{RawOptions, RunOutput, records, resolve};
+    use crate::sys::CpuTimes;
 
     fn run() -> (Document, Record, String) {
         let topo = crate::topology::fixture("two-node");

@@ -5,8 +5,9 @@
 use super::layout::{AllocSpec, AreaId, Control, DataArea, ThpRefused, Word};
 use super::lfsr::lfsr_32;
 use super::params::Params;
-use super::sys::{self, Region};
-use crate::placement::{CpuSet, MemPolicy, NodeSet};
+use crate::ids::{CpuSet, NodeSet};
+use crate::placement::MemPolicy;
+use crate::sys::{self, Region};
 use std::io::Write;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};

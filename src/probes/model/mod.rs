@@ -16,7 +16,7 @@ use crate::analysis::atlas::Atlas;
 use crate::analysis::model as m;
 use crate::analysis::placement::{self, Prediction};
 use crate::error::usage;
-use crate::placement::{numa_maps, procstat};
+use crate::procfs::{numa_maps, stat as procstat};
 use crate::results::Document;
 use crate::topology::Topology;
 use anyhow::Result;

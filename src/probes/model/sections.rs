@@ -50,7 +50,7 @@ fn process_section(p: &Process) -> Section {
         .collect();
     s.lines.push(format!(
         "its {} are on {}",
-        crate::view::table::bytes(total),
+        crate::units::bytes(total),
         if shares.is_empty() {
             "no node (nothing resident)".into()
         } else {

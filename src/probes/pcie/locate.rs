@@ -3,7 +3,7 @@
 
 use super::cuda::{CUDA_ERROR_NO_DEVICE, Driver};
 use crate::error::usage;
-use crate::placement::NodeSet;
+use crate::ids::NodeSet;
 use crate::topology::{Accelerator, Topology};
 use anyhow::Result;
 

@@ -8,8 +8,9 @@ use super::cuda::{Context, CudaError, DeviceMemory, Driver, Event, Registered};
 use super::locate::{CpuChoice, GpuInfo, cpu_for_memory_node, find_accelerator};
 use super::phi::{Phi, PhiSource, better_phi};
 use super::records::{gpu_record, size_record};
+use crate::ids::{CpuSet, NodeSet};
 use crate::memory::{Buffer, BufferOptions, PageKind};
-use crate::placement::{CpuSet, MemPolicy, NodeSet, affinity};
+use crate::placement::{MemPolicy, affinity};
 use crate::results::{Placement, Record};
 use crate::topology::{Accelerator, SysfsRoot, Topology, read_topology};
 use anyhow::{Context as _, Result};
@@ -179,7 +180,7 @@ fn measure_node(
                     Direction::Download => "<-",
                     Direction::Readback => "->",
                 },
-                crate::view::table::bytes(size as u64)
+                crate::units::bytes(size as u64)
             ));
             let times = time_copies(side, dir, &mut host, size, cfg.tries)
                 .with_context(|| format!("memory node {node}, {} of {size} bytes", dir.name()))?;

@@ -7,7 +7,7 @@ use super::records::mb_s;
 use super::*;
 use crate::analysis::classes::ClassOptions;
 use crate::analysis::model::PCIE2_X16_MB_S;
-use crate::placement::CpuSet;
+use crate::ids::CpuSet;
 use crate::results::Record;
 use crate::topology::fixture;
 use serde_json::Value;

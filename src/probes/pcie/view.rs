@@ -7,12 +7,12 @@
 use super::summary::{GpuSummary, param_str, param_usize, summarise, use_recorded_classes};
 use super::{Direction, LARGE_SIZES, PROBE};
 use crate::analysis::classes::ClassOptions;
-use crate::placement::NodeSet;
+use crate::ids::NodeSet;
 use crate::results::names::pcie::{kind, metric as pm, param as pp};
 use crate::results::names::{metric, param};
 use crate::results::{Document, Record};
 use crate::topology::Topology;
-use crate::view::table::bytes;
+use crate::units::bytes;
 use crate::view::{Csv, Section, View};
 use serde_json::Value;
 use std::collections::BTreeMap;

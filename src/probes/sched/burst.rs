@@ -14,7 +14,7 @@
 
 use super::children::Children;
 use super::shared::{Burst, Shared};
-use crate::probes::mem::sys::{self, Whose};
+use crate::sys::{self, Whose};
 use std::io::{self, Read, Write};
 use std::os::unix::net::UnixStream;
 use std::sync::atomic::Ordering::Relaxed;
@@ -98,7 +98,7 @@ pub fn leader_main(spec: &LeaderSpec<'_>) -> ! {
 }
 
 fn stop_requested() -> bool {
-    sys::stop_signals().1 > 0
+    crate::interrupt::stop_signals().1 > 0
 }
 
 fn leader(spec: &LeaderSpec<'_>) -> i32 {
@@ -231,7 +231,7 @@ fn member(
     work: impl FnOnce() -> (u64, io::Result<()>),
 ) -> ! {
     let code = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        sys::child_signal_setup();
+        crate::interrupt::child_signal_setup();
         if sys::die_with_parent().is_err() || sys::parent_pid() != leader {
             return 1;
         }

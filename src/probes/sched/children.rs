@@ -1,7 +1,7 @@
 //! The processes one process forked, each reaped exactly once, so that no
 //! pid is signalled after it was reaped (and possibly reused).
 
-use crate::probes::mem::sys::{self, ChildEnd};
+use crate::sys::{self, ChildEnd};
 use std::io::ErrorKind;
 
 #[derive(Debug, Default)]

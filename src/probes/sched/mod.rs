@@ -20,8 +20,8 @@ pub mod shared;
 pub mod task;
 pub(crate) mod view;
 
-use crate::placement::procstat;
-use crate::probes::mem::sys::{self, CpuTimes, Whose};
+use crate::procfs::stat as procstat;
+use crate::sys::{self, CpuTimes, Whose};
 use crate::topology::Topology;
 use anyhow::{Context, Result, anyhow};
 use burst::{BurstSpec, LeaderSpec};
@@ -380,7 +380,7 @@ impl Watch<'_> {
             if self.tasks.running() == 0 && !self.leader_running() {
                 return killed;
             }
-            let more = sys::stop_signals().1 > signals_seen;
+            let more = crate::interrupt::stop_signals().1 > signals_seen;
             if !killed && (more || Instant::now() >= until) {
                 if let Some(l) = self.leader() {
                     l.kids.signal(libc::SIGKILL);
@@ -475,7 +475,7 @@ impl Watch<'_> {
     fn watch(&mut self) -> (Option<i32>, Option<String>) {
         let mut next = Instant::now();
         loop {
-            let (sig, count) = sys::stop_signals();
+            let (sig, count) = crate::interrupt::stop_signals();
             if count > 0 {
                 return (Some(sig), None);
             }
@@ -533,7 +533,8 @@ fn elapsed_s(tasks: &[TaskOutput], interrupted: bool, start: Instant) -> f64 {
 pub fn run(p: &Params, topo: &Topology) -> Result<RunOutput> {
     let shared =
         Shared::new(p.tasks, node_slots(topo)).context("cannot map the shared control block")?;
-    let signals = sys::catch_stop_signals().context("cannot install SIGINT/SIGTERM handlers")?;
+    let signals =
+        crate::interrupt::catch_stop_signals().context("cannot install SIGINT/SIGTERM handlers")?;
     flush();
     let own_before = sys::cpu_times_of(Whose::Own);
     let start = Instant::now();
@@ -561,7 +562,7 @@ pub fn run(p: &Params, topo: &Topology) -> Result<RunOutput> {
     let watch_after = sys::cpu_times_of(Whose::Own);
     let mut killed = false;
     if failure.is_some() || interrupted.is_some() {
-        killed = w.stop_all(sys::stop_signals().1);
+        killed = w.stop_all(crate::interrupt::stop_signals().1);
     }
     drop(signals);
     let own_after = sys::cpu_times_of(Whose::Own);

@@ -404,11 +404,11 @@ pub fn burst_within(go: f64, h: f64, elapsed: f64) -> f64 {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::probes::mem::sys::CpuTimes;
     use crate::probes::sched::burst::BurstSpec;
     use crate::probes::sched::residency::{Look, Residency};
     use crate::probes::sched::shared::{MemoryReport, TaskReport};
     use crate::probes::sched::{BurstOutput, BurstPlan, TaskOutput};
+    use crate::sys::CpuTimes;
     use std::time::Duration;
 
     /// A task that accrued `ticks` (node, user ticks) in that order.

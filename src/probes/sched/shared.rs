@@ -6,7 +6,7 @@
 //! One anonymous `MAP_SHARED` mapping made before the first fork, so every
 //! process of the run sees it and it vanishes with them.
 
-use crate::probes::mem::sys::{self, CpuTimes, Region};
+use crate::sys::{self, CpuTimes, Region};
 use std::collections::BTreeMap;
 use std::io;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering::Relaxed};

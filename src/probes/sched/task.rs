@@ -5,8 +5,7 @@
 
 use super::shared::{MemoryReport, Shared, TaskReport};
 use crate::placement::pages;
-use crate::placement::sys as psys;
-use crate::probes::mem::sys::{self, Whose};
+use crate::sys::{self, Whose};
 use std::collections::BTreeMap;
 use std::hint::black_box;
 use std::time::{Duration, Instant};
@@ -90,7 +89,7 @@ impl Arrays {
     /// Where the arrays' pages are now (`move_pages`, sampled beyond
     /// 16 Ki pages per array) and how much of them THP backs (smaps).
     pub fn memory(&self) -> Option<MemoryReport> {
-        let page = psys::base_page_size();
+        let page = crate::sys::mmap::base_page_size();
         let smaps = crate::procfs::smaps::read_self_smaps().unwrap_or_default();
         let mut m = MemoryReport::default();
         let mut by_node = BTreeMap::new();
@@ -131,7 +130,7 @@ pub fn main(spec: &TaskSpec<'_>) -> ! {
 }
 
 fn body(spec: &TaskSpec<'_>) -> i32 {
-    sys::child_signal_setup();
+    crate::interrupt::child_signal_setup();
     if sys::die_with_parent().is_err() || sys::parent_pid() != spec.parent {
         // The parent is already gone: nobody would look at or reap us.
         return 1;
@@ -212,7 +211,10 @@ mod tests {
         assert_eq!(m.not_present, 0, "{m:?}");
         assert_eq!(m.bytes, Arrays::bytes(n));
         let pages: u64 = m.pages_by_node.values().sum();
-        assert!(pages * psys::base_page_size() as u64 >= m.bytes, "{m:?}");
+        assert!(
+            pages * crate::sys::mmap::base_page_size() as u64 >= m.bytes,
+            "{m:?}"
+        );
     }
 
     #[test]

@@ -6,8 +6,9 @@
 use crate::results::names::sched::{burst_state, metric, param, record, task, task_metric};
 use crate::results::names::{self, probe};
 use crate::results::{Document, Record};
+use crate::text::escape;
 use crate::view::table::{Align, Table};
-use crate::view::{Block, Chart, Csv, Marker, Section, View, chart, escape};
+use crate::view::{Block, Chart, Csv, Marker, Section, View, chart};
 use serde_json::Value;
 
 /// The sched probe's view.
@@ -130,8 +131,8 @@ fn title(s: Option<&Record>) -> String {
         return format!("numabench {}", probe::SCHED);
     };
     let n = |k: &str| num(s, k).map_or("?".into(), |v| format!("{v}"));
-    let bytes = num(s, names::param::SIZE_BYTES)
-        .map_or("?".into(), |b| crate::view::table::bytes(b as u64));
+    let bytes =
+        num(s, names::param::SIZE_BYTES).map_or("?".into(), |b| crate::units::bytes(b as u64));
     let burst = match num(s, param::BURST_AT_S) {
         Some(at) => format!("burst of {} group(s) at {at} s", n(param::BURST_GROUPS)),
         None => "no burst".into(),

@@ -12,11 +12,11 @@ pub use records::summarize;
 
 use super::measure::{self, Timing};
 use super::seats;
-use super::stats;
 use super::team::Seat;
 use crate::kernels::{self, KernelSpec, Op, Store};
 use crate::memory::PageKind;
 use crate::results::names::sweep::{CHASE, LATENCY};
+use crate::stats;
 use crate::topology::Topology;
 use anyhow::{Context, Result, bail};
 use std::collections::BTreeMap;
@@ -208,7 +208,7 @@ fn does_not_fit(bytes: usize, op: SweepOp, threads: usize, limit: usize) -> Opti
     };
     let need = bytes.saturating_mul(arrays);
     (need > limit).then(|| {
-        let kib = |b: usize| crate::view::table::bytes(b as u64);
+        let kib = |b: usize| crate::units::bytes(b as u64);
         format!(
             "{} {} needs {} per thread ({threads} thread{}, {arrays} array{}) but half the free memory allows {} per thread",
             kib(bytes),

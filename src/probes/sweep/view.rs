@@ -274,7 +274,7 @@ fn summary_text(s: &Summary) -> String {
 }
 
 fn size_label(bytes: f64) -> String {
-    crate::view::table::bytes(bytes as u64)
+    crate::units::bytes(bytes as u64)
 }
 
 /// The report's part: bandwidth and latency against buffer size on a log

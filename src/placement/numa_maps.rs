@@ -1,3 +1,0 @@
-//! Moved to [`crate::procfs::numa_maps`]; re-exported here for existing callers.
-
-pub use crate::procfs::numa_maps::*;

@@ -1,3 +1,0 @@
-//! Moved to [`crate::stats`]; re-exported here for existing callers.
-
-pub use crate::stats::*;
