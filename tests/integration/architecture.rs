@@ -377,10 +377,10 @@ fn no_function_grows_past_the_limit() {
             }
             let indent = &line[..line.len() - t.len()];
             let close = format!("{indent}}}");
-            if let Some(len) = lines[i..].iter().position(|l| *l == close) {
-                if len + 1 > MAX_FN_LINES {
-                    wrong.push(format!("src/{rel}:{} {} lines", i + 1, len + 1));
-                }
+            if let Some(len) = lines[i..].iter().position(|l| *l == close)
+                && len + 1 > MAX_FN_LINES
+            {
+                wrong.push(format!("src/{rel}:{} {} lines", i + 1, len + 1));
             }
         }
     }

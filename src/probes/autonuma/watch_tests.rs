@@ -179,9 +179,9 @@ fn a_sample_agrees_with_numa_maps_on_the_same_memory() {
     // A policy of its own makes the range a mapping of its own, apart
     // from its neighbours, and spreads it where there are several nodes;
     // base pages make every page count.
-    let nodes = sys::mems_allowed()
-        .unwrap_or_else(sys::online_nodes)
-        .intersection(&sys::nodes_with_memory());
+    let nodes = crate::placement::sys::mems_allowed()
+        .unwrap_or_else(crate::placement::sys::online_nodes)
+        .intersection(&crate::placement::sys::nodes_with_memory());
     bind_range(
         mid,
         len,
