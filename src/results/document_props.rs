@@ -102,8 +102,10 @@ fn load_and_render(text: &str) {
             crate::probes::VIEWS,
         );
         assert!(html.contains("</html>"));
-        let view = crate::output::matrix::View::new(&doc, None);
-        let _ = (view.text(), view.csv(), view.markdown());
+        use crate::output::render::{Format, render};
+        for format in [Format::Text, Format::Csv, Format::Markdown, Format::Latex] {
+            let _ = render(&doc, format, crate::probes::VIEWS);
+        }
         let _ = crate::analysis::atlas::Atlas::from_records(&doc.records);
         let base = Document::from_json(&sample().to_string()).unwrap().document;
         let labels = ["a".to_string(), "b".to_string()];

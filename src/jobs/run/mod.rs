@@ -9,6 +9,7 @@ mod summary;
 
 use crate::kernels::{self, Op, Store};
 use crate::output::html::{Run, report};
+use crate::probes::matrix::MatrixView;
 use crate::probes::matrix::{self, MatrixConfig};
 use crate::probes::measure::Timing;
 use crate::probes::sweep::view::SweepView;
@@ -147,10 +148,11 @@ fn measure_sweep(topo: &Topology, doc: &mut Document, show: &dyn Fn(&str)) -> Re
     Ok(())
 }
 
-/// The sweep's records as sc-membench's CSV, drawn by the sweep's view.
-fn sweep_csv(doc: &Document) -> Result<String> {
-    let records = crate::view::records_of(doc, probe::SWEEP);
-    let table = SweepView.csv(doc, &records).unwrap_or_default();
+/// One probe's records as that probe's own CSV (the matrix's grids,
+/// sc-membench's columns), drawn by its view from the document.
+fn probe_csv(doc: &Document, view: &dyn View) -> Result<String> {
+    let records = crate::view::records_of(doc, view.probe());
+    let table = view.csv(doc, &records).unwrap_or_default();
     crate::output::render::csv_text(&table)
 }
 
@@ -168,9 +170,14 @@ fn write_folder(folder: &Path, m: &Measured) -> Result<()> {
             write_output(&folder.join(file), folder::series_csv(s)?.as_bytes())?;
         }
     }
-    let view = crate::output::matrix::View::new(doc, None);
-    write_output(&folder.join("matrix.csv"), view.csv().as_bytes())?;
-    write_output(&folder.join("sweep.csv"), sweep_csv(doc)?.as_bytes())?;
+    write_output(
+        &folder.join("matrix.csv"),
+        probe_csv(doc, &MatrixView)?.as_bytes(),
+    )?;
+    write_output(
+        &folder.join("sweep.csv"),
+        probe_csv(doc, &SweepView)?.as_bytes(),
+    )?;
     let html = report(
         &[Run {
             label: probe::RUN.into(),
