@@ -3,7 +3,6 @@
 
 pub mod compare;
 pub mod html;
-pub mod matrix;
 pub mod render;
 pub mod report;
 pub mod sections;
