@@ -1,5 +1,8 @@
 //! `numabench run`: the main job (see `jobs::run`).
 
+use super::output::{FormatArgs, emit};
+use crate::console::Sink;
+use crate::output::render::Format;
 use anyhow::Result;
 use std::path::PathBuf;
 
@@ -18,6 +21,10 @@ pub struct RunArgs {
     /// four AutoNUMA tests and numa_test with one task per CPU; minutes).
     #[arg(long, value_name = "NAME", default_value = "default", value_parser = ["default", "full"])]
     pub profile: String,
+    /// With a format, the results document goes to stdout in it and the
+    /// summary to stderr.
+    #[command(flatten)]
+    pub format: FormatArgs,
 }
 
 pub fn run(args: RunArgs) -> Result<()> {
@@ -25,7 +32,13 @@ pub fn run(args: RunArgs) -> Result<()> {
         dir: args.dir,
         full: args.profile == "full",
     })?;
-    crate::console::out(&outcome.text);
+    match args.format.chosen() {
+        None | Some(Format::Text) => crate::console::out(&outcome.text),
+        Some(format) => {
+            Sink { to_stderr: true }.put(&outcome.text);
+            emit(&outcome.doc, format)?;
+        }
+    }
     if let Some(sig) = outcome.interrupted {
         super::exit_interrupted(sig);
     }

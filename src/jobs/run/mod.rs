@@ -31,10 +31,12 @@ pub struct Options {
     pub full: bool,
 }
 
-/// What a run leaves for the command to print: the summary, and the stop
-/// signal if one ended it early.
+/// What a run leaves for the command to print: the summary, the document,
+/// and the stop signal if one ended it early.
 pub struct Outcome {
     pub text: String,
+    /// The results document the folder holds.
+    pub doc: Document,
     pub interrupted: Option<i32>,
 }
 
@@ -74,7 +76,11 @@ pub fn run(opts: &Options) -> Result<Outcome> {
         "report: {}\n",
         folder.join("report.html").display()
     ));
-    Ok(Outcome { text, interrupted })
+    Ok(Outcome {
+        text,
+        doc: m.doc,
+        interrupted,
+    })
 }
 
 /// The matrix, the sweep and, with `full`, the workload parts, one after
