@@ -113,12 +113,26 @@ fn all_files() -> Vec<(String, String)> {
 }
 
 /// The source without its unit tests: a file's `#[cfg(test)]` module runs
-/// only under `cargo test` and may use anything.
+/// only under `cargo test` and may use anything. A `#[cfg(test)]` on a
+/// single item (a helper the tests call) does not end the checked part.
 fn without_tests(text: &str) -> &str {
+    let lines: Vec<&str> = text.split_inclusive('\n').collect();
     let mut at = 0;
-    for line in text.split_inclusive('\n') {
+    for (i, line) in lines.iter().enumerate() {
         if line.trim() == "#[cfg(test)]" {
-            return &text[..at];
+            // `#[path = "x_tests.rs"]` may stand between the two.
+            let declared = lines[i + 1..]
+                .iter()
+                .map(|l| l.trim())
+                .find(|l| !l.starts_with("#[path = "))
+                .unwrap_or("");
+            let declared = declared
+                .strip_prefix("pub(crate) ")
+                .or_else(|| declared.strip_prefix("pub "))
+                .unwrap_or(declared);
+            if declared.starts_with("mod ") {
+                return &text[..at];
+            }
         }
         at += line.len();
     }
