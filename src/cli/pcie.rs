@@ -263,7 +263,7 @@ fn nothing_to_measure(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::probes::pcie::GpuInfo;
+    use crate::probes::pcie::locate::GpuInfo;
     use crate::probes::pcie::locate::pick_gpus;
     use crate::topology::fixture;
     use serde_json::Value;

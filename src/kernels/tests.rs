@@ -45,7 +45,7 @@ impl Aligned {
 /// Ordinary doubles of varied magnitude and sign, so an FMA's single
 /// rounding would show up as a different last bit somewhere.
 fn double(seed: u64, i: usize) -> u64 {
-    let x = crate::memory::pattern_word(seed, i as u64);
+    let x = crate::memory::fill::pattern_word(seed, i as u64);
     let unit = (x >> 11) as f64 / (1u64 << 53) as f64;
     ((unit - 0.5) * 1000.0 + 1e-3).to_bits()
 }

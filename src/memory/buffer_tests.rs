@@ -62,7 +62,10 @@ fn bind_to_first_node_verifies_100_percent() {
     )
     .unwrap();
     assert_eq!(buf.policy(), Some(&policy));
-    assert_eq!(crate::placement::range_policy(buf.addr()).unwrap(), policy);
+    assert_eq!(
+        crate::placement::mempolicy::range_policy(buf.addr()).unwrap(),
+        policy
+    );
     let p = buf.verify().unwrap();
     assert_eq!(
         p.pages_total,
@@ -319,7 +322,7 @@ fn a_range_policy_can_be_reset() {
     .unwrap();
     assert_eq!(reset, MemPolicy::Default);
     assert_eq!(
-        crate::placement::range_policy(buf.addr()).unwrap(),
+        crate::placement::mempolicy::range_policy(buf.addr()).unwrap(),
         MemPolicy::Default
     );
     // Strict re-binding to the node the pages are on succeeds.

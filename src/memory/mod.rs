@@ -6,6 +6,5 @@ pub mod buffer;
 pub mod fill;
 pub mod page_kind;
 
-pub use buffer::{ALIGN, Buffer, BufferOptions, Placement};
-pub use fill::{Fill, fill_pattern, pattern_word};
-pub use page_kind::{PageKind, PageKindParseError};
+pub use buffer::{Buffer, BufferOptions, Placement};
+pub use page_kind::PageKind;

@@ -8,9 +8,5 @@ pub mod pages;
 pub mod sys;
 
 pub use affinity::{current_affinity, current_cpu, pin_and_check, pin_current_thread};
-pub use mempolicy::{
-    MbindFlags, MemPolicy, PolicyParseError, bind_range, get_thread_policy, range_policy,
-    set_thread_policy,
-};
-pub use pages::{PageHistogram, page_nodes, page_nodes_sampled};
-pub use sys::{PlacementError, online_nodes, possible_nodes};
+pub use mempolicy::{MbindFlags, MemPolicy, bind_range, get_thread_policy, set_thread_policy};
+pub use sys::{PlacementError, possible_nodes};

@@ -9,5 +9,5 @@ mod time;
 mod write;
 
 pub use document::*;
-pub use time::{Timestamp, now_rfc3339};
-pub use write::{Target, check_output, check_output_dir, remove_temp_in_flight, write_output};
+pub use time::now_rfc3339;
+pub use write::{check_output, check_output_dir, remove_temp_in_flight, write_output};

@@ -10,7 +10,6 @@ pub mod table;
 
 pub use chart::{Chart, Line, Marker};
 pub use section::Section;
-pub use table::{Align, Table};
 
 use crate::results::{Document, Record};
 

@@ -77,8 +77,6 @@ impl Table {
     }
 }
 
-pub use crate::units::bytes;
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -30,11 +30,10 @@ pub mod view;
 #[cfg(test)]
 mod tests;
 
-pub use locate::{CpuChoice, Found, GpuInfo, cpu_for_memory_node, discover, find_accelerator};
+pub use locate::{Found, discover};
 pub use measure::PcieConfig;
-pub use phi::{Phi, PhiSource};
-pub use records::{best_records, gpu_record, size_record};
-pub use summary::{Best, GpuSummary, LARGE_SIZES, NodeRow, best_of, summarise};
+pub use records::best_records;
+pub use summary::{LARGE_SIZES, summarise};
 pub use view::VIEW;
 
 use crate::analysis::classes::ClassOptions;

@@ -1,9 +1,12 @@
 //! The probe's pure parts on fixture topologies and the thesis' published
 //! figures (Tables 3.4, 5.4 and 5.5).
 
-use super::locate::{parse_pci_address, same_pci_address};
-use super::phi::better_phi;
-use super::records::mb_s;
+use super::locate::{
+    CpuChoice, GpuInfo, cpu_for_memory_node, find_accelerator, parse_pci_address, same_pci_address,
+};
+use super::phi::{Phi, PhiSource, better_phi};
+use super::records::{gpu_record, mb_s, size_record};
+use super::summary::{Best, best_of};
 use super::*;
 use crate::analysis::classes::ClassOptions;
 use crate::analysis::model::PCIE2_X16_MB_S;

@@ -298,8 +298,10 @@ fn csv(records: &[&Record], summaries: &[GpuSummary]) -> Csv {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{CpuChoice, GpuInfo, Phi, best_records, find_accelerator};
-    use super::super::{gpu_record, size_record};
+    use super::super::best_records;
+    use super::super::locate::{CpuChoice, GpuInfo, find_accelerator};
+    use super::super::phi::Phi;
+    use super::super::records::{gpu_record, size_record};
     use super::*;
     use crate::topology::fixture;
 

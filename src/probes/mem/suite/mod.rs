@@ -17,7 +17,7 @@ use super::lists::{self, ListKind};
 use crate::topology::Topology;
 use std::collections::BTreeMap;
 
-pub use table::{Memory, Opts, Test, tests};
+pub use table::{Memory, Test, tests};
 
 /// How the suite is run here.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
