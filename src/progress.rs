@@ -43,29 +43,12 @@ impl Progress {
         }
     }
 
-    /// A progress display that shows nothing (e.g. a part of `run`, whose
-    /// own display says which part is running).
-    pub fn hidden() -> Self {
-        Progress {
-            bar: Some(ProgressBar::hidden()),
-            verbose: false,
-        }
-    }
-
     /// Says that `what` is being measured now.
     pub fn step(&self, what: &str) {
         if self.verbose {
             eprintln!("numabench: measuring {what}");
         } else if let Some(bar) = &self.bar {
             bar.set_message(what.to_string());
-        }
-    }
-
-    /// A line that stays above the spinner (e.g. a result as it comes).
-    pub fn println(&self, line: &str) {
-        match &self.bar {
-            Some(bar) if !bar.is_hidden() => bar.println(line),
-            _ => eprintln!("{line}"),
         }
     }
 }

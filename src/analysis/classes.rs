@@ -69,6 +69,7 @@ impl Classes {
         self.assignment.get(value_index).copied().flatten()
     }
 
+    #[cfg(test)]
     pub fn len(&self) -> usize {
         self.classes.len()
     }
@@ -183,6 +184,7 @@ fn starts(back: &[Vec<usize>], k: usize, m: usize) -> Vec<usize> {
 /// cluster; k is capped at the number of distinct values, so ids run over
 /// `0..min(k, distinct)` with none empty. Non-finite values, and every
 /// value when k is 0, get `None`.
+#[cfg(test)]
 pub fn ckmeans(values: &[f64], k: usize) -> Vec<Option<usize>> {
     let (xs, ws) = distinct(values.iter().copied().filter(|v| v.is_finite()).collect());
     let k = k.min(xs.len());

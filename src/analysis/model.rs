@@ -20,6 +20,7 @@ use serde::{Deserialize, Serialize};
 /// Gamma of the thesis: one DDR3-2133 channel, 2133.33 MT/s x 8 bytes. The
 /// thesis writes 17.066 GB/s (the exact product is 17 066.67 MB/s); the
 /// thesis' figure is kept so its alpha values come out as printed.
+#[cfg(test)]
 pub const DDR3_2133_MB_S: f64 = 17_066.0;
 
 /// Phi of the thesis: "PCIe 2.0", 12.8 GB/s, which it derives as 8b/10b
@@ -28,6 +29,7 @@ pub const DDR3_2133_MB_S: f64 = 17_066.0;
 /// link carries 8 000 MB/s (what
 /// [`Accelerator::link_peak_mb_s`](crate::topology::Accelerator::link_peak_mb_s)
 /// reports). Use this constant to compare with the thesis' numbers.
+#[cfg(test)]
 pub const PCIE2_X16_MB_S: f64 = 12_800.0;
 
 /// How far the thetas may add up from 1 (typed fractions such as

@@ -35,7 +35,9 @@ pub enum ChainError {
 
 /// A random cyclic pointer chain through a borrowed buffer.
 pub struct Chain<'a> {
+    #[cfg(test)]
     base: NonNull<u64>,
+    #[cfg(test)]
     line_words: usize,
     lines: usize,
     /// First word of the line the next chase starts from.
@@ -97,7 +99,9 @@ impl<'a> Chain<'a> {
             }
         }
         Ok(Chain {
+            #[cfg(test)]
             base,
+            #[cfg(test)]
             line_words,
             lines,
             pos: base,
@@ -132,6 +136,7 @@ impl<'a> Chain<'a> {
     /// Walks the cycle from the current position and counts the lines met
     /// before returning to it; stops after `lines()` steps, so a broken chain
     /// shows as a different count rather than a hang.
+    #[cfg(test)]
     pub fn cycle_len(&self) -> usize {
         let start = self.pos.as_ptr().cast_const();
         let mut p = start;
@@ -146,6 +151,7 @@ impl<'a> Chain<'a> {
         self.lines + 1
     }
 
+    #[cfg(test)]
     fn contains(&self, p: *const u64) -> bool {
         let offset = p.addr().wrapping_sub(self.base.as_ptr().addr()) / size_of::<u64>();
         offset.is_multiple_of(self.line_words) && offset / self.line_words < self.lines

@@ -138,6 +138,7 @@ impl Isa {
     pub const ALL: [Isa; 4] = [Isa::Portable, Isa::Avx2, Isa::Avx512, Isa::Neon];
 
     /// The instruction sets this CPU can run, narrowest first.
+    #[cfg(test)]
     pub fn detected() -> Vec<Isa> {
         Isa::ALL
             .into_iter()
@@ -209,6 +210,7 @@ pub enum Store {
 }
 
 impl Store {
+    #[cfg(test)]
     pub const ALL: [Store; 2] = [Store::Regular, Store::NonTemporal];
 
     fn name(self) -> &'static str {
@@ -288,7 +290,6 @@ pub struct KernelSpec {
     pub op: Op,
     pub isa: Isa,
     pub store: Store,
-    pub description: &'static str,
     func: RawKernel,
 }
 
@@ -353,6 +354,7 @@ impl KernelSpec {
     }
 
     /// Bytes moved for `elements` elements, STREAM counting.
+    #[cfg(test)]
     pub fn stream_bytes(&self, elements: usize) -> u64 {
         elements as u64 * self.op.stream_bytes_per_element()
     }

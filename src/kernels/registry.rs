@@ -17,42 +17,6 @@ use super::neon;
 #[cfg(target_arch = "x86_64")]
 use super::x86::{avx2, avx512};
 
-macro_rules! what {
-    (read) => {
-        "XOR of every 64-bit word of src1"
-    };
-    (write) => {
-        "dst[i] = scalar.to_bits()"
-    };
-    (copy) => {
-        "dst[i] = src1[i] on 64-bit words"
-    };
-    (scale) => {
-        "dst[i] = q * src1[i] on f64"
-    };
-    (add) => {
-        "dst[i] = src1[i] + src2[i] on f64"
-    };
-    (triad) => {
-        "dst[i] = src1[i] + q * src2[i] on f64, multiply then add (no FMA)"
-    };
-}
-
-macro_rules! how {
-    (portable) => {
-        "plain Rust loop, vectorised by the compiler for the baseline target only"
-    };
-    (avx2) => {
-        "AVX2, 4 x 256-bit vectors per iteration (read: 8 accumulators)"
-    };
-    (avx512) => {
-        "AVX-512F, 4 x 512-bit vectors per iteration (read: 8 accumulators)"
-    };
-    (neon) => {
-        "NEON, 4 x 128-bit vectors per iteration (read: 8 accumulators)"
-    };
-}
-
 /// `kernel!(isa_module, Isa, op_fn, Op)` for a kernel with one store kind;
 /// add `regular` or `nt` to pick the variant of a generic one.
 macro_rules! kernel {
@@ -62,7 +26,6 @@ macro_rules! kernel {
             op: Op::$Op,
             isa: Isa::$Isa,
             store: Store::Regular,
-            description: concat!(what!($op), "; ", how!($isa)),
             func: $isa::$op,
         }
     };
@@ -72,7 +35,6 @@ macro_rules! kernel {
             op: Op::$Op,
             isa: Isa::$Isa,
             store: Store::Regular,
-            description: concat!(what!($op), "; ", how!($isa), "; regular stores"),
             func: $isa::$op::<false>,
         }
     };
@@ -82,12 +44,6 @@ macro_rules! kernel {
             op: Op::$Op,
             isa: Isa::$Isa,
             store: Store::NonTemporal,
-            description: concat!(
-                what!($op),
-                "; ",
-                how!($isa),
-                "; non-temporal stores from a 64-byte boundary, then sfence"
-            ),
             func: $isa::$op::<true>,
         }
     };
@@ -194,7 +150,6 @@ mod tests {
                 ""
             };
             assert_eq!(k.name, format!("{}{nt}_{}", k.op, k.isa));
-            assert!(!k.description.is_empty());
         }
     }
 

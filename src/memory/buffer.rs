@@ -7,7 +7,7 @@
 //! beforehand by the caller) writes every page. Pages written before the
 //! policy would stay wherever they were first placed.
 
-use super::fill::{DEFAULT_SEED, Fill, fill_pattern, pattern_word};
+use super::fill::{Fill, fill_pattern};
 use super::page_kind::{MIB2, PageKind};
 use crate::ids::NodeSet;
 use crate::placement::pages::{self, PageHistogram};
@@ -61,6 +61,7 @@ impl BufferOptions {
         }
     }
 
+    #[cfg(test)]
     pub fn shared(mut self, shared: bool) -> Self {
         self.shared = shared;
         self
@@ -78,11 +79,6 @@ impl BufferOptions {
 
     pub fn touch(mut self, touch: bool) -> Self {
         self.touch = touch;
-        self
-    }
-
-    pub fn fill(mut self, fill: Fill) -> Self {
-        self.fill = fill;
         self
     }
 }
@@ -111,7 +107,9 @@ pub struct Buffer {
     len: usize,
     map_len: usize,
     guard: usize,
+    #[cfg(test)]
     shared: bool,
+    #[cfg(test)]
     requested: PageKind,
     used: PageKind,
     page_size: usize,
@@ -175,7 +173,9 @@ impl Buffer {
             len: opts.len,
             map_len: mapped.mapping.len,
             guard: mapped.guard,
+            #[cfg(test)]
             shared: opts.shared,
+            #[cfg(test)]
             requested: opts.pages,
             used: mapped.used,
             page_size: mapped.page_size,
@@ -205,20 +205,17 @@ impl Buffer {
         self.touched_node = sys::getcpu().ok().map(|(_, node)| node);
         match fill {
             Fill::Pattern { seed } => fill_pattern(self.as_mut_slice::<u64>(), seed, 0),
+            #[cfg(test)]
             Fill::FirstWordPerPage => {
                 let step = crate::sys::mmap::base_page_size() / 8;
                 let words = self.as_mut_slice::<u64>();
-                let seed = std::hint::black_box(DEFAULT_SEED);
+                let seed = std::hint::black_box(super::fill::DEFAULT_SEED);
                 for (i, w) in words.iter_mut().step_by(step).enumerate() {
-                    *w = pattern_word(seed, i as u64);
+                    *w = super::fill::pattern_word(seed, i as u64);
                 }
                 std::hint::black_box(words);
             }
         }
-    }
-
-    pub fn as_ptr(&self) -> *const u8 {
-        self.ptr.as_ptr()
     }
 
     pub fn as_mut_ptr(&mut self) -> *mut u8 {
@@ -248,6 +245,7 @@ impl Buffer {
     /// The buffer as `len / size_of::<T>()` elements. For a shared buffer,
     /// a forked child writing meanwhile changes what the slice shows; read
     /// such memory through raw pointers or atomics while children run.
+    #[cfg(test)]
     pub fn as_slice<T: Word>(&self) -> &[T] {
         let n = self.len / std::mem::size_of::<T>();
         // SAFETY: the mapping is readable for map_len >= len bytes, aligned
@@ -273,6 +271,7 @@ impl Buffer {
     }
 
     /// The page kind asked for.
+    #[cfg(test)]
     pub fn requested_pages(&self) -> PageKind {
         self.requested
     }
@@ -294,11 +293,13 @@ impl Buffer {
         self.policy.as_ref()
     }
 
+    #[cfg(test)]
     pub fn is_shared(&self) -> bool {
         self.shared
     }
 
     /// The node of the CPU that last filled the buffer.
+    #[cfg(test)]
     pub fn touched_node(&self) -> Option<usize> {
         self.touched_node
     }

@@ -1,6 +1,7 @@
 //! Tests of buffers against the running kernel.
 
 use super::*;
+use crate::memory::fill::{DEFAULT_SEED, pattern_word};
 use crate::procfs::numa_maps;
 
 const MIB: usize = 1 << 20;

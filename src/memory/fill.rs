@@ -11,6 +11,7 @@ pub enum Fill {
     Pattern { seed: u64 },
     /// One non-zero word per base page: places every page at a fraction of
     /// the cost, for probes that write their own data next.
+    #[cfg(test)]
     FirstWordPerPage,
 }
 

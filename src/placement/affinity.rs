@@ -136,6 +136,7 @@ pub fn current_cpu() -> usize {
 }
 
 /// The node of the CPU the calling thread is running on now.
+#[cfg(test)]
 pub fn current_node() -> Result<usize, PlacementError> {
     sys::getcpu()
         .map(|(_, node)| node)
@@ -181,6 +182,7 @@ pub struct AffinityGuard {
 
 impl AffinityGuard {
     /// The affinity that will be restored.
+    #[cfg(test)]
     pub fn previous(&self) -> &CpuSet {
         &self.previous
     }

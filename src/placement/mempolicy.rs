@@ -506,6 +506,7 @@ pub fn get_thread_policy() -> Result<MemPolicy, PlacementError> {
 
 /// The policy that governs the page at `addr`: the range's own policy, or
 /// `default` when it has none.
+#[cfg(test)]
 pub fn range_policy(addr: usize) -> Result<MemPolicy, PlacementError> {
     query_policy(addr, sys::MPOL_F_ADDR, &format!("addr={addr:#x}"))
 }

@@ -51,12 +51,8 @@ impl PageHistogram {
         self.by_node.values().sum()
     }
 
-    /// Every page counted.
-    pub fn total(&self) -> u64 {
-        self.present() + self.not_present + self.errors
-    }
-
     /// Percent of present pages on `node`; `None` when no page is present.
+    #[cfg(test)]
     pub fn on_node_pct(&self, node: usize) -> Option<f64> {
         self.on_nodes_pct(&NodeSet::from_ids([node]))
     }
@@ -137,6 +133,7 @@ fn query_error(e: io::Error, args: String) -> PlacementError {
 /// negative errno (`-ENOENT` for a page not present, `-EFAULT` for an
 /// unmapped one). `page_size` is the step between queried addresses: the
 /// base page size, or the huge page size of a hugetlb mapping.
+#[cfg(test)]
 pub fn page_nodes(addr: usize, len: usize, page_size: usize) -> Result<Vec<i32>, PlacementError> {
     if !page_size.is_power_of_two() {
         return Err(bad_page_size("move_pages", page_size));
@@ -281,6 +278,7 @@ pub struct RangesSample {
 
 impl RangesSample {
     /// Pages per node, estimated.
+    #[cfg(test)]
     pub fn by_node(&self) -> BTreeMap<usize, u64> {
         let mut out = BTreeMap::new();
         for p in &self.pages {
@@ -292,6 +290,7 @@ impl RangesSample {
     }
 
     /// Pages on any node, estimated.
+    #[cfg(test)]
     pub fn resident(&self) -> u64 {
         self.by_node().values().sum()
     }
@@ -299,6 +298,7 @@ impl RangesSample {
     /// Pages not resident, estimated: not faulted in (`-ENOENT`), or
     /// unmapped since the ranges were listed or mapping the shared zero page
     /// (`-EFAULT`).
+    #[cfg(test)]
     pub fn not_resident(&self) -> u64 {
         self.pages
             .iter()
@@ -360,6 +360,7 @@ pub fn sample_ranges_of(
 /// they are afterwards. Pages that could not move keep their old node, or
 /// show a negative errno (`-EBUSY` for pinned pages, `-ENOMEM` for a full
 /// node); pages not present stay not present.
+#[cfg(test)]
 pub fn migrate_range(
     addr: usize,
     len: usize,
@@ -413,6 +414,7 @@ pub fn migrate_range(
 /// The node of the page at `addr` (`get_mempolicy` with `MPOL_F_NODE |
 /// MPOL_F_ADDR`). Unlike [`page_nodes`] this faults the page in if it is not
 /// present, so an untouched page gets placed by the lookup itself.
+#[cfg(test)]
 pub fn page_node(addr: usize) -> Result<usize, PlacementError> {
     let mode = sys::get_mempolicy(&mut [], addr, sys::MPOL_F_NODE | sys::MPOL_F_ADDR)
         .map_err(|e| PlacementError::new("get_mempolicy", format!("addr={addr:#x}"), e))?;

@@ -26,13 +26,13 @@ pub const MPOL_WEIGHTED_INTERLEAVE: i32 = 6;
 /// The mode word of `get_mempolicy` carries these flags above the mode.
 pub const MPOL_MODE_FLAGS: i32 = (1 << 15) | (1 << 14) | (1 << 13);
 
+#[cfg(test)]
 pub const MPOL_F_NODE: u32 = 1 << 0;
+#[cfg(test)]
 pub const MPOL_F_ADDR: u32 = 1 << 1;
-pub const MPOL_F_MEMS_ALLOWED: u32 = 1 << 2;
 
 pub const MPOL_MF_STRICT: u32 = 1 << 0;
 pub const MPOL_MF_MOVE: u32 = 1 << 1;
-pub const MPOL_MF_MOVE_ALL: u32 = 1 << 2;
 
 /// Where the kernel describes its NUMA nodes.
 pub const NODE_SYSFS: &str = "/sys/devices/system/node";
@@ -217,6 +217,7 @@ pub fn get_mempolicy(mask: &mut [u64], addr: usize, flags: u32) -> io::Result<i3
 /// With `nodes` = `None` it only reports where each page is; otherwise it
 /// migrates each page to its node. Returns how many pages were not migrated.
 /// Migration keeps contents, so this is safe for any addresses.
+#[cfg(test)]
 pub fn move_pages(
     pages: &[usize],
     nodes: Option<&[i32]>,

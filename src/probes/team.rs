@@ -100,7 +100,6 @@ struct Shared {
 /// The handle the measuring code drives; valid inside [`with_team`].
 pub struct Team<'s> {
     shared: &'s Shared,
-    threads: usize,
 }
 
 impl Team<'_> {
@@ -117,10 +116,6 @@ impl Team<'_> {
         RunTimes {
             spans: spans.iter().flatten().copied().collect(),
         }
-    }
-
-    pub fn threads(&self) -> usize {
-        self.threads
     }
 }
 
@@ -172,13 +167,7 @@ pub fn with_team<R>(
                 setup.page_kinds.push(r.kind);
                 setup.fallbacks.extend(r.fallback.clone());
             }
-            body(
-                &Team {
-                    shared: &shared,
-                    threads: n,
-                },
-                &setup,
-            )
+            body(&Team { shared: &shared }, &setup)
         };
         *shared.command.lock().unwrap_or_else(|e| e.into_inner()) = Command::Stop;
         shared.start.wait();

@@ -8,7 +8,6 @@
 //! parser does not know are skipped, so newer kernels still parse.
 
 use super::lines::{parse_lines, read_parsed};
-use crate::ids::NodeSet;
 use std::collections::BTreeMap;
 use std::io;
 
@@ -69,10 +68,11 @@ impl NumaMapping {
 
     /// The nodes named in the policy (`bind:0-1` gives 0-1); empty for
     /// `default` and `local`, or if the node list does not parse.
-    pub fn policy_nodes(&self) -> NodeSet {
+    #[cfg(test)]
+    pub fn policy_nodes(&self) -> crate::ids::NodeSet {
         self.policy
             .rsplit_once(':')
-            .and_then(|(_, list)| NodeSet::parse_list(list).ok())
+            .and_then(|(_, list)| crate::ids::NodeSet::parse_list(list).ok())
             .unwrap_or_default()
     }
 }
@@ -214,6 +214,7 @@ pub fn bytes_by_node(mappings: &[NumaMapping]) -> BTreeMap<usize, u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ids::NodeSet;
     use proptest::prelude::*;
 
     const SAMPLE: &str = "\

@@ -70,10 +70,6 @@ impl Region {
         self.len
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-
     /// The usable part as `len / 8` atomic words.
     pub fn words(&self) -> &[AtomicU64] {
         // SAFETY: `addr()..addr()+len` lies inside the mapping, which stays

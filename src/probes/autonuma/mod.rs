@@ -90,13 +90,6 @@ pub struct Outcome {
 }
 
 impl Outcome {
-    /// Whether the run went to its end: only those are averaged.
-    pub fn whole(&self) -> bool {
-        self.interrupted.is_none() && self.failed.is_none()
-    }
-}
-
-impl Outcome {
     /// The looks' CPU time as percent of the run's.
     pub fn sampling_overhead_pct(&self) -> f64 {
         let total = self.cpu.user_s + self.cpu.system_s;

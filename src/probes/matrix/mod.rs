@@ -131,14 +131,6 @@ pub struct Scaling {
 }
 
 impl Scaling {
-    pub fn peak_mb_s(&self) -> f64 {
-        self.steps[self.peak].stream_mb_s()
-    }
-
-    pub fn peak_threads(&self) -> usize {
-        self.steps[self.peak].threads
-    }
-
     /// (threads, MB/s) for each step.
     pub fn curve(&self) -> Vec<(usize, f64)> {
         self.steps
@@ -159,20 +151,9 @@ pub struct Cell {
 
 #[derive(Debug, Clone)]
 pub struct Matrix {
-    pub kernel: &'static KernelSpec,
-    pub cpu_nodes: Vec<usize>,
-    pub mem_nodes: Vec<usize>,
-    /// Row-major: `cells[r * mem_nodes.len() + c]`.
+    /// Row-major: one row per CPU node, one cell per memory node in it.
     pub cells: Vec<Cell>,
     pub notes: Vec<String>,
-}
-
-impl Matrix {
-    pub fn cell(&self, cpu_node: usize, mem_node: usize) -> Option<&Cell> {
-        self.cells
-            .iter()
-            .find(|c| c.cpu_node == cpu_node && c.mem_node == mem_node)
-    }
 }
 
 /// The CPUs of `node` this process may use, one per physical core first.
@@ -319,13 +300,7 @@ pub fn run(topo: &Topology, cfg: &MatrixConfig, progress: &mut dyn FnMut(&str)) 
         }
     }
     notes.extend(stop_note(cfg, skipped));
-    Ok(Matrix {
-        kernel: cfg.kernel,
-        cpu_nodes,
-        mem_nodes,
-        cells,
-        notes,
-    })
+    Ok(Matrix { cells, notes })
 }
 
 /// Pages for the bandwidth arrays: huge where asked, else base pages.

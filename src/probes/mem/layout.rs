@@ -68,6 +68,7 @@ const P_EXTRA: usize = 7;
 pub struct Control {
     region: Region,
     tasks: usize,
+    #[cfg(test)]
     processes: usize,
     node_slots: usize,
 }
@@ -106,6 +107,7 @@ impl Control {
         let c = Control {
             region,
             tasks,
+            #[cfg(test)]
             processes,
             node_slots,
         };
@@ -113,10 +115,6 @@ impl Control {
             c.task_word(t, T_CPU).store(0, Ordering::Relaxed);
         }
         Ok(c)
-    }
-
-    pub fn tasks(&self) -> usize {
-        self.tasks
     }
 
     pub fn word(&self, w: Word) -> &AtomicU32 {
@@ -197,6 +195,7 @@ impl Control {
         match area {
             AreaId::Thread(t) => t,
             AreaId::Process(p) => self.tasks + p,
+            #[cfg(test)]
             AreaId::Global => self.tasks + self.processes,
         }
     }
@@ -249,6 +248,7 @@ impl Control {
 /// Which data area.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum AreaId {
+    #[cfg(test)]
     Global,
     Process(usize),
     Thread(usize),

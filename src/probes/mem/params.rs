@@ -162,10 +162,6 @@ impl Params {
         }
     }
 
-    pub fn process_of(&self, task: usize) -> usize {
-        task / self.nr_threads
-    }
-
     /// Every "# NOTE:" line, `-C`'s first.
     pub fn binding_notes(&self) -> impl Iterator<Item = &String> {
         self.cpu_notes.iter().chain(&self.node_notes)

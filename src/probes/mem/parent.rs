@@ -124,7 +124,7 @@ impl<'a> Parent<'a> {
         let (sig, count) = crate::interrupt::stop_signals();
         if count > 0 && self.interrupted.is_none() {
             self.interrupted = Some(sig);
-            on_event(Event::Signal { signal: sig, count });
+            on_event(Event::Signal { signal: sig });
             self.stop_all();
         }
         if count >= 2 && !self.killed {

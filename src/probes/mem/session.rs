@@ -77,7 +77,7 @@ fn live(p: &Params, sink: Sink, ev: Event) {
             sink.put(&format!(" # process {process:2}: PID {pid}\n"));
         }
         Event::Tick(t) => sink.put(&text::tick(t)),
-        Event::Signal { signal, .. } => crate::console::err(&format!(
+        Event::Signal { signal } => crate::console::err(&format!(
             "\nnumabench: signal {signal}: stopping the tasks (again to kill them)\n"
         )),
         _ => {}

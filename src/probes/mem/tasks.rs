@@ -46,10 +46,9 @@ pub enum Event<'a> {
     },
     /// Once a second after the start.
     Tick(&'a Tick),
-    /// SIGINT or SIGTERM arrived; `count` so far.
+    /// SIGINT or SIGTERM arrived.
     Signal {
         signal: i32,
-        count: u32,
     },
 }
 

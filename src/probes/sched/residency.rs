@@ -65,6 +65,7 @@ impl Residency {
     }
 
     /// User plus system ticks counted so far.
+    #[cfg(test)]
     pub fn total_ticks(&self) -> u64 {
         self.user_ticks.values().sum::<u64>()
             + self.system_ticks.values().sum::<u64>()

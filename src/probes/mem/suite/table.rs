@@ -81,6 +81,7 @@ impl Test {
     }
 
     /// The seed's arguments after `mem`, in its order.
+    #[cfg(test)]
     pub fn args(&self) -> Vec<String> {
         let mut v: Vec<String> = vec![
             "-p".into(),

@@ -154,16 +154,6 @@ pub struct DeviceMemory<'c> {
     len: usize,
 }
 
-impl DeviceMemory<'_> {
-    pub fn len(&self) -> usize {
-        self.len
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-}
-
 impl Drop for DeviceMemory<'_> {
     fn drop(&mut self) {
         // SAFETY: `ptr` came from cuMemAlloc_v2 in this context and is freed
