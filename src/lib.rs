@@ -6,24 +6,24 @@
 //! → [`placement`] and [`memory`] (pin, bind, allocate, verify) → probes →
 //! [`results`] (one JSON document) → [`output`].
 
-pub mod analysis;
+pub(crate) mod analysis;
 pub mod cli;
 pub mod console;
 pub mod error;
 pub(crate) mod ids;
 pub mod interrupt;
-pub mod jobs;
-pub mod kernels;
-pub mod memory;
+pub(crate) mod jobs;
+pub(crate) mod kernels;
+pub(crate) mod memory;
 pub mod output;
-pub mod placement;
-pub mod probes;
+pub(crate) mod placement;
+pub(crate) mod probes;
 pub(crate) mod procfs;
-pub mod progress;
-pub mod results;
+pub(crate) mod progress;
+pub(crate) mod results;
 pub(crate) mod stats;
 pub(crate) mod sys;
 pub(crate) mod text;
 pub mod topology;
 pub(crate) mod units;
-pub mod view;
+pub(crate) mod view;

@@ -232,11 +232,6 @@ impl Buffer {
         self.len
     }
 
-    /// Always false: empty buffers are refused.
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-
     /// The mapped length: `len` rounded up to whole pages of the kind used.
     pub fn mapped_len(&self) -> usize {
         self.map_len

@@ -1,14 +1,14 @@
 //! Rendering records and models for people: tables now, more formats as
 //! probes arrive. Nothing here measures anything.
 
-pub mod compare;
-pub mod html;
-pub mod render;
-pub mod report;
-pub mod sections;
-pub mod svg;
-pub mod tables;
-pub mod topo_tables;
+pub(crate) mod compare;
+pub(crate) mod html;
+pub(crate) mod render;
+pub(crate) mod report;
+pub(crate) mod sections;
+pub(crate) mod svg;
+pub(crate) mod tables;
+pub(crate) mod topo_tables;
 pub mod topo_text;
 
 pub use crate::text::escape;

@@ -21,10 +21,6 @@ impl Children {
         self.pids.len()
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.pids.is_empty()
-    }
-
     pub fn pid(&self, i: usize) -> libc::pid_t {
         self.pids[i]
     }

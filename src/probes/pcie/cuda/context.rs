@@ -173,10 +173,6 @@ impl Registered<'_> {
     pub fn len(&self) -> usize {
         self.buf.len()
     }
-
-    pub fn is_empty(&self) -> bool {
-        self.buf.is_empty()
-    }
 }
 
 impl Drop for Registered<'_> {
