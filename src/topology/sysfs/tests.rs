@@ -1,0 +1,270 @@
+//! Tests of the sysfs reader: fixtures, value parsers, damaged trees.
+
+use super::*;
+
+mod reading {
+    use super::*;
+
+    #[test]
+    fn sizes_as_sysfs_writes_them() {
+        assert_eq!(parse_size("48K"), Some(48 << 10));
+        assert_eq!(parse_size("32M"), Some(32 << 20));
+        assert_eq!(parse_size("1024"), Some(1024));
+        assert_eq!(parse_size("K"), None);
+        assert_eq!(parse_size("x"), None);
+    }
+
+    #[test]
+    fn bracketed_choice() {
+        assert_eq!(
+            bracketed("always [madvise] never\n").as_deref(),
+            Some("madvise")
+        );
+        assert_eq!(bracketed("always madvise never"), None);
+    }
+
+    #[test]
+    fn node_meminfo_lines() {
+        let text = "Node 1 MemTotal:       65854000 kB\nNode 1 MemFree:        60000000 kB\nNode 1 HugePages_Total:     0\n";
+        assert_eq!(meminfo_kb(text, "MemTotal"), Some(65_854_000));
+        assert_eq!(meminfo_kb(text, "MemFree"), Some(60_000_000));
+        assert_eq!(meminfo_kb("MemTotal: 10 kB\n", "MemTotal"), Some(10));
+        assert_eq!(meminfo_kb(text, "Active"), None);
+    }
+
+    #[test]
+    fn cpu_models() {
+        assert_eq!(
+            cpu_model("processor: 0\nmodel name\t: AMD EPYC\n"),
+            "AMD EPYC"
+        );
+        assert_eq!(cpu_model("CPU part\t: 0xd0c\n"), "CPU part 0xd0c");
+        assert_eq!(cpu_model(""), "");
+        assert_eq!(
+            cpu_model(
+                "processor\t: 0\ncpu\t\t: POWER9 (raw), altivec supported\nclock\t\t: 3800.000000MHz\n"
+            ),
+            "POWER9 (raw), altivec supported"
+        );
+        assert_eq!(
+            cpu_model(
+                "processor  : 0\nvendor     : GenuineIntel\narch       : IA-64\nfamily     : Itanium 2\nmodel      : 2\n"
+            ),
+            "Itanium 2"
+        );
+        assert_eq!(
+            cpu_model(
+                "vendor_id       : IBM/S390\n# processors    : 4\nprocessor 0: version = FF,  identification = 0D7A28,  machine = 8561\n"
+            ),
+            "IBM/S390 machine 8561"
+        );
+    }
+
+    #[test]
+    fn pcie_links() {
+        assert_eq!(parse_link_speed("16.0 GT/s PCIe\n"), Ok(Some(16.0)));
+        assert_eq!(parse_link_speed("Unknown\n"), Ok(None));
+        for bad in ["NaN GT/s", "-16 GT/s", "inf", "0 GT/s", "1e9", "fast", ""] {
+            assert_eq!(parse_link_speed(bad), Err(()), "{bad}");
+        }
+        assert_eq!(parse_link_width("16"), Ok(Some(16)));
+        assert_eq!(parse_link_width("0"), Ok(None));
+        assert_eq!(parse_link_width("-16"), Err(()));
+        assert_eq!(parse_link_width("64"), Err(()));
+        let gpu = Accelerator {
+            pci_address: String::new(),
+            vendor: String::new(),
+            device: String::new(),
+            class: String::new(),
+            kind: String::new(),
+            numa_node: None,
+            link_speed_gt_s: Some(16.0),
+            link_width: Some(16),
+            max_link_speed_gt_s: None,
+            max_link_width: None,
+        };
+        // PCIe 4.0 x16: 31.5 GB/s per direction after 128b/130b encoding.
+        let peak = gpu.link_peak_mb_s().unwrap();
+        assert!((peak - 31_507.7).abs() < 1.0, "{peak}");
+    }
+}
+
+mod value_parsers {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// Any text is a speed or width in range, unknown, or an error:
+        /// never a panic, NaN, or a negative or infinite figure.
+        #[test]
+        fn link_values_are_in_range_or_refused(text in "\\PC{0,24}|-?[0-9.eE+]{1,12} GT/s|NaN|inf") {
+            if let Ok(Some(gt)) = parse_link_speed(&text) {
+                prop_assert!(gt.is_finite() && gt > 0.0 && gt <= 256.0);
+            }
+            if let Ok(Some(w)) = parse_link_width(&text) {
+                prop_assert!((1..=32).contains(&w));
+            }
+        }
+
+        /// Any meminfo text gives sizes up to 1 EiB with free <= total, or an
+        /// error naming the file.
+        #[test]
+        fn meminfo_is_a_size_or_an_error(
+            total in "\\PC{0,12}|[0-9]{1,22}( kB)?",
+            free in "\\PC{0,12}|[0-9]{1,22}( kB)?",
+        ) {
+            let m = Meminfo {
+                file: "proc/meminfo".into(),
+                text: Some(format!("MemTotal: {total}\nMemFree: {free}\n")),
+            };
+            match m.total_free() {
+                Ok(Some((t, f))) => prop_assert!(f <= t && t <= MAX_BYTES),
+                Ok(None) => prop_assert!(false, "a present file is never unknown"),
+                Err(TopologyError::Malformed { file, .. }) => prop_assert_eq!(file, "proc/meminfo"),
+                Err(e) => prop_assert!(false, "{e}"),
+            }
+        }
+    }
+}
+
+mod damaged_trees {
+    use super::*;
+    use proptest::prelude::*;
+    use std::path::Path;
+
+    fn copy_tree(from: &Path, to: &Path) {
+        for entry in std::fs::read_dir(from).unwrap() {
+            let entry = entry.unwrap();
+            let target = to.join(entry.file_name());
+            let kind = entry.file_type().unwrap();
+            if kind.is_symlink() {
+                std::os::unix::fs::symlink(std::fs::read_link(entry.path()).unwrap(), &target)
+                    .unwrap();
+            } else if kind.is_dir() {
+                std::fs::create_dir(&target).unwrap();
+                copy_tree(&entry.path(), &target);
+            } else {
+                std::fs::copy(entry.path(), &target).unwrap();
+            }
+        }
+    }
+
+    fn copy_of(fixture: &str) -> tempfile::TempDir {
+        let tmp = tempfile::tempdir().unwrap();
+        let from = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/sysfs")
+            .join(fixture);
+        copy_tree(&from, tmp.path());
+        tmp
+    }
+
+    #[test]
+    fn zero_hmat_figures_are_not_reported_and_noted() {
+        let tmp = copy_of("cxl-memonly");
+        let dir = tmp
+            .path()
+            .join("sys/devices/system/node/node2/access0/initiators");
+        std::fs::write(dir.join("read_latency"), "0\n").unwrap();
+        std::fs::write(dir.join("write_bandwidth"), "0\n").unwrap();
+        let topo = read_topology(&SysfsRoot::new(tmp.path())).unwrap();
+        let hmat = topo.node(2).unwrap().hmat.as_ref().unwrap();
+        assert_eq!(hmat.read_latency_ns, None);
+        assert_eq!(hmat.write_bandwidth_mb_s, None);
+        assert!(hmat.read_bandwidth_mb_s.is_some());
+        let notes = topo.notes.join("\n");
+        assert!(
+            notes.contains("HMAT gives 0 for write_bandwidth, read_latency"),
+            "{notes}"
+        );
+    }
+
+    #[test]
+    fn cpu_initiators_come_from_access1() {
+        let tmp = copy_of("cxl-memonly");
+        let node2 = tmp.path().join("sys/devices/system/node/node2");
+        // access0 names the CPU-less node 3 (say) as its best initiator;
+        // access1, the best CPU initiator, is node 0 at other figures.
+        let a1 = node2.join("access1/initiators");
+        std::fs::create_dir_all(a1.join("node0")).unwrap();
+        for (f, v) in [
+            ("read_bandwidth", "11111"),
+            ("write_bandwidth", "11112"),
+            ("read_latency", "333"),
+            ("write_latency", "334"),
+        ] {
+            std::fs::write(a1.join(f), format!("{v}\n")).unwrap();
+        }
+        let topo = read_topology(&SysfsRoot::new(tmp.path())).unwrap();
+        let hmat = topo.node(2).unwrap().hmat.as_ref().unwrap();
+        assert_eq!(hmat.initiators.to_list(), "0");
+        assert_eq!(hmat.read_bandwidth_mb_s, Some(11111));
+        assert_eq!(hmat.read_latency_ns, Some(333));
+    }
+
+    #[test]
+    fn nodes_that_copy_each_other_are_a_firmware_bug_note() {
+        let tmp = copy_of("two-node");
+        let node = tmp.path().join("sys/devices/system/node");
+        std::fs::write(node.join("node1/cpulist"), "0-7\n").unwrap();
+        std::fs::write(node.join("node0/distance"), "10 10\n").unwrap();
+        std::fs::write(node.join("node1/distance"), "10 10\n").unwrap();
+        let topo = read_topology(&SysfsRoot::new(tmp.path())).unwrap();
+        let notes = topo.notes.join("\n");
+        assert!(
+            notes.contains("firmware bug: nodes 0-1 list the same CPUs"),
+            "{notes}"
+        );
+        assert!(topo.warnings().iter().any(|w| w.contains("firmware bug")));
+        // The clean machine has no such note.
+        let clean = copy_of("two-node");
+        let topo = read_topology(&SysfsRoot::new(clean.path())).unwrap();
+        assert!(topo.notes.is_empty(), "{:?}", topo.notes);
+    }
+
+    #[test]
+    fn a_distance_row_that_fits_no_node_set_is_left_out_with_a_note() {
+        let tmp = copy_of("two-node");
+        let node = tmp.path().join("sys/devices/system/node");
+        std::fs::write(node.join("node0/distance"), "10 21 31\n").unwrap();
+        let topo = read_topology(&SysfsRoot::new(tmp.path())).unwrap();
+        assert!(topo.node(0).unwrap().distances.is_empty());
+        assert_eq!(topo.node(1).unwrap().distances, [21, 10]);
+        let notes = topo.notes.join("\n");
+        assert!(notes.contains("3 distances for 2 online nodes"), "{notes}");
+    }
+
+    #[test]
+    fn an_invisible_byte_in_a_list_is_shown_escaped() {
+        let tmp = copy_of("two-node");
+        let node = tmp.path().join("sys/devices/system/node");
+        std::fs::write(node.join("online"), "0-1\u{1}\n").unwrap();
+        let e = read_topology(&SysfsRoot::new(tmp.path()))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("\\x01") || e.contains("\\u{1}"), "{e}");
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+        /// Any file of a capture replaced by arbitrary bytes gives a topology
+        /// or an error naming the file, never a panic.
+        #[test]
+        fn any_damaged_file_is_an_error_not_a_panic(pick in 0usize..10_000, junk in proptest::collection::vec(any::<u8>(), 0..64)) {
+            let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/sysfs/cxl-memonly");
+            let files: Vec<String> = {
+                let src = SysfsRoot::new(&fixture);
+                read_topology(&src).unwrap();
+                src.accessed().files.into_iter().collect()
+            };
+            let tmp = tempfile::tempdir().unwrap();
+            copy_tree(&fixture, tmp.path());
+            let victim = &files[pick % files.len()];
+            std::fs::write(tmp.path().join(victim), &junk).unwrap();
+            match read_topology(&SysfsRoot::new(tmp.path())) {
+                Ok(_) => {}
+                Err(TopologyError::Malformed { file, .. }) => prop_assert_eq!(&file, victim),
+                Err(e) => prop_assert!(false, "unexpected error {e}"),
+            }
+        }
+    }
+}
