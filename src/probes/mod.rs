@@ -1,5 +1,7 @@
-//! Probes: each measures one thing and returns rows or records; none
-//! prints.
+//! Probes: each measures one thing (`mod.rs`), turns what it measured
+//! into records (`records.rs`) and draws its records (`view.rs`); none
+//! prints. `measure`, `seats` and `team` are what several probes share:
+//! timed kernels, CPU seats, the pinned team of threads.
 
 pub mod autonuma;
 pub mod matrix;
@@ -13,13 +15,13 @@ pub mod sweep;
 pub mod team;
 
 /// Every probe's view, in the order the report shows them. Adding a probe
-/// is adding its module and one line here.
+/// is adding its folder and one line here.
 pub static VIEWS: &[&dyn crate::view::View] = &[
-    &matrix::MatrixView, // node x node bandwidth and latency
-    &sweep::view::SweepView,
-    &sched::view::SchedView,
-    &autonuma::view::VIEW,
-    &mem::view::VIEW,
-    &model::ModelView, // classes, alpha, D
-    &pcie::VIEW,
+    &matrix::MatrixView,
+    &sweep::SweepView,
+    &sched::SchedView,
+    &autonuma::AutonumaView,
+    &mem::MemView,
+    &model::ModelView,
+    &pcie::PcieView,
 ];

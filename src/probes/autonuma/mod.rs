@@ -17,6 +17,8 @@ pub mod records;
 pub mod session;
 pub mod text;
 pub mod view;
+
+pub use view::AutonumaView;
 pub mod watch;
 
 use crate::probes::mem::{self, Sampler, vmstat};

@@ -373,7 +373,7 @@ fn the_view_prints_what_the_command_printed_and_a_csv_line_per_run() {
         text::runs_text(&p, &runs),
         text::summary(&[(p.test.name().to_string(), runs.clone())])
     );
-    let view = &crate::probes::autonuma::view::VIEW;
+    let view = &crate::probes::autonuma::AutonumaView;
     assert_eq!(view.text(&doc, &records).unwrap(), printed);
     let csv = view.csv(&doc, &records).unwrap();
     assert_eq!(

@@ -14,9 +14,6 @@ use crate::view::{Csv, Section, View};
 
 pub struct AutonumaView;
 
-/// The view the registry lists.
-pub static VIEW: AutonumaView = AutonumaView;
-
 /// A test's plan and its runs, from its run records.
 struct TestRuns {
     plan: super::bench::Plan,

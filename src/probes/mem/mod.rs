@@ -18,6 +18,8 @@ pub mod suite;
 pub mod tasks;
 pub(crate) mod text;
 pub(crate) mod view;
+
+pub use view::MemView;
 pub mod vmstat;
 pub mod worker;
 

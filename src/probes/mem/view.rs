@@ -17,9 +17,6 @@ use std::collections::BTreeMap;
 /// The `mem` probe's view.
 pub struct MemView;
 
-/// The one instance the registry holds.
-pub static VIEW: MemView = MemView;
-
 impl View for MemView {
     fn probe(&self) -> &'static str {
         probe::MEM
@@ -415,14 +412,14 @@ mod tests {
         let notes: String = r.notes.iter().map(|n| format!(" # {n}\n")).collect();
         let banner_end = live.find("\"\n").unwrap() + 2;
         let want = format!("{}{notes}{}", &live[..banner_end], &live[banner_end..]);
-        assert_eq!(VIEW.text(&doc, &[&r]).unwrap(), want);
+        assert_eq!(MemView.text(&doc, &[&r]).unwrap(), want);
         assert!(want.contains("75% on bound node 1"), "{want}");
     }
 
     #[test]
     fn csv_has_one_line_per_run_with_full_precision() {
         let (doc, r, _) = run();
-        let c = VIEW.csv(&doc, &[&r]).unwrap();
+        let c = MemView.csv(&doc, &[&r]).unwrap();
         assert_eq!(c.rows.len(), 1);
         assert_eq!(c.header.len(), c.rows[0].len());
         let col = |h: &str| c.header.iter().position(|x| x == h).unwrap();
@@ -435,7 +432,7 @@ mod tests {
     #[test]
     fn the_report_shows_every_metric_then_each_runs_notes() {
         let (doc, r, _) = run();
-        let blocks = VIEW.blocks(&doc, &[&r]);
+        let blocks = MemView.blocks(&doc, &[&r]);
         let Block::Section(s) = &blocks[0] else {
             panic!("{blocks:?}")
         };
@@ -448,12 +445,12 @@ mod tests {
     fn a_skipped_test_shows_its_reason() {
         let r = records::skipped("RAM-bw-remote", "numabench mem -p 1", "needs 2 nodes", &[]);
         let (doc, _, _) = run();
-        let text = VIEW.text(&doc, &[&r]).unwrap();
+        let text = MemView.text(&doc, &[&r]).unwrap();
         assert_eq!(
             text,
             "\n # Running RAM-bw-remote, \"numabench mem -p 1\"\n # skipped: needs 2 nodes\n"
         );
-        let sections = VIEW.sections(&doc, &[&r]);
+        let sections = MemView.sections(&doc, &[&r]);
         assert_eq!(sections.len(), 1);
         assert_eq!(sections[0].rows[0][1], "-");
     }

@@ -34,7 +34,7 @@ pub use locate::{Found, discover};
 pub use measure::PcieConfig;
 pub use records::best_records;
 pub use summary::{LARGE_SIZES, summarise};
-pub use view::VIEW;
+pub use view::PcieView;
 
 use crate::analysis::classes::ClassOptions;
 use crate::results::Record;

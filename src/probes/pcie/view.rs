@@ -20,9 +20,6 @@ use std::collections::BTreeMap;
 /// The view of the `pcie` probe.
 pub struct PcieView;
 
-/// The one instance, registered in `probes::VIEWS`.
-pub static VIEW: PcieView = PcieView;
-
 /// The flag that asks for the tables of every size; a document shows them
 /// when its command line holds it.
 const PER_SIZE_FLAG: &str = "--per-size";
@@ -342,7 +339,7 @@ mod tests {
 
     fn sections_of(doc: &Document) -> Vec<Section> {
         let records: Vec<&Record> = doc.records.iter().collect();
-        VIEW.sections(doc, &records)
+        PcieView.sections(doc, &records)
     }
 
     #[test]
@@ -392,7 +389,7 @@ mod tests {
     fn csv_has_every_size_and_best_with_alpha_p() {
         let doc = measured(0.10);
         let records: Vec<&Record> = doc.records.iter().collect();
-        let c = VIEW.csv(&doc, &records).unwrap();
+        let c = PcieView.csv(&doc, &records).unwrap();
         assert_eq!(c.header.len(), 14);
         assert_eq!(c.header[0], "gpu");
         // 2 directions x 2 nodes x (2 sizes + best).

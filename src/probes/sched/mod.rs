@@ -20,6 +20,8 @@ pub mod shared;
 pub mod task;
 pub(crate) mod view;
 
+pub use view::SchedView;
+
 use crate::procfs::stat as procstat;
 use crate::sys::{self, CpuTimes, Whose};
 use crate::topology::Topology;

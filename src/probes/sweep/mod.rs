@@ -8,6 +8,8 @@
 pub mod records;
 pub mod view;
 
+pub use view::SweepView;
+
 pub use records::summarize;
 
 use super::measure::{self, Timing};
