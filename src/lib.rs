@@ -3,8 +3,8 @@
 //! The crate follows one flow, each layer calling only those before it:
 //! the ground floor (id sets, units, statistics, text escaping, `/proc`
 //! parsers, process and memory system calls) → [`topology`] (what is there)
-//! → [`placement`] and [`memory`] (pin, bind, allocate, verify) → probes →
-//! [`results`] (one JSON document) → [`output`].
+//! → `placement` and `memory` (pin, bind, allocate, verify) → probes →
+//! `results` (one JSON document) → [`output`].
 
 pub(crate) mod analysis;
 pub mod cli;

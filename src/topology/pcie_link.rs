@@ -29,7 +29,7 @@ fn efficiency(speed_gt_s: f64) -> f64 {
 /// The thesis' Phi for PCIe 2.0 x16 is 12.8 GB/s, 8b/10b applied to the
 /// 16 GB/s usually quoted for the slot; that figure counts both
 /// directions, while a copy uses one (see
-/// [`PCIE2_X16_MB_S`](crate::analysis::model::PCIE2_X16_MB_S)).
+/// `analysis::model::PCIE2_X16_MB_S`).
 pub fn phi_mb_s(speed_gt_s: f64, width: u32) -> Option<f64> {
     if !(speed_gt_s.is_finite() && speed_gt_s > 0.0 && width > 0) {
         return None;

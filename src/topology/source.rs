@@ -172,7 +172,7 @@ impl SysfsRoot {
     /// The file's contents, or `None` when it does not exist, cannot be read
     /// (sysfs files of absent features simply are not there) or leads out of
     /// a captured tree (with a warning). A FIFO, device or directory, or a
-    /// file larger than [`MAX_FILE_BYTES`], is an error: reading it could
+    /// file larger than `MAX_FILE_BYTES`, is an error: reading it could
     /// block forever or fill memory.
     pub fn read(&self, rel: &str) -> Result<Option<String>, ReadError> {
         let path = match self.place(rel) {
