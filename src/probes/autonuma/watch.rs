@@ -194,9 +194,13 @@ impl CpuMap {
 /// test frees none of its memory while the looks go on. `last` holds the
 /// node each sampled page of the process was last seen on, by address; the
 /// same mappings give the same sampled pages at every look.
-fn tally(last: &mut Vec<(usize, usize)>, s: &RangesSample, page_size: u64, look: &mut Look) {
+///
+/// Returns the pages hidden behind a hinting fault (`-EFAULT`) that no
+/// earlier look saw on a node: the sample cannot place those.
+fn tally(last: &mut Vec<(usize, usize)>, s: &RangesSample, page_size: u64, look: &mut Look) -> u64 {
     look.sampled_pages += s.pages.len() as u64;
     let mut seen = Vec::with_capacity(s.pages.len());
+    let mut unplaced = 0;
     for p in &s.pages {
         let node = match usize::try_from(p.status) {
             Ok(n) => Some(n),
@@ -207,6 +211,8 @@ fn tally(last: &mut Vec<(usize, usize)>, s: &RangesSample, page_size: u64, look:
                     .map(|i| last[i].1);
                 if before.is_some() {
                     look.carried_pages += p.weight;
+                } else if p.status == -libc::EFAULT {
+                    unplaced += p.weight;
                 }
                 before
             }
@@ -220,6 +226,7 @@ fn tally(last: &mut Vec<(usize, usize)>, s: &RangesSample, page_size: u64, look:
     // Already in order: mappings and windows are listed by address.
     seen.sort_unstable();
     *last = seen;
+    unplaced
 }
 
 /// Every look of one run and what they cost.
@@ -320,6 +327,33 @@ impl Watch {
         }
     }
 
+    /// Adds `pid`'s sample to `look`, or, where the sample holds hidden
+    /// pages no earlier look placed (balancing's scan marked them before
+    /// this process was first looked at, as on a slow start), the process's
+    /// exact figures from `numa_maps`, which counts marked pages where they
+    /// are. The sample still records where its other pages were seen.
+    fn add_sample(&mut self, pid: i32, s: &RangesSample, page_size: u64, look: &mut Look) {
+        let mut own = Look::default();
+        let unplaced = tally(
+            self.last_node.entry(pid).or_default(),
+            s,
+            page_size,
+            &mut own,
+        );
+        look.sampled_pages += own.sampled_pages;
+        if unplaced > 0 {
+            self.exact(pid, look);
+            return;
+        }
+        look.carried_pages += own.carried_pages;
+        for (n, p) in own.pages {
+            *look.pages.entry(n).or_insert(0) += p;
+        }
+        for (n, b) in own.mem {
+            *look.mem.entry(n).or_insert(0) += b;
+        }
+    }
+
     /// A sample of at most `max_pages` pages of all the processes' test
     /// memory together, so the look costs the same for one process or many;
     /// every page from `numa_maps` where that costs no more.
@@ -355,12 +389,7 @@ impl Watch {
                 continue;
             }
             match sample_ranges_of(pid, &ranges, page, stride) {
-                Ok(s) => tally(
-                    self.last_node.entry(pid).or_default(),
-                    &s,
-                    page as u64,
-                    look,
-                ),
+                Ok(s) => self.add_sample(pid, &s, page as u64, look),
                 Err(e) if refused(&e) => {
                     if look.sampled_pages == 0 {
                         look.stride = 1;

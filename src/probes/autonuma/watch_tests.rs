@@ -71,13 +71,14 @@ fn hidden_pages_keep_the_node_they_were_last_seen_on() {
     let efault = -libc::EFAULT;
     let mut last = Vec::new();
     let mut first = Look::default();
-    tally(&mut last, &sample([0, 1, NOT_PRESENT, 1]), 4096, &mut first);
+    let unplaced = tally(&mut last, &sample([0, 1, NOT_PRESENT, 1]), 4096, &mut first);
+    assert_eq!(unplaced, 0, "a page never touched is not hidden");
     assert_eq!(first.pages, [(0, 10), (1, 20)].into());
     assert_eq!((first.sampled_pages, first.carried_pages), (4, 0));
     // Without a node now: the first, second and fourth keep theirs;
     // the third was never seen on one, so it is not there.
     let mut second = Look::default();
-    tally(
+    let unplaced = tally(
         &mut last,
         &sample([NOT_PRESENT, efault, NOT_PRESENT, efault]),
         4096,
@@ -86,6 +87,7 @@ fn hidden_pages_keep_the_node_they_were_last_seen_on() {
     assert_eq!(second.pages, [(0, 10), (1, 20)].into());
     assert_eq!(second.mem, [(0, 40960), (1, 81920)].into());
     assert_eq!(second.carried_pages, 30);
+    assert_eq!(unplaced, 0, "every hidden page was seen before");
     // Seen again on another node: it moved.
     let mut third = Look::default();
     tally(
@@ -100,6 +102,17 @@ fn hidden_pages_keep_the_node_they_were_last_seen_on() {
     let mut other = Look::default();
     tally(&mut Vec::new(), &sample([NOT_PRESENT; 4]), 4096, &mut other);
     assert!(other.pages.is_empty(), "{other:?}");
+    // Hidden behind a hinting fault at its first look: the sample cannot
+    // place those pages, and says how many it stands for.
+    let mut hidden = Look::default();
+    let unplaced = tally(
+        &mut Vec::new(),
+        &sample([0, efault, efault, 1]),
+        4096,
+        &mut hidden,
+    );
+    assert_eq!(unplaced, 20);
+    assert_eq!(hidden.pages, [(0, 10), (1, 10)].into());
 }
 
 #[test]
