@@ -1,6 +1,7 @@
 //! The topology as titled tables, for the formats beside the terminal view
 //! (`topo --markdown`, `--latex`, `--csv`, `--html`): the same figures as
-//! `topo_text`, one table per part.
+//! `topo_text`, one table per part. The rows are built here once; `topo_text`
+//! lays the same rows out as aligned text.
 
 use super::render::Format;
 use super::sections::Section;
@@ -61,9 +62,20 @@ fn short_page(kb: u64) -> String {
     }
 }
 
-fn nodes(t: &Topology) -> Section {
-    let rows = t
-        .nodes
+/// The node table's columns, here and in `topo_text`.
+pub(super) const NODE_HEADER: [&str; 7] = [
+    "node",
+    "cpus",
+    "memory",
+    "free",
+    "huge pages free/total",
+    "tier",
+    "note",
+];
+
+/// One row per node; a node's huge page pools joined by `huge_sep`.
+pub(super) fn node_rows(t: &Topology, huge_sep: &str) -> Vec<Vec<String>> {
+    t.nodes
         .iter()
         .map(|n| {
             let huge = n
@@ -71,7 +83,7 @@ fn nodes(t: &Topology) -> Section {
                 .iter()
                 .map(|h| format!("{}: {}/{}", short_page(h.size_kb), h.free, h.total))
                 .collect::<Vec<_>>()
-                .join(", ");
+                .join(huge_sep);
             let mut notes = Vec::new();
             if !n.has_cpu {
                 notes.push("memory only");
@@ -94,16 +106,24 @@ fn nodes(t: &Topology) -> Section {
                 notes.join(", "),
             ]
         })
-        .collect();
-    let header = ["node", "cpus", "memory", "free", "huge pages free/total"];
-    table("nodes", &[&header[..], &["tier", "note"]].concat(), rows)
+        .collect()
 }
 
-fn distances(t: &Topology) -> Section {
+fn nodes(t: &Topology) -> Section {
+    table("nodes", &NODE_HEADER, node_rows(t, ", "))
+}
+
+/// `distance` and one column per node.
+pub(super) fn distance_header(t: &Topology) -> Vec<String> {
     let mut header = vec!["distance".to_string()];
     header.extend(t.nodes.iter().map(|n| n.id.to_string()));
-    let rows = t
-        .nodes
+    header
+}
+
+/// One row per node: its id and its distance to every node (`?` where the
+/// kernel gave none).
+pub(super) fn distance_rows(t: &Topology) -> Vec<Vec<String>> {
+    t.nodes
         .iter()
         .map(|n| {
             let mut row = vec![n.id.to_string()];
@@ -114,15 +134,28 @@ fn distances(t: &Topology) -> Section {
             }
             row
         })
-        .collect();
-    let header: Vec<&str> = header.iter().map(String::as_str).collect();
-    table("distances", &header, rows)
+        .collect()
 }
 
-fn hmat(t: &Topology) -> Section {
+fn distances(t: &Topology) -> Section {
+    let header = distance_header(t);
+    let header: Vec<&str> = header.iter().map(String::as_str).collect();
+    table("distances", &header, distance_rows(t))
+}
+
+/// The HMAT table's columns after the node's.
+pub(super) const HMAT_FIGURES: [&str; 5] = [
+    "initiators",
+    "read MB/s",
+    "write MB/s",
+    "read ns",
+    "write ns",
+];
+
+/// One row per node with HMAT figures.
+pub(super) fn hmat_rows(t: &Topology) -> Vec<Vec<String>> {
     let num = |v: Option<u64>| v.map_or("-".into(), |v| v.to_string());
-    let rows = t
-        .nodes
+    t.nodes
         .iter()
         .filter_map(|n| {
             let h = n.hmat.as_ref()?;
@@ -135,12 +168,14 @@ fn hmat(t: &Topology) -> Section {
                 num(h.write_latency_ns),
             ])
         })
-        .collect();
-    let header = ["node", "initiators", "read MB/s", "write MB/s"];
+        .collect()
+}
+
+fn hmat(t: &Topology) -> Section {
     table(
         "HMAT",
-        &[&header[..], &["read ns", "write ns"]].concat(),
-        rows,
+        &[&["node"], &HMAT_FIGURES[..]].concat(),
+        hmat_rows(t),
     )
 }
 
@@ -152,25 +187,50 @@ fn cache_name(c: &Cache) -> String {
     }
 }
 
-fn caches(t: &Topology) -> Section {
-    // Identical (level, type, size, sharing width) instances, counted.
-    let mut groups: Vec<(String, u64, usize, usize, Option<u32>)> = Vec::new();
+/// Identical cache instances, counted.
+pub(super) struct CacheGroup {
+    pub name: String,
+    pub size: u64,
+    pub count: usize,
+    /// CPUs sharing one instance.
+    pub sharing: usize,
+    pub line: Option<u32>,
+}
+
+/// The caches grouped by (level, type, size, sharing width), in the order
+/// first seen.
+pub(super) fn cache_groups(t: &Topology) -> Vec<CacheGroup> {
+    let mut groups: Vec<CacheGroup> = Vec::new();
     for c in &t.caches {
-        let key = (cache_name(c), c.size_bytes, c.cpus.len());
-        match groups.iter_mut().find(|g| (g.0.clone(), g.1, g.3) == key) {
-            Some(g) => g.2 += 1,
-            None => groups.push((key.0, key.1, 1, key.2, c.line_bytes)),
+        let name = cache_name(c);
+        let sharing = c.cpus.len();
+        match groups
+            .iter_mut()
+            .find(|g| g.name == name && g.size == c.size_bytes && g.sharing == sharing)
+        {
+            Some(g) => g.count += 1,
+            None => groups.push(CacheGroup {
+                name,
+                size: c.size_bytes,
+                count: 1,
+                sharing,
+                line: c.line_bytes,
+            }),
         }
     }
-    let rows = groups
+    groups
+}
+
+fn caches(t: &Topology) -> Section {
+    let rows = cache_groups(t)
         .into_iter()
-        .map(|(name, size, count, sharing, line)| {
+        .map(|g| {
             vec![
-                name,
-                bytes(size),
-                count.to_string(),
-                sharing.to_string(),
-                line.map_or("-".into(), |l| l.to_string()),
+                g.name,
+                bytes(g.size),
+                g.count.to_string(),
+                g.sharing.to_string(),
+                g.line.map_or("-".into(), |l| l.to_string()),
             ]
         })
         .collect();
@@ -218,9 +278,19 @@ fn settings(t: &Topology) -> Section {
     table("settings", &["setting", "value"], rows)
 }
 
-fn accelerators(t: &Topology) -> Section {
-    let rows = t
-        .accelerators
+/// The accelerator table's columns, here and in `topo_text`.
+pub(super) const ACCELERATOR_HEADER: [&str; 6] = [
+    "accelerator",
+    "kind",
+    "vendor:device",
+    "node",
+    "link",
+    "peak MB/s",
+];
+
+/// One row per accelerator.
+pub(super) fn accelerator_rows(t: &Topology) -> Vec<Vec<String>> {
+    t.accelerators
         .iter()
         .map(|a| {
             let link = match (a.link_speed_gt_s, a.link_width) {
@@ -240,13 +310,11 @@ fn accelerators(t: &Topology) -> Section {
                 a.link_peak_mb_s().map_or("-".into(), |p| format!("{p:.0}")),
             ]
         })
-        .collect();
-    let header = ["accelerator", "kind", "vendor:device", "node", "link"];
-    table(
-        "accelerators",
-        &[&header[..], &["peak MB/s"]].concat(),
-        rows,
-    )
+        .collect()
+}
+
+fn accelerators(t: &Topology) -> Section {
+    table("accelerators", &ACCELERATOR_HEADER, accelerator_rows(t))
 }
 
 #[cfg(test)]

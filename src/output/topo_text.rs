@@ -1,7 +1,8 @@
 //! The human view of a topology, in the spirit of `numactl -H` with caches,
 //! HMAT, cpuset limits and accelerators added.
 
-use crate::topology::{Cache, Topology};
+use super::topo_tables;
+use crate::topology::Topology;
 use crate::units::bytes;
 use crate::view::table::{Align, Table};
 use std::fmt::Write;
@@ -68,174 +69,68 @@ fn plural(n: usize) -> &'static str {
     if n == 1 { "" } else { "s" }
 }
 
-fn nodes(t: &Topology) -> String {
-    let mut table = Table::new(
-        &[
-            "node",
-            "cpus",
-            "memory",
-            "free",
-            "huge pages free/total",
-            "tier",
-            "note",
-        ],
-        &[
-            Align::Right,
-            Align::Left,
-            Align::Right,
-            Align::Right,
-            Align::Left,
-            Align::Right,
-            Align::Left,
-        ],
-    );
-    for n in &t.nodes {
-        let huge = n
-            .hugepages
-            .iter()
-            .map(|h| format!("{}: {}/{}", short_page(h.size_kb), h.free, h.total))
-            .collect::<Vec<_>>()
-            .join("  ");
-        let mut notes = Vec::new();
-        if !n.has_cpu {
-            notes.push("memory only".to_string());
-        }
-        if !n.has_memory {
-            notes.push("no memory".to_string());
-        }
-        if !t.allowed.nodes.contains(n.id) {
-            notes.push("not allowed".to_string());
-        } else if n.has_cpu && t.usable_cpus_of(n.id).is_empty() {
-            notes.push("no allowed CPU".to_string());
-        }
-        table.row(vec![
-            n.id.to_string(),
-            if n.cpus.is_empty() {
-                "-".into()
-            } else {
-                n.cpus.to_list()
-            },
-            bytes(n.mem_total_bytes),
-            bytes(n.mem_free_bytes),
-            if huge.is_empty() { "-".into() } else { huge },
-            n.tier.map_or("-".into(), |v| v.to_string()),
-            notes.join(", "),
-        ]);
-    }
-    table.render()
-}
-
-/// `2048` kB → `2M`, `1048576` → `1G`.
-fn short_page(kb: u64) -> String {
-    if kb >= 1 << 20 && kb.is_multiple_of(1 << 20) {
-        format!("{}G", kb >> 20)
-    } else if kb >= 1024 && kb.is_multiple_of(1024) {
-        format!("{}M", kb >> 10)
-    } else {
-        format!("{kb}K")
-    }
-}
-
-fn distances(t: &Topology) -> String {
-    let mut header = vec!["distance".to_string()];
-    header.extend(t.nodes.iter().map(|n| n.id.to_string()));
-    let header_refs: Vec<&str> = header.iter().map(String::as_str).collect();
-    let align = vec![Align::Right; header.len()];
-    let mut table = Table::new(&header_refs, &align);
-    for n in &t.nodes {
-        let mut row = vec![n.id.to_string()];
-        if n.distances.is_empty() {
-            row.extend(t.nodes.iter().map(|_| "?".to_string()));
-        } else {
-            row.extend(n.distances.iter().map(|d| d.to_string()));
-        }
+/// `rows` under `header`, aligned.
+fn text_table(header: &[&str], align: &[Align], rows: Vec<Vec<String>>) -> String {
+    let mut table = Table::new(header, align);
+    for row in rows {
         table.row(row);
     }
     table.render()
+}
+
+fn nodes(t: &Topology) -> String {
+    use Align::{Left, Right};
+    text_table(
+        &topo_tables::NODE_HEADER,
+        &[Right, Left, Right, Right, Left, Right, Left],
+        topo_tables::node_rows(t, "  "),
+    )
+}
+
+fn distances(t: &Topology) -> String {
+    let header = topo_tables::distance_header(t);
+    let header: Vec<&str> = header.iter().map(String::as_str).collect();
+    let align = vec![Align::Right; header.len()];
+    text_table(&header, &align, topo_tables::distance_rows(t))
 }
 
 fn hmat(t: &Topology) -> String {
     if t.nodes.iter().all(|n| n.hmat.is_none()) {
         return String::new();
     }
-    let mut table = Table::new(
-        &[
-            "HMAT node",
-            "initiators",
-            "read MB/s",
-            "write MB/s",
-            "read ns",
-            "write ns",
-        ],
-        &[
-            Align::Right,
-            Align::Left,
-            Align::Right,
-            Align::Right,
-            Align::Right,
-            Align::Right,
-        ],
-    );
-    let num = |v: Option<u64>| v.map_or("-".into(), |v| v.to_string());
-    for n in &t.nodes {
-        if let Some(h) = &n.hmat {
-            table.row(vec![
-                n.id.to_string(),
-                h.initiators.to_list(),
-                num(h.read_bandwidth_mb_s),
-                num(h.write_bandwidth_mb_s),
-                num(h.read_latency_ns),
-                num(h.write_latency_ns),
-            ]);
-        }
-    }
-    table.render()
-}
-
-fn cache_name(c: &Cache) -> String {
-    match c.kind.as_str() {
-        "Data" => format!("L{}d", c.level),
-        "Instruction" => format!("L{}i", c.level),
-        _ => format!("L{}", c.level),
-    }
+    use Align::{Left, Right};
+    text_table(
+        &[&["HMAT node"], &topo_tables::HMAT_FIGURES[..]].concat(),
+        &[Right, Left, Right, Right, Right, Right],
+        topo_tables::hmat_rows(t),
+    )
 }
 
 fn caches(t: &Topology) -> String {
     if t.caches.is_empty() {
         return "caches    (not reported by this kernel)\n".into();
     }
-    let mut table = Table::new(
+    let rows = topo_tables::cache_groups(t)
+        .into_iter()
+        .map(|g| {
+            vec![
+                g.name,
+                bytes(g.size),
+                format!("x{}", g.count),
+                match g.sharing {
+                    1 => "1 CPU".into(),
+                    n => format!("{n} CPUs"),
+                },
+                g.line.map_or("-".into(), |l| format!("{l} B")),
+            ]
+        })
+        .collect();
+    use Align::{Left, Right};
+    text_table(
         &["cache", "size", "count", "shared by", "line"],
-        &[
-            Align::Left,
-            Align::Right,
-            Align::Right,
-            Align::Left,
-            Align::Right,
-        ],
-    );
-    // Group identical (level, type, size, sharing width) instances.
-    let mut groups: Vec<(String, u64, usize, usize, Option<u32>)> = Vec::new();
-    for c in &t.caches {
-        let key = (cache_name(c), c.size_bytes, c.cpus.len());
-        match groups.iter_mut().find(|g| (g.0.clone(), g.1, g.3) == key) {
-            Some(g) => g.2 += 1,
-            None => groups.push((key.0, key.1, 1, key.2, c.line_bytes)),
-        }
-    }
-    for (name, size, count, sharing, line) in groups {
-        table.row(vec![
-            name,
-            bytes(size),
-            format!("x{count}"),
-            match sharing {
-                1 => "1 CPU".into(),
-                n => format!("{n} CPUs"),
-            },
-            line.map_or("-".into(), |l| format!("{l} B")),
-        ]);
-    }
-    table.render()
+        &[Left, Right, Right, Left, Right],
+        rows,
+    )
 }
 
 fn settings(t: &Topology) -> String {
@@ -284,41 +179,10 @@ fn accelerators(t: &Topology) -> String {
     if t.accelerators.is_empty() {
         return String::new();
     }
-    let mut table = Table::new(
-        &[
-            "accelerator",
-            "kind",
-            "vendor:device",
-            "node",
-            "link",
-            "peak MB/s",
-        ],
-        &[
-            Align::Left,
-            Align::Left,
-            Align::Left,
-            Align::Right,
-            Align::Left,
-            Align::Right,
-        ],
-    );
-    for a in &t.accelerators {
-        let link = match (a.link_speed_gt_s, a.link_width) {
-            (Some(s), Some(w)) => format!("{s:.1} GT/s x{w}"),
-            _ => "unknown".into(),
-        };
-        table.row(vec![
-            a.pci_address.clone(),
-            a.kind.clone(),
-            format!(
-                "{}:{}",
-                a.vendor.trim_start_matches("0x"),
-                a.device.trim_start_matches("0x")
-            ),
-            a.numa_node.map_or("?".into(), |n| n.to_string()),
-            link,
-            a.link_peak_mb_s().map_or("-".into(), |p| format!("{p:.0}")),
-        ]);
-    }
-    table.render()
+    use Align::{Left, Right};
+    text_table(
+        &topo_tables::ACCELERATOR_HEADER,
+        &[Left, Left, Left, Right, Left, Right],
+        topo_tables::accelerator_rows(t),
+    )
 }
