@@ -233,6 +233,10 @@ pub struct MemArgs {
     /// tests are scaled down, and say so.
     #[arg(long, value_name = "PCT", default_value_t = 50, value_parser = clap::value_parser!(u32).range(1..=100))]
     pub memory_pct: u32,
+    /// With --all: run nothing; print each test's name, a tab and the
+    /// arguments it would run with here (or 'skipped: WHY'), one per line
+    #[arg(long)]
+    pub list: bool,
     /// The results document in another format on stdout; perf's text
     /// then goes to stderr.
     #[command(flatten)]
@@ -381,6 +385,15 @@ pub fn run(args: MemArgs) -> Result<()> {
                 "--all runs perf's test table with its own options; of the workload options only -q and -d combine with it (use --secs, --rw, --memory-pct to adapt the suite)",
             ));
         }
+        let options = SuiteOptions {
+            secs: args.secs,
+            rw: args.rw,
+            memory_pct: args.memory_pct,
+        };
+        if args.list {
+            crate::console::out(&crate::probes::mem::suite::listing(&topo, &options));
+            return Ok(());
+        }
         let parse = |argv: &[String]| {
             let argv = std::iter::once(probe::MEM).chain(argv.iter().map(String::as_str));
             SuiteEntry::try_parse_from(argv)
@@ -388,19 +401,15 @@ pub fn run(args: MemArgs) -> Result<()> {
                 .map_err(|e| e.kind().to_string())
         };
         let suite = session::Suite {
-            options: SuiteOptions {
-                secs: args.secs,
-                rw: args.rw,
-                memory_pct: args.memory_pct,
-            },
+            options,
             details: args.show_details,
             parse: &parse,
         };
         session::suite(&suite, &topo, &command, sink)?
     } else {
-        if args.secs.is_some() || args.rw {
+        if args.secs.is_some() || args.rw || args.list {
             return Err(usage(
-                "--secs and --rw adapt the suite: use them with --all",
+                "--secs, --rw and --list adapt or list the suite: use them with --all",
             ));
         }
         session::single(&args.raw(), &topo, &command, sink)?

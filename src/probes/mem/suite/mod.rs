@@ -47,6 +47,23 @@ pub struct Planned {
     pub memset: bool,
 }
 
+/// Every test of the suite as it would run here: its name, a tab and its
+/// arguments after `mem`, or `skipped: WHY`; one line each, for scripts
+/// that run the same tests elsewhere (e.g. perf itself, side by side).
+pub fn listing(topo: &Topology, opts: &SuiteOptions) -> String {
+    tests()
+        .iter()
+        .map(|t| {
+            let p = plan(t, topo, opts);
+            let what = match &p.skip {
+                Some(why) => format!("skipped: {why}"),
+                None => p.args.join(" "),
+            };
+            format!("{}\t{what}\n", p.short_name)
+        })
+        .collect()
+}
+
 /// The seed machine's CPUs per node.
 const SEED_CPUS_PER_NODE: usize = 8;
 
