@@ -334,3 +334,36 @@ fn bad_input_is_one_line_and_exit_2() {
         "--all",
     );
 }
+
+#[test]
+fn the_suite_list_names_every_test_with_its_arguments_here() {
+    let out = String::from_utf8(stdout_of(["mem", "--all", "--list", "--secs", "1"])).unwrap();
+    let lines: Vec<(&str, &str)> = out
+        .lines()
+        .map(|l| {
+            l.split_once('\t')
+                .unwrap_or_else(|| panic!("no tab in {l:?}"))
+        })
+        .collect();
+    // perf's suite has 45 tests, in its order.
+    assert_eq!(lines.len(), 45, "{out}");
+    assert_eq!(lines[0].0, "RAM-bw-local");
+    let (_, args) = lines[0];
+    assert!(
+        args.starts_with("-p 1 -t 1 -P ") && args.contains(" -s 1 ") && args.contains("-zZq"),
+        "{args}"
+    );
+    // Every line either runs or says why not; what runs parses as mem's
+    // own arguments.
+    for (name, what) in &lines {
+        if let Some(why) = what.strip_prefix("skipped: ") {
+            assert!(!why.is_empty(), "{name}");
+        } else {
+            assert!(what.contains(" -s 1 "), "{name}: {what}");
+        }
+    }
+    rejects(
+        &["mem", "--list", "-p", "1", "-t", "1", "-P", "1"],
+        "--list",
+    );
+}
