@@ -15,6 +15,7 @@ mod parent;
 pub(crate) mod records;
 pub(crate) mod session;
 pub mod suite;
+mod sweep;
 pub mod tasks;
 pub(crate) mod text;
 pub(crate) mod view;

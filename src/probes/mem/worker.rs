@@ -5,12 +5,13 @@
 use super::layout::{AllocSpec, AreaId, Control, DataArea, ThpRefused, Word};
 use super::lfsr::lfsr_32;
 use super::params::Params;
+use super::sweep::access;
 use crate::ids::{CpuSet, NodeSet};
 use crate::placement::MemPolicy;
 use crate::sys::{self, Region};
 use std::io::Write;
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::Ordering::Relaxed;
 use std::time::Instant;
 
 /// How `do_work` touches data (from -R -W -B -Z -r and -l).
@@ -34,48 +35,6 @@ impl Access {
             rand_walk: p.data_rand_walk,
             nr_loops: p.nr_loops,
         }
-    }
-}
-
-/// perf's `access_data` over a run of words, forwards: with reads the word
-/// is added into `val`, with writes `val + 1` is stored, so every word
-/// depends on the one before.
-#[inline(always)]
-fn sweep<const R: bool, const W: bool>(words: &[AtomicU64], mut val: u64) -> u64 {
-    for w in words {
-        if R {
-            val = val.wrapping_add(w.load(Relaxed));
-        }
-        if W {
-            w.store(val.wrapping_add(1), Relaxed);
-        }
-    }
-    val
-}
-
-#[inline(always)]
-fn sweep_back<const R: bool, const W: bool>(words: &[AtomicU64], mut val: u64) -> u64 {
-    for w in words.iter().rev() {
-        if R {
-            val = val.wrapping_add(w.load(Relaxed));
-        }
-        if W {
-            w.store(val.wrapping_add(1), Relaxed);
-        }
-    }
-    val
-}
-
-fn access(words: &[AtomicU64], val: u64, a: &Access, back: bool) -> u64 {
-    match (a.reads, a.writes, back) {
-        (true, true, false) => sweep::<true, true>(words, val),
-        (true, false, false) => sweep::<true, false>(words, val),
-        (false, true, false) => sweep::<false, true>(words, val),
-        (true, true, true) => sweep_back::<true, true>(words, val),
-        (true, false, true) => sweep_back::<true, false>(words, val),
-        (false, true, true) => sweep_back::<false, true>(words, val),
-        // Neither reads nor writes: perf's loop has nothing left to do.
-        (false, false, _) => val,
     }
 }
 
