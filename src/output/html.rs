@@ -78,10 +78,6 @@ fn share_pct(v: f64, b: f64, lower_better: bool) -> Option<f64> {
     Some(100.0 * ratio).filter(|p| b > 0.0 && v > 0.0 && p.is_finite())
 }
 
-fn metric(r: &Record, k: &str) -> Option<f64> {
-    r.metrics.get(k).map(|m| m.value)
-}
-
 /// Records no dedicated part shows, as one table per probe, and their
 /// time series as charts.
 fn other_part(run: &Run<'_>, views: &[&dyn View]) -> String {
@@ -99,39 +95,7 @@ fn other_part(run: &Run<'_>, views: &[&dyn View]) -> String {
             anchor(probe, &run.label),
             escape(probe)
         );
-        let mut keys: Vec<&str> = Vec::new();
-        for r in &records {
-            for k in r.metrics.keys() {
-                if !keys.contains(&k.as_str()) {
-                    keys.push(k);
-                }
-            }
-        }
-        let mut s = Section::new("");
-        s.header = std::iter::once("test".to_string())
-            .chain(keys.iter().map(|k| {
-                let unit = records
-                    .iter()
-                    .find_map(|r| r.metrics.get(*k))
-                    .map_or(String::new(), |m| format!(" ({})", m.unit));
-                format!("{k}{unit}")
-            }))
-            .collect();
-        for r in &records {
-            s.rows.push(
-                std::iter::once(r.name.clone())
-                    .chain(keys.iter().map(|k| {
-                        metric(r, k).map_or("-".into(), |v| {
-                            if v.abs() >= 100.0 {
-                                format!("{v:.0}")
-                            } else {
-                                format!("{v:.3}")
-                            }
-                        })
-                    }))
-                    .collect(),
-            );
-        }
+        let s = crate::view::section::metrics_table("", &records);
         out.push_str(&table(&s));
         for r in &records {
             for series in &r.series {

@@ -113,41 +113,10 @@ fn text(doc: &Document, p: &Part<'_>) -> String {
     }
 }
 
-/// A probe without a view: one row per record, one column per metric.
+/// A probe without a view: one row per record, one column per metric,
+/// and the records' notes under it.
 pub fn generic_section(probe: &str, records: &[&Record]) -> sections::Section {
-    let mut keys: Vec<&str> = Vec::new();
-    for r in records {
-        for k in r.metrics.keys() {
-            if !keys.contains(&k.as_str()) {
-                keys.push(k);
-            }
-        }
-    }
-    let mut s = sections::Section::new(probe);
-    s.header = std::iter::once("test".to_string())
-        .chain(keys.iter().map(|k| {
-            let unit = records
-                .iter()
-                .find_map(|r| r.metrics.get(*k))
-                .map_or(String::new(), |m| format!(" ({})", m.unit));
-            format!("{k}{unit}")
-        }))
-        .collect();
-    for r in records {
-        s.rows.push(
-            std::iter::once(r.name.clone())
-                .chain(keys.iter().map(|k| {
-                    r.metrics.get(*k).map_or("-".into(), |m| {
-                        if m.value.abs() >= 100.0 {
-                            format!("{:.0}", m.value)
-                        } else {
-                            format!("{:.3}", m.value)
-                        }
-                    })
-                }))
-                .collect(),
-        );
-    }
+    let mut s = crate::view::section::metrics_table(probe, records);
     for r in records {
         for n in &r.notes {
             s.lines.push(format!("{}: {n}", r.name));

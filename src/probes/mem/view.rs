@@ -40,7 +40,9 @@ impl View for MemView {
     }
 
     fn blocks(&self, _doc: &Document, records: &[&Record]) -> Vec<Block> {
-        let mut out = vec![Block::Section(every_metric(records))];
+        let mut out = vec![Block::Section(crate::view::section::metrics_table(
+            "", records,
+        ))];
         for r in records {
             out.extend(series_charts(&[*r]).into_iter().map(Block::Chart));
             out.extend(
@@ -258,44 +260,6 @@ fn placement(records: &[&Record]) -> Section {
                 ),
             ]);
         }
-    }
-    s
-}
-
-/// Every metric of every run, one column each (the report's table).
-fn every_metric(records: &[&Record]) -> Section {
-    let mut keys: Vec<&str> = Vec::new();
-    for r in records {
-        for k in r.metrics.keys() {
-            if !keys.contains(&k.as_str()) {
-                keys.push(k);
-            }
-        }
-    }
-    let mut s = Section::new("");
-    s.header = std::iter::once("test".to_string())
-        .chain(keys.iter().map(|k| {
-            let unit = records
-                .iter()
-                .find_map(|r| r.metrics.get(*k))
-                .map_or(String::new(), |m| format!(" ({})", m.unit));
-            format!("{k}{unit}")
-        }))
-        .collect();
-    for r in records {
-        s.rows.push(
-            std::iter::once(r.name.clone())
-                .chain(keys.iter().map(|k| {
-                    value(r, k).map_or("-".into(), |v| {
-                        if v.abs() >= 100.0 {
-                            format!("{v:.0}")
-                        } else {
-                            format!("{v:.3}")
-                        }
-                    })
-                }))
-                .collect(),
-        );
     }
     s
 }
