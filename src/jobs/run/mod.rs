@@ -7,11 +7,9 @@ mod folder;
 mod parts;
 mod summary;
 
-use crate::kernels::{self, Op, Store};
 use crate::output::html::{Run, report};
 use crate::probes::matrix::MatrixView;
 use crate::probes::matrix::{self, MatrixConfig};
-use crate::probes::measure::Timing;
 use crate::probes::sweep::view::SweepView;
 use crate::probes::sweep::{self, SweepConfig};
 use crate::progress::Progress;
@@ -19,7 +17,7 @@ use crate::results::names::probe;
 use crate::results::{Document, write_output};
 use crate::topology::{SysfsRoot, Topology, read_topology};
 use crate::view::View;
-use anyhow::{Context, Result};
+use anyhow::Result;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -110,19 +108,7 @@ fn measure(topo: &Topology, full: bool) -> Result<Measured> {
 /// The node-to-node matrix (one thread, saturated, latency) with the best
 /// triad kernel, and the theoretical peak where DMI gives one.
 fn measure_matrix(topo: &Topology, doc: &mut Document, show: &dyn Fn(&str)) -> Result<()> {
-    let cfg = MatrixConfig {
-        kernel: kernels::best(Op::Triad, Store::Regular).context("no triad kernel runs here")?,
-        working_set: None,
-        latency_bytes: None,
-        timing: Timing::default(),
-        single: true,
-        saturated: true,
-        latency: true,
-        huge: false,
-        time_limit: None,
-        cpu_nodes: None,
-        mem_nodes: None,
-    };
+    let cfg = MatrixConfig::new()?;
     let m = matrix::run(topo, &cfg, &mut |w| show(w))?;
     doc.records.extend(m.records());
     match matrix::peak_record(topo) {
