@@ -3,6 +3,7 @@
 //! columns = memory nodes. Everything that renders or models a matrix works
 //! from this, whether the records were just measured or loaded from a file.
 
+use super::classes::ClassOptions;
 use super::model::Peak;
 use crate::results::Record;
 use crate::results::names::matrix::{kind, param as mx};
@@ -76,10 +77,28 @@ pub struct Atlas {
     pub notes: Vec<String>,
     /// Gamma as recorded with the measurement (from DMI), if it was.
     pub peak: Option<Peak>,
+    /// How the classes are found: as recorded with the measurement, else
+    /// the default rule.
+    pub class_options: ClassOptions,
 }
 
 fn node_param(r: &Record, key: &str) -> Option<usize> {
     r.params.get(key)?.as_u64().map(|v| v as usize)
+}
+
+/// The class options a `class_rule` record holds; what is missing or out
+/// of range keeps its default.
+fn class_rule(r: &Record) -> ClassOptions {
+    let mut o = ClassOptions::default();
+    if let Some(t) = r.params.get(mx::TOLERANCE_PCT).and_then(|v| v.as_f64())
+        && (0.0..=100.0).contains(&t)
+    {
+        o.tolerance = t / 100.0;
+    }
+    if let Some(m) = r.params.get(mx::MERGE_CLOSE).and_then(|v| v.as_bool()) {
+        o.merge_close = m;
+    }
+    o
 }
 
 impl Atlas {
@@ -94,6 +113,10 @@ impl Atlas {
                 .get(mx::KIND)
                 .and_then(|k| k.as_str())
                 .unwrap_or("");
+            if kind == kind::CLASS_RULE {
+                a.class_options = class_rule(r);
+                continue;
+            }
             if kind == kind::PEAK {
                 a.peak = r
                     .params

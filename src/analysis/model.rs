@@ -272,7 +272,7 @@ impl Peak {
                 if *channels == 1 { "" } else { "s" }
             ),
             PeakSource::MeasuredLocal => format!(
-                "{head}: the best measured bandwidth, normally a local one (no --peak given and no DMI memory speed readable), so alpha_0 is 1 by construction"
+                "{head}: not known (no --peak given, no DMI memory speed readable), so the best measured cell stands in: alphas are relative to it (alpha_0 = 1) and not comparable across machines; give the memory's peak with --peak"
             ),
         }
     }

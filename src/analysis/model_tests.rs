@@ -347,7 +347,7 @@ fn peak_descriptions() {
             source: PeakSource::MeasuredLocal
         }
         .describe(),
-        "Gamma = 9300 MB/s: the best measured bandwidth, normally a local one (no --peak given and no DMI memory speed readable), so alpha_0 is 1 by construction"
+        "Gamma = 9300 MB/s: not known (no --peak given, no DMI memory speed readable), so the best measured cell stands in: alphas are relative to it (alpha_0 = 1) and not comparable across machines; give the memory's peak with --peak"
     );
     assert_eq!(
         Peak::given(DDR3_2133_MB_S).describe(),

@@ -4,7 +4,7 @@
 //! predictions for a process's pages.
 
 use super::atlas::Atlas;
-use super::classes::{ClassOptions, Classes, classify};
+use super::classes::{Classes, classify};
 use super::model::{self, Peak, PeakSource};
 use crate::topology::Topology;
 use std::collections::BTreeMap;
@@ -42,7 +42,7 @@ pub fn row_classes(a: &Atlas, cpu_node: usize) -> RowClasses {
     RowClasses {
         cpu_node,
         mem_nodes: row.iter().map(|r| r.0).collect(),
-        classes: classify(&values, &ClassOptions::default()),
+        classes: classify(&values, &a.class_options),
     }
 }
 
@@ -52,7 +52,7 @@ pub fn system_classes(a: &Atlas) -> (Vec<(usize, usize)>, Classes) {
     let values: Vec<f64> = cells.iter().map(|c| c.1).collect();
     (
         cells.iter().map(|c| c.0).collect(),
-        classify(&values, &ClassOptions::default()),
+        classify(&values, &a.class_options),
     )
 }
 

@@ -77,6 +77,8 @@ pub struct MatrixArgs {
     #[arg(long, value_name = "MB/S")]
     pub peak: Option<f64>,
     #[command(flatten)]
+    pub classes: super::classes::ClassArgs,
+    #[command(flatten)]
     pub format: super::output::FormatArgs,
     #[command(flatten)]
     pub save: super::output::SaveArgs,
@@ -135,6 +137,8 @@ fn check_combination(args: &MatrixArgs) -> Result<()> {
             (args.latency_size.is_some(), "--latency-size"),
             (args.no_saturated, "--no-saturated"),
             (args.no_latency, "--no-latency"),
+            (args.classes.tolerance.is_some(), "--tolerance"),
+            (args.classes.merge_close_classes, "--merge-close-classes"),
         ] {
             if given {
                 return Err(usage(format!(
@@ -222,6 +226,7 @@ fn check_nodes(topo: &crate::topology::Topology, cfg: &MatrixConfig) -> Result<(
 pub fn run(args: MatrixArgs) -> Result<()> {
     let topo = read_topology(&SysfsRoot::live())?;
     let cfg = config(&args)?;
+    let classes = args.classes.options()?;
     check_nodes(&topo, &cfg)?;
     let per_core = args
         .per_core
@@ -257,6 +262,7 @@ pub fn run(args: MatrixArgs) -> Result<()> {
     doc.records = records;
     if per_core.is_none() {
         matrix::add_peak(&mut doc.records, &topo);
+        doc.records.push(matrix::class_rule_record(&classes));
     }
     match interrupted {
         None => {

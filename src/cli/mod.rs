@@ -2,6 +2,7 @@
 //! help text.
 
 mod autonuma;
+mod classes;
 mod compare;
 mod gather;
 mod generate;

@@ -8,8 +8,10 @@ use super::select;
 use crate::analysis::model as m;
 use crate::error::usage;
 use crate::output::render::Format;
+use crate::probes::model::pcie as pcie_model;
 use crate::probes::model::validate::{self, Checked};
 use crate::probes::model::{self, ModelOptions, records, sections};
+use crate::probes::pcie::Direction;
 use crate::results::Document;
 use crate::results::names::probe;
 use crate::topology::{SysfsRoot, read_topology};
@@ -23,7 +25,8 @@ use std::path::PathBuf;
 #[derive(clap::Args, Debug)]
 pub struct ModelArgs {
     /// A results file from `numabench matrix --save FILE` (or `numabench
-    /// run`).
+    /// run`), or from `numabench pcie --save FILE` for the PCIe-access
+    /// model (alpha_p per class, D_p).
     #[arg(value_name = "RESULTS")]
     pub results: Option<PathBuf>,
     /// Fractions of accesses per bandwidth class, class 0 (fastest) first,
@@ -44,6 +47,20 @@ pub struct ModelArgs {
     /// measured bandwidth].
     #[arg(long, value_name = "MB/S")]
     pub peak: Option<f64>,
+    #[command(flatten)]
+    pub classes: super::classes::ClassArgs,
+    /// Phi, the theoretical one-direction PCIe bandwidth, MB/s, for a
+    /// `pcie` results file [default: as recorded from the link; the
+    /// thesis uses 12800 for PCIe 2.0 x16].
+    #[arg(long, value_name = "MB/S")]
+    pub phi: Option<f64>,
+    /// Only this GPU of a `pcie` results file.
+    #[arg(long, value_name = "N")]
+    pub gpu: Option<usize>,
+    /// Only this direction of a `pcie` results file for --theta:
+    /// download (host to device) or readback [default: both].
+    #[arg(long, value_name = "DIR")]
+    pub direction: Option<String>,
     /// Measure now: one thread on --cpu-node (default: the first) streams
     /// over memory split across --mem-nodes by --weights, and the measured
     /// bandwidth is compared with the predictions from the pure placements.
@@ -113,9 +130,19 @@ fn check_args(args: &ModelArgs) -> Result<()> {
             path.display()
         )));
     }
+    if args.validate && (args.phi.is_some() || args.gpu.is_some() || args.direction.is_some()) {
+        return Err(usage(
+            "--phi, --gpu and --direction apply to a pcie results file; --validate measures memory now",
+        ));
+    }
     if args.validate && args.peak.is_some() {
         return Err(usage(
             "--peak applies to a results file; --validate compares measured bandwidths only",
+        ));
+    }
+    if args.validate && (args.classes.tolerance.is_some() || args.classes.merge_close_classes) {
+        return Err(usage(
+            "--tolerance and --merge-close-classes shape the classes of a results file; --validate finds no classes",
         ));
     }
     if let Some(p) = args.peak {
@@ -136,8 +163,25 @@ pub fn run(args: ModelArgs) -> Result<()> {
     }
     let path = args.results.as_ref().expect("checked above");
     let doc = load(path)?;
+    if pcie_model::is_pcie(&doc) {
+        return run_pcie(&args, &doc, thetas);
+    }
+    for (given, flag) in [
+        (args.phi.is_some(), "--phi"),
+        (args.gpu.is_some(), "--gpu"),
+        (args.direction.is_some(), "--direction"),
+    ] {
+        if given {
+            return Err(usage(format!(
+                "{flag} applies to a 'numabench pcie' results file; {} holds a matrix",
+                path.display()
+            )));
+        }
+    }
     let opts = ModelOptions {
         peak: args.peak,
+        tolerance: args.classes.tolerance_fraction()?,
+        merge_close: args.classes.merge_close_classes,
         thetas,
         cpu_node: args.cpu_node,
         pid: args.pid,
@@ -151,6 +195,51 @@ pub fn run(args: ModelArgs) -> Result<()> {
     print(&result, format(&args), || {
         sections::of_model(&modelled, &doc.host.topology)
     })
+}
+
+/// The PCIe-access model of a `pcie` results file.
+fn run_pcie(args: &ModelArgs, doc: &Document, thetas: Option<Vec<f64>>) -> Result<()> {
+    let path = args.results.as_ref().expect("checked above");
+    for (given, flag, instead) in [
+        (args.peak.is_some(), "--peak", "--phi"),
+        (args.pid.is_some(), "--pid", "--theta"),
+        (args.cpu_node.is_some(), "--cpu-node", "--gpu"),
+    ] {
+        if given {
+            return Err(usage(format!(
+                "{flag} applies to a matrix results file; {} holds pcie figures (use {instead})",
+                path.display()
+            )));
+        }
+    }
+    if let Some(p) = args.phi {
+        super::units::peak(p, "--phi")?;
+    }
+    let direction = args
+        .direction
+        .as_deref()
+        .map(|d| {
+            Direction::from_name(d).ok_or_else(|| {
+                usage(format!(
+                    "--direction {d}: write download (host to device) or readback"
+                ))
+            })
+        })
+        .transpose()?;
+    let opts = pcie_model::PcieOptions {
+        phi: args.phi,
+        tolerance: args.classes.tolerance_fraction()?,
+        merge_close: args.classes.merge_close_classes,
+        gpu: args.gpu,
+        direction,
+        thetas,
+    };
+    let modelled = pcie_model::model(doc, &path.display().to_string(), &opts)?;
+    let mut result = doc.clone();
+    result.command = std::env::args().collect();
+    result.records = pcie_model::records(&modelled);
+    args.save.save(&result)?;
+    print(&result, format(args), || pcie_model::sections(&modelled))
 }
 
 /// Text unless a format is asked for, on a terminal or not.

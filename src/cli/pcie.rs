@@ -160,9 +160,7 @@ fn check(args: &PcieArgs, topo: &Topology) -> Result<Request> {
         sizes,
         tries: args.tries,
         phi_mb_s: args.phi,
-        classes: ClassOptions {
-            tolerance: args.tolerance / 100.0,
-        },
+        classes: ClassOptions::tolerance(args.tolerance / 100.0),
     })
 }
 

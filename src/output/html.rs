@@ -31,11 +31,15 @@ fn table(s: &Section) -> String {
             let _ = write!(out, "<th{class}>{}</th>", escape(h));
         }
         out.push_str("</tr>");
-        for r in &s.rows {
+        for (ri, r) in s.rows.iter().enumerate() {
             out.push_str("<tr>");
             for (i, c) in r.iter().enumerate() {
                 let class = if i == 0 { " class=\"l\"" } else { "" };
-                let _ = write!(out, "<td{class}>{}</td>", escape(c));
+                if s.is_best(ri, i) {
+                    let _ = write!(out, "<td{class}><strong>{}</strong></td>", escape(c));
+                } else {
+                    let _ = write!(out, "<td{class}>{}</td>", escape(c));
+                }
             }
             out.push_str("</tr>");
         }
@@ -161,6 +165,24 @@ fn block(b: &Block) -> String {
     }
 }
 
+/// The best finite figure of each column, where there are two rows or more
+/// to compare.
+fn column_best(h: &Heatmap) -> Vec<Option<f64>> {
+    let width = h.rows.iter().map(|r| r.cells.len()).max().unwrap_or(0);
+    (0..width)
+        .map(|j| {
+            if h.rows.len() < 2 {
+                return None;
+            }
+            h.rows
+                .iter()
+                .filter_map(|r| r.cells.get(j).copied().flatten())
+                .filter(|v| v.is_finite())
+                .reduce(|a, b| if h.lower_better { a.min(b) } else { a.max(b) })
+        })
+        .collect()
+}
+
 /// A heatmap block: each cell coloured by its share of its row's reference.
 fn heatmap_block(h: &Heatmap) -> String {
     if h.rows.is_empty() {
@@ -173,9 +195,15 @@ fn heatmap_block(h: &Heatmap) -> String {
         let _ = write!(out, "<th{class}>{}</th>", escape(c));
     }
     out.push_str("</tr>");
+    let best = column_best(h);
     for row in &h.rows {
         let _ = write!(out, "<tr><th class=\"l\">{}</th>", escape(&row.label));
-        for v in &row.cells {
+        for (j, v) in row.cells.iter().enumerate() {
+            // The best of a column in bold, as the thesis' tables have it.
+            let (b, eb) = match (v, best.get(j).copied().flatten()) {
+                (Some(v), Some(b)) if *v == b => ("<strong>", "</strong>"),
+                _ => ("", ""),
+            };
             let pct = match (v, row.reference) {
                 (Some(v), Some(b)) => share_pct(*v, b, h.lower_better),
                 _ => None,
@@ -184,12 +212,12 @@ fn heatmap_block(h: &Heatmap) -> String {
                 (Some(v), Some(pct)) => {
                     let _ = write!(
                         out,
-                        "<td style=\"background:{}\" title=\"{pct:.0}%\">{v:.digits$}</td>",
+                        "<td style=\"background:{}\" title=\"{pct:.0}%\">{b}{v:.digits$}{eb}</td>",
                         heat(pct)
                     );
                 }
                 (Some(v), _) => {
-                    let _ = write!(out, "<td>{v:.digits$}</td>");
+                    let _ = write!(out, "<td>{b}{v:.digits$}{eb}</td>");
                 }
                 _ => out.push_str("<td>-</td>"),
             }

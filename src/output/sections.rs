@@ -54,8 +54,16 @@ pub fn markdown(title: &str, sections: &[Section]) -> String {
             let mut rule = vec![":--".to_string()];
             rule.extend(std::iter::repeat_n("--:".to_string(), s.header.len() - 1));
             out.push_str(&format!("|{}|\n", rule.join("|")));
-            for r in &s.rows {
-                out.push_str(&cells(r));
+            for (i, r) in s.rows.iter().enumerate() {
+                let v: Vec<String> = r
+                    .iter()
+                    .enumerate()
+                    .map(|(j, c)| match md_cell(c) {
+                        c if s.is_best(i, j) => format!("**{c}**"),
+                        c => c,
+                    })
+                    .collect();
+                out.push_str(&format!("| {} |\n", v.join(" | ")));
             }
             out.push('\n');
         }
@@ -108,11 +116,15 @@ pub fn latex(title: &str, sections: &[Section]) -> String {
                     .collect::<Vec<_>>()
                     .join(" & ")
             ));
-            for r in &s.rows {
+            for (i, r) in s.rows.iter().enumerate() {
                 out.push_str(&format!(
                     "{} \\\\\n",
                     r.iter()
-                        .map(|c| latex_escape(c))
+                        .enumerate()
+                        .map(|(j, c)| match latex_escape(c) {
+                            c if s.is_best(i, j) => format!("\\textbf{{{c}}}"),
+                            c => c,
+                        })
                         .collect::<Vec<_>>()
                         .join(" & ")
                 ));
@@ -142,6 +154,7 @@ mod tests {
             header: vec!["cpu\\mem".into(), "0".into(), "1".into()],
             rows: vec![vec!["0".into(), "9300".into(), "5600".into()]],
             lines: vec!["50% & more_than {x}".into()],
+            best: vec![(0, 2)],
         }]
     }
 
@@ -156,7 +169,8 @@ mod tests {
     #[test]
     fn markdown_tables_have_a_rule_per_column() {
         let m = markdown("m", &sample());
-        assert!(m.contains("| cpu\\mem | 0 | 1 |\n|:--|--:|--:|\n| 0 | 9300 | 5600 |"));
+        // The marked best cell in bold.
+        assert!(m.contains("| cpu\\mem | 0 | 1 |\n|:--|--:|--:|\n| 0 | 9300 | **5600** |"));
         // An entity, as any & from a results file: rendered, it reads &.
         assert!(m.contains("- 50% &amp; more_than {x}"));
     }
@@ -166,6 +180,7 @@ mod tests {
         let l = latex("a_b", &sample());
         assert!(l.contains("\\section*{a\\_b}"));
         assert!(l.contains("cpu\\textbackslash{}mem & 0 & 1"));
+        assert!(l.contains("0 & 9300 & \\textbf{5600} \\\\"), "{l}");
         assert!(l.contains("50\\% \\& more\\_than \\{x\\}"));
         assert_eq!(l.matches("\\begin{").count(), l.matches("\\end{").count());
         assert!(l.trim_end().ends_with("\\end{document}"));

@@ -9,6 +9,9 @@ pub struct Section {
     pub rows: Vec<Vec<String>>,
     /// Lines printed after the table (or alone, without a header).
     pub lines: Vec<String>,
+    /// Cells (row, column) to emphasise where the format can: the best
+    /// value of a column, as the thesis' reports highlight it.
+    pub best: Vec<(usize, usize)>,
 }
 
 impl Section {
@@ -18,6 +21,44 @@ impl Section {
             ..Default::default()
         }
     }
+
+    pub fn is_best(&self, row: usize, column: usize) -> bool {
+        self.best.contains(&(row, column))
+    }
+
+    /// Marks the best figure of every column after the first (the number a
+    /// cell starts with; higher or, with `lower_better`, lower), where
+    /// there are at least two rows to compare. Ties mark every holder.
+    pub fn mark_column_best(&mut self, lower_better: bool) {
+        if self.rows.len() < 2 {
+            return;
+        }
+        let width = self.rows.iter().map(Vec::len).max().unwrap_or(0);
+        for col in 1..width {
+            let figures: Vec<(usize, f64)> = self
+                .rows
+                .iter()
+                .enumerate()
+                .filter_map(|(i, r)| Some((i, leading_number(r.get(col)?)?)))
+                .collect();
+            let best = figures
+                .iter()
+                .map(|f| f.1)
+                .reduce(|a, b| if lower_better { a.min(b) } else { a.max(b) });
+            if let Some(best) = best {
+                self.best
+                    .extend(figures.iter().filter(|f| f.1 == best).map(|f| (f.0, col)));
+            }
+        }
+    }
+}
+
+/// The number a cell starts with (`16600 (100%)` -> 16600).
+fn leading_number(cell: &str) -> Option<f64> {
+    let end = cell
+        .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '-'))
+        .unwrap_or(cell.len());
+    cell[..end].parse().ok().filter(|v: &f64| v.is_finite())
 }
 
 /// One row per record (its name) and one column per metric any of them
@@ -56,4 +97,31 @@ pub fn metrics_table(title: &str, records: &[&crate::results::Record]) -> Sectio
             .push(std::iter::once(r.name.clone()).chain(cells).collect());
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_best_of_each_column_is_marked() {
+        let mut s = Section::new("t");
+        s.header = vec!["".into(), "a".into(), "b".into()];
+        s.rows = vec![
+            vec!["0".into(), "16600 (100%)".into(), "9.5".into()],
+            vec!["1".into(), "12000 (72%)".into(), "-".into()],
+            vec!["2".into(), "16600 (98%)".into(), "3.25".into()],
+        ];
+        s.mark_column_best(false);
+        assert_eq!(s.best, [(0, 1), (2, 1), (0, 2)]);
+        s.best.clear();
+        s.mark_column_best(true);
+        assert_eq!(s.best, [(1, 1), (2, 2)]);
+        assert!(s.is_best(2, 2) && !s.is_best(0, 2));
+        // One row: nothing to compare.
+        s.rows.truncate(1);
+        s.best.clear();
+        s.mark_column_best(false);
+        assert!(s.best.is_empty());
+    }
 }

@@ -482,3 +482,45 @@ fn arrays_share_the_working_set_and_match_the_sweep_kernel() {
         }
     }
 }
+
+#[test]
+fn the_class_rule_is_recorded_with_the_matrix() {
+    let out = matrix_out(&[
+        "--no-saturated",
+        "--no-latency",
+        "-r",
+        "1",
+        "--tolerance",
+        "5",
+        "--merge-close-classes",
+        "--json",
+    ]);
+    let doc: Value = serde_json::from_str(&out).unwrap();
+    let rule = records(&doc, "class_rule");
+    assert_eq!(rule.len(), 1, "{out}");
+    assert_eq!(rule[0]["params"]["tolerance_pct"], 5.0, "{out}");
+    assert_eq!(rule[0]["params"]["merge_close"], true, "{out}");
+    // The text of the same document names the rule it records.
+    let tmp = tempfile::tempdir().unwrap();
+    let f = tmp.path().join("m.json");
+    std::fs::write(&f, &out).unwrap();
+    let text = String::from_utf8(stdout_of([
+        "report",
+        f.to_str().unwrap(),
+        "--format",
+        "text",
+    ]))
+    .unwrap();
+    assert!(
+        text.contains("(5.0% tolerance)") && text.contains("then adjacent classes merged"),
+        "{text}"
+    );
+    rejects(
+        &["matrix", "--per-core", "0", "--tolerance", "5"],
+        &["--tolerance", "--per-core"],
+    );
+    rejects(
+        &["matrix", "--tolerance", "150"],
+        &["--tolerance 150", "0 to 100"],
+    );
+}

@@ -7,6 +7,7 @@ mod folder;
 mod parts;
 mod summary;
 
+use crate::analysis::classes::ClassOptions;
 use crate::output::html::{Run, report};
 use crate::probes::matrix::MatrixView;
 use crate::probes::matrix::{self, MatrixConfig};
@@ -111,16 +112,9 @@ fn measure_matrix(topo: &Topology, doc: &mut Document, show: &dyn Fn(&str)) -> R
     let cfg = MatrixConfig::new()?;
     let m = matrix::run(topo, &cfg, &mut |w| show(w))?;
     doc.records.extend(m.records());
-    match matrix::peak_record(topo) {
-        Ok(rec) => doc.records.push(rec),
-        Err(why) => {
-            if let Some(first) = doc.records.first_mut() {
-                first
-                    .notes
-                    .push(format!("no theoretical peak from DMI: {why}"));
-            }
-        }
-    }
+    matrix::add_peak(&mut doc.records, topo);
+    doc.records
+        .push(matrix::class_rule_record(&ClassOptions::default()));
     Ok(())
 }
 

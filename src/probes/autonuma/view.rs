@@ -69,6 +69,7 @@ impl View for AutonumaView {
                 header: table.header,
                 rows: table.rows,
                 lines: t.plan.notes.iter().cloned().chain(table.lines).collect(),
+                ..Default::default()
             });
         }
         let named = named(&tests);

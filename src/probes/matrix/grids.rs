@@ -2,6 +2,7 @@
 //! heatmaps and CSV, from the atlas the records make.
 
 use crate::analysis::atlas::{Atlas, Grid};
+use crate::results::Better;
 use crate::results::names::{metric, param};
 use crate::topology::Topology;
 use crate::view::{Csv, HeatRow, Heatmap, Section};
@@ -21,6 +22,7 @@ fn grid_section(
     a: &Atlas,
     title: &str,
     grid: &Grid,
+    best: Option<Better>,
     cell: impl Fn(usize, usize, f64) -> String,
 ) -> Option<Section> {
     if grid.is_empty() {
@@ -35,6 +37,9 @@ fn grid_section(
         }
         s.rows.push(row);
     }
+    if let Some(b) = best {
+        s.mark_column_best(b == Better::Lower);
+    }
     Some(s)
 }
 
@@ -46,6 +51,7 @@ pub fn measured_sections(a: &Atlas) -> Vec<Section> {
         a,
         &format!("single-thread {kernel} bandwidth, MB/s (% of the row's local)"),
         &a.single,
+        Some(Better::Higher),
         |c, m, v| match a.single.pct_of_local(c, m) {
             Some(p) => format!("{v:.0} ({p:.0}%)"),
             None => format!("{v:.0}"),
@@ -55,6 +61,7 @@ pub fn measured_sections(a: &Atlas) -> Vec<Section> {
         a,
         &format!("saturated {kernel} bandwidth, MB/s (threads at the peak)"),
         &a.saturated,
+        Some(Better::Higher),
         |c, m, v| match a.saturated_threads.get(c, m) {
             Some(t) => format!("{v:.0} ({t:.0})"),
             None => format!("{v:.0}"),
@@ -64,6 +71,7 @@ pub fn measured_sections(a: &Atlas) -> Vec<Section> {
         a,
         "idle latency, ns per load (CV %)",
         &a.latency,
+        Some(Better::Lower),
         |c, m, v| match a.latency_cv.get(c, m) {
             Some(cv) => format!("{v:.1} ({cv:.1}%)"),
             None => format!("{v:.1}"),
@@ -113,7 +121,7 @@ pub fn firmware_sections(a: &Atlas, topo: &Topology) -> Vec<Section> {
         ),
     ]
     .into_iter()
-    .filter_map(|(title, grid)| grid_section(a, title, grid, whole))
+    .filter_map(|(title, grid)| grid_section(a, title, grid, None, whole))
     .collect()
 }
 

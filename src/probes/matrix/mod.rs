@@ -14,7 +14,7 @@ mod records;
 pub(crate) mod view;
 
 pub use percore::{EQUIVALENT_PCT, PerCore, per_core};
-pub use records::{add_peak, give_peak, peak_record};
+pub use records::{add_peak, class_rule_record, give_peak};
 pub use view::MatrixView;
 
 use super::measure::{self, Bandwidth, Latency, Timing};

@@ -3,6 +3,7 @@
 //! analysis (`analysis::atlas`) reads them back by the names used here.
 
 use super::{Matrix, PerCore};
+use crate::analysis::classes::ClassOptions;
 use crate::analysis::model::Peak;
 use crate::probes::measure::{self, Bandwidth};
 use crate::results::names::matrix::{self as mx, kind};
@@ -135,6 +136,15 @@ pub fn add_peak(records: &mut Vec<Record>, topo: &Topology) {
             }
         }
     }
+}
+
+/// How the matrix's classes are to be found, kept with it so that every
+/// rendering of the document (and `numabench model`) finds the same ones.
+pub fn class_rule_record(opts: &ClassOptions) -> Record {
+    Record::new(probe::MATRIX, kind::CLASS_RULE)
+        .param(mx::param::KIND, kind::CLASS_RULE)
+        .param(mx::param::TOLERANCE_PCT, opts.tolerance * 100.0)
+        .param(mx::param::MERGE_CLOSE, opts.merge_close)
 }
 
 /// Gamma as the user gave it (`--peak`) in place of the recorded one.

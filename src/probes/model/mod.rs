@@ -5,6 +5,7 @@
 //! measured now (`validate.rs`); their records (`records.rs`) and how they
 //! are shown (`view.rs`).
 
+pub mod pcie;
 pub mod records;
 pub mod sections;
 pub mod validate;
@@ -28,6 +29,11 @@ pub struct ModelOptions {
     /// Gamma in MB/s as given [default: recorded with the matrix, else the
     /// best cell].
     pub peak: Option<f64>,
+    /// Class tolerance (a fraction) in place of the one recorded with the
+    /// matrix.
+    pub tolerance: Option<f64>,
+    /// Merge close classes, whatever the matrix recorded.
+    pub merge_close: bool,
     /// An access mix per class, fastest first.
     pub thetas: Option<Vec<f64>>,
     /// Classes as seen from this CPU node for `thetas`.
@@ -71,7 +77,11 @@ pub struct Modelled {
 /// usage errors naming the option.
 /// `source` names the document in messages.
 pub fn model(doc: &Document, source: &str, opts: &ModelOptions) -> Result<Modelled> {
-    let atlas = Atlas::from_records(&doc.records);
+    let mut atlas = Atlas::from_records(&doc.records);
+    if let Some(t) = opts.tolerance {
+        atlas.class_options.tolerance = t;
+    }
+    atlas.class_options.merge_close |= opts.merge_close;
     if atlas.single.is_empty() {
         return Err(usage(format!(
             "{source}: no single-thread matrix bandwidth in it (make one with 'numabench matrix --save FILE')"

@@ -5,6 +5,7 @@
 use super::validate::{Checked, Validation};
 use super::{Mix, Modelled, Process};
 use crate::analysis::atlas::Atlas;
+use crate::analysis::classes::rule;
 use crate::analysis::model as m;
 use crate::analysis::placement;
 use crate::probes::measure::Bandwidth;
@@ -27,6 +28,7 @@ fn class_records(atlas: &Atlas, gamma: &m::Peak) -> Vec<Record> {
     let mut out = vec![
         Record::new(probe::MODEL, md::GAMMA)
             .param(mp::SOURCE, gamma.describe())
+            .param(mp::CLASS_RULE, rule(&atlas.class_options))
             .metric(metric::PEAK_MB_S, gamma.mb_s, "MB/s", Better::Higher),
     ];
     let class = |name: String, k: usize, max: f64, nodes: Vec<String>| {
@@ -36,19 +38,27 @@ fn class_records(atlas: &Atlas, gamma: &m::Peak) -> Vec<Record> {
             .metric(metric::BANDWIDTH_MB_S, max, "MB/s", Better::Higher)
             .metric(mm::ALPHA, m::alpha(max, gamma.mb_s), "", Better::Higher)
     };
-    for &c in &atlas.cpu_nodes {
-        let rc = placement::row_classes(atlas, c);
+    let rows: Vec<_> = atlas
+        .cpu_nodes
+        .iter()
+        .map(|&c| placement::row_classes(atlas, c))
+        .collect();
+    let saturated = super::view::saturated_by_class(atlas, &rows);
+    for rc in &rows {
+        let c = rc.cpu_node;
         for k in &rc.classes.classes {
             let members = rc.members(k.index).iter().map(|m| m.to_string()).collect();
-            out.push(
-                class(
-                    format!("class {} from node {c}", k.index),
-                    k.index,
-                    k.max,
-                    members,
-                )
-                .param(param::CPU_NODE, c),
-            );
+            let mut rec = class(
+                format!("class {} from node {c}", k.index),
+                k.index,
+                k.max,
+                members,
+            )
+            .param(param::CPU_NODE, c);
+            if let Some(&v) = saturated.get(&(c, k.index)) {
+                rec = rec.metric(mm::SATURATED_MB_S, v, "MB/s", Better::Higher);
+            }
+            out.push(rec);
         }
     }
     let (cells, classes) = placement::system_classes(atlas);

@@ -3,7 +3,7 @@
 //! format.
 
 use crate::analysis::atlas::Atlas;
-use crate::analysis::classes::{Class, ClassOptions, Classes, rule};
+use crate::analysis::classes::{Class, Classes};
 use crate::analysis::model::{self, Peak};
 use crate::analysis::placement::{self, RowClasses};
 use crate::results::names::model::{self as md, metric as mm, param as mp};
@@ -11,6 +11,7 @@ use crate::results::names::{metric, param, probe};
 use crate::results::{Document, Record};
 use crate::topology::Topology;
 use crate::view::{Section, View};
+use std::collections::BTreeMap;
 
 fn list(nodes: &[usize]) -> String {
     nodes
@@ -31,9 +32,11 @@ pub fn class_sections(a: &Atlas, topo: &Topology, gamma: &Peak) -> Vec<Section> 
         .iter()
         .map(|&c| placement::row_classes(a, c))
         .collect();
+    let saturated = saturated_by_class(a, &rows);
     let (cells, system) = placement::system_classes(a);
     let classes = Shown {
         rows,
+        saturated,
         cells,
         system,
         gamma_mb_s: gamma.mb_s,
@@ -42,16 +45,46 @@ pub fn class_sections(a: &Atlas, topo: &Topology, gamma: &Peak) -> Vec<Section> 
     classes.sections(topo)
 }
 
+/// The best saturated bandwidth of each single-thread class's memory nodes,
+/// by (CPU node, class): the thesis' "multi-threaded" rows of Table 3.4.
+pub fn saturated_by_class(a: &Atlas, rows: &[RowClasses]) -> BTreeMap<(usize, usize), f64> {
+    let mut out = BTreeMap::new();
+    for rc in rows {
+        for k in &rc.classes.classes {
+            let best = rc
+                .members(k.index)
+                .iter()
+                .filter_map(|&m| a.saturated.get(rc.cpu_node, m))
+                .reduce(f64::max);
+            if let Some(b) = best {
+                out.insert((rc.cpu_node, k.index), b);
+            }
+        }
+    }
+    out
+}
+
 /// The classes as shown, whether just worked out or read back from the
 /// model's records.
 struct Shown {
     rows: Vec<RowClasses>,
+    /// Saturated bandwidth per (CPU node, class), where measured.
+    saturated: BTreeMap<(usize, usize), f64>,
     /// The cells the system-wide classes' members index.
     cells: Vec<(usize, usize)>,
     system: Classes,
     gamma_mb_s: f64,
     /// Gamma and where it comes from, in words.
     gamma: String,
+}
+
+/// `x` GB/s with its share of `of` (class 0), as the thesis' tables show
+/// a class: `9.30 (100%)`.
+fn gb_s_pct(x: f64, of: Option<f64>) -> String {
+    match of.filter(|o| *o > 0.0) {
+        Some(o) => format!("{:.2} ({:.0}%)", x / 1000.0, 100.0 * x / o),
+        None => format!("{:.2}", x / 1000.0),
+    }
 }
 
 impl Shown {
@@ -67,23 +100,30 @@ impl Shown {
 
     fn row_section(&self, topo: &Topology) -> Section {
         let mut rows = Section::new(
-            "bandwidth classes from each CPU node (single-thread; alpha = class bandwidth / Gamma)",
+            "bandwidth classes from each CPU node (single-thread GB/s and % of class 0; alpha = class bandwidth / Gamma; saturated: the best of the class's nodes with every thread)",
         );
+        let with_saturated = !self.saturated.is_empty();
         rows.header = [
             "cpu node",
             "class",
-            "<= MB/s",
+            "single GB/s",
             mm::ALPHA,
+            "alpha/alpha_0",
+            "saturated GB/s",
             "memory nodes",
             "SLIT",
         ]
-        .map(String::from)
-        .to_vec();
+        .iter()
+        .filter(|h| with_saturated || **h != "saturated GB/s")
+        .map(|h| h.to_string())
+        .collect();
         let mut flags = Vec::new();
         let mut criterion = None;
         let mut details = Vec::new();
         for rc in &self.rows {
             let c = rc.cpu_node;
+            let top = rc.classes.classes.first().map(|k| k.max);
+            let top_saturated = self.saturated.get(&(c, 0)).copied();
             for class in &rc.classes.classes {
                 let members = rc.members(class.index);
                 let mut slit: Vec<u32> = members
@@ -92,17 +132,29 @@ impl Shown {
                     .collect();
                 slit.sort_unstable();
                 slit.dedup();
-                rows.rows.push(vec![
+                let alpha = model::alpha(class.max, self.gamma_mb_s);
+                let mut row = vec![
                     c.to_string(),
                     class.index.to_string(),
-                    format!("{:.0}", class.max),
-                    format!("{:.4}", model::alpha(class.max, self.gamma_mb_s)),
-                    list(&members),
+                    gb_s_pct(class.max, top),
+                    format!("{alpha:.4}"),
+                    top.map_or("-".into(), |t| format!("{:.4}", class.max / t)),
+                ];
+                if with_saturated {
+                    row.push(
+                        self.saturated
+                            .get(&(c, class.index))
+                            .map_or("-".into(), |&v| gb_s_pct(v, top_saturated)),
+                    );
+                }
+                row.push(list(&members));
+                row.push(
                     slit.iter()
                         .map(|d| d.to_string())
                         .collect::<Vec<_>>()
                         .join(","),
-                ]);
+                );
+                rows.rows.push(row);
             }
             flags.extend(placement::slit_disagreements(topo, rc));
             flags.extend(placement::hmat_disagreements(topo, rc));
@@ -169,18 +221,33 @@ impl Shown {
                 nodes.push(c);
             }
         }
+        let rule = gamma
+            .params
+            .get(mp::CLASS_RULE)
+            .and_then(|v| v.as_str())
+            .unwrap_or("the rule was not recorded with these results")
+            .to_string();
         let rows = nodes
             .iter()
-            .map(|&c| row_from_records(c, &classes))
+            .map(|&c| row_from_records(c, &classes, &rule))
             .collect();
         let system: Vec<&Record> = classes
             .iter()
             .copied()
             .filter(|r| !has(r, param::CPU_NODE))
             .collect();
-        let (cells, system) = system_from_records(&system);
+        let (cells, system) = system_from_records(&system, &rule);
+        let saturated = classes
+            .iter()
+            .filter_map(|r| {
+                let c = uint(r, param::CPU_NODE)? as usize;
+                let v = r.metrics.get(mm::SATURATED_MB_S)?.value;
+                Some(((c, uint(r, mp::CLASS)? as usize), v))
+            })
+            .collect();
         Some(Shown {
             rows,
+            saturated,
             cells,
             system,
             gamma_mb_s: value(gamma, metric::PEAK_MB_S),
@@ -207,7 +274,7 @@ fn class_of(r: &Record, members: Vec<usize>) -> Class {
 }
 
 /// One CPU node's classes from its class records.
-fn row_from_records(c: usize, classes: &[&Record]) -> RowClasses {
+fn row_from_records(c: usize, classes: &[&Record], rule: &str) -> RowClasses {
     let row: Vec<&Record> = classes
         .iter()
         .copied()
@@ -237,14 +304,14 @@ fn row_from_records(c: usize, classes: &[&Record]) -> RowClasses {
         classes: Classes {
             classes: list,
             assignment,
-            criterion: rule(&ClassOptions::default()),
+            criterion: rule.to_string(),
         },
     }
 }
 
 /// The system-wide classes from their records: the cells in order, each
 /// class's members indexing them.
-fn system_from_records(classes: &[&Record]) -> (Vec<(usize, usize)>, Classes) {
+fn system_from_records(classes: &[&Record], rule: &str) -> (Vec<(usize, usize)>, Classes) {
     let mut cells = Vec::new();
     let mut list = Vec::new();
     for r in classes {
@@ -261,7 +328,7 @@ fn system_from_records(classes: &[&Record]) -> (Vec<(usize, usize)>, Classes) {
         Classes {
             classes: list,
             assignment,
-            criterion: rule(&ClassOptions::default()),
+            criterion: rule.to_string(),
         },
     )
 }
@@ -303,7 +370,14 @@ impl View for ModelView {
         "Data-access model".into()
     }
 
-    fn sections(&self, doc: &Document, records: &[&Record]) -> Vec<Section> {
+    fn sections(&self, doc: &Document, all: &[&Record]) -> Vec<Section> {
+        // The PCIe model's records name a direction; the rest are the
+        // memory model's.
+        let (pcie, records): (Vec<&Record>, Vec<&Record>) = all
+            .iter()
+            .copied()
+            .partition(|r| has(r, crate::results::names::pcie::param::DIRECTION));
+        let records = &records[..];
         let classes: Vec<&Record> = records
             .iter()
             .copied()
@@ -317,6 +391,9 @@ impl View for ModelView {
         }
         out.extend(pid_section(records));
         out.extend(validation_section(records));
+        if let Some(x) = super::pcie::from_records(&pcie) {
+            out.extend(super::pcie::sections(&x));
+        }
         out
     }
 }

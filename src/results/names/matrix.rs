@@ -8,6 +8,7 @@ pub mod kind {
     pub const PER_CORE: &str = "bandwidth_per_core";
     pub const PER_CORE_SUMMARY: &str = "per_core_summary";
     pub const PEAK: &str = "peak";
+    pub const CLASS_RULE: &str = "class_rule";
 }
 
 /// Params of the matrix alone.
@@ -16,6 +17,10 @@ pub mod param {
     pub const KIND: &str = "kind";
     /// Gamma with its source, on the `peak` record.
     pub const PEAK: &str = "peak";
+    /// The class tolerance in percent, on the `class_rule` record.
+    pub const TOLERANCE_PCT: &str = "tolerance_pct";
+    /// Whether close classes are merged, on the `class_rule` record.
+    pub const MERGE_CLOSE: &str = "merge_close";
     /// Cores measured, on the per-core summary.
     pub const CORES: &str = "cores";
     /// Whether every core is within the equivalence bound of the mean.

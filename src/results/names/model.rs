@@ -7,6 +7,8 @@ pub const GAMMA: &str = "gamma";
 pub mod param {
     /// Where Gamma comes from, in words.
     pub const SOURCE: &str = "source";
+    /// How the classes were found, in words.
+    pub const CLASS_RULE: &str = "class_rule";
     /// A class's index, 0 = fastest.
     pub const CLASS: &str = "class";
     /// A class's memory nodes (per CPU node) or cells (system-wide).
@@ -22,6 +24,8 @@ pub mod param {
 /// Metrics of the model alone.
 pub mod metric {
     pub const ALPHA: &str = "alpha";
+    /// A class's best saturated bandwidth (Table 3.4's multi-threaded row).
+    pub const SATURATED_MB_S: &str = "saturated_mb_s";
     pub const D: &str = "d";
     pub const LOSS: &str = "loss";
     pub const PREDICTED_LINEAR_MB_S: &str = "predicted_linear_mb_s";
