@@ -39,6 +39,15 @@ fn uint(s: &str) -> Result<u32, String> {
 /// when that is more than 90% of the free memory of the nodes the tasks are
 /// bound to (of every usable node when some task is not bound); --all skips
 /// such a suite entry with a note.
+///
+/// Where the figures differ from perf's: the suite's tests move the same
+/// bytes at the same speed (scripts/bench-peers --peer perf --all runs
+/// them side by side). The one known difference is outside the suite: a
+/// forward read-write walk without a memset (--no-data_rand_walk without
+/// -Z) runs about twice as fast as perf's (15.2-15.6 vs 7.9-8.1 GB/s on -p
+/// 1 -t 1 -P 512 on a 2-CPU AMD EPYC guest), because perf's loop tests for the end of the area
+/// and for wrap-around at every word while numabench walks the two runs
+/// of words on either side of the starting offset without a test.
 #[derive(clap::Args, Debug, Default)]
 #[command(args_override_self = true, infer_long_args = true)]
 pub struct MemArgs {
