@@ -81,9 +81,16 @@ struct Shown {
 /// `x` GB/s with its share of `of` (class 0), as the thesis' tables show
 /// a class: `9.30 (100%)`.
 fn gb_s_pct(x: f64, of: Option<f64>) -> String {
+    // Three significant digits at least, below 1 GB/s too.
+    let gb = x / 1000.0;
+    let digits = match gb.abs() {
+        g if g >= 1.0 => 2,
+        g if g >= 0.1 => 3,
+        _ => 4,
+    };
     match of.filter(|o| *o > 0.0) {
-        Some(o) => format!("{:.2} ({:.0}%)", x / 1000.0, 100.0 * x / o),
-        None => format!("{:.2}", x / 1000.0),
+        Some(o) => format!("{gb:.digits$} ({:.0}%)", 100.0 * x / o),
+        None => format!("{gb:.digits$}"),
     }
 }
 
@@ -532,6 +539,14 @@ mod tests {
     use super::*;
     use crate::probes::model::{Modelled, records};
     use crate::topology::fixture;
+
+    #[test]
+    fn class_bandwidths_keep_three_digits() {
+        assert_eq!(gb_s_pct(9300.0, Some(9300.0)), "9.30 (100%)");
+        assert_eq!(gb_s_pct(5600.0, Some(9300.0)), "5.60 (60%)");
+        assert_eq!(gb_s_pct(866.0, None), "0.866");
+        assert_eq!(gb_s_pct(36.0, Some(0.0)), "0.0360");
+    }
 
     fn modelled() -> Modelled {
         let mut atlas = Atlas {
