@@ -14,7 +14,9 @@ h1{font-size:1.6em}h2{border-bottom:1px solid #ccc;padding-bottom:.2em;margin-to
 h3{font-size:1.1em;margin-top:1.5em}table{border-collapse:collapse;margin:.5em 0}\
 td,th{border:1px solid #ccc;padding:.25em .6em;text-align:right}th{background:#f4f4f4}\
 td.l,th.l{text-align:left}pre{background:#f8f8f8;padding:.8em;overflow-x:auto;font-size:.85em}\
-.note{color:#555;font-size:.9em}svg{max-width:100%;height:auto;display:block;margin:.5em 0}";
+.note{color:#555;font-size:.9em}\
+.findings{background:#f6f8fa;border:1px solid #d0d7de;padding:.4em 1em;margin:1em 0}\
+.findings li{margin:.25em 0}.findings li.flag{color:#9a3412;font-weight:bold}svg{max-width:100%;height:auto;display:block;margin:.5em 0}";
 
 /// A run to show, with the name its columns and headings get.
 pub struct Run<'a> {
@@ -242,6 +244,21 @@ fn view_part(run: &Run<'_>, view: &dyn View) -> String {
     part(&anchor(view.probe(), &run.label), out)
 }
 
+/// What the run found, first of all (flags marked), where there is anything.
+fn findings_part(run: &Run<'_>) -> String {
+    let found = crate::analysis::findings::findings(run.doc);
+    if found.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from("<div class=\"findings\"><h3>findings</h3><ul>");
+    for f in &found {
+        let class = if f.flag { " class=\"flag\"" } else { "" };
+        let _ = write!(out, "<li{class}>{}</li>", escape(&f.text));
+    }
+    out.push_str("</ul></div>");
+    part(&anchor("findings", &run.label), out)
+}
+
 /// One page of titled tables (a command whose output is not a results
 /// document: topology, placement, comparison).
 pub fn page(title: &str, sections: &[Section]) -> String {
@@ -285,6 +302,7 @@ pub fn report(runs: &[Run<'_>], views: &[&dyn View]) -> String {
             escape(&r.doc.host.hostname),
             escape(&r.doc.host.cpu_model)
         );
+        out.push_str(&findings_part(r));
         out.push_str(&part(
             &anchor("topology", &r.label),
             format!(

@@ -88,8 +88,11 @@ fn gb_s_pct(x: f64, of: Option<f64>) -> String {
         g if g >= 0.1 => 3,
         _ => 4,
     };
-    match of.filter(|o| *o > 0.0) {
-        Some(o) => format!("{gb:.digits$} ({:.0}%)", 100.0 * x / o),
+    match of
+        .map(|o| 100.0 * x / o)
+        .filter(|p| p.is_finite() && *p >= 0.0)
+    {
+        Some(p) => format!("{gb:.digits$} ({p:.0}%)"),
         None => format!("{gb:.digits$}"),
     }
 }
@@ -145,7 +148,9 @@ impl Shown {
                     class.index.to_string(),
                     gb_s_pct(class.max, top),
                     format!("{alpha:.4}"),
-                    top.map_or("-".into(), |t| format!("{:.4}", class.max / t)),
+                    top.map(|t| class.max / t)
+                        .filter(|r| r.is_finite())
+                        .map_or("-".into(), |r| format!("{r:.4}")),
                 ];
                 if with_saturated {
                     row.push(

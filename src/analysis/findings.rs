@@ -1,0 +1,350 @@
+//! What a results document found, in a few sentences: the figures a reader
+//! looks for first (local against worst remote, classes, % of the peak,
+//! whether the cores are equivalent) and anything that makes a figure
+//! doubtful (unverified placement, noisy latency, firmware that ranks the
+//! nodes otherwise, a partial run). The report opens with them.
+
+use super::atlas::{Atlas, Grid};
+use super::model::PeakSource;
+use super::placement;
+use crate::results::names::matrix::{kind, param as mx};
+use crate::results::names::probe;
+use crate::results::{Document, Record};
+
+/// A placement verified below this share of pages is flagged.
+const VERIFIED_PCT: f64 = 95.0;
+/// A latency cell whose CV is above this is flagged as noisy.
+const NOISY_CV_PCT: f64 = 5.0;
+
+/// One sentence of the findings.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Finding {
+    /// Something that makes a figure doubtful, or that a reader must act on.
+    pub flag: bool,
+    pub text: String,
+}
+
+impl Finding {
+    fn info(text: String) -> Self {
+        Finding { flag: false, text }
+    }
+
+    fn flag(text: String) -> Self {
+        Finding { flag: true, text }
+    }
+}
+
+/// The findings of `doc`, the plain ones first, then the flags.
+pub fn findings(doc: &Document) -> Vec<Finding> {
+    let mut out = Vec::new();
+    let atlas = Atlas::from_records(&doc.records);
+    if !atlas.is_empty() {
+        out.extend(matrix_findings(doc, &atlas));
+    }
+    out.extend(per_core_finding(&doc.records));
+    out.extend(host_findings(doc));
+    if !doc.complete {
+        out.push(Finding::flag(
+            "the run did not finish: every figure here is partial".into(),
+        ));
+    }
+    out.sort_by_key(|f| f.flag);
+    out
+}
+
+/// `(min, max)` of a grid's local (or remote) cells.
+fn span(g: &Grid, local: bool) -> Option<(f64, f64)> {
+    let v = g
+        .values
+        .iter()
+        .filter(|((c, m), _)| (c == m) == local)
+        .map(|(_, v)| *v);
+    let lo = v.clone().reduce(f64::min)?;
+    Some((lo, v.reduce(f64::max)?))
+}
+
+/// `a / b` where both are usable figures and the quotient is finite.
+fn ratio(a: f64, b: f64) -> Option<f64> {
+    let x = a / b;
+    (a > 0.0 && b > 0.0 && x.is_finite()).then_some(x)
+}
+
+/// `100 x a / b` where finite.
+fn pct(a: f64, b: f64) -> Option<f64> {
+    ratio(a, b).map(|x| 100.0 * x)
+}
+
+fn matrix_findings(doc: &Document, a: &Atlas) -> Vec<Finding> {
+    let mut out = Vec::new();
+    let one_node = a.cpu_nodes.len() <= 1 && a.mem_nodes.len() <= 1;
+    let local_bw = span(&a.single, true);
+    let local_lat = span(&a.latency, true);
+    if one_node {
+        let bw = local_bw.map_or("-".into(), |b| format!("{:.0} MB/s", b.1));
+        let lat = local_lat.map_or("-".into(), |l| format!("{:.1} ns", l.0));
+        out.push(Finding::info(format!(
+            "one NUMA node: local single-thread bandwidth {bw}, idle latency {lat}; with no remote memory there is no remote penalty, no second class and no placement to advise on (a machine with two or more nodes, or scripts/numa-vm for behaviour, shows them)"
+        )));
+    } else {
+        if let (Some(l), Some(r)) = (local_bw, span(&a.single, false))
+            && let Some(x) = ratio(l.1, r.0)
+        {
+            out.push(Finding::info(format!(
+                "single-thread bandwidth: local {:.0} MB/s at best, worst remote {:.0} MB/s: remote memory is up to {x:.2}x slower",
+                l.1, r.0
+            )));
+        }
+        if let (Some(l), Some(r)) = (local_lat, span(&a.latency, false))
+            && let Some(x) = ratio(r.1, l.0)
+        {
+            out.push(Finding::info(format!(
+                "idle latency: local {:.1} ns at best, worst remote {:.1} ns ({x:.2}x)",
+                l.0, r.1
+            )));
+        }
+        let (_, system) = placement::system_classes(a);
+        let per_row = a
+            .cpu_nodes
+            .iter()
+            .map(|&c| placement::row_classes(a, c).classes.classes.len())
+            .max()
+            .unwrap_or(0);
+        out.push(Finding::info(format!(
+            "{} bandwidth class(es) system-wide, at most {per_row} seen from one CPU node",
+            system.classes.len()
+        )));
+        for &c in &a.cpu_nodes {
+            let rc = placement::row_classes(a, c);
+            let topo = &doc.host.topology;
+            for d in placement::slit_disagreements(topo, &rc)
+                .into_iter()
+                .chain(placement::hmat_disagreements(topo, &rc))
+            {
+                out.push(Finding::flag(format!(
+                    "firmware and measurement disagree: {d}"
+                )));
+            }
+        }
+    }
+    out.extend(peak_finding(a));
+    out.extend(doubtful_cells(a));
+    out
+}
+
+/// The best cells as a share of Gamma, where Gamma is known.
+fn peak_finding(a: &Atlas) -> Option<Finding> {
+    let peak = a
+        .peak
+        .as_ref()
+        .filter(|p| p.source != PeakSource::MeasuredLocal)?;
+    let best = a.single.values.values().copied().reduce(f64::max)?;
+    let mut text = format!(
+        "best single-thread bandwidth is {:.0}% of Gamma ({:.0} MB/s)",
+        pct(best, peak.mb_s)?,
+        peak.mb_s
+    );
+    if let Some(s) = a.saturated.values.values().copied().reduce(f64::max)
+        && let Some(p) = pct(s, peak.mb_s)
+    {
+        text.push_str(&format!(", saturated {p:.0}%"));
+    }
+    Some(Finding::info(text))
+}
+
+fn cells(g: &Grid, pick: impl Fn(f64) -> bool) -> Vec<String> {
+    g.values
+        .iter()
+        .filter(|(_, v)| pick(**v))
+        .map(|((c, m), _)| format!("{c}->{m}"))
+        .collect()
+}
+
+/// Cells whose placement was not verified, or whose latency is noisy.
+fn doubtful_cells(a: &Atlas) -> Vec<Finding> {
+    let mut out = Vec::new();
+    let unverified = cells(&a.verified, |p| p < VERIFIED_PCT);
+    if !unverified.is_empty() {
+        out.push(Finding::flag(format!(
+            "placement below {VERIFIED_PCT:.0}% verified on cell(s) {}: their memory was partly elsewhere",
+            unverified.join(", ")
+        )));
+    }
+    let noisy = cells(&a.latency_cv, |cv| cv > NOISY_CV_PCT);
+    if !noisy.is_empty() {
+        out.push(Finding::flag(format!(
+            "latency CV above {NOISY_CV_PCT:.0}% on cell(s) {}: repeat on a quieter machine",
+            noisy.join(", ")
+        )));
+    }
+    out
+}
+
+fn per_core_finding(records: &[Record]) -> Option<Finding> {
+    let s = records
+        .iter()
+        .find(|r| r.probe == probe::MATRIX && r.name.starts_with(kind::PER_CORE_SUMMARY))?;
+    let equivalent = s.params.get(mx::EQUIVALENT)?.as_bool()?;
+    Some(if equivalent {
+        Finding::info(
+            "the cores of the node measured are equivalent: one core stands for its node".into(),
+        )
+    } else {
+        Finding::flag("the cores of the node measured are not equivalent: which core runs a task changes its bandwidth".into())
+    })
+}
+
+/// Kernel settings that change what the figures mean.
+fn host_findings(doc: &Document) -> Vec<Finding> {
+    let h = &doc.host;
+    let mut out = Vec::new();
+    if let Some(thp) = &h.thp.enabled {
+        out.push(Finding::info(format!(
+            "transparent huge pages: {thp} (a program that does not ask for them gets {} pages)",
+            if thp == "always" { "huge" } else { "base" }
+        )));
+    }
+    match h.numa_balancing {
+        Some(0) => out.push(Finding::info(
+            "NUMA balancing is off: the kernel moves no memory toward the tasks".into(),
+        )),
+        Some(n) => out.push(Finding::info(format!(
+            "NUMA balancing is on (mode {n}): memory may move during long runs"
+        ))),
+        None => {}
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::results::{Better, Placement};
+    use crate::topology::fixture;
+
+    fn cell(kind: &str, c: usize, m: usize, metric: &str, v: f64) -> Record {
+        Record::new("matrix", &format!("{kind} {c}->{m}"))
+            .param("kind", kind)
+            .param("cpu_node", c)
+            .param("mem_node", m)
+            .metric(metric, v, "x", Better::Higher)
+    }
+
+    fn two_nodes() -> Document {
+        let mut d = Document::new(&fixture("two-node"));
+        for (c, m, bw, lat) in [
+            (0, 0, 10_000.0, 100.0),
+            (0, 1, 5_000.0, 180.0),
+            (1, 0, 4_000.0, 200.0),
+            (1, 1, 9_000.0, 110.0),
+        ] {
+            d.records
+                .push(cell("bandwidth_1t", c, m, "bandwidth_mb_s", bw));
+            d.records.push(cell("latency", c, m, "latency_ns", lat));
+        }
+        d.complete = true;
+        d
+    }
+
+    fn texts(f: &[Finding]) -> Vec<&str> {
+        f.iter().map(|f| f.text.as_str()).collect()
+    }
+
+    #[test]
+    fn local_against_worst_remote() {
+        let f = findings(&two_nodes());
+        let t = texts(&f);
+        assert!(
+            t.iter().any(|t| {
+                t.contains(
+            "local 10000 MB/s at best, worst remote 4000 MB/s: remote memory is up to 2.50x slower"
+        )
+            }),
+            "{t:?}"
+        );
+        assert!(
+            t.iter()
+                .any(|t| t.contains("local 100.0 ns at best, worst remote 200.0 ns (2.00x)")),
+            "{t:?}"
+        );
+        // 10000 and 9000 are 10% apart: two local classes system-wide.
+        assert!(
+            t.iter().any(
+                |t| t == &"4 bandwidth class(es) system-wide, at most 2 seen from one CPU node"
+            ),
+            "{t:?}"
+        );
+        assert!(!t.iter().any(|t| t.contains("did not finish")), "{t:?}");
+        // No Gamma known: no % of peak.
+        assert!(!t.iter().any(|t| t.contains("of Gamma")), "{t:?}");
+    }
+
+    #[test]
+    fn doubtful_figures_are_flagged_after_the_plain_ones() {
+        let mut d = two_nodes();
+        d.records[2].placement = Some(Placement {
+            on_target_pct: Some(80.0),
+            ..Default::default()
+        });
+        d.records.push(cell("latency", 1, 0, "cv_pct", 0.0).metric(
+            "cv_pct",
+            9.0,
+            "%",
+            Better::Lower,
+        ));
+        d.complete = false;
+        let f = findings(&d);
+        let flags: Vec<&str> = f
+            .iter()
+            .filter(|f| f.flag)
+            .map(|f| f.text.as_str())
+            .collect();
+        assert!(
+            flags
+                .iter()
+                .any(|t| t.contains("95% verified on cell(s) 0->1")),
+            "{flags:?}"
+        );
+        assert!(
+            flags
+                .iter()
+                .any(|t| t.contains("CV above 5% on cell(s) 1->0")),
+            "{flags:?}"
+        );
+        assert!(
+            flags.iter().any(|t| t.contains("did not finish")),
+            "{flags:?}"
+        );
+        let first_flag = f.iter().position(|f| f.flag).unwrap();
+        assert!(f[..first_flag].iter().all(|f| !f.flag));
+        assert!(f[first_flag..].iter().all(|f| f.flag));
+    }
+
+    #[test]
+    fn one_node_says_what_cannot_be_measured() {
+        let mut d = Document::new(&fixture("two-node"));
+        d.records
+            .push(cell("bandwidth_1t", 0, 0, "bandwidth_mb_s", 18_000.0));
+        let t: Vec<String> = findings(&d).into_iter().map(|f| f.text).collect();
+        assert!(
+            t[0].starts_with("one NUMA node: local single-thread bandwidth 18000 MB/s"),
+            "{t:?}"
+        );
+        assert!(t[0].contains("no remote penalty"), "{t:?}");
+    }
+
+    #[test]
+    fn gamma_known_gives_the_share_of_the_peak() {
+        let mut d = two_nodes();
+        d.records
+            .push(Record::new("matrix", "peak").param("kind", "peak").param(
+                "peak",
+                serde_json::to_value(crate::analysis::model::Peak::given(20_000.0)).unwrap(),
+            ));
+        let t: Vec<String> = findings(&d).into_iter().map(|f| f.text).collect();
+        assert!(
+            t.iter()
+                .any(|t| t == "best single-thread bandwidth is 50% of Gamma (20000 MB/s)"),
+            "{t:?}"
+        );
+    }
+}
