@@ -202,8 +202,11 @@ fn heatmap_block(h: &Heatmap) -> String {
         let _ = write!(out, "<tr><th class=\"l\">{}</th>", escape(&row.label));
         for (j, v) in row.cells.iter().enumerate() {
             // The best of a column in bold, as the thesis' tables have it.
+            // Compared as shown, so that every cell reading as the best is.
             let (b, eb) = match (v, best.get(j).copied().flatten()) {
-                (Some(v), Some(b)) if *v == b => ("<strong>", "</strong>"),
+                (Some(v), Some(b)) if format!("{v:.digits$}") == format!("{b:.digits$}") => {
+                    ("<strong>", "</strong>")
+                }
                 _ => ("", ""),
             };
             let pct = match (v, row.reference) {
@@ -303,13 +306,16 @@ pub fn report(runs: &[Run<'_>], views: &[&dyn View]) -> String {
             escape(&r.doc.host.cpu_model)
         );
         out.push_str(&findings_part(r));
-        out.push_str(&part(
-            &anchor("topology", &r.label),
-            format!(
-                "<h3>topology</h3><pre>{}</pre>",
-                escape(&super::topo_text::render(&r.doc.host.topology))
-            ),
-        ));
+        let topology: String = super::topo_tables::sections(&r.doc.host.topology)
+            .iter()
+            .map(|s| {
+                section(&Section {
+                    title: format!("topology: {}", s.title),
+                    ..s.clone()
+                })
+            })
+            .collect();
+        out.push_str(&part(&anchor("topology", &r.label), topology));
         for v in views {
             out.push_str(&view_part(r, *v));
         }
