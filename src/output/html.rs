@@ -1,6 +1,7 @@
 //! One self-contained HTML report from one or more results documents:
-//! inline CSS and SVG only (no script, no font, no network), every string
-//! from a results file escaped.
+//! inline CSS and SVG (no font, no network), every string from a results
+//! file escaped. Its one script, [`SORTER`], lets a reader sort a table by a
+//! column; the report reads in full without it.
 
 use super::sections::Section;
 use super::svg::{self, Chart, Marker, escape};
@@ -15,8 +16,23 @@ h3{font-size:1.1em;margin-top:1.5em}table{border-collapse:collapse;margin:.5em 0
 td,th{border:1px solid #ccc;padding:.25em .6em;text-align:right}th{background:#f4f4f4}\
 td.l,th.l{text-align:left}pre{background:#f8f8f8;padding:.8em;overflow-x:auto;font-size:.85em}\
 .note{color:#555;font-size:.9em}\
+@media print{body{margin:0;max-width:none}.part,table,svg{break-inside:avoid}th{cursor:auto}}\
 .findings{background:#f6f8fa;border:1px solid #d0d7de;padding:.4em 1em;margin:1em 0}\
 .findings li{margin:.25em 0}.findings li.flag{color:#9a3412;font-weight:bold}svg{max-width:100%;height:auto;display:block;margin:.5em 0}";
+
+/// Clicking a column heading sorts the table's rows by it (numbers by the
+/// number they start with, sizes in KiB/MiB/GiB/TiB as bytes, text as
+/// text), again to reverse. Fixed text:
+/// nothing from a results file is ever in a script.
+pub const SORTER: &str = "<script>document.querySelectorAll('table').forEach(function(t){\
+var h=t.rows[0];if(!h||t.rows.length<3)return;\
+Array.prototype.forEach.call(h.cells,function(th,i){th.style.cursor='pointer';th.title='sort by this column';\
+th.addEventListener('click',function(){var rows=Array.prototype.slice.call(t.rows,1);\
+var num=function(s){var m=/^\\s*(-?[0-9.]+(?:e[-+]?[0-9]+)?)\\s*([KMGT]iB)?/i.exec(s);if(!m)return null;\
+return parseFloat(m[1])*(m[2]?Math.pow(1024,'KMGT'.indexOf(m[2][0].toUpperCase())+1):1);};var up=th.dataset.up!=='1';th.dataset.up=up?'1':'0';\
+rows.sort(function(a,b){var x=a.cells[i]?a.cells[i].textContent:'',y=b.cells[i]?b.cells[i].textContent:'';\
+var p=num(x),q=num(y);var c=(p!==null&&q!==null)?p-q:x.localeCompare(y);return up?c:-c;});\
+rows.forEach(function(r){r.parentNode.appendChild(r);});});});});</script>";
 
 /// A run to show, with the name its columns and headings get.
 pub struct Run<'a> {
@@ -325,6 +341,7 @@ pub fn report(runs: &[Run<'_>], views: &[&dyn View]) -> String {
         }
         out.push_str("</section>");
     }
+    out.push_str(SORTER);
     out.push_str("</body></html>\n");
     out
 }
@@ -401,7 +418,9 @@ mod tests {
         assert!(html.contains("bandwidth classes"));
         // 6000 is 60% of its row's local value: a warm colour.
         assert!(html.contains("title=\"60%\""), "{html}");
-        assert!(!html.contains("<script"));
+        // The sorter is the one script.
+        assert_eq!(html.matches("<script").count(), 1);
+        assert!(html.contains(SORTER));
         assert!(html.starts_with("<!DOCTYPE html>") && html.ends_with("</html>\n"));
     }
 
