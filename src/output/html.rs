@@ -15,7 +15,7 @@ h1{font-size:1.6em}h2{border-bottom:1px solid #ccc;padding-bottom:.2em;margin-to
 h3{font-size:1.1em;margin-top:1.5em}table{border-collapse:collapse;margin:.5em 0}\
 td,th{border:1px solid #ccc;padding:.25em .6em;text-align:right}th{background:#f4f4f4}\
 td.l,th.l{text-align:left}pre{background:#f8f8f8;padding:.8em;overflow-x:auto;font-size:.85em}\
-.note{color:#555;font-size:.9em}\
+.note{color:#555;font-size:.9em}.intro{margin:.3em 0 1em}\
 @media print{body{margin:0;max-width:none}.part,table,svg{break-inside:avoid}th{cursor:auto}}\
 .findings{background:#f6f8fa;border:1px solid #d0d7de;padding:.4em 1em;margin:1em 0}\
 .findings li{margin:.25em 0}.findings li.flag{color:#9a3412;font-weight:bold}svg{max-width:100%;height:auto;display:block;margin:.5em 0}";
@@ -257,6 +257,9 @@ fn view_part(run: &Run<'_>, view: &dyn View) -> String {
         return String::new();
     }
     let mut out = format!("<h2>{}</h2>", escape(&view.heading()));
+    if let Some(intro) = view.intro() {
+        let _ = write!(out, "<p class=\"intro\">{}</p>", escape(intro));
+    }
     for b in view.blocks(run.doc, &records) {
         out.push_str(&block(&b));
     }

@@ -26,6 +26,12 @@ pub trait View: Sync {
         self.probe().to_string()
     }
 
+    /// One sentence under the heading of this probe's part of the HTML
+    /// report: what it shows and how to read it.
+    fn intro(&self) -> Option<&'static str> {
+        None
+    }
+
     /// The first line of a text, Markdown or LaTeX rendering.
     fn title(&self, doc: &Document) -> String {
         format!(

@@ -34,6 +34,12 @@ impl View for MatrixView {
         "Node-to-node matrix".into()
     }
 
+    fn intro(&self) -> Option<&'static str> {
+        Some(
+            "What a thread on each CPU node (row) gets from the memory of each node (column): one thread's bandwidth, the bandwidth with every thread of the node, and the idle latency. Colours compare a cell with its row's local cell; green is as fast as local, red far slower. The bandwidth classes below group the columns a program can treat as one speed.",
+        )
+    }
+
     fn sections(&self, doc: &Document, records: &[&Record]) -> Vec<Section> {
         let mut out = Vec::new();
         let per_core: Vec<&Record> = records

@@ -22,6 +22,12 @@ impl View for MemView {
         probe::MEM
     }
 
+    fn intro(&self) -> Option<&'static str> {
+        Some(
+            "perf bench numa mem's workload: the figures perf prints for each test (total speed in GB/s, runtimes, convergence), and where each task's memory ended up.",
+        )
+    }
+
     fn sections(&self, _doc: &Document, records: &[&Record]) -> Vec<Section> {
         let mut out = vec![figures(records)];
         if records.iter().any(|r| !placement_of(r).is_empty()) {

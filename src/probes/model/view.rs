@@ -382,6 +382,12 @@ impl View for ModelView {
         "Data-access model".into()
     }
 
+    fn intro(&self) -> Option<&'static str> {
+        Some(
+            "The thesis' model: each bandwidth class as a fraction alpha of the theoretical peak, and D, the fraction of the peak a program reaches with a given share of its accesses in each class (1 is the peak; the loss against alpha_0 is what its placement costs).",
+        )
+    }
+
     fn sections(&self, doc: &Document, all: &[&Record]) -> Vec<Section> {
         // The PCIe model's records name a direction; the rest are the
         // memory model's.

@@ -23,6 +23,12 @@ impl View for SchedView {
         format!("Scheduler placement ({})", probe::SCHED)
     }
 
+    fn intro(&self) -> Option<&'static str> {
+        Some(
+            "numa_test: unbound tasks each updating their own array, disturbed by a burst of short tasks; for each task, the share of its time on each node and whether it ended away from its memory. A good scheduler keeps a task on the node of its memory through the burst.",
+        )
+    }
+
     fn sections(&self, _doc: &Document, records: &[&Record]) -> Vec<Section> {
         sections(records)
     }

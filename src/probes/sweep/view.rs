@@ -60,6 +60,12 @@ impl View for SweepView {
         "Cache-aware sweep".into()
     }
 
+    fn intro(&self) -> Option<&'static str> {
+        Some(
+            "Bandwidth and latency against the per-thread buffer size, on a log axis with the caches marked: the plateaus are the cache levels, and the figures right of the last dashed line are memory's. Bandwidth counts the buffer once, as sc-membench does.",
+        )
+    }
+
     fn sections(&self, doc: &Document, records: &[&Record]) -> Vec<Section> {
         let rows = records::rows(records);
         let mut table = Section::new("bandwidth and latency by per-thread buffer size");
