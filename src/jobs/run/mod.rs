@@ -4,6 +4,7 @@
 //! an HTML report and CSVs.
 
 mod folder;
+mod levels;
 mod parts;
 mod summary;
 
@@ -11,8 +12,8 @@ use crate::analysis::classes::ClassOptions;
 use crate::output::html::{Run, report};
 use crate::probes::matrix::MatrixView;
 use crate::probes::matrix::{self, MatrixConfig};
+use crate::probes::sweep;
 use crate::probes::sweep::view::SweepView;
-use crate::probes::sweep::{self, SweepConfig};
 use crate::progress::Progress;
 use crate::results::names::probe;
 use crate::results::{Document, write_output};
@@ -124,7 +125,10 @@ fn measure_sweep(topo: &Topology, doc: &mut Document, show: &dyn Fn(&str)) -> Re
     let (rows, notes) = if stopped() {
         (Vec::new(), Vec::new())
     } else {
-        sweep::run(topo, &SweepConfig::default(), &mut |w| show(w))?
+        let (cfg, note) = levels::sweep_config(topo);
+        let (rows, mut notes) = sweep::run(topo, &cfg, &mut |w| show(w))?;
+        notes.extend(note);
+        (rows, notes)
     };
     let first_sweep = doc.records.len();
     doc.records.extend(rows.iter().map(sweep::records::record));

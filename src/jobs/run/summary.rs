@@ -1,5 +1,6 @@
 //! The summary `run` prints, from the records of its results document.
 
+use super::levels::Levels;
 use crate::analysis::atlas::{Atlas, Grid};
 use crate::analysis::sweep_summary::Summary;
 use crate::results::names::{param, probe, run};
@@ -17,7 +18,12 @@ pub fn summary(doc: &Document, secs: f64) -> String {
     );
     out.push_str(&matrix_lines(&Atlas::from_records(&doc.records)));
     let records: Vec<&Record> = doc.records.iter().collect();
-    out.push_str(&sweep_lines(&crate::probes::sweep::summarize(&records)));
+    let levels = super::levels::Levels::of(&h.topology, None);
+    out.push_str(&sweep_lines(
+        &crate::probes::sweep::summarize(&records),
+        &sweep_points(&records),
+        &levels,
+    ));
     out.push_str(&part_lines(&doc.records));
     out
 }
@@ -77,16 +83,80 @@ fn matrix_lines(a: &Atlas) -> String {
     out
 }
 
-fn sweep_lines(s: &Summary) -> String {
+/// (operation, per-thread bytes, MB/s or ns) of every sweep measurement.
+fn sweep_points(records: &[&Record]) -> Vec<(String, usize, f64)> {
+    let own: Vec<&Record> = records
+        .iter()
+        .copied()
+        .filter(|r| r.probe == probe::SWEEP)
+        .collect();
+    crate::probes::sweep::records::rows(&own)
+        .iter()
+        .map(|r| {
+            let value = if r.operation == crate::results::names::sweep::LATENCY {
+                r.latency_ns
+            } else {
+                r.bandwidth_mb_s
+            };
+            (r.operation.clone(), r.size_kb as usize * 1024, value)
+        })
+        .collect()
+}
+
+/// Per operation its peak with the level it was measured in, and its
+/// figure at the largest size where that is memory; then the latency at
+/// the largest size, named the same way.
+fn sweep_lines(s: &Summary, points: &[(String, usize, f64)], levels: &Levels) -> String {
     let mut out = String::new();
+    let size = |b: usize| crate::units::bytes(b as u64);
+    let largest = |op: &str| {
+        points
+            .iter()
+            .filter(|p| p.0 == op)
+            .max_by_key(|p| p.1)
+            .map(|p| (p.1, p.2))
+    };
     for o in &s.ops {
+        let at_peak = points
+            .iter()
+            .find(|p| p.0 == o.operation && p.2 == o.peak_mb_s)
+            .map(|p| p.1);
+        let peak = match at_peak {
+            Some(b) => format!(
+                "peak ({}) {:.0} MB/s at {}",
+                levels.name(b),
+                o.peak_mb_s,
+                size(b)
+            ),
+            None => format!("peak {:.0} MB/s", o.peak_mb_s),
+        };
+        let memory = match largest(&o.operation) {
+            Some((b, v)) if b >= levels.memory_from() => {
+                format!("memory ({}) {v:.0} MB/s at {}", levels.name(b), size(b))
+            }
+            Some((b, _)) => format!(
+                "no memory figure (largest size {}, {})",
+                size(b),
+                levels.name(b)
+            ),
+            None => String::new(),
+        };
         out.push_str(&format!(
-            "  sweep {:<6}        peak {:.0} MB/s, log2-weighted average {:.0} MB/s\n",
-            o.operation, o.peak_mb_s, o.weighted_avg_mb_s
+            "  sweep {:<6}        {peak}; {memory}; log2-weighted average {:.0} MB/s\n",
+            o.operation, o.weighted_avg_mb_s
         ));
     }
-    if let Some((ns, kb)) = s.ram_latency {
-        out.push_str(&format!("  RAM latency:        {ns:.1} ns at {kb} KiB\n"));
+    if let Some((b, ns)) = largest(crate::results::names::sweep::LATENCY) {
+        let what = if b >= levels.memory_from() {
+            "memory latency:    "
+        } else {
+            "latency (not RAM): "
+        };
+        out.push_str(&format!(
+            "  {what} {ns:.1} ns at {} ({})\n",
+            size(b),
+            levels.name(b)
+        ));
     }
     out
 }
@@ -158,21 +228,37 @@ mod tests {
     }
 
     #[test]
-    fn the_sweep_lines_from_records_are_those_from_the_rows() {
+    fn the_sweep_lines_name_the_level_of_each_figure() {
         let rows = vec![
             row(16, "read", 12345.678, 0.0),
-            row(4096, "read", 4321.5, 0.0),
+            row(1 << 20, "read", 4321.5, 0.0),
             row(16, "copy", 9000.25, 0.0),
             row(4096, "copy", 3000.75, 0.0),
             row(16, "latency", 0.0, 1.25),
-            row(131072, "latency", 0.0, 97.5),
+            row(1 << 20, "latency", 0.0, 97.5),
         ];
         let records: Vec<Record> = rows.iter().map(sweep::records::record).collect();
         let refs: Vec<&Record> = records.iter().collect();
-        let from_records = sweep_lines(&sweep::summarize(&refs));
-        assert_eq!(from_records, sweep_lines(&summarize(&rows)));
+        let levels = Levels {
+            l1: 32 << 10,
+            l2: 1 << 20,
+            l3: 32 << 20,
+        };
+        let lines = sweep_lines(&sweep::summarize(&refs), &sweep_points(&refs), &levels);
+        // The same summary as the rows give.
+        assert_eq!(sweep::summarize(&refs).ops, summarize(&rows).ops);
         assert!(
-            from_records.contains("sweep read ") && from_records.contains("97.5 ns at 131072 KiB")
+            lines.contains("sweep read          peak (L1) 12346 MB/s at 16 KiB; memory (memory, 32x L3) 4322 MB/s at 1 GiB;"),
+            "{lines}"
+        );
+        // 4 MiB is an eighth of this L3: no memory figure for copy.
+        assert!(
+            lines.contains("no memory figure (largest size 4 MiB, L3)"),
+            "{lines}"
+        );
+        assert!(
+            lines.contains("memory latency:     97.5 ns at 1 GiB (memory, 32x L3)"),
+            "{lines}"
         );
     }
 
