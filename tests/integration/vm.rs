@@ -971,10 +971,11 @@ fn mem_memory_per_node_shows_both_sides_of_convergence_on_two_nodes() {
     };
     let (n0, n1) = (y(0), y(1));
     assert!(n0.len() >= 2, "{series}");
-    // -0: all 128 MiB start on node 0; every look sees all of it.
+    // -0: all 128 MiB start on node 0; every look sees all of it, with
+    // the few MiB of the processes' other private memory (stacks, arenas).
     assert!(n0[0] >= 0.9 * 128.0, "{n0:?} {n1:?}");
     for (a, b) in n0.iter().zip(&n1) {
-        assert!((120.0..=130.0).contains(&(a + b)), "{n0:?} {n1:?}");
+        assert!((126.0..=140.0).contains(&(a + b)), "{n0:?} {n1:?}");
     }
     // Two one-thread processes converge on the CPU side; the latency is
     // that moment, not the run's length, which waited for the memory.
