@@ -52,6 +52,8 @@ impl Style {
     fn figure(&self, v: f64) -> String {
         let mut s = match self.decimals {
             Some(d) => format!("{v:.d$}"),
+            // Counts (pages migrated, hinting faults) as whole numbers.
+            None if v.fract() == 0.0 && v.abs() < 1e15 => format!("{v:.0}"),
             None => num(v),
         };
         if self.percent {
@@ -286,19 +288,34 @@ mod tests {
     #[test]
     fn a_zero_base_is_new() {
         let c = Comparison {
-            rows: vec![row(
-                "4x4-convergence",
-                "numa_pages_migrated",
-                "count",
-                Better::Lower,
-                0.0,
-                &[Some(32787.0)],
-            )],
+            rows: vec![
+                row(
+                    "4x4-convergence",
+                    "numa_pages_migrated",
+                    "count",
+                    Better::Lower,
+                    0.0,
+                    &[Some(32787.0)],
+                ),
+                row(
+                    "1x3-convergence",
+                    "numa_pages_migrated",
+                    "count",
+                    Better::Lower,
+                    15.0,
+                    &[Some(15.0)],
+                ),
+            ],
             unmatched: vec![1],
         };
         let t = text(&c, &["a".into(), "b".into()], &[]);
         assert!(
-            line(&t, "4x4-convergence", "count").contains("32787: new |"),
+            line(&t, "4x4-convergence", "count").contains(":  0 | 32787: new |"),
+            "{t}"
+        );
+        // Counts are whole numbers; no change is +0.0%.
+        assert!(
+            line(&t, "1x3-convergence", "count").contains(": 15 |  15: +0.0% |"),
             "{t}"
         );
         assert!(t.contains("b: 1 record(s) not in the base run"));
