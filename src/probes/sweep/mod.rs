@@ -267,15 +267,16 @@ pub fn check_given_sizes(topo: &Topology, cfg: &SweepConfig) -> Result<(), Strin
     let threads = cfg.threads.unwrap_or(max).min(max);
     let limit = per_thread_limit(topo, &seats::place(topo, threads, cfg.placing));
     let lat_limit = per_thread_limit(topo, &seats::spread(topo, max)[..1]);
-    let cap = latency_cap(topo);
     for &size in sizes {
         for &op in &cfg.ops {
-            let (l, bytes) = if op == SweepOp::Latency {
-                (lat_limit, latency_size(size, cap))
+            let l = if op == SweepOp::Latency {
+                lat_limit
             } else {
-                (limit, size)
+                limit
             };
-            if let Some(why) = does_not_fit(bytes, op, threads, l) {
+            // A size asked for must fit as asked, even where latency's
+            // cap would chase less of it.
+            if let Some(why) = does_not_fit(size, op, threads, l) {
                 return Err(format!(
                     "-s {} KiB: {why}; give a smaller size or fewer threads (-p)",
                     size / 1024
