@@ -187,17 +187,7 @@ fn add_memory(mut r: Record, out: &RunOutput) -> Record {
         y_label: "memory".into(),
         y_unit: "MiB".into(),
         x: m.looks.iter().map(|l| l.t).collect(),
-        lines: m
-            .nodes
-            .iter()
-            .map(|n| Line {
-                label: format!("node {n}"),
-                y: m.looks
-                    .iter()
-                    .map(|l| l.mem.get(n).copied().unwrap_or(0) as f64 / 1048576.0)
-                    .collect(),
-            })
-            .collect(),
+        lines: crate::probes::autonuma::records::memory_lines(&m.nodes, &m.looks),
     });
     if let Some(t) = m.followed_at_s {
         r = r.metric(mm::MEMORY_CONVERGED_AT_S, t, "s", Better::Lower);
