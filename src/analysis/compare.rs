@@ -11,8 +11,10 @@ use crate::stats;
 #[derive(Debug, Clone, PartialEq)]
 pub struct Cell {
     pub value: f64,
-    /// Change against the base in %, + = better (direction from the record).
-    pub change_pct: f64,
+    /// Change against the base in %, + = better (direction from the record);
+    /// `None` where the base is 0 and this value is not: no percentage
+    /// exists (0 -> 32,787 migrated pages is not "+0.0%").
+    pub change_pct: Option<f64>,
     /// `Some(true)` when the change is within the runs' noise; `None` when
     /// neither side kept samples to judge by.
     pub within_noise: Option<bool>,
@@ -50,16 +52,19 @@ fn is_secondary(record: &Record, metric: &str) -> bool {
     spread || cost
 }
 
-/// Change in %, + = better.
-pub fn change_pct(base: f64, other: f64, better: Better) -> f64 {
+/// Change in %, + = better; `None` from a base of 0 to anything else.
+/// Equal values are +0.0 whichever the direction (never -0.0).
+pub fn change_pct(base: f64, other: f64, better: Better) -> Option<f64> {
     if base == 0.0 {
-        return 0.0;
+        return (other == 0.0).then_some(0.0);
     }
     let raw = 100.0 * (other - base) / base.abs();
-    match better {
+    let signed = match better {
         Better::Higher => raw,
         Better::Lower => -raw,
-    }
+    };
+    // -0.0 + 0.0 is +0.0: a lower-is-better metric that did not move.
+    Some(signed + 0.0)
 }
 
 /// Whether `change_pct` lies within two standard deviations of the
@@ -93,7 +98,37 @@ fn without_farthest(s: &[f64]) -> Vec<f64> {
         .collect()
 }
 
-pub fn compare(base: &Document, others: &[&Document], all_metrics: bool) -> Comparison {
+/// Which metrics a comparison shows.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Metrics<'a> {
+    /// Each record's results, without spread and cost figures.
+    Main,
+    /// Every metric.
+    All,
+    /// These metrics alone (spread and cost ones too, when named).
+    Named(&'a [String]),
+}
+
+impl Metrics<'_> {
+    fn shows(&self, record: &Record, metric: &str) -> bool {
+        match self {
+            Metrics::Main => !is_secondary(record, metric),
+            Metrics::All => true,
+            Metrics::Named(names) => names.iter().any(|n| n == metric),
+        }
+    }
+}
+
+/// The metrics of `names` that no record of `doc` has, in their order.
+pub fn missing_metrics<'a>(doc: &Document, names: &'a [String]) -> Vec<&'a str> {
+    names
+        .iter()
+        .filter(|n| !doc.records.iter().any(|r| r.metrics.contains_key(*n)))
+        .map(String::as_str)
+        .collect()
+}
+
+pub fn compare(base: &Document, others: &[&Document], metrics: Metrics) -> Comparison {
     let find = |doc: &'_ Document, r: &Record| -> Option<usize> {
         doc.records
             .iter()
@@ -106,7 +141,7 @@ pub fn compare(base: &Document, others: &[&Document], all_metrics: bool) -> Comp
             .map(|d| find(d, r).map(|i| &d.records[i]))
             .collect();
         for (key, m) in &r.metrics {
-            if !all_metrics && is_secondary(r, key) {
+            if !metrics.shows(r, key) {
                 continue;
             }
             let base_samples = r.samples.get(key).map_or(&[][..], Vec::as_slice);
@@ -120,7 +155,7 @@ pub fn compare(base: &Document, others: &[&Document], all_metrics: bool) -> Comp
                     Some(Cell {
                         value,
                         change_pct: change,
-                        within_noise: within_noise(change, base_samples, samples),
+                        within_noise: change.and_then(|c| within_noise(c, base_samples, samples)),
                     })
                 })
                 .collect();
@@ -164,10 +199,42 @@ mod tests {
 
     #[test]
     fn sign_follows_the_better_direction() {
-        assert_eq!(change_pct(100.0, 110.0, Better::Higher), 10.0);
-        assert_eq!(change_pct(100.0, 110.0, Better::Lower), -10.0);
-        assert_eq!(change_pct(200.0, 150.0, Better::Lower), 25.0);
-        assert_eq!(change_pct(0.0, 5.0, Better::Higher), 0.0);
+        assert_eq!(change_pct(100.0, 110.0, Better::Higher), Some(10.0));
+        assert_eq!(change_pct(100.0, 110.0, Better::Lower), Some(-10.0));
+        assert_eq!(change_pct(200.0, 150.0, Better::Lower), Some(25.0));
+    }
+
+    #[test]
+    fn a_zero_base_has_no_percentage() {
+        // 0 -> 32,787 migrated pages is a change, not +0.0%.
+        assert_eq!(change_pct(0.0, 32787.0, Better::Lower), None);
+        assert_eq!(change_pct(0.0, 5.0, Better::Higher), None);
+        assert_eq!(change_pct(0.0, 0.0, Better::Lower), Some(0.0));
+        let base = doc(vec![Record::new("mem", "4x4-convergence").metric(
+            "numa_pages_migrated",
+            0.0,
+            "count",
+            Better::Lower,
+        )]);
+        let other = doc(vec![Record::new("mem", "4x4-convergence").metric(
+            "numa_pages_migrated",
+            32787.0,
+            "count",
+            Better::Lower,
+        )]);
+        let c = compare(&base, &[&other], Metrics::Main);
+        let cell = c.rows[0].others[0].clone().unwrap();
+        assert_eq!(
+            (cell.value, cell.change_pct, cell.within_noise),
+            (32787.0, None, None)
+        );
+    }
+
+    #[test]
+    fn equal_lower_is_better_values_are_plus_zero() {
+        let c = change_pct(7.5, 7.5, Better::Lower).unwrap();
+        assert!(c == 0.0 && c.is_sign_positive(), "{c}");
+        assert_eq!(format!("{c:+.1}"), "+0.0");
     }
 
     #[test]
@@ -199,7 +266,7 @@ mod tests {
             bw("4x1-bw-process", 2040.0, &[1940.0, 2040.0, 2140.0]),
             bw("only-here", 1.0, &[]),
         ]);
-        let c = compare(&base, &[&other], false);
+        let c = compare(&base, &[&other], Metrics::Main);
         // cv_pct is secondary: two metrics per record.
         assert_eq!(c.rows.len(), 4);
         let row = |t: &str, m: &str| {
@@ -212,23 +279,31 @@ mod tests {
                 .unwrap()
         };
         let planted = row("2x1-bw-process", "bandwidth_mb_s");
-        assert_eq!(planted.change_pct, 50.0);
+        assert_eq!(planted.change_pct, Some(50.0));
         assert_eq!(planted.within_noise, Some(false));
         let small = row("4x1-bw-process", "bandwidth_mb_s");
-        assert!((small.change_pct - 2.0).abs() < 1e-9);
+        assert!((small.change_pct.unwrap() - 2.0).abs() < 1e-9);
         assert_eq!(small.within_noise, Some(true));
         // Latency dropped by half: + for a lower-is-better metric.
-        assert_eq!(row("2x1-bw-process", "latency_ns").change_pct, -50.0);
+        assert_eq!(row("2x1-bw-process", "latency_ns").change_pct, Some(-50.0));
         assert_eq!(c.unmatched, [1]);
-        assert_eq!(compare(&base, &[&other], true).rows.len(), 6);
+        assert_eq!(compare(&base, &[&other], Metrics::All).rows.len(), 6);
+        // Named metrics alone, a secondary one included when named.
+        let named = ["cv_pct".to_string(), "latency_ns".to_string()];
+        let c = compare(&base, &[&other], Metrics::Named(&named));
+        assert_eq!(c.rows.len(), 4);
+        assert!(c.rows.iter().all(|r| named.contains(&r.metric)));
+        assert_eq!(missing_metrics(&base, &named), Vec::<&str>::new());
+        let wrong = ["cv_pct".to_string(), "no_such".to_string()];
+        assert_eq!(missing_metrics(&base, &wrong), ["no_such"]);
     }
 
     #[test]
     fn a_missing_record_is_an_empty_cell() {
         let base = doc(vec![bw("a", 1.0, &[])]);
         let other = doc(vec![]);
-        let c = compare(&base, &[&other, &base], false);
+        let c = compare(&base, &[&other, &base], Metrics::Main);
         assert!(c.rows[0].others[0].is_none());
-        assert_eq!(c.rows[0].others[1].as_ref().unwrap().change_pct, 0.0);
+        assert_eq!(c.rows[0].others[1].as_ref().unwrap().change_pct, Some(0.0));
     }
 }

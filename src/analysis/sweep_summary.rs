@@ -1,8 +1,10 @@
 //! The sweep summary and sc-membench's scores.
 //!
 //! Peak is the highest bandwidth over sizes; the weighted average weights
-//! each size by log2(size in KiB) so larger (memory-bound) buffers count
-//! more. RAM latency is the latency at the largest size measured. Scores, as
+//! each size by log2(size in KiB + 1) so larger (memory-bound) buffers count
+//! more. That is sc-membench's code (its `update_summary`); its README says
+//! log2(size), which would give a 1 KiB buffer no weight at all. RAM
+//! latency is the latency at the largest size measured. Scores, as
 //! sc-membench defines them: bandwidth = mean of the read, write and copy
 //! peaks in GB/s (copy in its buffer-once convention); latency =
 //! 1000 / RAM latency in ns; combined = sqrt(bandwidth x latency) x 100.
@@ -60,6 +62,12 @@ where
     summarize_points(&points)
 }
 
+/// A size's weight in the weighted average: log2(size in KiB + 1), as
+/// sc-membench computes it.
+pub fn weight(size_kb: u64) -> f64 {
+    (size_kb as f64 + 1.0).log2()
+}
+
 fn summarize_points(rows: &[Point]) -> Summary {
     let mut ops: Vec<OpSummary> = Vec::new();
     let mut names: Vec<&str> = Vec::new();
@@ -73,7 +81,7 @@ fn summarize_points(rows: &[Point]) -> Summary {
         let peak = of.iter().map(|r| r.bandwidth_mb_s).fold(0.0, f64::max);
         let (mut num, mut den) = (0.0, 0.0);
         for r in &of {
-            let w = (r.size_kb.max(1) as f64).log2().max(0.0);
+            let w = weight(r.size_kb);
             num += w * r.bandwidth_mb_s;
             den += w;
         }
@@ -145,12 +153,16 @@ mod tests {
     }
 
     #[test]
-    fn weighted_average_favours_large_sizes() {
-        // log2(2) = 1 and log2(1024) = 10: (1*100 + 10*10) / 11.
-        let rows = vec![row(2, "read", 100.0, 0.0), row(1024, "read", 10.0, 0.0)];
+    fn weighted_average_favours_large_sizes_as_sc_membench_weighs_them() {
+        // sc-membench: weight = log2(size_kb + 1). 1 KiB weighs 1, 3 KiB 2.
+        assert_eq!(weight(1), 1.0);
+        assert_eq!(weight(3), 2.0);
+        assert_eq!(weight(0), 0.0);
+        // log2(4) = 2 and log2(1024) = 10 for 3 and 1023 KiB: (2*100 + 10*10) / 12.
+        let rows = vec![row(3, "read", 100.0, 0.0), row(1023, "read", 10.0, 0.0)];
         let s = summarize(&rows);
         assert_eq!(s.ops[0].peak_mb_s, 100.0);
-        assert!((s.ops[0].weighted_avg_mb_s - 200.0 / 11.0).abs() < 1e-9);
+        assert!((s.ops[0].weighted_avg_mb_s - 25.0).abs() < 1e-9);
         assert!(s.scores.is_none());
     }
 

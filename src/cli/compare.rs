@@ -1,6 +1,6 @@
 //! `numabench compare`: results files side by side, per test and metric.
 
-use crate::analysis::compare::compare;
+use crate::analysis::compare::{Metrics, compare, missing_metrics};
 use crate::error::usage;
 use crate::output::compare as render;
 use crate::output::render::Format;
@@ -11,7 +11,13 @@ use std::path::PathBuf;
 /// Compare results files (kernel A against kernel B, this server against
 /// last year's): for every test and metric of BASE, its value in each
 /// OTHER run and the change in %, signed so that + is better; changes
-/// within the runs' own noise are marked with ~.
+/// within the runs' own noise are marked with ~; "new" where the base was 0
+/// (no % exists).
+///
+/// With --metric, the text is one table per metric as in perf's result
+/// mails: one row per test, one column per file; times to converge in
+/// seconds and spreads in % without a change column, other figures with
+/// their change against BASE.
 #[derive(clap::Args, Debug)]
 pub struct CompareArgs {
     /// The base results file.
@@ -25,8 +31,12 @@ pub struct CompareArgs {
     pub labels: Option<String>,
     /// Also compare spread and cost metrics (cv_pct, stddev, runtime of
     /// bandwidth and latency measurements).
-    #[arg(long)]
+    #[arg(long, conflicts_with = "metrics")]
     pub all_metrics: bool,
+    /// Compare only this metric (repeatable), e.g. convergence_latency_s,
+    /// total_speed_gb_s or spread_runtime_pct of `mem` runs.
+    #[arg(long = "metric", value_name = "NAME")]
+    pub metrics: Vec<String>,
     #[command(flatten)]
     pub format: super::output::FormatArgs,
 }
@@ -62,8 +72,45 @@ pub fn run(args: CompareArgs) -> Result<()> {
         .map(|p| super::model::load(p))
         .collect::<Result<_>>()?;
     let refs: Vec<&Document> = others.iter().collect();
-    let c = compare(&base, &refs, args.all_metrics);
+    let metrics = if !args.metrics.is_empty() {
+        check_metrics(&base, &args)?;
+        Metrics::Named(&args.metrics)
+    } else if args.all_metrics {
+        Metrics::All
+    } else {
+        Metrics::Main
+    };
+    let c = compare(&base, &refs, metrics);
     let format = args.format.chosen().unwrap_or(Format::Text);
-    crate::console::out(&render::render(&c, &labels, format)?);
+    let out = if format == Format::Text && !args.metrics.is_empty() {
+        crate::output::compare_metric::text(&c, &labels, &args.metrics)
+    } else {
+        render::render(&c, &labels, format)?
+    };
+    crate::console::out(&out);
     Ok(())
+}
+
+/// Every `--metric` is one some record of the base has.
+fn check_metrics(base: &Document, args: &CompareArgs) -> Result<()> {
+    let Some(first) = missing_metrics(base, &args.metrics).first().copied() else {
+        return Ok(());
+    };
+    let mut known: Vec<&str> = base
+        .records
+        .iter()
+        .flat_map(|r| r.metrics.keys().map(String::as_str))
+        .collect();
+    known.sort_unstable();
+    known.dedup();
+    Err(usage(format!(
+        "--metric {}: no record of {} has it (its metrics: {})",
+        crate::text::escape(first),
+        args.base.display(),
+        if known.is_empty() {
+            "none".to_string()
+        } else {
+            crate::text::escape(&known.join(", ")).into_owned()
+        }
+    )))
 }

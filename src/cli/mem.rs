@@ -242,6 +242,21 @@ pub struct MemArgs {
     /// tests are scaled down, and say so.
     #[arg(long, value_name = "PCT", default_value_t = 50, value_parser = clap::value_parser!(u32).range(1..=100))]
     pub memory_pct: u32,
+    /// Begin the text with perf's own first line, "# Running 'numa/mem'
+    /// benchmark:", so scripts that read `perf bench numa mem` output read
+    /// this too (STYLE: perf) [default: none].
+    #[arg(long, value_name = "STYLE", value_parser = ["perf"])]
+    pub banner: Option<String>,
+    /// Look once a second at where the tasks' memory is, per node (as
+    /// `autonuma` does: move_pages on a sample of its pages), print it after
+    /// the run and keep it in the results as a series; with -c or -m also
+    /// when the memory followed the tasks (each node's share of the memory
+    /// within 10 points of its share of the tasks, to the end), beside the
+    /// CPU side's time. With -m the run then stops once both sides
+    /// converged (or at -s, or 30 s after the CPU side); the latency stays
+    /// the CPU side's. -G memory is shared and not counted.
+    #[arg(long)]
+    pub memory_per_node: bool,
     /// With --all: run nothing; print each test's name, a tab and the
     /// arguments it would run with here (or 'skipped: WHY'), one per line
     #[arg(long)]
@@ -377,6 +392,10 @@ struct SuiteEntry {
     args: MemArgs,
 }
 
+/// The first line `perf bench numa mem` prints (perf 6.1), then its blank
+/// line.
+const PERF_BANNER: &str = "# Running 'numa/mem' benchmark:\n";
+
 /// perf's text live on stdout, or on stderr when stdout carries the
 /// document in another format; then the document saved and emitted.
 pub fn run(args: MemArgs) -> Result<()> {
@@ -388,6 +407,9 @@ pub fn run(args: MemArgs) -> Result<()> {
         to_stderr: format != Format::Text,
     };
     let command = command_line(probe::MEM);
+    if args.banner.is_some() {
+        sink.put(PERF_BANNER);
+    }
     let outcome = if args.suite() {
         if args.workload_given() {
             return Err(usage(
@@ -413,6 +435,7 @@ pub fn run(args: MemArgs) -> Result<()> {
             options,
             details: args.show_details,
             parse: &parse,
+            memory_per_node: args.memory_per_node,
         };
         session::suite(&suite, &topo, &command, sink)?
     } else {
@@ -421,7 +444,7 @@ pub fn run(args: MemArgs) -> Result<()> {
                 "--secs, --rw and --list adapt or list the suite: use them with --all",
             ));
         }
-        session::single(&args.raw(), &topo, &command, sink)?
+        session::single(&args.raw(), &topo, &command, sink, args.memory_per_node)?
     };
     finish(outcome, format, &args.save)
 }

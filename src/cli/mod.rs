@@ -9,6 +9,7 @@ mod generate;
 mod matrix;
 mod mem;
 mod model;
+mod omp;
 pub(crate) mod output;
 mod pcie;
 mod place;

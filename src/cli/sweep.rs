@@ -1,6 +1,7 @@
 //! `numabench sweep`: bandwidth and latency across cache-aware buffer sizes,
 //! option-compatible with sc-membench where the options overlap.
 
+use super::omp::OmpEnv;
 use super::output::{FormatArgs, SaveArgs, emit};
 use super::units::parse_size;
 use crate::error::usage;
@@ -23,6 +24,18 @@ use std::time::Duration;
 /// off, is not measured: a note says so in every format (a "note:" line in
 /// the table, a "# note:" line after the CSV rows, the records' notes in
 /// JSON) and the results document is marked "complete": false.
+///
+/// Latency buffers stop at 2 GiB or a quarter of the RAM, as sc-membench's:
+/// a larger size's latency is measured once at that cap, with a note.
+///
+/// Environment, as sc-membench documents it for its bandwidth threads:
+/// OMP_NUM_THREADS=N is the thread count when -p is not given;
+/// OMP_PROC_BIND=spread|close and OMP_PLACES=threads|cores|sockets place
+/// them by OpenMP's rules (places in CPU-number order; close fills places
+/// from the first, spread spaces the threads evenly over them; places
+/// default to cores, the policy to spread). Unset, threads go round robin
+/// over the nodes, one per core before SMT siblings. Other values are
+/// refused (exit 2); the latency chase is always one thread.
 #[derive(clap::Args, Debug)]
 pub struct SweepArgs {
     /// Operation: read, write, copy, scale, add, triad or latency; repeat for
@@ -153,23 +166,36 @@ fn forced_kernels(names: &[String]) -> Result<Vec<&'static KernelSpec>> {
     Ok(variants)
 }
 
-fn config(args: &SweepArgs, max_threads: usize, allowed: &str) -> Result<SweepConfig> {
+fn config(
+    args: &SweepArgs,
+    env: &OmpEnv,
+    max_threads: usize,
+    allowed: &str,
+) -> Result<SweepConfig> {
     let variants = forced_kernels(&args.variants)?;
     let ops = ops(args, &variants)?;
     let sizes = sizes(args, &ops)?;
     check_threads(args, &ops, max_threads, allowed)?;
+    if let (None, Some(n)) = (args.threads, env.threads)
+        && n > max_threads
+    {
+        return Err(usage(format!(
+            "OMP_NUM_THREADS={n}: use 1 to {max_threads} threads (CPUs this process may use: {allowed})"
+        )));
+    }
     super::units::tries(args.tries, "-r", "try")?;
     Ok(SweepConfig {
         ops,
         sizes,
         full: args.full,
-        threads: args.threads,
+        threads: args.threads.or(env.threads),
         auto_threads: args.auto_threads,
         huge: args.huge,
         time_limit: super::units::limit(args.time_limit),
         tries: args.tries,
         variants,
         min_run: Duration::from_millis(40),
+        placing: env.placing,
     })
 }
 
@@ -266,8 +292,14 @@ fn check_threads(
 }
 
 /// Why scores from this run may not compare with a default run.
-fn comparability_warnings(args: &SweepArgs, max_threads: usize) -> Vec<String> {
+fn comparability_warnings(args: &SweepArgs, env: &OmpEnv, max_threads: usize) -> Vec<String> {
     let mut w = Vec::new();
+    if !env.given.is_empty() {
+        w.push(format!(
+            "bandwidth threads as {} asks instead of one per CPU round robin over the nodes",
+            env.given.join(", ")
+        ));
+    }
     if args.time_limit > 0.0 {
         w.push(format!(
             "time limit (-t {}) may have prevented testing larger buffer sizes",
@@ -295,7 +327,8 @@ pub fn run(args: SweepArgs) -> Result<()> {
     }
     let topo = read_topology(&SysfsRoot::live())?;
     let max = crate::probes::seats::max_threads(&topo);
-    let cfg = config(&args, max, &topo.allowed.cpus.to_list())?;
+    let env = super::omp::read(&|k: &str| std::env::var(k).ok())?;
+    let cfg = config(&args, &env, max, &topo.allowed.cpus.to_list())?;
     args.save.check()?;
     let format = if args.table {
         Format::Text
@@ -322,7 +355,7 @@ pub fn run(args: SweepArgs) -> Result<()> {
         }
         Some(sig) => super::mark_interrupted(&mut doc, probe::SWEEP, sig),
     }
-    records::keep_warnings(&mut doc, &comparability_warnings(&args, max));
+    records::keep_warnings(&mut doc, &comparability_warnings(&args, &env, max));
     args.save.save(&doc)?;
     if let Some(sig) = interrupted {
         let kept = format!("{} row(s) measured before the stop", rows.len());

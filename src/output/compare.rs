@@ -7,8 +7,11 @@ use crate::analysis::compare::{Cell, Comparison, Row};
 use crate::results::Better;
 use serde_json::json;
 
+/// The text layout's closing line.
+const LEGEND_TEXT: &str = "changes are signed so that + is better; ~ marks a change within the runs' own noise (2 standard deviations of the kept samples); new: the base was 0, so no % exists\n";
+
 /// Significant digits that keep small and large figures readable.
-fn num(v: f64) -> String {
+pub(crate) fn num(v: f64) -> String {
     let a = v.abs();
     if a >= 1000.0 {
         format!("{v:.0}")
@@ -45,6 +48,25 @@ fn md_cell(s: &str) -> String {
     super::markdown_cell(s)
 }
 
+/// A change for people: signed %, never "-0.0%" (a change that rounds to
+/// nothing is "+0.0%"); "new" where the base was 0 and no % exists.
+pub(crate) fn change_text(change: Option<f64>) -> String {
+    match change {
+        Some(c) if (c * 10.0).round() == 0.0 => "+0.0%".into(),
+        Some(c) => format!("{c:+.1}%"),
+        None => "new".into(),
+    }
+}
+
+/// " (noise)" after a change within the runs' noise.
+fn noise_note(c: &Cell) -> &'static str {
+    if c.within_noise == Some(true) {
+        " (noise)"
+    } else {
+        ""
+    }
+}
+
 fn label(r: &Row) -> String {
     format!("{} {}", r.test, r.metric)
 }
@@ -52,9 +74,9 @@ fn label(r: &Row) -> String {
 fn cell_text(c: &Option<Cell>) -> String {
     match c {
         Some(c) => format!(
-            "{}: {:+.1}%{}",
+            "{}: {}{}",
             num(c.value),
-            c.change_pct,
+            change_text(c.change_pct),
             if c.within_noise == Some(true) {
                 "~"
             } else {
@@ -122,16 +144,27 @@ pub fn text(c: &Comparison, labels: &[String]) -> String {
         }
         out.push('\n');
     }
-    out.push_str("changes are signed so that + is better; ~ marks a change within the runs' own noise (2 standard deviations of the kept samples)\n");
-    for (i, n) in c.unmatched.iter().enumerate() {
-        if *n > 0 {
-            out.push_str(&format!(
-                "{}: {n} record(s) not in the base run, not shown\n",
-                labels[i + 1]
-            ));
-        }
+    out.push_str(LEGEND_TEXT);
+    for line in unmatched_lines(c, labels) {
+        out.push_str(&line);
+        out.push('\n');
     }
     out
+}
+
+/// A line per other run with records the base run does not have.
+pub(crate) fn unmatched_lines(c: &Comparison, labels: &[String]) -> Vec<String> {
+    c.unmatched
+        .iter()
+        .enumerate()
+        .filter(|(_, n)| **n > 0)
+        .map(|(i, n)| {
+            format!(
+                "{}: {n} record(s) not in the base run, not shown",
+                labels[i + 1]
+            )
+        })
+        .collect()
 }
 
 pub fn markdown(c: &Comparison, labels: &[String]) -> String {
@@ -149,14 +182,10 @@ pub fn markdown(c: &Comparison, labels: &[String]) -> String {
         for cell in &r.others {
             match cell {
                 Some(c) => out.push_str(&format!(
-                    " {} | {:+.1}%{} |",
+                    " {} | {}{} |",
                     num(c.value),
-                    c.change_pct,
-                    if c.within_noise == Some(true) {
-                        " (noise)"
-                    } else {
-                        ""
-                    }
+                    change_text(c.change_pct),
+                    noise_note(c)
                 )),
                 None => out.push_str(" - | - |"),
             }
@@ -196,15 +225,7 @@ pub fn section(c: &Comparison, labels: &[String]) -> Section {
             match cell {
                 Some(c) => row.extend([
                     num(c.value),
-                    format!(
-                        "{:+.1}%{}",
-                        c.change_pct,
-                        if c.within_noise == Some(true) {
-                            " (noise)"
-                        } else {
-                            ""
-                        }
-                    ),
+                    format!("{}{}", change_text(c.change_pct), noise_note(c)),
                 ]),
                 None => row.extend(["-".into(), "-".into()]),
             }
@@ -212,15 +233,8 @@ pub fn section(c: &Comparison, labels: &[String]) -> Section {
         row.extend([r.unit.clone(), better(r.better).into()]);
         s.rows.push(row);
     }
-    s.lines.push("changes are signed so that + is better; (noise) marks a change within the runs' own noise (2 standard deviations of the kept samples)".into());
-    for (i, n) in c.unmatched.iter().enumerate() {
-        if *n > 0 {
-            s.lines.push(format!(
-                "{}: {n} record(s) not in the base run, not shown",
-                labels[i + 1]
-            ));
-        }
-    }
+    s.lines.push("changes are signed so that + is better; (noise) marks a change within the runs' own noise (2 standard deviations of the kept samples); new: the base was 0, so no % exists".into());
+    s.lines.extend(unmatched_lines(c, labels));
     s
 }
 
@@ -260,9 +274,10 @@ pub fn csv(c: &Comparison, labels: &[String]) -> String {
         for cell in &r.others {
             match cell {
                 Some(c) => out.push_str(&format!(
-                    ",{},{:.3},{}",
+                    ",{},{},{}",
                     c.value,
-                    c.change_pct,
+                    c.change_pct
+                        .map_or(String::new(), |p| format!("{:.3}", p + 0.0)),
                     c.within_noise.map_or(String::new(), |b| b.to_string())
                 )),
                 None => out.push_str(",,,"),
@@ -305,7 +320,7 @@ mod tests {
             base,
             others: vec![Some(Cell {
                 value,
-                change_pct: change,
+                change_pct: Some(change),
                 within_noise: noise,
             })],
         };
@@ -348,6 +363,37 @@ mod tests {
         let conv = t.lines().find(|l| l.contains("1x3-convergence")).unwrap();
         assert!(conv.contains("+99.8%~"), "{conv}");
         assert!(t.contains("2 record(s) not in the base run"));
+    }
+
+    #[test]
+    fn a_zero_base_is_new_and_no_change_is_never_minus_zero() {
+        let (mut c, l) = sample();
+        c.rows[0].base = 0.0;
+        c.rows[0].others[0] = Some(Cell {
+            value: 32787.0,
+            change_pct: None,
+            within_noise: None,
+        });
+        c.rows[1].others[0].as_mut().unwrap().change_pct = Some(-0.0);
+        c.rows[1].others[0].as_mut().unwrap().within_noise = None;
+        let t = text(&c, &l);
+        let line = t.lines().find(|l| l.contains("2x1-bw-process")).unwrap();
+        assert!(line.contains("32787: new"), "{line}");
+        let conv = t.lines().find(|l| l.contains("1x3-convergence")).unwrap();
+        assert!(conv.contains(": +0.0%"), "{conv}");
+        assert!(!t.contains("-0.0%"), "{t}");
+        assert!(markdown(&c, &l).contains("| 32787 | new |"));
+        let csv_out = csv(&c, &l);
+        assert!(
+            csv_out.lines().nth(1).unwrap().ends_with(",32787,,"),
+            "{csv_out}"
+        );
+        assert!(
+            csv_out.lines().nth(2).unwrap().ends_with(",0.000,"),
+            "{csv_out}"
+        );
+        assert_eq!(change_text(Some(-0.04)), "+0.0%");
+        assert_eq!(change_text(Some(-0.06)), "-0.1%");
     }
 
     #[test]

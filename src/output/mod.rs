@@ -2,6 +2,7 @@
 //! probes arrive. Nothing here measures anything.
 
 pub(crate) mod compare;
+pub(crate) mod compare_metric;
 pub(crate) mod html;
 pub(crate) mod render;
 pub(crate) mod report;

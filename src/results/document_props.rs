@@ -109,12 +109,14 @@ fn load_and_render(text: &str) {
         let _ = crate::analysis::atlas::Atlas::from_records(&doc.records);
         let base = Document::from_json(&sample().to_string()).unwrap().document;
         let labels = ["a".to_string(), "b".to_string()];
+        use crate::analysis::compare::Metrics;
         for c in [
-            crate::analysis::compare::compare(&base, &[&doc], true),
-            crate::analysis::compare::compare(&doc, &[&base], false),
+            crate::analysis::compare::compare(&base, &[&doc], Metrics::All),
+            crate::analysis::compare::compare(&doc, &[&base], Metrics::Main),
         ] {
             let _ = crate::output::compare::text(&c, &labels);
             let _ = crate::output::compare::csv(&c, &labels);
+            let _ = crate::output::compare_metric::text(&c, &labels, &[]);
         }
     }
 }

@@ -10,6 +10,7 @@ mod generate;
 mod golden;
 mod matrix;
 mod mem;
+mod mem_compare;
 mod model;
 mod pcie;
 mod report;

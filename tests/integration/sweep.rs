@@ -171,3 +171,97 @@ fn bad_sweep_input_is_refused() {
         assert!(err.contains(word), "{args:?}: {err}");
     }
 }
+
+#[test]
+fn openmp_variables_set_and_place_the_bandwidth_threads() {
+    let out = numabench()
+        .args(["sweep", "-o", "read", "-s", "64", "-r", "1", "--json"])
+        .env("OMP_NUM_THREADS", "1")
+        .env("OMP_PROC_BIND", "close")
+        .env("OMP_PLACES", "threads")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let rec = &doc["records"][0];
+    assert_eq!(rec["params"]["threads"], 1, "{rec}");
+    // close over hardware threads: the first CPU this process may use.
+    let first = std::fs::read_to_string("/proc/self/status")
+        .unwrap()
+        .lines()
+        .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+        .map(|l| {
+            l.trim()
+                .split([',', '-'])
+                .next()
+                .unwrap()
+                .parse::<u64>()
+                .unwrap()
+        })
+        .unwrap();
+    assert_eq!(
+        rec["placement"]["cpus_seen"],
+        serde_json::json!([first]),
+        "{rec}"
+    );
+    let warnings = rec["params"]["score_warnings"].to_string();
+    assert!(
+        warnings.contains("OMP_NUM_THREADS=1, OMP_PROC_BIND=close, OMP_PLACES=threads"),
+        "{warnings}"
+    );
+    // -p wins over OMP_NUM_THREADS, as a command line over the environment.
+    let rows_p = {
+        let out = numabench()
+            .args([
+                "sweep", "-o", "read", "-s", "64", "-r", "1", "-p", "1", "--csv",
+            ])
+            .env("OMP_NUM_THREADS", "2")
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+        String::from_utf8(out.stdout).unwrap()
+    };
+    assert_eq!(
+        rows_p.lines().nth(1).unwrap().split(',').nth(6),
+        Some("1"),
+        "{rows_p}"
+    );
+    for (k, v, says) in [
+        ("OMP_PROC_BIND", "false", "give spread or close"),
+        ("OMP_PLACES", "{0,1}", "threads, cores or sockets"),
+        ("OMP_NUM_THREADS", "100000", "use 1 to"),
+    ] {
+        let tmp = tempfile::tempdir().unwrap();
+        let out = numabench()
+            .current_dir(tmp.path())
+            .args(["sweep", "-o", "read", "-s", "64"])
+            .env(k, v)
+            .output()
+            .unwrap();
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert_eq!(out.status.code(), Some(2), "{k}={v}: {err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(
+            err.starts_with(&format!("numabench: error: {k}=")) && err.contains(says),
+            "{err}"
+        );
+        assert!(out.stdout.is_empty());
+    }
+}
+
+#[test]
+fn help_names_the_openmp_variables() {
+    let help = String::from_utf8(stdout_of(["sweep", "--help"])).unwrap();
+    for v in [
+        "OMP_NUM_THREADS",
+        "OMP_PROC_BIND=spread|close",
+        "OMP_PLACES=threads|cores|sockets",
+        "2 GiB",
+    ] {
+        assert!(help.contains(v), "{v} missing from sweep --help");
+    }
+}

@@ -923,3 +923,87 @@ fn mem_suite_runs_every_test_on_two_nodes() {
         assert!(speed.is_some_and(|v| v > 0.0), "{r}");
     }
 }
+
+/// `mem --memory-per-node` on two nodes: the memory starts on node 0 (-0),
+/// the looks see where it is once a second, and -m's stop waits for the
+/// memory side (or -s) while the latency stays the CPU side's.
+#[test]
+fn mem_memory_per_node_shows_both_sides_of_convergence_on_two_nodes() {
+    let g = guest(
+        &["--preset", "2n"],
+        &[
+            (
+                "follow",
+                "numabench mem -p 2 -t 1 -P 64 -s 20 -0 -c -m --memory-per-node --save /tmp/f.json",
+            ),
+            ("doc", "cat /tmp/f.json"),
+        ],
+    );
+    assert_eq!(g.text("follow.rc"), "0", "{}", g.text("follow"));
+    let text = g.text("follow");
+    assert!(
+        text.contains(" # memory per node once a second, MiB/tasks"),
+        "{text}"
+    );
+    let sides = text
+        .lines()
+        .find(|l| l.starts_with(" # convergence: CPU side "))
+        .unwrap_or_else(|| panic!("no convergence line:\n{text}"));
+    assert!(sides.contains("memory side "), "{sides}");
+    let doc = g.json("doc");
+    let rec = &doc["records"][0];
+    let series = rec["series"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == "memory_per_node")
+        .unwrap_or_else(|| panic!("{rec}"));
+    let lines = series["lines"].as_array().unwrap();
+    let labels: Vec<&str> = lines.iter().map(|l| l["label"].as_str().unwrap()).collect();
+    assert_eq!(labels, ["node 0", "node 1"], "{series}");
+    let y = |i: usize| -> Vec<f64> {
+        lines[i]["y"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_f64().unwrap())
+            .collect()
+    };
+    let (n0, n1) = (y(0), y(1));
+    assert!(n0.len() >= 2, "{series}");
+    // -0: all 128 MiB start on node 0; every look sees all of it, with
+    // the few MiB of the processes' other private memory (stacks, arenas).
+    assert!(n0[0] >= 0.9 * 128.0, "{n0:?} {n1:?}");
+    for (a, b) in n0.iter().zip(&n1) {
+        assert!((126.0..=140.0).contains(&(a + b)), "{n0:?} {n1:?}");
+    }
+    // Two one-thread processes converge on the CPU side; the latency is
+    // that moment, not the run's length, which waited for the memory.
+    let m = &rec["metrics"];
+    let cpu_side = m["converged_at_s"]["value"]
+        .as_f64()
+        .unwrap_or_else(|| panic!("{rec}"));
+    assert_eq!(
+        m["convergence_latency_s"]["value"].as_f64(),
+        Some(cpu_side),
+        "{rec}"
+    );
+    let runtime = m["runtime_max_s"]["value"].as_f64().unwrap();
+    match m["memory_converged_at_s"]["value"].as_f64() {
+        // The run went on until a look found the memory with the tasks.
+        Some(mem_side) => {
+            assert!(runtime + 0.5 >= mem_side, "{rec}");
+            assert!(
+                sides.contains(&format!("memory side {mem_side:.1} s")),
+                "{sides}"
+            );
+        }
+        None => {
+            assert!(
+                runtime >= 19.0,
+                "stopped before -s without the memory side: {rec}"
+            );
+            assert!(sides.contains("memory side not reached"), "{sides}");
+        }
+    }
+}

@@ -224,6 +224,7 @@ mod tests {
             cpus_seen: vec![0],
             pages_by_node: Default::default(),
             page_kind: "base".into(),
+            notes: Vec::new(),
         }
     }
 

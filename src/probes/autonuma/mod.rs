@@ -152,6 +152,7 @@ pub fn run(
     let sampler = Sampler {
         interval: settings.interval,
         look: &mut look,
+        hold_stop: None,
     };
     let out = mem::run_sampled(&params, topo, &mut |_| {}, Some(sampler))?;
     let cpu_nodes: Vec<usize> = topo.usable_cpu_nodes().iter().collect();

@@ -48,18 +48,22 @@ fn over_time(name: &str, y_label: &str, y_unit: &str, o: &Outcome, lines: Vec<Li
 
 /// Memory per node over time, MiB.
 pub fn memory_series(o: &Outcome) -> Series {
-    let lines = o
-        .mem_nodes
+    let lines = memory_lines(&o.mem_nodes, &o.looks);
+    over_time(an::MEMORY_PER_NODE, "memory", "MiB", o, lines)
+}
+
+/// A line per node of `nodes`: MiB of memory there at each of `looks`.
+pub fn memory_lines(nodes: &[usize], looks: &[super::watch::Look]) -> Vec<Line> {
+    nodes
         .iter()
         .map(|n| Line {
             label: format!("node {n}"),
-            y: o.looks
+            y: looks
                 .iter()
                 .map(|l| l.mem.get(n).copied().unwrap_or(0) as f64 / MIB)
                 .collect(),
         })
-        .collect();
-    over_time(an::MEMORY_PER_NODE, "memory", "MiB", o, lines)
+        .collect()
 }
 
 /// Worker threads per node over time.

@@ -10,6 +10,7 @@ pub mod convergence;
 pub mod layout;
 pub mod lfsr;
 pub mod lists;
+pub mod memwatch;
 pub mod params;
 mod parent;
 pub(crate) mod records;
@@ -31,7 +32,8 @@ pub use tasks::{Event, RunOutput, Sampler, Tick, run, run_sampled};
 #[derive(Debug, Clone, PartialEq)]
 pub struct Summary {
     /// With `-m`: the run time until convergence (perf reports the run's
-    /// max runtime; a run that never converged shows its full length).
+    /// max runtime; a run that never converged shows its full length; with
+    /// `--memory-per-node` the CPU side's convergence time).
     pub convergence_latency_s: Option<f64>,
     pub runtime_max_s: f64,
     pub runtime_min_s: f64,
@@ -54,8 +56,16 @@ impl Summary {
         let sum: u64 = out.task_runtime_ns.iter().sum();
         let avg = sum as f64 / tasks / 1e9;
         let bytes: f64 = out.task_bytes.iter().map(|&b| b as f64).sum();
+        // perf reports the run's length, which -m ends at convergence; a
+        // stop held for the memory side ran on, so the CPU side's own time
+        // is the latency then.
+        let latency = if out.stop_held {
+            out.tracker.since_s.unwrap_or(max)
+        } else {
+            max
+        };
         Summary {
-            convergence_latency_s: p.measure_convergence.then_some(max),
+            convergence_latency_s: p.measure_convergence.then_some(latency),
             runtime_max_s: max,
             runtime_min_s: min,
             runtime_avg_s: avg,

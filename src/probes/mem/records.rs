@@ -20,6 +20,7 @@ pub fn record(name: &str, command: &str, p: &Params, out: &RunOutput, s: &Summar
     r = added_metrics(r, p, out, s);
     add_samples(&mut r, out);
     add_series(&mut r, out);
+    r = add_memory(r, out);
     r = r.param(mp::MEMORY_PLACEMENT, Value::Array(placement_detail(p, out)));
     r.placement = Some(placement(p, out));
     add_notes(&mut r, p, out);
@@ -171,6 +172,37 @@ fn add_series(r: &mut Record, out: &RunOutput) {
             })
             .collect(),
     });
+}
+
+/// With `--memory-per-node`: MiB per node once a second, when the memory
+/// followed the tasks, and how the looks were taken.
+fn add_memory(mut r: Record, out: &RunOutput) -> Record {
+    let Some(m) = &out.memory else {
+        return r;
+    };
+    r.series.push(Series {
+        name: series::MEMORY_PER_NODE.into(),
+        x_label: "run time".into(),
+        x_unit: "s".into(),
+        y_label: "memory".into(),
+        y_unit: "MiB".into(),
+        x: m.looks.iter().map(|l| l.t).collect(),
+        lines: crate::probes::autonuma::records::memory_lines(&m.nodes, &m.looks),
+    });
+    if let Some(t) = m.followed_at_s {
+        r = r.metric(mm::MEMORY_CONVERGED_AT_S, t, "s", Better::Lower);
+    }
+    r.notes.push(format!(
+        "memory per node: {} looks, one a second ({}, {:.3} s of CPU time); the memory side of convergence is each node's share of the memory within {} points of its share of the tasks, to the end; -G memory is shared and not counted",
+        m.looks.len(),
+        m.method,
+        m.cpu_s,
+        super::memwatch::TOLERANCE_PTS
+    ));
+    if let Some(f) = &m.fallback {
+        r.notes.push(format!("memory per node: {f}"));
+    }
+    r
 }
 
 /// Each area's pages as checked, and the node it was bound to.

@@ -19,13 +19,24 @@ pub struct Outcome {
     pub failed: Option<String>,
 }
 
-/// One run of `raw`, perf's text on `sink` as it goes.
-pub fn single(raw: &RawOptions, topo: &Topology, command: &str, sink: Sink) -> Result<Outcome> {
+/// One run of `raw`, perf's text on `sink` as it goes; with
+/// `memory_per_node`, where the memory is once a second.
+pub fn single(
+    raw: &RawOptions,
+    topo: &Topology,
+    command: &str,
+    sink: Sink,
+    memory_per_node: bool,
+) -> Result<Outcome> {
     let p = super::resolve(raw, topo)?;
     admit(&p, topo)?;
     let mut doc = Document::new(topo);
     sink.put(&text::running("main,", command));
-    let run = run_one("main,", record::MAIN, command, &p, topo, sink)?;
+    let how = How {
+        sink,
+        memory_per_node,
+    };
+    let run = run_one("main,", record::MAIN, command, &p, topo, how)?;
     doc.records.push(run.record);
     Ok(Outcome {
         doc,
@@ -41,6 +52,13 @@ struct Run {
     failed: Option<String>,
 }
 
+/// Where a run's text goes, and whether it looks at the memory.
+#[derive(Clone, Copy)]
+struct How {
+    sink: Sink,
+    memory_per_node: bool,
+}
+
 /// One run: perf's text as it goes, then its metrics.
 fn run_one(
     name: &str,
@@ -48,16 +66,27 @@ fn run_one(
     command: &str,
     p: &Params,
     topo: &Topology,
-    sink: Sink,
+    how: How,
 ) -> Result<Run> {
+    let sink = how.sink;
     sink.put(&text::header(p, topo, p.show_details < 0));
     let mut on_event = |ev: Event| live(p, sink, ev);
-    let out = super::run(p, topo, &mut on_event)?;
+    let out = if how.memory_per_node {
+        super::memwatch::run_watched(p, topo, &mut on_event)?
+    } else {
+        super::run(p, topo, &mut on_event)?
+    };
     let summary = Summary::of(p, &out);
     if p.show_details >= 0 {
         sink.put(text::footer());
     }
     sink.put(&text::extras(p, &out, p.show_details < 0));
+    if let Some(m) = &out.memory {
+        sink.put(&text::memory_per_node(m));
+        if p.show_convergence || p.measure_convergence {
+            sink.put(&text::convergence_sides(out.tracker.since_s, m));
+        }
+    }
     sink.put(&text::results(name, &summary, p.quiet));
     Ok(Run {
         record: records::record(record_name, command, p, &out, &summary),
@@ -154,6 +183,8 @@ pub struct Suite<'a> {
     pub options: SuiteOptions,
     pub details: u8,
     pub parse: &'a ParseEntry<'a>,
+    /// `--memory-per-node` on every test.
+    pub memory_per_node: bool,
 }
 
 /// perf's suite mapped onto `topo`, test by test; a test this machine
@@ -208,7 +239,11 @@ fn suite_test(s: &Suite<'_>, planned: &Planned, topo: &Topology, sink: Sink) -> 
     if let Err(e) = admit(&p, topo) {
         return skip(&e.to_string(), &[]);
     }
-    match run_one(&planned.name, &planned.short_name, &cmd, &p, topo, sink) {
+    let how = How {
+        sink,
+        memory_per_node: s.memory_per_node,
+    };
+    match run_one(&planned.name, &planned.short_name, &cmd, &p, topo, how) {
         Ok(mut run) => {
             run.record = records::suite_test(run.record, &planned.short_name, &planned.notes);
             // The suite goes on; the run as a whole failed.

@@ -31,6 +31,10 @@ use std::time::{Duration, Instant};
 /// they are killed.
 pub const GRACE: Duration = Duration::from_secs(5);
 
+/// Longest a held stop (see [`Sampler::hold_stop`]) waits past the
+/// convergence, for a run without `-s`.
+pub const HOLD_MAX_S: f64 = 30.0;
+
 /// What the parent tells its caller while the run goes on.
 #[derive(Debug)]
 pub enum Event<'a> {
@@ -96,6 +100,12 @@ pub struct RunOutput {
     /// Why the run ended early when a task died or could not start: the
     /// figures cover what happened before.
     pub failed: Option<String>,
+    /// With `--memory-per-node`: where the memory was, once a second.
+    pub memory: Option<super::memwatch::MemorySeries>,
+    /// `-m`'s stop waited for the sampler's side too (see
+    /// [`Sampler::hold_stop`]), so the run's length is not the CPU side's
+    /// convergence latency.
+    pub stop_held: bool,
 }
 
 /// A look at the running children at a fixed interval, for callers that
@@ -110,6 +120,10 @@ pub struct Sampler<'a> {
     /// its loop frees its memory, so a look should ask `intact()` when it is
     /// done and drop what it saw if that is false by then.
     pub look: &'a mut LookFn<'a>,
+    /// With `-m`: the stop at convergence waits while this is false (the
+    /// look sets it), so what the look follows can converge too; at most
+    /// [`HOLD_MAX_S`] past the convergence.
+    pub hold_stop: Option<&'a std::cell::Cell<bool>>,
 }
 
 /// A [`Sampler`]'s look: seconds since the release, the children's pids,
@@ -203,6 +217,7 @@ pub fn run_sampled(
     drop(signals);
     let global_placement = global.as_ref().map(DataArea::placement);
     let mut out = collect(p, &control, &parent, before);
+    out.stop_held = sampler.as_ref().is_some_and(|s| s.hold_stop.is_some());
     out.startup_s = startup_s;
     out.runtime_max_s = runtime_max_s;
     out.global_placement = global_placement;
@@ -342,7 +357,11 @@ impl<'t> Watch<'t> {
                 while self.next_tick <= now {
                     self.next_tick += Duration::from_secs(1);
                 }
-                self.tick(p, parent, now, on_event);
+                let held = sampler
+                    .as_deref()
+                    .and_then(|s| s.hold_stop)
+                    .is_some_and(|h| !h.get());
+                self.tick(p, parent, now, held, on_event);
             }
             let next = match &sampler {
                 Some(_) if intact() => self.next_tick.min(self.next_look),
@@ -356,12 +375,13 @@ impl<'t> Watch<'t> {
     }
 
     /// The once-a-second look: tasks per node, convergence (and the stop
-    /// it asks for with `-m`), perf's progress line.
+    /// it asks for with `-m`, unless `held`), perf's progress line.
     fn tick(
         &mut self,
         p: &Params,
         parent: &mut Parent,
         now: Instant,
+        held: bool,
         on_event: &mut dyn FnMut(Event),
     ) {
         let control = parent.control();
@@ -382,7 +402,12 @@ impl<'t> Watch<'t> {
             .push((t, snap.nodes.iter().map(|n| n.tasks).collect()));
         let conv = if p.show_convergence || p.measure_convergence {
             let change = self.tracker.update(snap.converged, t);
-            if snap.converged && p.measure_convergence && parent.interrupted.is_none() {
+            let waited = self.tracker.since_s.map_or(0.0, |since| t - since);
+            if snap.converged
+                && p.measure_convergence
+                && (!held || waited >= HOLD_MAX_S)
+                && parent.interrupted.is_none()
+            {
                 control.request_stop();
             }
             Some((snap, change))

@@ -10,6 +10,7 @@
 use super::areas::{AreaKey, area_name, areas, intended, node_shares};
 use super::convergence::Change;
 use super::layout::AreaPlacement;
+use super::memwatch::{self, MemorySeries};
 use super::{Params, RunOutput, Summary, Tick};
 use crate::results::names::{mem::metric as mm, metric};
 use crate::topology::Topology;
@@ -319,6 +320,65 @@ pub fn balancing_line(nb: &BTreeMap<String, u64>) -> String {
     )
 }
 
+/// `--memory-per-node`: one `#` line per look, MiB of the tasks' memory and
+/// tasks on each node ("MiB/tasks"), and what the looks cost.
+pub fn memory_per_node(m: &MemorySeries) -> String {
+    let mut s = format!(
+        " # memory per node once a second, MiB/tasks ({} looks at the tasks' private memory, as autonuma's):\n",
+        m.method
+    );
+    let _ = write!(s, " # {:>7}", "time");
+    for n in &m.nodes {
+        let head = format!("node {n}");
+        let _ = write!(s, " {head:>12}");
+    }
+    s.push('\n');
+    for l in &m.looks {
+        let _ = write!(s, " # {:>5.1} s", l.t);
+        for n in &m.nodes {
+            let mib = l.mem.get(n).copied().unwrap_or(0) >> 20;
+            let tasks = l.threads.get(n).copied().unwrap_or(0);
+            let cell = format!("{mib}/{tasks}");
+            let _ = write!(s, " {cell:>12}");
+        }
+        s.push('\n');
+    }
+    let _ = writeln!(
+        s,
+        " # {} look{} in {:.3} s of CPU time{}{}",
+        m.looks.len(),
+        if m.looks.len() == 1 { "" } else { "s" },
+        m.cpu_s,
+        if m.dropped > 0 {
+            format!(", {} left out (a task was ending)", m.dropped)
+        } else {
+            String::new()
+        },
+        m.fallback
+            .as_ref()
+            .map(|f| format!("; {f}"))
+            .unwrap_or_default()
+    );
+    s
+}
+
+/// The CPU side of convergence (perf's: every process on one node) beside
+/// the memory side (each node's share of the memory within
+/// [`memwatch::TOLERANCE_PTS`] points of its share of the tasks, to the end).
+pub fn convergence_sides(cpu_s: Option<f64>, m: &MemorySeries) -> String {
+    let side = |t: Option<f64>| t.map_or("not reached".to_string(), |t| format!("{t:.1} s"));
+    let after = match (cpu_s, m.followed_at_s) {
+        (Some(c), Some(mem)) if mem >= c => format!(" (memory {:.1} s after the CPUs)", mem - c),
+        _ => String::new(),
+    };
+    format!(
+        " # convergence: CPU side {}, memory side {}{after}; memory side = each node's share of the memory within {} points of its share of the tasks from then on\n",
+        side(cpu_s),
+        side(m.followed_at_s),
+        memwatch::TOLERANCE_PTS
+    )
+}
+
 /// CPU time of numabench and its children over the run.
 pub fn cpu_line(user_s: f64, system_s: f64) -> String {
     format!(
@@ -378,6 +438,44 @@ mod tests {
             "         20.049 secs slowest (max) thread-runtime"
         );
         assert!(text.ends_with("          8.622 GB/sec total speed\n"));
+    }
+
+    #[test]
+    fn memory_lines_and_both_sides_of_convergence() {
+        use crate::probes::autonuma::watch::Look;
+        let look = |t: f64, a: u64, b: u64| Look {
+            t,
+            mem: [(0, a << 20), (1, b << 20)].into_iter().collect(),
+            threads: [(0, 1), (1, 1)].into_iter().collect(),
+            ..Default::default()
+        };
+        let m = MemorySeries {
+            nodes: vec![0, 1],
+            looks: vec![look(0.0, 64, 0), look(1.0, 40, 24), look(2.0, 32, 32)],
+            followed_at_s: Some(2.0),
+            cpu_s: 0.004,
+            method: "sampled",
+            ..Default::default()
+        };
+        let t = memory_per_node(&m);
+        let lines: Vec<&str> = t.lines().collect();
+        assert_eq!(lines.len(), 6, "{t}");
+        assert_eq!(lines[1], " #    time       node 0       node 1");
+        assert_eq!(lines[2], " #   0.0 s         64/1          0/1");
+        assert_eq!(lines[4], " #   2.0 s         32/1         32/1");
+        assert!(lines[5].starts_with(" # 3 looks in 0.004 s"), "{t}");
+        let c = convergence_sides(Some(1.0), &m);
+        assert!(
+            c.starts_with(
+                " # convergence: CPU side 1.0 s, memory side 2.0 s (memory 1.0 s after the CPUs);"
+            ),
+            "{c}"
+        );
+        let none = convergence_sides(None, &MemorySeries::default());
+        assert!(
+            none.contains("CPU side not reached, memory side not reached;"),
+            "{none}"
+        );
     }
 
     #[test]

@@ -412,6 +412,60 @@ mod tests {
     }
 
     #[test]
+    fn memory_per_node_is_a_series_and_its_convergence_a_metric() {
+        use crate::probes::autonuma::watch::Look;
+        use crate::probes::mem::memwatch::MemorySeries;
+        use crate::results::names::mem::series;
+        let topo = crate::topology::fixture("two-node");
+        let raw = RawOptions {
+            nr_proc: Some(2),
+            nr_threads: Some(1),
+            mb_proc: Some("1".into()),
+            measure_convergence: true,
+            ..RawOptions::seed_defaults()
+        };
+        let p = resolve(&raw, &topo).unwrap();
+        let look = |t: f64, a: u64, b: u64| Look {
+            t,
+            mem: [(0, a << 20), (1, b << 20)].into_iter().collect(),
+            threads: [(0, 1), (1, 1)].into_iter().collect(),
+            ..Default::default()
+        };
+        let mut out = RunOutput {
+            runtime_max_s: 5.0,
+            task_runtime_ns: vec![5_000_000_000; 2],
+            task_bytes: vec![1_000_000_000; 2],
+            memory: Some(MemorySeries {
+                nodes: vec![0, 1],
+                looks: vec![look(0.0, 2, 0), look(1.0, 1, 1)],
+                followed_at_s: Some(1.0),
+                method: "sampled",
+                ..Default::default()
+            }),
+            stop_held: true,
+            ..Default::default()
+        };
+        out.tracker.update(true, 1.0);
+        let s = Summary::of(&p, &out);
+        // The stop waited for the memory: the latency is the CPU side's.
+        assert_eq!(s.convergence_latency_s, Some(1.0));
+        let r = records::record("main", "numabench mem", &p, &out, &s);
+        let m = r
+            .series
+            .iter()
+            .find(|x| x.name == series::MEMORY_PER_NODE)
+            .unwrap();
+        assert_eq!(m.x, [0.0, 1.0]);
+        assert_eq!(m.lines[1].y, [0.0, 1.0]);
+        assert_eq!(r.metrics[mm::MEMORY_CONVERGED_AT_S].value, 1.0);
+        assert!(
+            r.notes
+                .iter()
+                .any(|n| n.starts_with("memory per node: 2 looks"))
+        );
+    }
+
+    #[test]
     fn a_skipped_test_shows_its_reason() {
         let r = records::skipped("RAM-bw-remote", "numabench mem -p 1", "needs 2 nodes", &[]);
         let (doc, _, _) = run();

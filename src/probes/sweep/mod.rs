@@ -91,6 +91,8 @@ pub struct SweepConfig {
     pub variants: Vec<&'static KernelSpec>,
     /// Shortest timed run; repetitions are scaled to reach it.
     pub min_run: Duration,
+    /// Where the bandwidth threads go (`OMP_PROC_BIND`, `OMP_PLACES`).
+    pub placing: seats::Placing,
 }
 
 impl Default for SweepConfig {
@@ -108,6 +110,7 @@ impl Default for SweepConfig {
             tries: 3,
             variants: Vec::new(),
             min_run: Duration::from_millis(40),
+            placing: seats::Placing::Nodes,
         }
     }
 }
@@ -142,6 +145,33 @@ pub struct SweepRow {
     pub cpus_seen: Vec<usize>,
     pub pages_by_node: BTreeMap<usize, u64>,
     pub page_kind: String,
+    /// What the row says beyond its figures (a latency buffer capped).
+    pub notes: Vec<String>,
+}
+
+/// sc-membench's largest latency buffer: past L3 caches of over 1 GiB, so
+/// the chase reaches DRAM on those parts too.
+pub const LATENCY_MAX_BYTES: usize = 2 << 30;
+
+/// The largest latency buffer here: [`LATENCY_MAX_BYTES`] or a quarter of
+/// the RAM, whichever is less, as sc-membench caps it (whole pages).
+pub fn latency_cap(topo: &Topology) -> usize {
+    latency_cap_for(topo.system_mem_total_bytes.unwrap_or_else(|| {
+        topo.nodes
+            .iter()
+            .fold(0u64, |sum, n| sum.saturating_add(n.mem_total_bytes))
+    }))
+}
+
+/// [`latency_cap`] for `ram` bytes of RAM.
+fn latency_cap_for(ram: u64) -> usize {
+    let quarter = usize::try_from(ram / 4).unwrap_or(usize::MAX);
+    LATENCY_MAX_BYTES.min(quarter).max(4096) / 4096 * 4096
+}
+
+/// The buffer a latency row at `size` chases: `size`, or `cap` above it.
+fn latency_size(size: usize, cap: usize) -> usize {
+    size.min(cap)
 }
 
 /// Per-thread sizes around the caches of `cpu`: L1/2, 2xL1, L2/2, L2, 2xL2,
@@ -235,7 +265,7 @@ pub fn check_given_sizes(topo: &Topology, cfg: &SweepConfig) -> Result<(), Strin
         return Ok(());
     }
     let threads = cfg.threads.unwrap_or(max).min(max);
-    let limit = per_thread_limit(topo, &seats::spread(topo, threads));
+    let limit = per_thread_limit(topo, &seats::place(topo, threads, cfg.placing));
     let lat_limit = per_thread_limit(topo, &seats::spread(topo, max)[..1]);
     for &size in sizes {
         for &op in &cfg.ops {
@@ -244,6 +274,8 @@ pub fn check_given_sizes(topo: &Topology, cfg: &SweepConfig) -> Result<(), Strin
             } else {
                 limit
             };
+            // A size asked for must fit as asked, even where latency's
+            // cap would chase less of it.
             if let Some(why) = does_not_fit(size, op, threads, l) {
                 return Err(format!(
                     "-s {} KiB: {why}; give a smaller size or fewer threads (-p)",
@@ -272,14 +304,15 @@ pub fn run(
         .sizes
         .clone()
         .unwrap_or_else(|| cache_sizes(topo, first.cpu));
-    let limit = per_thread_limit(topo, &seats::spread(topo, threads));
+    let limit = per_thread_limit(topo, &seats::place(topo, threads, cfg.placing));
     let lat_limit = per_thread_limit(topo, &[first]);
     if cfg.full {
         extend_full(&mut sizes, limit / 3);
     }
     let counts = thread_counts(cfg, threads);
+    let cap = latency_cap(topo);
     let started = Instant::now();
-    let mut rows = Vec::new();
+    let mut rows: Vec<SweepRow> = Vec::new();
     let mut notes = Vec::new();
     'sizes: for &size in &sizes {
         for &op in &cfg.ops {
@@ -287,12 +320,12 @@ pub fn run(
                 notes.push(why);
                 break 'sizes;
             }
-            let l = if op == SweepOp::Latency {
-                lat_limit
+            let (l, bytes) = if op == SweepOp::Latency {
+                (lat_limit, latency_size(size, cap))
             } else {
-                limit
+                (limit, size)
             };
-            if let Some(why) = does_not_fit(size, op, threads, l) {
+            if let Some(why) = does_not_fit(bytes, op, threads, l) {
                 notes.push(format!(
                     "{} KiB {} not measured: {why}",
                     size / 1024,
@@ -300,15 +333,39 @@ pub fn run(
                 ));
                 continue;
             }
-            progress(&format!("{} KiB {}", size / 1024, op.name()));
+            if bytes < size
+                && rows
+                    .iter()
+                    .any(|r| r.operation == LATENCY && r.size_kb == (bytes / 1024) as u64)
+            {
+                // Measured at the cap already: the same buffer again.
+                continue;
+            }
+            progress(&format!("{} KiB {}", bytes / 1024, op.name()));
             let row = match op {
-                SweepOp::Latency => Some(latency_row(first, size, cfg)?),
+                SweepOp::Latency => {
+                    let mut row = latency_row(first, bytes, cfg)?;
+                    if bytes < size {
+                        row.notes.push(capped_note(size, bytes));
+                    }
+                    Some(row)
+                }
                 SweepOp::Bandwidth(op) => best_bandwidth_row(topo, size, op, &counts, cfg)?,
             };
             rows.extend(row);
         }
     }
     Ok((rows, notes))
+}
+
+/// Why a latency row's buffer is smaller than the sweep's size.
+fn capped_note(size: usize, cap: usize) -> String {
+    let b = |x: usize| crate::units::bytes(x as u64);
+    format!(
+        "latency at {} and larger measured with a {} buffer: as sc-membench, latency buffers stop at 2 GiB or a quarter of the RAM",
+        b(size),
+        b(cap)
+    )
 }
 
 /// The thread counts tried: 1, 2, 4, ... up to `threads` with `-a`, else
@@ -361,7 +418,7 @@ fn best_bandwidth_row(
         if crate::interrupt::requested().is_some() {
             return Ok(None);
         }
-        let row = bandwidth_row(&seats::spread(topo, n), size, kernel, cfg)?;
+        let row = bandwidth_row(&seats::place(topo, n, cfg.placing), size, kernel, cfg)?;
         if best
             .as_ref()
             .is_none_or(|b| row.bandwidth_mb_s > b.bandwidth_mb_s)
@@ -429,6 +486,7 @@ fn bandwidth_row(
         cpus_seen: m.seen.cpus_seen,
         pages_by_node: m.seen.pages_by_node,
         page_kind: m.seen.page_kind,
+        notes: Vec::new(),
     })
 }
 
@@ -454,5 +512,29 @@ fn latency_row(seat: Seat, size: usize, cfg: &SweepConfig) -> Result<SweepRow> {
         cpus_seen: m.seen.cpus_seen,
         pages_by_node: m.seen.pages_by_node,
         page_kind: m.seen.page_kind,
+        notes: Vec::new(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn latency_buffers_stop_at_2_gib_or_a_quarter_of_the_ram() {
+        assert_eq!(latency_cap_for(64 << 30), 2 << 30);
+        assert_eq!(latency_cap_for(8 << 30), 2 << 30);
+        assert_eq!(latency_cap_for(4 << 30), 1 << 30);
+        // Whole pages, and never below one.
+        assert_eq!(latency_cap_for((6 << 30) + 100), 1536 << 20);
+        assert_eq!(latency_cap_for(0), 4096);
+        // A 1.1 GiB L3 (4 x L3 = 4.4 GiB): the chase stops at 2 GiB.
+        assert_eq!(latency_size(4_724_464_025, 2 << 30), 2 << 30);
+        assert_eq!(latency_size(64 << 20, 2 << 30), 64 << 20);
+        let note = capped_note(4 << 30, 2 << 30);
+        assert!(
+            note.starts_with("latency at 4 GiB and larger measured with a 2 GiB buffer"),
+            "{note}"
+        );
+    }
 }

@@ -38,6 +38,7 @@ pub fn record(r: &SweepRow) -> Record {
         bandwidth_metrics(rec, r)
     };
     rec.placement = Some(placement(r));
+    rec.notes.extend(r.notes.iter().cloned());
     rec
 }
 
@@ -275,6 +276,7 @@ mod tests {
             cpus_seen: vec![0, 1],
             pages_by_node: [(0, 10)].into_iter().collect(),
             page_kind: "base".into(),
+            notes: Vec::new(),
         }
     }
 

@@ -65,6 +65,9 @@ pub mod metric {
     pub const CONVERGENCE_LATENCY_S: &str = "convergence_latency_s";
     /// With `-c` or `-m`: when the run last converged.
     pub const CONVERGED_AT_S: &str = "converged_at_s";
+    /// With `--memory-per-node`: from when on the memory stayed with the
+    /// tasks, node by node (the memory side of convergence).
+    pub const MEMORY_CONVERGED_AT_S: &str = "memory_converged_at_s";
     /// Fork to the last task through the startup barrier.
     pub const STARTUP_S: &str = "startup_s";
     /// /proc/vmstat counters over a run, under the kernel's own names (the
@@ -86,4 +89,7 @@ pub mod sample {
 pub mod series {
     /// Tasks on each node, once a second (with `-c` or `-m`).
     pub const TASKS_PER_NODE: &str = "tasks_per_node";
+    /// MiB of the tasks' memory on each node, once a second (with
+    /// `--memory-per-node`): the series `autonuma` records.
+    pub const MEMORY_PER_NODE: &str = crate::results::names::autonuma::series::MEMORY_PER_NODE;
 }

@@ -173,7 +173,7 @@ fn seed_entries(text: &str, kind: ListKind, tasks: usize) -> Vec<usize> {
 /// Maps one test onto `topo`.
 pub fn plan(test: &Test, topo: &Topology, opts: &SuiteOptions) -> Planned {
     let mut e = Entry::of(test);
-    let mut notes = Vec::new();
+    let mut notes: Vec<String> = name_mismatch(test).into_iter().collect();
     let full_nodes = full_nodes(topo);
     let mut skip = convergence_skip(&e, topo);
     if skip.is_none() {
@@ -221,6 +221,22 @@ pub fn plan(test: &Test, topo: &Topology, opts: &SuiteOptions) -> Planned {
         skip,
         memset,
     }
+}
+
+/// A test whose "PxT" name says another number of tasks than perf's table
+/// runs (its 2x3-convergence runs -p 3 -t 3; "4x1-bw-thread" is 4 tasks as
+/// threads, -p 1 -t 4, which agrees): run as perf runs it, and said so.
+fn name_mismatch(test: &Test) -> Option<String> {
+    let name = test.short_name();
+    let (p, rest) = name.split_once('x')?;
+    let t: String = rest.chars().take_while(char::is_ascii_digit).collect();
+    let (p, t): (usize, usize) = (p.parse().ok()?, t.parse().ok()?);
+    (p * t != test.procs * test.threads).then(|| {
+        format!(
+            "{name} runs -p {} -t {} as in perf's table ({} processes of {} threads), not the {p}x{t} its name says",
+            test.procs, test.threads, test.procs, test.threads
+        )
+    })
 }
 
 /// Nodes that can hold a task and its memory.
@@ -455,6 +471,25 @@ mod tests {
         let mut names: Vec<_> = all.iter().map(Test::short_name).collect();
         names.dedup();
         assert_eq!(names.len(), 45);
+    }
+
+    #[test]
+    fn a_name_that_is_not_its_shape_is_said() {
+        let topo = fixture("two-node");
+        let t = plan(&find("2x3-convergence"), &topo, &opts());
+        assert!(
+            t.notes
+                .iter()
+                .any(|n| n.starts_with("2x3-convergence runs -p 3 -t 3 as in perf's table")),
+            "{:?}",
+            t.notes
+        );
+        let mismatched: Vec<&str> = tests()
+            .iter()
+            .filter(|t| name_mismatch(t).is_some())
+            .map(Test::short_name)
+            .collect();
+        assert_eq!(mismatched, ["2x3-convergence"]);
     }
 
     #[test]
