@@ -434,6 +434,7 @@ fn baselines_give_the_test_its_position_in_text_records_and_view() {
         "{line}"
     );
     assert!(text::position_line("numa01_HARD_BIND", &tests).is_none());
+    assert!(!line.contains("placement"), "{line}");
     let position = text::position_of("numa01", &tests).flatten();
     let sum = summary_record(&plans[2], &[outcome()], position.as_ref());
     assert!((sum.metrics["position_pct"].value - 60.0).abs() < 1e-9);
@@ -457,6 +458,15 @@ fn baselines_give_the_test_its_position_in_text_records_and_view() {
         .unwrap();
     assert!(last.trim_end().ends_with("60%"), "{shown}");
     assert!(shown.contains("baseline"), "{shown}");
+    // Outside the two, the line says which way.
+    let mut worse = tests.clone();
+    worse[2].1[0].runtime_s = 7.0;
+    let line = text::position_line("numa01", &worse).unwrap();
+    assert!(line.contains("-25% of the way"), "{line}");
+    assert!(
+        line.trim_end().ends_with("slower than the worst placement"),
+        "{line}"
+    );
     // A cut test run is never placed between the baselines.
     let mut cut = outcome();
     cut.interrupted = Some(2);

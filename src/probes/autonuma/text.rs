@@ -318,7 +318,16 @@ pub fn position_line(label: &str, tests: &[(String, Vec<Run>)]) -> Option<String
     );
     Some(match p.pct {
         Some(pct) => {
-            format!("{label}: {pct:.0}% of the way from inverse to hard bind ({figures})\n\n")
+            let beyond = if pct < 0.0 {
+                ": slower than the worst placement"
+            } else if pct > 100.0 {
+                ": faster than the best placement"
+            } else {
+                ""
+            };
+            format!(
+                "{label}: {pct:.0}% of the way from inverse to hard bind ({figures}){beyond}\n\n"
+            )
         }
         None => format!(
             "{label}: no position: HARD_BIND is not {APART_PCT}% better than INVERSE_BIND here ({figures})\n\n"
