@@ -24,7 +24,9 @@ fn tests(s: &str) -> Result<Selection, String> {
     Test::from_name(s)
         .map(|t| Selection(vec![t]))
         .ok_or_else(|| {
-            format!("'{s}' is not a test (numa01, numa01_THREAD_ALLOC, numa02, numa02_SMT or all)")
+            format!(
+                "'{s}' is not a test (numa01, numa01_THREAD_ALLOC, numa02, numa02_SMT, numa01_PER_NODE or all)"
+            )
         })
 }
 
@@ -41,6 +43,10 @@ fn runs(s: &str) -> Result<usize, String> {
 
 fn count32(s: &str) -> Result<u32, String> {
     whole(s, 1, u64::from(u32::MAX)).map(|v| v as u32)
+}
+
+fn threads(s: &str) -> Result<usize, String> {
+    whole(s, 1, 4096).map(|v| v as usize)
 }
 
 fn seconds(s: &str) -> Result<u32, String> {
@@ -71,14 +77,23 @@ fn sample_pages(s: &str) -> Result<usize, String> {
     whole(s, 16, 1 << 24).map(|v| v as usize)
 }
 
-/// Run the AutoNUMA benchmark: numa01, numa01_THREAD_ALLOC, numa02 and
-/// numa02_SMT, with the memory of the test on each node over time.
+/// Run the AutoNUMA benchmark: numa01, numa01_THREAD_ALLOC, numa02,
+/// numa02_SMT and numa01_PER_NODE, with the memory of the test on each node
+/// over time, each between its best and worst placement.
 ///
 /// numa01: 2 processes x nr_cpus/2 threads, 3 GiB per process shared by its
 /// threads; numa01_THREAD_ALLOC: the same, each thread with its own part;
 /// numa02: 1 process x nr_cpus threads, 1 GiB split over them; numa02_SMT:
 /// the same with nr_cpus/2 threads (the kernel should then use one
-/// hardware thread per core). nr_cpus is the CPUs this process may use.
+/// hardware thread per core); numa01_PER_NODE: nr_nodes processes x
+/// nr_cpus/nr_nodes threads, as numa01 otherwise. nr_cpus is the CPUs this
+/// process may use, nr_nodes the nodes they are on.
+///
+/// Before each test, on a machine with two nodes with memory or more, the
+/// benchmark's baselines run the same work bound: HARD_BIND (threads and
+/// memory on the same node) and INVERSE_BIND (memory on the node farthest
+/// from the threads); the test's result is then given as a position from
+/// inverse (0%) to hard bind (100%).
 /// All memory is written first from the CPUs of node 0 (or of the first
 /// node this process may use), bound to that node; the binding is then
 /// dropped, so only the kernel moves it. Every thread
@@ -96,6 +111,13 @@ pub struct AutonumaArgs {
     /// numa01, numa01_THREAD_ALLOC, numa02, numa02_SMT or all.
     #[arg(value_name = "TEST", default_value = "all", value_parser = tests)]
     pub tests: Selection,
+    /// Threads per process (T) for every test instead of the benchmark's
+    /// (1 to 4096); the slides suggest nr_cpus/4 and fewer.
+    #[arg(long, value_name = "T", value_parser = threads)]
+    pub threads: Option<usize>,
+    /// Run no HARD_BIND / INVERSE_BIND baselines.
+    #[arg(long)]
+    pub no_baselines: bool,
     /// Runs of each test; several give the average and stddev of seconds.
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = runs)]
     pub runs: usize,
@@ -183,8 +205,16 @@ pub fn run(args: AutonumaArgs) -> Result<()> {
         mem_mib: args.mem,
         loops: args.loops,
         secs: args.secs,
+        threads: args.threads,
     };
-    let job = Job::new(&topo, &args.tests.0, &asked, args.runs, settings(&args))?;
+    let job = Job::new(
+        &topo,
+        &args.tests.0,
+        &asked,
+        args.runs,
+        settings(&args),
+        !args.no_baselines,
+    )?;
     // The text comes as the runs end; another format is the document's.
     let format = args.format.or_default(Format::Text);
     let sink = Sink {

@@ -3,17 +3,19 @@
 
 use super::output::{FormatArgs, SaveArgs, emit};
 use crate::console::{Sink, command_line};
-use crate::output::render::{Format, render};
+use crate::output::render::Format;
 use crate::probes::sched::burst::BurstSpec;
-use crate::probes::sched::task::Arrays;
-use crate::probes::sched::{self, BurstPlan, Params, records::records};
-use crate::results::Document;
+use crate::probes::sched::plan::{self, Asked};
+use crate::probes::sched::{self, BurstPlan, Params, records};
 use crate::results::names::probe;
+use crate::results::{Document, Record};
 use crate::topology::{SysfsRoot, Topology, read_topology};
 use anyhow::Result;
 
 const MAX_TASKS: usize = 4096;
 const MAX_GROUPS: usize = 1000;
+/// Most task counts one command line may list.
+const MAX_COUNTS: usize = 64;
 
 fn whole(s: &str, lo: u64, hi: u64) -> Result<u64, String> {
     match s.trim().parse::<u64>() {
@@ -22,8 +24,22 @@ fn whole(s: &str, lo: u64, hi: u64) -> Result<u64, String> {
     }
 }
 
-fn ntasks(s: &str) -> Result<usize, String> {
-    whole(s, 1, MAX_TASKS as u64).map(|v| v as usize)
+/// Task counts: one number, or several separated by commas.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Counts(pub Vec<usize>);
+
+fn ntasks(s: &str) -> Result<Counts, String> {
+    let counts = s
+        .split(',')
+        .map(|one| whole(one, 1, MAX_TASKS as u64).map(|v| v as usize))
+        .collect::<Result<Vec<_>, _>>()?;
+    if counts.len() > MAX_COUNTS {
+        return Err(format!(
+            "{} task counts: at most {MAX_COUNTS}",
+            counts.len()
+        ));
+    }
+    Ok(Counts(counts))
 }
 
 fn size(s: &str) -> Result<usize, String> {
@@ -54,20 +70,35 @@ fn burst_at(s: &str) -> Result<f64, String> {
 /// first touch places them), while a hackbench-like burst disturbs the
 /// scheduler; then per task the share of its time on each node, the node it
 /// started on (iSched), the node with most of its time (MSched), the node
-/// with most of its memory, and the original's totals. With another format
-/// than text (--json, --csv, ...) the table goes to stderr.
+/// with most of its memory, and the original's totals. Several counts
+/// (4,8,16) or --series run one after the other and end with the
+/// original's table across them. With another format than text (--json,
+/// --csv, ...) the tables go to stderr.
 #[derive(clap::Args, Debug)]
 pub struct SchedArgs {
-    /// Number of tasks, each a process (1 to 4096).
-    #[arg(value_name = "NTASKS", value_parser = ntasks)]
-    pub ntasks: usize,
+    /// Number of tasks, each a process (1 to 4096), or several counts
+    /// separated by commas (4,8,16).
+    #[arg(
+        value_name = "NTASKS",
+        value_parser = ntasks,
+        required_unless_present = "series",
+        conflicts_with = "series"
+    )]
+    pub ntasks: Option<Counts>,
+    /// The original's series: 4, 8, 16, 32 and 64 tasks, up to 4 per CPU
+    /// this process may use and as many as the free memory holds.
+    #[arg(long)]
+    pub series: bool,
     /// Elements per array; a task holds two f64 arrays and one u32 index
-    /// array, 20 bytes per element.
-    #[arg(long, value_name = "N", default_value_t = 1_000_000, value_parser = size)]
-    pub size: usize,
-    /// Passes over the arrays each task makes.
-    #[arg(long, value_name = "N", default_value_t = 100, value_parser = passes)]
-    pub passes: u32,
+    /// array, 20 bytes per element [default: 4 x the last-level cache per
+    /// task, less where the free memory cannot hold that for every task].
+    #[arg(long, value_name = "N", value_parser = size)]
+    pub size: Option<usize>,
+    /// Passes over the arrays each task makes [default: as many as keep
+    /// the tasks at work for about 3 x the burst time, from one pass timed
+    /// before the run].
+    #[arg(long, value_name = "N", value_parser = passes)]
+    pub passes: Option<u32>,
     /// Milliseconds between two looks at every task's CPU and CPU time
     /// (1 to 1000).
     #[arg(long, value_name = "MS", default_value_t = 10.0, value_parser = interval)]
@@ -78,8 +109,12 @@ pub struct SchedArgs {
     /// Groups in the burst, each 20 senders and 20 receivers (1 to 1000).
     #[arg(long, value_name = "G", default_value_t = 20, value_parser = groups)]
     pub burst_groups: usize,
+    /// Connect the burst's senders and receivers by pipes instead of
+    /// socket pairs (hackbench -pipe).
+    #[arg(long)]
+    pub burst_pipe: bool,
     /// Run without the burst.
-    #[arg(long, conflicts_with_all = ["burst_at", "burst_groups"])]
+    #[arg(long, conflicts_with_all = ["burst_at", "burst_groups", "burst_pipe"])]
     pub no_burst: bool,
     #[command(flatten)]
     pub format: FormatArgs,
@@ -88,26 +123,49 @@ pub struct SchedArgs {
 }
 
 impl SchedArgs {
-    pub fn params(&self, topo: &Topology) -> Result<Params> {
-        crate::memory::admission::admit(
-            topo,
-            &crate::memory::admission::Footprint {
-                bytes: (self.ntasks as u64).saturating_mul(Arrays::bytes(self.size)),
-                nodes: None,
-                what: format!("{} tasks x --size {}", self.ntasks, self.size),
-                remedy: "use fewer tasks or a smaller --size",
-            },
-        )?;
-        Ok(Params {
-            tasks: self.ntasks,
+    /// The task counts to run: those given, or the series this machine
+    /// holds (and the counts left out, for a note).
+    pub fn counts(&self, topo: &Topology) -> Result<(Vec<usize>, Vec<usize>)> {
+        if let Some(c) = &self.ntasks {
+            return Ok((c.0.clone(), Vec::new()));
+        }
+        let cpus = topo.allowed.cpus.intersection(&topo.cpus_online).len();
+        let (run, left) = plan::series(cpus, &|n| plan::fits(topo, self.size, n));
+        if run.is_empty() {
+            return Err(crate::error::usage(format!(
+                "--series: not even {} tasks fit in the free memory{}",
+                plan::SERIES[0],
+                if self.size.is_some() {
+                    "; give a smaller --size"
+                } else {
+                    ""
+                }
+            )));
+        }
+        Ok((run, left))
+    }
+
+    pub fn asked(&self) -> Asked {
+        let spec = if self.burst_pipe {
+            BurstSpec::hackbench_pipe(self.burst_groups)
+        } else {
+            BurstSpec::hackbench(self.burst_groups)
+        };
+        Asked {
             size: self.size,
             passes: self.passes,
             interval: super::units::duration(self.interval / 1e3),
             burst: (!self.no_burst).then(|| BurstPlan {
                 at: super::units::duration(self.burst_at),
-                spec: BurstSpec::hackbench(self.burst_groups),
+                spec,
             }),
-        })
+            burst_at: super::units::duration(self.burst_at),
+        }
+    }
+
+    /// One run's parameters per task count.
+    pub fn params(&self, topo: &Topology, counts: &[usize]) -> Result<Vec<Params>> {
+        plan::params(topo, &self.asked(), counts)
     }
 }
 
@@ -115,25 +173,44 @@ pub fn run(args: SchedArgs) -> Result<()> {
     let topo = read_topology(&SysfsRoot::live())?;
     args.save.check()?;
     let format = args.format.chosen().unwrap_or(Format::Text);
-    let p = args.params(&topo)?;
+    let (counts, left_out) = args.counts(&topo)?;
+    let all = args.params(&topo, &counts)?;
+    let series = args.series || all.len() > 1;
     let mut doc = Document::new(&topo);
-    let output = sched::run(&p, &topo)?;
-    doc.records = records(&p, &output, &command_line(probe::SCHED));
-    // The table first, as numa_test printed it: on stdout, or on stderr
-    // beside a document on stdout.
-    if format == Format::Text {
-        emit(&doc, Format::Text)?;
-    } else {
-        Sink { to_stderr: true }.put(&render(&doc, Format::Text, crate::probes::VIEWS)?);
+    let sink = Sink {
+        to_stderr: format != Format::Text,
+    };
+    let (mut interrupted, mut failed) = (None, None);
+    for p in &all {
+        let output = sched::run(p, &topo)?;
+        let recs = records::records(
+            p,
+            &output,
+            &command_line(probe::SCHED),
+            series.then_some(&left_out[..]),
+        );
+        // Each run's table as it ends, as numa_test printed it: on stdout,
+        // or on stderr beside a document on stdout.
+        let refs: Vec<&Record> = recs.iter().collect();
+        sink.put(&sched::view::run_text(&refs));
+        doc.records.extend(recs);
+        (interrupted, failed) = (output.interrupted, output.failed);
+        if interrupted.is_some() || failed.is_some() {
+            break;
+        }
     }
-    if output.interrupted.is_none() && output.failed.is_none() {
+    if series {
+        let refs: Vec<&Record> = doc.records.iter().collect();
+        sink.put(&sched::view::series_text(&refs));
+    }
+    if interrupted.is_none() && failed.is_none() {
         doc.finish();
     }
     args.save.save(&doc)?;
     if format != Format::Text {
         emit(&doc, format)?;
     }
-    end(&args, output.interrupted, output.failed)
+    end(&args, interrupted, failed)
 }
 
 /// After a stop signal, exit 128 + its number; after a failure, exit 1
@@ -170,20 +247,44 @@ mod tests {
     }
 
     #[test]
-    fn defaults_are_the_originals() {
-        let a = parse(&["4"]).unwrap();
-        let p = a.params(&crate::topology::fixture("two-node")).unwrap();
-        assert_eq!((p.tasks, p.size, p.passes), (4, 1_000_000, 100));
+    fn given_values_are_kept_and_open_ones_chosen() {
+        let topo = crate::topology::fixture("two-node");
+        let a = parse(&["4", "--size", "1000", "--passes", "5"]).unwrap();
+        let (counts, left) = a.counts(&topo).unwrap();
+        assert_eq!((counts, left), (vec![4], vec![]));
+        let p = &a.params(&topo, &[4]).unwrap()[0];
+        assert_eq!((p.tasks, p.size, p.passes), (4, 1000, 5));
         assert_eq!(p.interval, Duration::from_millis(10));
         let b = p.burst.unwrap();
         assert_eq!(b.at, Duration::from_secs(3));
         assert_eq!(b.spec, BurstSpec::hackbench(20));
-        let p = parse(&["2", "--no-burst", "--interval", "2.5"])
-            .unwrap()
-            .params(&crate::topology::fixture("two-node"))
-            .unwrap();
+        let a = parse(&["2", "--no-burst", "--interval", "2.5", "--size", "10"]).unwrap();
+        let p = &a.params(&topo, &[2]).unwrap()[0];
         assert!(p.burst.is_none());
         assert_eq!(p.interval, Duration::from_micros(2500));
+        // Open passes were chosen: 3 x the burst time.
+        assert_eq!(p.chosen.target_s, Some(9.0));
+        let a = parse(&["2", "--burst-pipe", "--size", "10", "--passes", "1"]).unwrap();
+        let p = &a.params(&topo, &[2]).unwrap()[0];
+        assert_eq!(p.burst.unwrap().spec, BurstSpec::hackbench_pipe(20));
+    }
+
+    #[test]
+    fn counts_are_a_list_or_the_series() {
+        let topo = crate::topology::fixture("two-node");
+        let a = parse(&["4,8,2"]).unwrap();
+        assert_eq!(a.counts(&topo).unwrap().0, vec![4, 8, 2]);
+        let a = parse(&["--series", "--size", "1000"]).unwrap();
+        let cpus = topo.allowed.cpus.intersection(&topo.cpus_online).len();
+        let (run, left) = a.counts(&topo).unwrap();
+        assert!(run.iter().all(|&n| n <= (4 * cpus).max(4)), "{run:?}");
+        assert_eq!(run.len() + left.len(), 5);
+        assert_eq!(run[0], 4);
+        let e = parse(&["--series", "--size", "4294967296"])
+            .unwrap()
+            .counts(&topo)
+            .unwrap_err();
+        assert_eq!(crate::error::exit_code(&e), 2);
     }
 
     #[test]
@@ -196,6 +297,9 @@ mod tests {
             (&["2", "--interval", "0"], "from 1 to 1000"),
             (&["2", "--burst-at", "nan"], "'nan' is not a number"),
             (&["2", "--burst-groups", "0"], "from 1 to 1000"),
+            (&["4,x"], "'x' is not a whole number"),
+            (&["4", "--series"], "cannot be used with"),
+            (&["2", "--no-burst", "--burst-pipe"], "cannot be used with"),
             (
                 &["2", "--no-burst", "--burst-at", "1"],
                 "cannot be used with",
@@ -212,7 +316,7 @@ mod tests {
         assert!(crate::memory::admission::free_bytes(&topo, None).is_some());
         let e = parse(&["4096", "--size", "4294967296"])
             .unwrap()
-            .params(&topo)
+            .params(&topo, &[4096])
             .unwrap_err();
         assert_eq!(crate::error::exit_code(&e), 2);
         assert!(e.to_string().contains("free"), "{e}");

@@ -42,6 +42,9 @@ fn bad_input_is_one_line_and_exit_2() {
     bad(&["--sample-pages", "8"], "from 16 to 16777216");
     bad(&["--exact", "--sample-pages", "100"], "--sample-pages");
     bad(&["numa02", "--mem", "1073741824"], "free memory");
+    bad(&["numa03"], "numa01_PER_NODE");
+    bad(&["--threads", "0"], "from 1 to 4096");
+    bad(&["--threads", "x"], "'x' is not a whole number");
 }
 
 #[test]
@@ -328,7 +331,7 @@ fn process_memory_of_two_processes_and_repeated_runs() {
 fn smt_test_records_cores_carrying_two_threads() {
     let out = numabench()
         .args(["autonuma", "numa02_SMT", "--mem", "4", "--loops", "500"])
-        .args(["--interval", "0.02", "--json"])
+        .args(["--interval", "0.02", "--no-baselines", "--json"])
         .output()
         .unwrap();
     let text = String::from_utf8_lossy(&out.stderr);
@@ -365,6 +368,7 @@ fn sigint_stops_the_run_and_keeps_a_partial_document() {
             "60",
             "--interval",
             "0.1",
+            "--no-baselines",
         ])
         .args(["--save", save.to_str().unwrap()])
         .stdout(std::process::Stdio::null())
@@ -398,4 +402,110 @@ fn sigint_stops_the_run_and_keeps_a_partial_document() {
     let notes = rec["notes"].to_string();
     assert!(notes.contains("interrupted"), "{notes}");
     assert!(rec["metrics"]["runtime_s"]["value"].as_f64().unwrap() < 30.0);
+}
+
+fn nodes_with_memory() -> usize {
+    topo()["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|n| n["mem_total_bytes"].as_u64().is_some_and(|b| b > 0))
+        .count()
+}
+
+#[test]
+fn threads_set_t_for_the_test_and_the_text_says_so() {
+    let out = numabench()
+        .args(["autonuma", "numa02", "--threads", "1", "--mem", "4"])
+        .args([
+            "--loops",
+            "50",
+            "--interval",
+            "0.02",
+            "--no-baselines",
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{text}");
+    assert!(
+        text.contains("numa02: P = 1 process(es) x T = 1 thread(s)"),
+        "{text}"
+    );
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let rec = record(&doc, "numa02 run 1");
+    assert_eq!(rec["params"]["threads"], 1);
+    // The whole 4 MiB is the one thread's part.
+    assert_eq!(rec["params"]["size_bytes"], 4 << 20);
+    let notes = rec["notes"].to_string();
+    if nr_cpus() != 1 {
+        assert!(notes.contains("as given by --threads"), "{notes}");
+    }
+    let thr = series(rec, "threads_per_node");
+    let total: f64 = thr["lines"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| floats(&l["y"])[0])
+        .sum();
+    assert_eq!(total, 1.0, "{thr}");
+}
+
+#[test]
+fn per_node_runs_a_process_per_node_with_its_share_of_the_cpus() {
+    let out = numabench()
+        .args([
+            "autonuma",
+            "numa01_PER_NODE",
+            "--mem",
+            "4",
+            "--loops",
+            "500",
+        ])
+        .args(["--interval", "0.02", "--no-baselines", "--json"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{text}");
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let rec = record(&doc, "numa01_PER_NODE run 1");
+    let nodes = nodes_with_cpus();
+    assert_eq!(rec["params"]["processes"], nodes as u64);
+    assert_eq!(rec["params"]["threads"], (nr_cpus() / nodes).max(1) as u64);
+    assert_eq!(rec["params"]["memory"], "process");
+    assert!(text.contains("numa01_PER_NODE: P = "), "{text}");
+}
+
+#[test]
+fn one_node_says_plainly_that_the_baselines_are_not_meaningful() {
+    if nodes_with_memory() != 1 {
+        eprintln!("skipped: for a machine with one memory node (the VM tests run the baselines)");
+        return;
+    }
+    let out = numabench()
+        .args(["autonuma", "numa02", "--mem", "4", "--loops", "500"])
+        .args(["--interval", "0.02", "--json"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{text}");
+    assert!(
+        text.contains("no HARD_BIND / INVERSE_BIND baselines: one node with memory"),
+        "{text}"
+    );
+    assert!(!text.contains("of the way from inverse"), "{text}");
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let names: Vec<&str> = doc["records"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["numa02 run 1", "numa02"], "no baseline ran");
+    assert!(
+        record(&doc, "numa02")["metrics"]
+            .get("position_pct")
+            .is_none()
+    );
 }

@@ -350,6 +350,16 @@ fn bad_input_is_one_line_and_exit_2() {
     rejects(&["sched", "2", "--passes", "0"], "--passes");
     rejects(&["sched", "2", "--interval", "0"], "from 1 to 1000");
     rejects(&["sched", "2", "--burst-groups", "0"], "--burst-groups");
+    rejects(&["sched", "4,x"], "'x' is not a whole number");
+    rejects(&["sched", "4", "--series"], "--series");
+    rejects(
+        &["sched", "2", "--no-burst", "--burst-pipe"],
+        "--burst-pipe",
+    );
+    rejects(
+        &["sched", "--series", "--size", "4294967296"],
+        "not even 4 tasks fit",
+    );
     rejects(
         &["sched", "2", "--burst-at", "soon"],
         "'soon' is not a number",
@@ -362,5 +372,185 @@ fn bad_input_is_one_line_and_exit_2() {
     rejects(
         &["sched", "1", "--save", "no/such/dir/s.json"],
         "does not exist",
+    );
+}
+
+/// The summary record of a run in `doc` (`name`: "summary", "N=4 summary").
+fn summary<'a>(doc: &'a Value, name: &str) -> &'a Value {
+    doc["records"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["name"] == name)
+        .unwrap_or_else(|| panic!("no {name} in {doc}"))
+}
+
+#[test]
+fn defaults_put_the_arrays_beyond_the_cache_and_the_burst_within_the_run() {
+    // The largest last-level cache instance this machine lists.
+    let topo: Value = serde_json::from_slice(&stdout_of(["topo", "--json"])).unwrap();
+    let caches = topo["caches"].as_array().unwrap();
+    let level = caches.iter().filter_map(|c| c["level"].as_u64()).max();
+    let llc = caches
+        .iter()
+        .filter(|c| c["level"].as_u64() == level && c["type"] != "Instruction")
+        .filter_map(|c| c["size_bytes"].as_u64())
+        .max();
+    // A burst 1 s in: the passes aim at about 3 s of run.
+    let out = numabench()
+        .args([
+            "sched",
+            "2",
+            "--burst-at",
+            "1",
+            "--burst-groups",
+            "1",
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{text}");
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let s = summary(&doc, "summary");
+    let p = &s["params"];
+    let bytes = p["size_bytes"].as_u64().unwrap();
+    match llc {
+        Some(l) => {
+            assert_eq!(p["llc_bytes"], l, "{p}");
+            assert!(bytes > l, "{bytes} bytes per task, cache {l}: {p}");
+            assert_eq!(bytes, p["size_elements"].as_u64().unwrap() * 20);
+        }
+        None => assert_eq!(p["size_elements"], 1_000_000),
+    }
+    assert_eq!(p["target_run_s"], 3.0);
+    assert!(p["pass_s"].as_f64().unwrap() > 0.0, "{p}");
+    // The tasks were still at work when the burst's processes went.
+    assert_eq!(p["burst"], "ran", "{s}");
+    let go = p["burst_go_at_s"].as_f64().unwrap();
+    let e = s["metrics"]["elapsed_s"]["value"].as_f64().unwrap();
+    assert!(go < e, "burst at {go} s, tasks done at {e} s");
+    // The chosen values are stated under the title.
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(lines[1].starts_with("size: "), "{text}");
+    assert!(lines[1].ends_with("(--size overrides)"), "{text}");
+    assert!(lines[2].starts_with("passes: "), "{text}");
+    assert!(lines[2].contains("aimed at 3 s"), "{text}");
+}
+
+#[test]
+fn a_list_of_counts_ends_with_the_series_table() {
+    let out = numabench()
+        .args([
+            "sched",
+            "1,2",
+            "--size",
+            "20000",
+            "--passes",
+            "3",
+            "--no-burst",
+        ])
+        .arg("--json")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{text}");
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    for n in [1, 2] {
+        let s = summary(&doc, &format!("N={n} summary"));
+        assert_eq!(s["params"]["tasks"], n);
+        assert_eq!(s["params"]["passes"], 3, "given, not chosen");
+        assert!(s["params"].get("passes_basis").is_none(), "{s}");
+    }
+    assert_eq!(
+        text.lines().filter(|l| l.starts_with("Task ")).count(),
+        2,
+        "{text}"
+    );
+    let series = text.split("numa_test series").nth(1).expect(&text);
+    let rows: Vec<Vec<&str>> = series
+        .lines()
+        .map(|l| l.split_whitespace().collect::<Vec<_>>())
+        .filter(|w| w.first().is_some_and(|c| c.parse::<u32>().is_ok()))
+        .collect();
+    assert_eq!(rows.len(), 2, "{series}");
+    assert_eq!((rows[0][0], rows[1][0]), ("1", "2"));
+    assert_eq!(rows[1].last(), Some(&"whole"), "{series}");
+    // The saved document gives the same text.
+    let tmp = tempfile::tempdir().unwrap();
+    let f = tmp.path().join("s.json");
+    std::fs::write(&f, &out.stdout).unwrap();
+    let again = stdout_of(["report", "--format", "text", f.to_str().unwrap()]);
+    let again = String::from_utf8(again).unwrap();
+    assert!(again.contains(series.lines().nth(2).unwrap()), "{again}");
+}
+
+#[test]
+fn the_pipe_burst_moves_every_message() {
+    let out = numabench()
+        .args(["sched", "2", "--size", "100000", "--passes", "30"])
+        .args([
+            "--burst-at",
+            "0",
+            "--burst-groups",
+            "1",
+            "--burst-pipe",
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let p = &summary(&doc, "summary")["params"];
+    assert_eq!(p["burst_transport"], "pipe");
+    assert_eq!(p["burst"], "ran");
+    assert_eq!(p["burst_processes"], 40);
+    assert_eq!(p["burst_messages_received"], 20 * 20 * 100);
+    assert_eq!(p["burst_complete"], true);
+}
+
+#[test]
+fn sigint_in_a_series_keeps_the_partial_run_out_of_every_average() {
+    let mut run = spawn(&[
+        "sched",
+        "1,2",
+        "--size",
+        "1000000",
+        "--passes",
+        "100000",
+        "--no-burst",
+    ]);
+    let child = &mut run.0;
+    let root = child.id() as i32;
+    let t = Instant::now();
+    while !descendants(root)
+        .values()
+        .any(|(_, n)| n.starts_with("sched task"))
+    {
+        assert!(t.elapsed() < Duration::from_secs(30), "no task appeared");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    // SAFETY: sending SIGINT to the child this test spawned.
+    assert_eq!(unsafe { libc::kill(root, libc::SIGINT) }, 0);
+    let status = child.wait().unwrap();
+    let text = read_all(child.stdout.take());
+    assert_eq!(status.code(), Some(130), "{text}");
+    assert!(text.contains("INTERRUPTED by signal 2"), "{text}");
+    let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(flat.contains("AverageUserTime -"), "{text}");
+    // The series stopped at the cut run, shown without figures.
+    let series = text.split("numa_test series").nth(1).expect(&text);
+    assert!(
+        series.contains("partial: 0 of 1 tasks finished"),
+        "{series}"
+    );
+    assert!(
+        !series.lines().any(|l| l.trim_start().starts_with("2 ")),
+        "{series}"
     );
 }

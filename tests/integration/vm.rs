@@ -831,7 +831,7 @@ fn autonuma_looks(doc: &Value) -> (&Value, Vec<(f64, f64, f64)>) {
 
 #[test]
 fn autonuma_memory_moves_with_balancing_on_and_stays_with_it_off() {
-    let run = "numabench autonuma numa02 --mem 256 --secs 12 --interval 0.5";
+    let run = "numabench autonuma numa02 --mem 256 --secs 12 --interval 0.5 --no-baselines";
     // On: sampled looks (the default 4096 pages queried of the 65536 and
     // more); off: exact ones.
     let g = guest(
@@ -896,6 +896,150 @@ fn autonuma_memory_moves_with_balancing_on_and_stays_with_it_off() {
     assert_eq!(rec["metrics"]["numa_pages_migrated"]["value"], 0.0);
     assert!(rec["metrics"].get("convergence_s").is_none(), "{rec}");
     assert_eq!(rec["params"]["converged"], false);
+}
+
+/// A baseline run's record: bound as its notes say, every bound page on
+/// its node, every task on its CPUs, two threads on each node.
+fn assert_bound(doc: &Value, name: &str, bind: &str) {
+    let rec = doc["records"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["name"] == name)
+        .unwrap_or_else(|| panic!("no {name} in {doc}"));
+    assert_eq!(rec["params"]["bind"], bind, "{rec}");
+    assert_eq!(rec["params"]["tasks_off_cpus"], 0, "{rec}");
+    let on = rec["placement"]["on_target_pct"].as_f64().unwrap();
+    assert!(on >= 99.0, "{on}% of the bound memory on its node: {rec}");
+    // 64 MiB per process, one process per node.
+    for node in ["0", "1"] {
+        let mib = pages_on(rec, node) as f64 * 4096.0 / 1048576.0;
+        assert!(
+            (60.0..80.0).contains(&mib),
+            "{mib} MiB on node {node}: {rec}"
+        );
+    }
+    let threads = rec["series"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == "threads_per_node")
+        .unwrap();
+    for line in threads["lines"].as_array().unwrap() {
+        let y = line["y"].as_array().unwrap();
+        assert!(y.iter().all(|v| v == 2.0), "{threads}");
+    }
+}
+
+/// The AutoNUMA baselines on two nodes: HARD_BIND puts each process's
+/// threads and memory on one node, INVERSE_BIND its memory on the other;
+/// the test's result is placed between them; numa01_PER_NODE runs a
+/// process per node; a stop during a baseline averages nothing. (TCG has
+/// no remote-access cost, so how far apart the baselines are is not
+/// judged here.)
+#[test]
+fn autonuma_baselines_bind_as_they_say_and_place_the_result_between_them() {
+    let g = guest(
+        &["--preset", "2n"],
+        &[
+            (
+                "base",
+                "numabench autonuma numa01 --mem 64 --loops 10 --interval 0.2 --save /tmp/b.json",
+            ),
+            ("bjson", "cat /tmp/b.json"),
+            (
+                "pn",
+                "numabench autonuma numa01_PER_NODE --mem 32 --loops 5 --interval 0.2 --no-baselines --save /tmp/pn.json >/dev/null",
+            ),
+            ("pnjson", "cat /tmp/pn.json"),
+            (
+                "cut",
+                "numabench autonuma numa01 --mem 64 --secs 60 --interval 0.2 --save /tmp/c.json & p=$!; sleep 8; kill -INT $p; wait $p",
+            ),
+            ("cjson", "cat /tmp/c.json"),
+        ],
+    );
+    assert_eq!(g.text("base.rc"), "0", "{}", g.text("base"));
+    let text = g.text("base");
+    let doc = g.json("bjson");
+    let names: Vec<&str> = doc["records"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "numa01_HARD_BIND run 1",
+            "numa01_HARD_BIND",
+            "numa01_INVERSE_BIND run 1",
+            "numa01_INVERSE_BIND",
+            "numa01 run 1",
+            "numa01"
+        ]
+    );
+    assert_bound(&doc, "numa01_HARD_BIND run 1", "hard_bind");
+    assert_bound(&doc, "numa01_INVERSE_BIND run 1", "inverse_bind");
+    assert!(
+        text.contains("2 thread(s) on node 0's CPUs with memory on node 0, 2 thread(s) on node 1's CPUs with memory on node 1"),
+        "{text}"
+    );
+    assert!(
+        text.contains("2 thread(s) on node 0's CPUs with memory on node 1, 2 thread(s) on node 1's CPUs with memory on node 0"),
+        "{text}"
+    );
+    let sum = doc["records"].as_array().unwrap().last().unwrap();
+    let p = &sum["params"];
+    assert_eq!(p["position_by"], "runtime_s", "{sum}");
+    let (hard, inverse) = (
+        p["hard_bind_value"].as_f64().unwrap(),
+        p["inverse_bind_value"].as_f64().unwrap(),
+    );
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("numa01: ") && !l.contains("P = "))
+        .unwrap_or_else(|| panic!("no position line:\n{text}"));
+    eprintln!("guest: HARD_BIND {hard:.2} s, INVERSE_BIND {inverse:.2} s; {line}");
+    match sum["metrics"].get("position_pct") {
+        Some(m) => {
+            let pct = m["value"].as_f64().unwrap();
+            assert!(
+                line.contains(&format!("{pct:.0}% of the way from inverse to hard bind")),
+                "{line}"
+            );
+        }
+        None => assert!(line.contains("no position"), "{line}"),
+    }
+
+    assert_eq!(g.text("pn.rc"), "0", "{}", g.text("pn"));
+    let pn = g.json("pnjson");
+    let rec = &pn["records"][0];
+    assert_eq!(rec["name"], "numa01_PER_NODE run 1");
+    assert_eq!(
+        (&rec["params"]["processes"], &rec["params"]["threads"]),
+        (&2.into(), &2.into())
+    );
+
+    // Stopped during HARD_BIND: that run is marked, nothing is averaged
+    // and the test gets no position.
+    assert_eq!(g.text("cut.rc"), "130", "{}", g.text("cut"));
+    let cut = g.text("cut");
+    assert!(cut.contains("1 INTERRUPTED"), "{cut}");
+    assert!(
+        cut.contains("numa01_HARD_BIND: no whole run, no average"),
+        "{cut}"
+    );
+    assert!(!cut.contains("of the way"), "{cut}");
+    let c = g.json("cjson");
+    assert_eq!(c["complete"], false);
+    assert!(
+        c["records"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|r| r["metrics"].get("position_pct").is_none())
+    );
 }
 
 /// The seed's suite on two nodes with four CPUs: every test maps onto this

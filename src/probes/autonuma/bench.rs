@@ -5,10 +5,14 @@
 //! numa01 and numa01_THREAD_ALLOC: P = 2, T = nr_cpus / 2, M = 3 GiB, the
 //! memory shared by all of a process's threads or split into per-thread
 //! parts. numa02 and numa02_SMT: P = 1, T = nr_cpus or nr_cpus / 2, M = 1
-//! GiB split into per-thread parts. nr_cpus is the CPUs this process may
-//! use. Every thread clears its memory with memset (the benchmark's bzero
-//! loop) a fixed number of times, or for a fixed time.
+//! GiB split into per-thread parts. numa01_PER_NODE, the test the slides
+//! planned: P = nr_nodes, T = nr_cpus / nr_nodes, numa01's memory. nr_cpus
+//! is the CPUs this process may use, nr_nodes the nodes they are on;
+//! `--threads` sets T for every test. Every thread clears its memory with
+//! memset (the benchmark's bzero loop) a fixed number of times, or for a
+//! fixed time.
 
+use super::bind::Bind;
 use crate::error::usage;
 use crate::probes::mem::RawOptions;
 use anyhow::{Result, anyhow};
@@ -35,14 +39,16 @@ pub enum Test {
     Numa01ThreadAlloc,
     Numa02,
     Numa02Smt,
+    Numa01PerNode,
 }
 
 impl Test {
-    pub const ALL: [Test; 4] = [
+    pub const ALL: [Test; 5] = [
         Test::Numa01,
         Test::Numa01ThreadAlloc,
         Test::Numa02,
         Test::Numa02Smt,
+        Test::Numa01PerNode,
     ];
 
     pub fn name(self) -> &'static str {
@@ -51,6 +57,7 @@ impl Test {
             Test::Numa01ThreadAlloc => "numa01_THREAD_ALLOC",
             Test::Numa02 => "numa02",
             Test::Numa02Smt => "numa02_SMT",
+            Test::Numa01PerNode => "numa01_PER_NODE",
         }
     }
 
@@ -58,14 +65,17 @@ impl Test {
         Test::ALL.into_iter().find(|t| t.name() == name)
     }
 
-    /// The seed's shape for `nr_cpus` usable CPUs (at least one thread).
-    pub fn shape(self, nr_cpus: usize) -> Shape {
+    /// The seed's shape for `nr_cpus` usable CPUs on `nr_nodes` nodes (at
+    /// least one thread and one process).
+    pub fn shape(self, nr_cpus: usize, nr_nodes: usize) -> Shape {
         let half = (nr_cpus / 2).max(1);
+        let nodes = nr_nodes.max(1);
         let (processes, threads, mem_bytes, per_thread) = match self {
             Test::Numa01 => (2, half, 3 * GIB, false),
             Test::Numa01ThreadAlloc => (2, half, 3 * GIB, true),
             Test::Numa02 => (1, nr_cpus.max(1), GIB, true),
             Test::Numa02Smt => (1, half, GIB, true),
+            Test::Numa01PerNode => (nodes, (nr_cpus / nodes).max(1), 3 * GIB, false),
         };
         Shape {
             processes,
@@ -122,12 +132,16 @@ pub struct Asked {
     pub mem_mib: Option<u64>,
     pub loops: Option<u32>,
     pub secs: Option<u32>,
+    /// `--threads`: T for every test instead of the seed's.
+    pub threads: Option<usize>,
 }
 
 /// One test, ready to run here.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Plan {
     pub test: Test,
+    /// The test itself, or one of its baselines.
+    pub bind: Bind,
     pub nr_cpus: usize,
     /// The shape with M as it will run (scaled or given).
     pub shape: Shape,
@@ -140,25 +154,57 @@ pub struct Plan {
     pub notes: Vec<String>,
 }
 
-/// Sizes `test` for `nr_cpus` CPUs and a start node with `start_free` bytes
-/// free. Without `--mem` the test uses at most [`MEMORY_SHARE_PCT`] of that
-/// free memory, M scaled down to whole MiB where needed; with `--mem` it
-/// must fit in the free memory.
+impl Plan {
+    /// The test's name, with its baseline's suffix: `numa01_HARD_BIND`.
+    pub fn label(&self) -> String {
+        format!("{}{}", self.test.name(), self.bind.suffix())
+    }
+
+    /// The same test with `bind`'s placement; its note says which.
+    pub fn baseline(&self, bind: Bind, note: String) -> Plan {
+        let mut p = self.clone();
+        p.bind = bind;
+        p.notes.push(note);
+        p
+    }
+}
+
+/// Sizes `test` for `nr_cpus` CPUs on `nr_nodes` nodes and a start node
+/// with `start_free` bytes free. Without `--mem` the test uses at most
+/// [`MEMORY_SHARE_PCT`] of that free memory, M scaled down to whole MiB
+/// where needed; with `--mem` it must fit in the free memory.
 pub fn plan(
     test: Test,
     nr_cpus: usize,
+    nr_nodes: usize,
     start_node: usize,
     start_free: u64,
     asked: &Asked,
 ) -> Result<Plan> {
-    let mut shape = test.shape(nr_cpus);
+    let mut shape = test.shape(nr_cpus, nr_nodes);
     let seed_mem_bytes = shape.mem_bytes;
     let mut notes = Vec::new();
     let procs = shape.processes as u64;
-    if nr_cpus < 2 && test != Test::Numa02 {
-        notes.push(format!(
-            "T = nr_cpus/2 is 0 with {nr_cpus} CPU: 1 thread per process instead"
-        ));
+    match asked.threads {
+        Some(t) if t != shape.threads => {
+            notes.push(format!(
+                "T = {t} thread(s) per process as given by --threads (the benchmark's: {})",
+                shape.threads
+            ));
+            shape.threads = t;
+        }
+        Some(_) => {}
+        None if nr_cpus < 2
+            && matches!(
+                test,
+                Test::Numa01 | Test::Numa01ThreadAlloc | Test::Numa02Smt
+            ) =>
+        {
+            notes.push(format!(
+                "T = nr_cpus/2 is 0 with {nr_cpus} CPU: 1 thread per process instead"
+            ));
+        }
+        None => {}
     }
     match asked.mem_mib {
         Some(mib) => {
@@ -222,6 +268,7 @@ pub fn plan(
     };
     Ok(Plan {
         test,
+        bind: Bind::Free,
         nr_cpus,
         shape,
         seed_mem_bytes,
@@ -284,13 +331,13 @@ mod tests {
     const FREE: u64 = 64 * GIB;
 
     fn planned(test: Test, cpus: usize, free: u64, asked: Asked) -> Plan {
-        plan(test, cpus, 0, free, &asked).unwrap()
+        plan(test, cpus, 2, 0, free, &asked).unwrap()
     }
 
     #[test]
     fn shapes_follow_the_slides() {
         let s = |t: Test| {
-            let s = t.shape(48);
+            let s = t.shape(48, 2);
             (s.processes, s.threads, s.mem_bytes / MIB, s.per_thread)
         };
         assert_eq!(s(Test::Numa01), (2, 24, 3072, false));
@@ -298,10 +345,15 @@ mod tests {
         assert_eq!(s(Test::Numa02), (1, 48, 1024, true));
         assert_eq!(s(Test::Numa02Smt), (1, 24, 1024, true));
         // Odd counts round down; one CPU still gets one thread.
-        assert_eq!(Test::Numa01.shape(5).threads, 2);
-        assert_eq!(Test::Numa02Smt.shape(1).threads, 1);
-        assert_eq!(Test::Numa02.shape(1).threads, 1);
-        assert_eq!(Test::Numa01.shape(48).total_bytes(), 6 * GIB);
+        assert_eq!(Test::Numa01.shape(5, 2).threads, 2);
+        assert_eq!(Test::Numa02Smt.shape(1, 1).threads, 1);
+        assert_eq!(Test::Numa02.shape(1, 1).threads, 1);
+        assert_eq!(Test::Numa01.shape(48, 2).total_bytes(), 6 * GIB);
+        // PER_NODE: a process per node, the node's share of the CPUs each.
+        assert_eq!(s(Test::Numa01PerNode), (2, 24, 3072, false));
+        let p = Test::Numa01PerNode.shape(64, 8);
+        assert_eq!((p.processes, p.threads), (8, 8));
+        assert_eq!(Test::Numa01PerNode.shape(1, 1).processes, 1);
     }
 
     #[test]
@@ -314,14 +366,14 @@ mod tests {
 
     #[test]
     fn passes_are_whole_memory_or_the_threads_part() {
-        let s = Test::Numa01.shape(8);
+        let s = Test::Numa01.shape(8, 2);
         assert_eq!(s.bytes_per_thread_pass(), 3 * GIB);
-        let s = Test::Numa02.shape(8);
+        let s = Test::Numa02.shape(8, 2);
         assert_eq!(s.bytes_per_thread_pass(), GIB / 8);
         // Default loops: 64 GiB per thread.
-        assert_eq!(default_loops(&Test::Numa01.shape(8)), 22);
-        assert_eq!(default_loops(&Test::Numa02.shape(8)), 512);
-        assert_eq!(default_loops(&Test::Numa01ThreadAlloc.shape(8)), 86);
+        assert_eq!(default_loops(&Test::Numa01.shape(8, 2)), 22);
+        assert_eq!(default_loops(&Test::Numa02.shape(8, 2)), 512);
+        assert_eq!(default_loops(&Test::Numa01ThreadAlloc.shape(8, 2)), 86);
     }
 
     #[test]
@@ -350,7 +402,7 @@ mod tests {
         let p = planned(Test::Numa02, 2, 1000 * MIB + 5, Asked::default());
         assert_eq!(p.shape.mem_bytes, 500 * MIB);
         // Too little for one MiB per thread: a runtime failure, not bad input.
-        let e = plan(Test::Numa02, 64, 0, 100 * MIB, &Asked::default()).unwrap_err();
+        let e = plan(Test::Numa02, 64, 2, 0, 100 * MIB, &Asked::default()).unwrap_err();
         assert_eq!(crate::error::exit_code(&e), 1, "{e}");
     }
 
@@ -368,9 +420,38 @@ mod tests {
             ..Default::default()
         };
         // 2 x 3000 MiB does not fit in 4 GiB.
-        let e = plan(Test::Numa01, 4, 0, 4 * GIB, &asked).unwrap_err();
+        let e = plan(Test::Numa01, 4, 2, 0, 4 * GIB, &asked).unwrap_err();
         assert_eq!(crate::error::exit_code(&e), 2);
         assert!(e.to_string().contains("node 0's free memory"), "{e}");
+    }
+
+    #[test]
+    fn threads_are_set_for_every_test_and_said() {
+        let asked = Asked {
+            threads: Some(3),
+            ..Default::default()
+        };
+        for t in Test::ALL {
+            let p = planned(t, 48, FREE, asked);
+            assert_eq!(p.shape.threads, 3, "{t:?}");
+            assert!(p.notes.iter().any(|n| n.contains("--threads")), "{t:?}");
+        }
+        // Threads of their own split M: 3 x 1 GiB / 3 for numa02.
+        let p = planned(Test::Numa02, 48, FREE, asked);
+        assert_eq!(p.shape.bytes_per_thread_pass(), GIB / 3);
+        // The seed's own T needs no note.
+        let p = planned(Test::Numa02, 3, FREE, asked);
+        assert!(
+            !p.notes.iter().any(|n| n.contains("--threads")),
+            "{:?}",
+            p.notes
+        );
+        assert_eq!(p.label(), "numa02");
+        let b = p.baseline(Bind::Hard, "x".into());
+        assert_eq!(
+            (b.label().as_str(), b.notes.last().unwrap().as_str()),
+            ("numa02_HARD_BIND", "x")
+        );
     }
 
     #[test]

@@ -5,6 +5,7 @@
 
 use super::Settings;
 use super::bench::{Plan, Shape, Test, Work};
+use super::bind::Bind;
 use super::records::{self, FALLBACK_NOTE_START, METHOD_NOTE_START};
 use super::watch::Method;
 use crate::results::names::autonuma::{metric as am, param as ap, series as an};
@@ -91,6 +92,22 @@ pub fn test_of(r: &Record) -> Option<&str> {
     r.params.get(param::TEST).and_then(|v| v.as_str())
 }
 
+/// How a record's run placed threads and memory (the test itself where it
+/// does not say).
+pub fn bind_of(r: &Record) -> Bind {
+    r.params
+        .get(ap::BIND)
+        .and_then(|v| v.as_str())
+        .and_then(Bind::from_name)
+        .unwrap_or(Bind::Free)
+}
+
+/// The test's name with its baseline's suffix: what a record's runs are
+/// grouped by.
+pub fn label_of(r: &Record) -> String {
+    format!("{}{}", test_of(r).unwrap_or("?"), bind_of(r).suffix())
+}
+
 /// The plan a run record was made from; `None` for a test this numabench
 /// does not know.
 pub fn plan_of(r: &Record) -> Option<Plan> {
@@ -108,6 +125,7 @@ pub fn plan_of(r: &Record) -> Option<Plan> {
         .collect();
     Some(Plan {
         test,
+        bind: bind_of(r),
         nr_cpus: uint(r, ap::NR_CPUS) as usize,
         shape: Shape {
             processes: uint(r, param::PROCESSES) as usize,
@@ -135,6 +153,8 @@ pub enum End {
 #[derive(Debug, Clone)]
 pub struct Run {
     pub end: End,
+    /// The work was a fixed time (`--secs`): GB/s is the result.
+    pub fixed_time: bool,
     pub runtime_s: f64,
     /// Bytes all threads cleared per second, in 10^9.
     pub gb_s: f64,
@@ -179,6 +199,7 @@ impl Run {
                     .collect()
             });
         Run {
+            fixed_time: r.params.contains_key(ap::SECS),
             end: match (interrupted, failed) {
                 (true, _) => End::Interrupted,
                 (false, true) => End::Failed,
@@ -231,11 +252,12 @@ fn fallback_of(r: &Record) -> Option<String> {
     Some(why.to_string())
 }
 
-/// The run records of `records` by test, in the order the tests ran.
+/// The run records of `records` by test (a baseline apart from its test),
+/// in the order the tests ran.
 pub fn by_test<'a>(records: &[&'a Record]) -> Vec<(String, Vec<&'a Record>)> {
     let mut out: Vec<(String, Vec<&'a Record>)> = Vec::new();
     for r in records.iter().copied().filter(|r| is_run(r)) {
-        let test = test_of(r).unwrap_or("?").to_string();
+        let test = label_of(r);
         match out.iter_mut().find(|(t, _)| *t == test) {
             Some((_, runs)) => runs.push(r),
             None => out.push((test, vec![r])),

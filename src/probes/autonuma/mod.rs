@@ -11,6 +11,7 @@
 //! sampling hook.
 
 pub mod bench;
+pub mod bind;
 pub mod convergence;
 pub mod facts;
 pub mod records;
@@ -89,6 +90,10 @@ pub struct Outcome {
     pub interrupted: Option<i32>,
     /// Why the run ended early when a task died.
     pub failed: Option<String>,
+    /// Baselines: percent of the bound memory's pages on the node it was
+    /// bound to at the end, and the tasks last seen outside their CPUs.
+    pub bound_pct: Option<f64>,
+    pub tasks_off_cpus: usize,
 }
 
 impl Outcome {
@@ -135,6 +140,25 @@ fn carried_pct(l: &Look) -> f64 {
     }
 }
 
+/// Where a bound run's memory and tasks were at its end: percent of the
+/// bound areas' pages on their node, and tasks last seen off their CPUs.
+fn bound_check(p: &mem::Params, out: &mem::RunOutput) -> (Option<f64>, usize) {
+    if p.node_bind.iter().all(Option::is_none) {
+        return (None, 0);
+    }
+    let areas: Vec<(Option<usize>, &mem::layout::AreaPlacement)> = mem::areas::areas(out)
+        .into_iter()
+        .map(|(k, a)| (mem::areas::intended(p, k), a))
+        .collect();
+    let off = out
+        .task_cpus
+        .iter()
+        .zip(&p.cpu_bind)
+        .filter(|(cpu, set)| matches!((cpu, set), (Some(c), Some(s)) if !s.contains(*c)))
+        .count();
+    (bind::on_bound_node_pct(&areas), off)
+}
+
 /// Runs `plan` once; `on_look` sees every look as it is taken.
 pub fn run(
     plan: &Plan,
@@ -142,7 +166,16 @@ pub fn run(
     settings: &Settings,
     on_look: &mut dyn FnMut(&Look),
 ) -> Result<Outcome> {
-    let params = mem::resolve(&bench::engine_options(plan), topo)?;
+    let mut params = mem::resolve(&bench::engine_options(plan), topo)?;
+    let bound = bind::placement(topo, plan.bind, &plan.shape);
+    if !bound.is_empty() {
+        // Written where they are bound, by the bound threads: no -0.
+        params.init_cpu0 = false;
+        for (t, (cpus, node)) in bound.into_iter().enumerate() {
+            params.cpu_bind[t] = Some(cpus);
+            params.node_bind[t] = Some(node);
+        }
+    }
     let mut watch = Watch::new(topo, settings.method);
     let mut look = |t: f64, pids: &[i32], intact: &dyn Fn() -> bool| {
         if let Some(l) = watch.look(t, pids, intact) {
@@ -163,7 +196,10 @@ pub fn run(
     let refs: Vec<(f64, &BTreeMap<usize, u64>)> =
         watch.looks.iter().map(|l| (l.t, &l.mem)).collect();
     let convergence_s = convergence::convergence_time(&refs, &cpu_nodes, settings.tolerance_pct);
+    let (bound_pct, tasks_off_cpus) = bound_check(&params, &out);
     Ok(Outcome {
+        bound_pct,
+        tasks_off_cpus,
         runtime_s: out.runtime_max_s,
         convergence_s,
         mem_nodes: mem_nodes.into_iter().collect(),

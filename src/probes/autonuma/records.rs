@@ -4,6 +4,7 @@
 //! looks as the CSV `--out` writes beside its chart.
 
 use super::bench::{Plan, Test, Work};
+use super::bind::{Bind, Position};
 use super::watch::{Method, WALK_PAGES_PER_QUERY};
 use super::{Outcome, Settings};
 use crate::results::names::autonuma::{metric as am, param as ap, series as an};
@@ -30,8 +31,8 @@ pub(crate) const CARRIED_NOTE_START: &str = "; at most ";
 pub(crate) const CARRIED_NOTE_MARK: &str = "% of a look's memory was hidden from move_pages";
 
 /// File name stem of a run's chart and series.
-pub fn file_stem(test: Test, run: usize) -> String {
-    format!("{}-run{run}", test.name())
+pub fn file_stem(plan: &Plan, run: usize) -> String {
+    format!("{}-run{run}", plan.label())
 }
 
 fn over_time(name: &str, y_label: &str, y_unit: &str, o: &Outcome, lines: Vec<Line>) -> Series {
@@ -92,7 +93,7 @@ fn doubled_series(o: &Outcome) -> Series {
 
 /// The record of run `run` (from 1) of `plan`.
 pub fn record(plan: &Plan, run: usize, o: &Outcome, settings: &Settings) -> Record {
-    let r = Record::new(probe::AUTONUMA, &format!("{} run {run}", plan.test.name()));
+    let r = Record::new(probe::AUTONUMA, &format!("{} run {run}", plan.label()));
     let r = run_params(r, plan, run, o, settings);
     let mut r = run_metrics(r, o);
     r.series.push(memory_series(o));
@@ -107,7 +108,7 @@ pub fn record(plan: &Plan, run: usize, o: &Outcome, settings: &Settings) -> Reco
                 .iter()
                 .map(|(n, p)| (n.to_string(), *p))
                 .collect(),
-            on_target_pct: None,
+            on_target_pct: o.bound_pct,
             huge_pct: 0.0,
             cpus_seen: o.cpus_seen.clone(),
         });
@@ -157,6 +158,11 @@ fn run_params(r: Record, plan: &Plan, run: usize, o: &Outcome, settings: &Settin
         Work::Loops(l) => r.param(ap::LOOPS, l),
         Work::Secs(secs) => r.param(ap::SECS, secs),
     };
+    if plan.bind != Bind::Free {
+        r = r
+            .param(ap::BIND, plan.bind.name())
+            .param(ap::TASKS_OFF_CPUS, o.tasks_off_cpus);
+    }
     r = r
         .param(ap::SAMPLED_LOOKS, o.sampled_looks)
         .param(ap::EXACT_LOOKS, o.exact_looks);
@@ -277,7 +283,8 @@ fn method_words(o: &Outcome, settings: &Settings) -> String {
 /// What the reader should know about how this run's figures came about.
 pub fn checks(plan: &Plan, o: &Outcome) -> Vec<String> {
     let mut notes = Vec::new();
-    if let Some(first) = o.looks.first() {
+    // A baseline's memory starts where it is bound, not on the start node.
+    if let Some(first) = o.looks.first().filter(|_| plan.bind == Bind::Free) {
         let total: u64 = first.mem.values().sum();
         let on_start = first.mem.get(&plan.start_node).copied().unwrap_or(0);
         if total > 0 && (on_start as f64) < 0.99 * total as f64 {
@@ -303,6 +310,17 @@ pub fn checks(plan: &Plan, o: &Outcome) -> Vec<String> {
     if o.looks.is_empty() {
         notes.push("no look was taken: the run ended before the first".into());
     }
+    if let Some(pct) = o.bound_pct.filter(|&p| p < 99.0) {
+        notes.push(format!(
+            "only {pct:.1}% of the bound memory was on the node it was bound to at the end"
+        ));
+    }
+    if o.tasks_off_cpus > 0 {
+        notes.push(format!(
+            "{} task(s) were last seen outside the CPUs they were bound to",
+            o.tasks_off_cpus
+        ));
+    }
     if let Some(sig) = o.interrupted {
         notes.push(format!("{INTERRUPTED_NOTE_START}{sig}: {PARTIAL_NOTE_END}"));
     }
@@ -323,11 +341,11 @@ pub(crate) fn partial_notes(r: &Record) -> (bool, bool) {
 }
 
 /// A test's runs together: average and spread of the seconds, as the
-/// slides' tables.
-pub fn summary_record(plan: &Plan, outcomes: &[Outcome]) -> Record {
+/// slides' tables, and where they lie between the baselines.
+pub fn summary_record(plan: &Plan, outcomes: &[Outcome], position: Option<&Position>) -> Record {
     let times: Vec<f64> = outcomes.iter().map(|o| o.runtime_s).collect();
     let conv: Vec<f64> = outcomes.iter().filter_map(|o| o.convergence_s).collect();
-    let mut r = Record::new(probe::AUTONUMA, plan.test.name())
+    let mut r = Record::new(probe::AUTONUMA, &plan.label())
         .param(param::TEST, plan.test.name())
         .param(ap::RUNS, outcomes.len())
         .param(ap::CONVERGED_RUNS, conv.len())
@@ -350,6 +368,21 @@ pub fn summary_record(plan: &Plan, outcomes: &[Outcome]) -> Record {
             Better::Lower,
         );
         r.samples.insert(metric::CONVERGENCE_S.into(), conv);
+    }
+    if plan.bind != Bind::Free {
+        r = r.param(ap::BIND, plan.bind.name());
+    }
+    if let Some(p) = position {
+        r = r
+            .param(
+                ap::POSITION_BY,
+                if p.by_rate { "gb_s" } else { metric::RUNTIME_S },
+            )
+            .param(ap::HARD_BIND_VALUE, p.hard)
+            .param(ap::INVERSE_BIND_VALUE, p.inverse);
+        if let Some(pct) = p.pct {
+            r = r.metric(am::POSITION_PCT, pct, "%", Better::Higher);
+        }
     }
     r
 }

@@ -95,7 +95,7 @@ fn settings() -> Settings {
 }
 
 fn a_plan(test: Test) -> Plan {
-    plan(test, 4, 0, 64 << 30, &Asked::default()).unwrap()
+    plan(test, 4, 2, 0, 64 << 30, &Asked::default()).unwrap()
 }
 
 #[test]
@@ -197,9 +197,11 @@ fn chart_marks_convergence_and_csv_has_a_row_per_look() {
     assert_eq!(lines.len(), 4);
     assert_eq!(lines[2], "0.500,70.000,30.000,1,1,0");
     assert_eq!(
-        file_stem(Test::Numa01ThreadAlloc, 3),
+        file_stem(&a_plan(Test::Numa01ThreadAlloc), 3),
         "numa01_THREAD_ALLOC-run3"
     );
+    let hard = p.baseline(crate::probes::autonuma::bind::Bind::Hard, String::new());
+    assert_eq!(file_stem(&hard, 1), "numa01_HARD_BIND-run1");
 }
 
 #[test]
@@ -314,6 +316,7 @@ fn tables_show_runs_average_and_spread() {
     let timed = plan(
         Test::Numa02,
         4,
+        2,
         0,
         64 << 30,
         &Asked {
@@ -328,7 +331,7 @@ fn tables_show_runs_average_and_spread() {
         "{text}"
     );
     assert!(text.contains("(higher is better)"), "{text}");
-    let rec = summary_record(&p, &[outcome()]);
+    let rec = summary_record(&p, &[outcome()], None);
     assert_eq!(rec.samples["runtime_s"], [3.0]);
     assert_eq!(rec.metrics["convergence_mean_s"].value, 1.0);
 }
@@ -387,4 +390,92 @@ fn the_view_prints_what_the_command_printed_and_a_csv_line_per_run() {
     let sections = view.sections(&doc, &records);
     assert_eq!(sections.len(), 3, "setup, the test, the summary");
     assert!(sections[1].rows[1][0].contains("FAILED"));
+}
+
+#[test]
+fn baselines_give_the_test_its_position_in_text_records_and_view() {
+    use crate::probes::autonuma::bind::Bind;
+    use crate::view::View;
+    let topo = crate::topology::fixture("two-node");
+    let p = a_plan(Test::Numa01);
+    let plans = [
+        p.baseline(Bind::Hard, "HARD_BIND: best".into()),
+        p.baseline(Bind::Inverse, "INVERSE_BIND: worst".into()),
+        p.clone(),
+    ];
+    let mut doc = crate::results::Document::new(&topo);
+    let mut tests = Vec::new();
+    let mut printed = String::new();
+    for (plan, secs) in plans.iter().zip([2.0, 6.0, 3.6]) {
+        let mut o = outcome();
+        o.runtime_s = secs;
+        let r = record(plan, 1, &o, &settings());
+        assert_eq!(
+            crate::probes::autonuma::facts::plan_of(&r).as_ref(),
+            Some(plan)
+        );
+        let runs = vec![Run::of(&r)];
+        printed.push_str(&text::intro(plan));
+        printed.push_str(&text::runs_text(plan, &runs));
+        tests.push((plan.label(), runs));
+        if let Some(l) = text::position_line(&plan.label(), &tests) {
+            printed.push_str(&l);
+        }
+        doc.records.push(r);
+    }
+    assert_eq!(doc.records[0].name, "numa01_HARD_BIND run 1");
+    assert_eq!(doc.records[1].params["bind"], "inverse_bind");
+    assert!(!doc.records[2].params.contains_key("bind"));
+    let line = text::position_line("numa01", &tests).unwrap();
+    assert!(
+        line.starts_with(
+            "numa01: 60% of the way from inverse to hard bind (INVERSE_BIND 6.00 s, HARD_BIND 2.00 s, numa01 3.60 s)"
+        ),
+        "{line}"
+    );
+    assert!(text::position_line("numa01_HARD_BIND", &tests).is_none());
+    assert!(!line.contains("placement"), "{line}");
+    let position = text::position_of("numa01", &tests).flatten();
+    let sum = summary_record(&plans[2], &[outcome()], position.as_ref());
+    assert!((sum.metrics["position_pct"].value - 60.0).abs() < 1e-9);
+    assert_eq!(sum.params["position_by"], "runtime_s");
+    assert_eq!(sum.params["inverse_bind_value"], 6.0);
+    // The view prints what the command printed, the summary with the
+    // position column.
+    let records: Vec<&Record> = doc.records.iter().collect();
+    printed = format!(
+        "{}{printed}{}",
+        header(&Header::of(&doc, records[0])),
+        text::summary(&tests)
+    );
+    let view = &crate::probes::autonuma::AutonumaView;
+    let shown = view.text(&doc, &records).unwrap();
+    assert_eq!(shown, printed);
+    let last = shown
+        .lines()
+        .rev()
+        .find(|l| l.starts_with("numa01 "))
+        .unwrap();
+    assert!(last.trim_end().ends_with("60%"), "{shown}");
+    assert!(shown.contains("baseline"), "{shown}");
+    // Outside the two, the line says which way.
+    let mut worse = tests.clone();
+    worse[2].1[0].runtime_s = 7.0;
+    let line = text::position_line("numa01", &worse).unwrap();
+    assert!(line.contains("-25% of the way"), "{line}");
+    assert!(
+        line.trim_end().ends_with("slower than the worst placement"),
+        "{line}"
+    );
+    // A cut test run is never placed between the baselines.
+    let mut cut = outcome();
+    cut.interrupted = Some(2);
+    tests[2].1 = vec![Run::of(&record(&plans[2], 1, &cut, &settings()))];
+    let line = text::position_line("numa01", &tests).unwrap();
+    assert!(line.contains("no position"), "{line}");
+    assert!(
+        !text::summary(&tests).contains('%'),
+        "{}",
+        text::summary(&tests)
+    );
 }

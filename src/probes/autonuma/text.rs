@@ -5,6 +5,7 @@
 //! results document gives back, so both print the same bytes.
 
 use super::bench::{Plan, Test, Work};
+use super::bind::{self, APART_PCT, Bind, Position};
 use super::facts::{End, Header, Run};
 use super::records::MIB;
 use super::watch::WALK_PAGES_PER_QUERY;
@@ -68,7 +69,7 @@ pub fn intro_line(plan: &Plan) -> String {
     };
     format!(
         "{}: P = {} process(es) x T = {} thread(s), {memory}; {work}",
-        plan.test.name(),
+        plan.label(),
         s.processes,
         s.threads
     )
@@ -198,7 +199,7 @@ fn average(plan: &Plan, runs: &[Run]) -> String {
     if whole.is_empty() {
         return format!(
             "{}: no whole run, no average: the run above is partial",
-            plan.test.name()
+            plan.label()
         );
     }
     match plan.work {
@@ -206,7 +207,7 @@ fn average(plan: &Plan, runs: &[Run]) -> String {
             let times: Vec<f64> = whole.iter().map(|r| r.runtime_s).collect();
             format!(
                 "{}: {:.2} s on average over {} run(s), stddev {:.2} s (lower is better)",
-                plan.test.name(),
+                plan.label(),
                 stats::mean(&times),
                 times.len(),
                 stats::stddev(&times)
@@ -217,7 +218,7 @@ fn average(plan: &Plan, runs: &[Run]) -> String {
             let rates: Vec<f64> = whole.iter().map(|r| r.gb_s).collect();
             format!(
                 "{}: {:.1} GB/s cleared on average over {} run(s), stddev {:.1} GB/s (higher is better)",
-                plan.test.name(),
+                plan.label(),
                 stats::mean(&rates),
                 rates.len(),
                 stats::stddev(&rates)
@@ -278,6 +279,78 @@ fn smt_line(r: &Run) -> String {
     )
 }
 
+/// The runs of `label` with `bind`'s suffix, among `tests`.
+fn runs_of<'a>(tests: &'a [(String, Vec<Run>)], label: &str, bind: Bind) -> Option<&'a [Run]> {
+    let want = format!("{label}{}", bind.suffix());
+    tests.iter().find(|(n, _)| *n == want).map(|t| &t.1[..])
+}
+
+/// Whether test `label` has both baselines among `tests`, and if so where
+/// its whole runs lie between theirs (`None` inside: one of the three has
+/// no whole run).
+pub fn position_of(label: &str, tests: &[(String, Vec<Run>)]) -> Option<Option<Position>> {
+    let hard = runs_of(tests, label, Bind::Hard)?;
+    let inverse = runs_of(tests, label, Bind::Inverse)?;
+    let test = runs_of(tests, label, Bind::Free)?;
+    let by_rate = test.first().is_some_and(|r| r.fixed_time);
+    Some(bind::position(by_rate, test, hard, inverse))
+}
+
+/// Test `label`'s position between its baselines, in a line, when they ran.
+pub fn position_line(label: &str, tests: &[(String, Vec<Run>)]) -> Option<String> {
+    let Some(p) = position_of(label, tests)? else {
+        return Some(format!(
+            "{label}: no position between HARD_BIND and INVERSE_BIND: one of the three has no whole run\n\n"
+        ));
+    };
+    let v = |x: f64| {
+        if p.by_rate {
+            format!("{x:.1} GB/s")
+        } else {
+            format!("{x:.2} s")
+        }
+    };
+    let figures = format!(
+        "INVERSE_BIND {}, HARD_BIND {}, {label} {}",
+        v(p.inverse),
+        v(p.hard),
+        v(p.value)
+    );
+    Some(match p.pct {
+        Some(pct) => {
+            let beyond = if pct < 0.0 {
+                ": slower than the worst placement"
+            } else if pct > 100.0 {
+                ": faster than the best placement"
+            } else {
+                ""
+            };
+            format!(
+                "{label}: {pct:.0}% of the way from inverse to hard bind ({figures}){beyond}\n\n"
+            )
+        }
+        None => format!(
+            "{label}: no position: HARD_BIND is not {APART_PCT}% better than INVERSE_BIND here ({figures})\n\n"
+        ),
+    })
+}
+
+/// The summary's position cell of test `label`.
+fn position_cell(label: &str, tests: &[(String, Vec<Run>)]) -> String {
+    if label.ends_with(Bind::Hard.suffix()) || label.ends_with(Bind::Inverse.suffix()) {
+        return "baseline".into();
+    }
+    match position_of(label, tests) {
+        Some(Some(Position { pct: Some(pct), .. })) => format!("{pct:.0}%"),
+        _ => "-".into(),
+    }
+}
+
+/// Whether any test of `tests` ran with its baselines.
+fn has_baselines(tests: &[(String, Vec<Run>)]) -> bool {
+    tests.iter().any(|(n, _)| n.ends_with(Bind::Hard.suffix()))
+}
+
 pub const SUMMARY_TITLE: &str = "Seconds per test (lower is better)";
 
 /// The slides' table: per test its runs, average and stddev of seconds,
@@ -294,6 +367,7 @@ pub fn summary_rows(tests: &[(String, Vec<Run>)]) -> Vec<Vec<String>> {
                     [name.clone(), format!("0 ({partial} partial)")]
                         .into_iter()
                         .chain(std::iter::repeat_n("-".to_string(), 4))
+                        .chain(has_baselines(tests).then(|| "-".to_string()))
                         .collect(),
                 );
             }
@@ -326,6 +400,11 @@ pub fn summary_rows(tests: &[(String, Vec<Run>)]) -> Vec<Vec<String>> {
             ),
             converged,
         ]);
+        if has_baselines(tests)
+            && let Some(row) = rows.last_mut()
+        {
+            row.push(position_cell(name, tests));
+        }
     }
     rows
 }
@@ -333,19 +412,30 @@ pub fn summary_rows(tests: &[(String, Vec<Run>)]) -> Vec<Vec<String>> {
 pub const SUMMARY_HEADER: [&str; 6] =
     ["test", "runs", "average s", "stddev s", "GB/s", "converged"];
 
+/// The summary's columns: [`SUMMARY_HEADER`], and the position between
+/// the baselines where they ran.
+pub fn summary_header(tests: &[(String, Vec<Run>)]) -> Vec<String> {
+    let mut h: Vec<String> = SUMMARY_HEADER.map(String::from).to_vec();
+    if has_baselines(tests) {
+        h.push("inverse->hard".into());
+    }
+    h
+}
+
 /// [`summary_rows`] as text under its title.
 pub fn summary(tests: &[(String, Vec<Run>)]) -> String {
-    let mut t = Table::new(
-        &SUMMARY_HEADER,
-        &[
-            Align::Left,
-            Align::Right,
-            Align::Right,
-            Align::Right,
-            Align::Right,
-            Align::Left,
-        ],
-    );
+    let header = summary_header(tests);
+    let h: Vec<&str> = header.iter().map(String::as_str).collect();
+    let mut align = vec![
+        Align::Left,
+        Align::Right,
+        Align::Right,
+        Align::Right,
+        Align::Right,
+        Align::Left,
+    ];
+    align.resize(h.len(), Align::Right);
+    let mut t = Table::new(&h, &align);
     for r in summary_rows(tests) {
         t.row(r);
     }

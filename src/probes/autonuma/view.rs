@@ -37,7 +37,7 @@ fn tests(records: &[&Record]) -> Option<Vec<TestRuns>> {
 fn named(tests: &[TestRuns]) -> Vec<(String, Vec<Run>)> {
     tests
         .iter()
-        .map(|t| (t.plan.test.name().to_string(), t.runs.clone()))
+        .map(|t| (t.plan.label(), t.runs.clone()))
         .collect()
 }
 
@@ -62,20 +62,28 @@ impl View for AutonumaView {
             .collect();
         let mut out = vec![setup];
         let tests = tests(records).unwrap_or_default();
+        let named = named(&tests);
         for t in &tests {
             let table = text::runs(&t.plan, &t.runs);
+            let position = text::position_line(&t.plan.label(), &named);
             out.push(Section {
                 title: text::intro_line(&t.plan),
                 header: table.header,
                 rows: table.rows,
-                lines: t.plan.notes.iter().cloned().chain(table.lines).collect(),
+                lines: t
+                    .plan
+                    .notes
+                    .iter()
+                    .cloned()
+                    .chain(table.lines)
+                    .chain(position.map(|p| p.trim_end().to_string()))
+                    .collect(),
                 ..Default::default()
             });
         }
-        let named = named(&tests);
         if text::wants_summary(&named) {
             let mut s = Section::new(text::SUMMARY_TITLE);
-            s.header = text::SUMMARY_HEADER.map(String::from).to_vec();
+            s.header = text::summary_header(&named);
             s.rows = text::summary_rows(&named);
             out.push(s);
         }
@@ -86,11 +94,14 @@ impl View for AutonumaView {
         let first = records.iter().find(|r| facts::is_run(r))?;
         let tests = tests(records)?;
         let mut out = text::header(&Header::of(doc, first));
+        let named = named(&tests);
         for t in &tests {
             out.push_str(&text::intro(&t.plan));
             out.push_str(&text::runs_text(&t.plan, &t.runs));
+            if let Some(line) = text::position_line(&t.plan.label(), &named) {
+                out.push_str(&line);
+            }
         }
-        let named = named(&tests);
         if text::wants_summary(&named) {
             out.push_str(&text::summary(&named));
         }
@@ -175,7 +186,7 @@ fn csv(records: &[&Record]) -> Csv {
 fn csv_row(r: &Record, run: &Run, nodes: &[String]) -> Vec<String> {
     let opt = |v: Option<f64>| v.map_or(String::new(), |v| v.to_string());
     let mut row = vec![
-        facts::test_of(r).unwrap_or("").to_string(),
+        facts::label_of(r),
         r.params
             .get(ap::RUN)
             .map_or(String::new(), |v| v.to_string()),

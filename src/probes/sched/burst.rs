@@ -1,9 +1,9 @@
 //! The disturbance: a short, sharp load of many processes passing small
 //! messages, as Rusty Russell's hackbench. Groups of senders and receivers
-//! connected by Unix stream socket pairs; every sender writes `loops`
-//! messages to each receiver of its group; all processes are released
-//! together and the burst's time is from the release until the last of
-//! them is reaped.
+//! connected by Unix stream socket pairs (hackbench's default) or by pipes
+//! (its `-pipe`); every sender writes `loops` messages to each receiver of
+//! its group; all processes are released together and the burst's time is
+//! from the release until the last of them is reaped.
 //!
 //! One leader process, forked by the parent at the burst time, forks and
 //! reaps the burst's processes, so the parent's sampling goes on meanwhile.
@@ -15,7 +15,9 @@
 use super::children::Children;
 use super::shared::{Burst, Shared};
 use crate::sys::{self, Whose};
+use std::fs::File;
 use std::io::{self, Read, Write};
+use std::os::fd::OwnedFd;
 use std::os::unix::net::UnixStream;
 use std::sync::atomic::Ordering::Relaxed;
 use std::time::{Duration, Instant};
@@ -29,17 +31,61 @@ pub struct BurstSpec {
     /// Messages each sender writes to each receiver of its group.
     pub loops: usize,
     pub message_bytes: usize,
+    /// What carries the messages.
+    pub transport: Transport,
+}
+
+/// What connects a sender to a receiver.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Transport {
+    /// A Unix stream socket pair (hackbench's default).
+    Socket,
+    /// A pipe (hackbench's `-pipe`).
+    Pipe,
+}
+
+impl Transport {
+    pub fn name(self) -> &'static str {
+        match self {
+            Transport::Socket => "socket",
+            Transport::Pipe => "pipe",
+        }
+    }
+
+    /// A connected (read end, write end).
+    pub fn channel(self) -> io::Result<(File, File)> {
+        match self {
+            Transport::Socket => {
+                let (r, w) = UnixStream::pair()?;
+                Ok((File::from(OwnedFd::from(r)), File::from(OwnedFd::from(w))))
+            }
+            Transport::Pipe => {
+                let (r, w) = io::pipe()?;
+                Ok((File::from(OwnedFd::from(r)), File::from(OwnedFd::from(w))))
+            }
+        }
+    }
 }
 
 impl BurstSpec {
     /// hackbench's shape: 20 senders and 20 receivers per group, 100
-    /// messages of 100 bytes from each sender to each receiver.
+    /// messages of 100 bytes from each sender to each receiver, over socket
+    /// pairs.
     pub fn hackbench(groups: usize) -> BurstSpec {
         BurstSpec {
             groups,
             group_size: 20,
             loops: 100,
             message_bytes: 100,
+            transport: Transport::Socket,
+        }
+    }
+
+    /// The same shape over pipes, as `hackbench -pipe`.
+    pub fn hackbench_pipe(groups: usize) -> BurstSpec {
+        BurstSpec {
+            transport: Transport::Pipe,
+            ..BurstSpec::hackbench(groups)
         }
     }
 
@@ -169,8 +215,8 @@ fn leader(spec: &LeaderSpec<'_>) -> i32 {
     i32::from(!complete)
 }
 
-/// Forks one group: its receivers, each holding only its own socket's read
-/// end, then its senders, each holding every write end.
+/// Forks one group: its receivers, each holding only its own channel's
+/// read end, then its senders, each holding every write end.
 fn group(
     spec: &BurstSpec,
     shared: &Shared,
@@ -181,7 +227,7 @@ fn group(
     let mut readers = Vec::with_capacity(n);
     let mut writers = Vec::with_capacity(n);
     for _ in 0..n {
-        let (r, w) = UnixStream::pair()?;
+        let (r, w) = spec.transport.channel()?;
         readers.push(r);
         writers.push(w);
     }
@@ -258,23 +304,36 @@ mod tests {
     }
 
     /// A tiny burst on threads instead of processes: every message
-    /// arrives, counted on both sides.
+    /// arrives, counted on both sides, over sockets and over pipes.
     #[test]
     fn a_tiny_group_moves_every_message() {
-        let spec = BurstSpec {
-            groups: 1,
-            group_size: 3,
-            loops: 50,
-            message_bytes: 100,
-        };
+        for transport in [Transport::Socket, Transport::Pipe] {
+            let spec = BurstSpec {
+                groups: 1,
+                group_size: 3,
+                loops: 50,
+                message_bytes: 100,
+                transport,
+            };
+            let (sent, received) = tiny_group(&spec);
+            assert_eq!(sent, spec.messages(), "{transport:?}");
+            assert_eq!(received, spec.messages(), "{transport:?}");
+        }
+        assert_eq!(BurstSpec::hackbench_pipe(3).transport, Transport::Pipe);
+        assert_eq!(BurstSpec::hackbench_pipe(3).processes(), 120);
+    }
+
+    /// Messages (sent, received) of one group run on threads.
+    fn tiny_group(spec: &BurstSpec) -> (u64, u64) {
+        let spec = *spec;
         let mut readers = Vec::new();
         let mut writers = Vec::new();
         for _ in 0..spec.group_size {
-            let (r, w) = UnixStream::pair().unwrap();
+            let (r, w) = spec.transport.channel().unwrap();
             readers.push(r);
             writers.push(w);
         }
-        let (sent, received) = std::thread::scope(|s| {
+        std::thread::scope(|s| {
             let recv: Vec<_> = readers
                 .iter_mut()
                 .map(|r| {
@@ -285,7 +344,7 @@ mod tests {
                 .collect();
             let send: Vec<_> = (0..spec.group_size)
                 .map(|_| {
-                    let mut outs: Vec<UnixStream> =
+                    let mut outs: Vec<File> =
                         writers.iter().map(|w| w.try_clone().unwrap()).collect();
                     s.spawn(move || send(&mut outs, spec.loops, &[7u8; 100]))
                 })
@@ -307,9 +366,7 @@ mod tests {
                 })
                 .sum();
             (sent, received)
-        });
-        assert_eq!(sent, spec.messages());
-        assert_eq!(received, spec.messages());
+        })
     }
 
     #[test]
@@ -335,7 +392,7 @@ mod tests {
 
     #[test]
     fn a_closed_receiver_stops_the_sender_with_its_count() {
-        let (r, w) = UnixStream::pair().unwrap();
+        let (r, w) = Transport::Socket.channel().unwrap();
         drop(r);
         let (n, res) = send(&mut [w], 10, &[1u8; 100]);
         assert_eq!(n, 0);

@@ -14,6 +14,7 @@
 
 pub mod burst;
 pub mod children;
+pub mod plan;
 pub(crate) mod records;
 pub mod residency;
 pub mod shared;
@@ -51,6 +52,18 @@ pub struct Params {
     /// Time between two looks at the tasks.
     pub interval: Duration,
     pub burst: Option<BurstPlan>,
+    /// How `size` and `passes` were chosen where the command line left
+    /// them open.
+    pub chosen: Chosen,
+}
+
+/// Why the size and the passes are what they are; `None`: given.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Chosen {
+    pub size: Option<plan::SizeChoice>,
+    pub passes: Option<plan::PassesChoice>,
+    /// The run time the passes aim at.
+    pub target_s: Option<f64>,
 }
 
 /// When and how large the burst is.

@@ -1,7 +1,8 @@
 //! How a sched run is shown, from its records alone: numa_test's residency
 //! table (a column per node, iSched, MSched, the memory's node and the
 //! marks) and its totals, a CSV row per task, and the runnable-tasks chart
-//! with the burst marked.
+//! with the burst marked. Several runs (a series of task counts) are shown
+//! one after the other and end with the original's table across them.
 
 use crate::results::names::sched::{burst_state, metric, param, record, task, task_metric};
 use crate::results::names::{self, probe};
@@ -89,8 +90,36 @@ fn task_records<'a>(records: &[&'a Record]) -> Vec<&'a Record> {
     t
 }
 
+/// The summary: the record that is not a task's.
 fn summary_record<'a>(records: &[&'a Record]) -> Option<&'a Record> {
-    records.iter().copied().find(|r| r.name == record::SUMMARY)
+    records
+        .iter()
+        .copied()
+        .find(|r| !r.params.contains_key(task::TASK))
+}
+
+/// The runs of a document, each its task records and the summary that
+/// ends them.
+fn runs<'a>(records: &[&'a Record]) -> Vec<Vec<&'a Record>> {
+    let mut out: Vec<Vec<&Record>> = vec![Vec::new()];
+    for &r in records {
+        let summary = !r.params.contains_key(task::TASK);
+        out.last_mut().expect("one run at least").push(r);
+        if summary {
+            out.push(Vec::new());
+        }
+    }
+    out.retain(|run| !run.is_empty());
+    out
+}
+
+/// Whether `runs` are a series: several, or named as a series' are.
+fn is_series(runs: &[Vec<&Record>]) -> bool {
+    runs.len() > 1
+        || runs
+            .iter()
+            .filter_map(|r| summary_record(r))
+            .any(|s| s.name.starts_with(record::SERIES_PREFIX))
 }
 
 /// The node columns: the summary's list, plus any node a task has a share on.
@@ -140,7 +169,15 @@ fn title(s: Option<&Record>) -> String {
     let bytes =
         num(s, names::param::SIZE_BYTES).map_or("?".into(), |b| crate::units::bytes(b as u64));
     let burst = match num(s, param::BURST_AT_S) {
-        Some(at) => format!("burst of {} group(s) at {at} s", n(param::BURST_GROUPS)),
+        Some(at) => {
+            let pipes = s.params.get(param::BURST_TRANSPORT).and_then(Value::as_str)
+                == Some(super::burst::Transport::Pipe.name());
+            format!(
+                "burst of {} group(s){} at {at} s",
+                n(param::BURST_GROUPS),
+                if pipes { " over pipes" } else { "" }
+            )
+        }
         None => "no burst".into(),
     };
     format!(
@@ -153,10 +190,52 @@ fn title(s: Option<&Record>) -> String {
     )
 }
 
+/// How the size and the passes were chosen, where they were.
+fn chosen(s: Option<&Record>) -> Vec<String> {
+    let Some(s) = s else { return Vec::new() };
+    let text = |k: &str| s.params.get(k).and_then(Value::as_str);
+    let mut out = Vec::new();
+    if let Some(basis) = text(param::SIZE_BASIS) {
+        out.push(format!(
+            "size: {} elements per array: {basis} (--size overrides)",
+            num(s, param::SIZE_ELEMENTS).map_or("?".into(), |v| v.to_string())
+        ));
+    }
+    if let Some(basis) = text(param::PASSES_BASIS) {
+        let aim =
+            num(s, param::TARGET_RUN_S).map_or(String::new(), |t| format!(", aimed at {t} s"));
+        out.push(format!(
+            "passes: {}: {basis}{aim} (--passes overrides)",
+            num(s, param::PASSES).map_or("?".into(), |v| v.to_string())
+        ));
+    }
+    out
+}
+
 // --- Sections -------------------------------------------------------------
 
-/// The residency table and the totals.
+/// Per run the residency table and the totals; the series table after
+/// several runs.
 pub fn sections(records: &[&Record]) -> Vec<Section> {
+    let runs = runs(records);
+    let mut out = Vec::new();
+    for run in &runs {
+        let mut two = run_sections(run);
+        let explained = std::mem::take(&mut two[0].lines);
+        two[0].lines = chosen(summary_record(run))
+            .into_iter()
+            .chain(explained)
+            .collect();
+        out.extend(two);
+    }
+    if is_series(&runs) {
+        out.push(series_section(records));
+    }
+    out
+}
+
+/// A run's residency table and totals.
+fn run_sections(records: &[&Record]) -> Vec<Section> {
     let tasks = task_records(records);
     let summary = summary_record(records);
     vec![residency(summary, &tasks), totals(summary, &tasks)]
@@ -298,15 +377,31 @@ fn sampler_row(s: &Record) -> Vec<String> {
 
 // --- Formats --------------------------------------------------------------
 
-/// The sections as text: the residency table in the original's layout,
-/// then the totals as its "name value" lines.
+/// Per run the residency table in the original's layout, then the totals
+/// as its "name value" lines; the series table after several runs.
 pub fn text(records: &[&Record]) -> String {
+    let runs = runs(records);
+    let mut out: String = runs.iter().map(|r| run_text(r)).collect();
+    if is_series(&runs) {
+        out.push_str(&series_text(records));
+    }
+    out
+}
+
+/// One run's residency table and totals as text.
+pub(crate) fn run_text(records: &[&Record]) -> String {
+    let summary = summary_record(records);
     let mut out = String::new();
-    for (i, s) in sections(records).iter().enumerate() {
+    for (i, s) in run_sections(records).iter().enumerate() {
         let residency = i == 0;
         if residency {
             out.push_str(&escape(&s.title));
-            out.push_str("\n\n");
+            out.push('\n');
+            for l in chosen(summary) {
+                out.push_str(&escape(&l));
+                out.push('\n');
+            }
+            out.push('\n');
         }
         let header: Vec<&str> = s.header.iter().map(String::as_str).collect();
         let align: Vec<Align> = if residency {
@@ -344,10 +439,108 @@ pub fn text(records: &[&Record]) -> String {
     out
 }
 
+// --- The series -----------------------------------------------------------
+
+/// The original's tables across the runs of a series: per task count the
+/// average and total user time (U, TU), the elapsed and burst times (E, H)
+/// and E - H; a run cut short shows no figure.
+fn series_section(records: &[&Record]) -> Section {
+    let mut s = Section::new("numa_test series: one row per task count (N)");
+    s.header = SERIES_HEADER.map(String::from).to_vec();
+    let summaries: Vec<&Record> = runs(records)
+        .iter()
+        .filter_map(|r| summary_record(r))
+        .collect();
+    for r in &summaries {
+        s.rows.push(series_row(r));
+    }
+    s.lines.push(
+        "U: average user time per task; TU: total user time; E: elapsed; H: the burst; lower is better".into(),
+    );
+    let left: Vec<String> = summaries
+        .last()
+        .and_then(|r| r.params.get(param::SERIES_LEFT_OUT))
+        .and_then(Value::as_array)
+        .map_or(Vec::new(), |a| a.iter().map(|v| v.to_string()).collect());
+    if !left.is_empty() {
+        s.lines.push(format!(
+            "left out: N = {} (at most {} tasks per CPU, and what the free memory holds)",
+            left.join(", "),
+            super::plan::SERIES_TASKS_PER_CPU
+        ));
+    }
+    s
+}
+
+const SERIES_HEADER: [&str; 9] = [
+    "N",
+    "U (s)",
+    "TU (s)",
+    "E (s)",
+    "H (s)",
+    "E - H (s)",
+    "moved",
+    "away",
+    "run",
+];
+
+fn series_row(r: &Record) -> Vec<String> {
+    let tasks = num(r, names::param::TASKS).unwrap_or(0.0);
+    let finished = num(r, param::FINISHED_TASKS).unwrap_or(0.0);
+    let cut = r.params.contains_key(param::INTERRUPTED_BY_SIGNAL)
+        || finished < tasks
+        || r.notes.iter().any(|n| n.starts_with("FAILED"));
+    let mut row = vec![format!("{tasks}")];
+    if cut {
+        row.extend(std::iter::repeat_n("-".to_string(), 7));
+        row.push(format!("partial: {finished} of {tasks} tasks finished"));
+        return row;
+    }
+    let m = |k: &str| value(r, k);
+    row.extend([
+        secs(m(metric::AVERAGE_USER_TIME_S)),
+        secs(m(metric::TOTAL_USER_TIME_S)),
+        secs(m(metric::ELAPSED_S)),
+        secs(m(metric::BURST_S)),
+        secs(m(metric::ELAPSED_MINUS_BURST_S)),
+        m(metric::TASKS_MOVED).map_or("-".into(), |v| format!("{v}")),
+        m(metric::TASKS_AWAY_FROM_MEMORY).map_or("-".into(), |v| format!("{v}")),
+        "whole".into(),
+    ]);
+    row
+}
+
+/// The series table as text.
+pub fn series_text(records: &[&Record]) -> String {
+    let s = series_section(records);
+    let header: Vec<&str> = s.header.iter().map(String::as_str).collect();
+    let mut align = vec![Align::Right; header.len()];
+    align[header.len() - 1] = Align::Left;
+    let mut t = Table::new(&header, &align);
+    for r in &s.rows {
+        t.row(r.clone());
+    }
+    let mut out = format!("{}\n{}", escape(&s.title), t.render());
+    for l in &s.lines {
+        out.push_str(&escape(l));
+        out.push('\n');
+    }
+    out.push('\n');
+    out
+}
+
 /// A row per task: its shares by node and the rest of the residency
 /// table's figures, unformatted; the summary's metrics and every note
-/// follow as notes.
+/// follow as notes. A series gives its table instead.
 pub fn csv(records: &[&Record]) -> Csv {
+    if is_series(&runs(records)) {
+        let s = series_section(records);
+        return Csv {
+            header: s.header,
+            rows: s.rows,
+            notes: s.lines,
+        };
+    }
     let tasks = task_records(records);
     let summary = summary_record(records);
     let nodes = columns(summary, &tasks);
@@ -413,8 +606,24 @@ pub fn csv(records: &[&Record]) -> Csv {
     out
 }
 
-/// The summary's series as charts, with the burst's release marked.
+/// Each run's runnable-tasks chart.
 pub fn charts(records: &[&Record]) -> Vec<Chart> {
+    let runs = runs(records);
+    let series = is_series(&runs);
+    let mut out = Vec::new();
+    for run in &runs {
+        for mut c in run_charts(run) {
+            if series && let Some(s) = summary_record(run) {
+                c.title = format!("{}: {}", s.name, c.title);
+            }
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// A run's series as charts, with the burst's release marked.
+fn run_charts(records: &[&Record]) -> Vec<Chart> {
     let Some(s) = summary_record(records) else {
         return Vec::new();
     };
@@ -439,108 +648,5 @@ pub fn charts(records: &[&Record]) -> Vec<Chart> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::probes::sched::BurstOutcome;
-    use crate::probes::sched::records::{records, tests::run};
-
-    fn rendered(recs: &[Record]) -> String {
-        let refs: Vec<&Record> = recs.iter().collect();
-        text(&refs)
-    }
-
-    #[test]
-    fn the_table_has_a_column_per_node_and_the_marks() {
-        let (p, out) = run();
-        let text = rendered(&records(&p, &out, "numabench sched 2"));
-        let lines: Vec<&str> = text.lines().collect();
-        let header = lines.iter().position(|l| l.starts_with("Task")).unwrap();
-        let cols: Vec<&str> = lines[header].split_whitespace().collect();
-        assert_eq!(
-            cols,
-            [
-                "Task",
-                "node00",
-                "node01",
-                "iSched",
-                "MSched",
-                "Mem",
-                "UserTime(s)",
-                "SysTime(s)"
-            ]
-        );
-        let row1: Vec<&str> = lines[header + 1].split_whitespace().collect();
-        assert_eq!(
-            row1,
-            ["1", "25.0", "75.0", "0", "1", "*", "0", "!", "4.00", "0.02"]
-        );
-        let row2: Vec<&str> = lines[header + 2].split_whitespace().collect();
-        assert_eq!(row2, ["2", "0.0", "100.0", "1", "1", "1", "4.00", "0.02"]);
-        let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
-        for needle in [
-            "AverageUserTime 4.00 s",
-            "ElapsedTime (E) 8.00 s",
-            "TotalUserTime 8.00 s",
-            "BurstTime (H) 1.50 s",
-            "E - H 6.50 s",
-        ] {
-            assert!(flat.contains(needle), "{needle} missing:\n{text}");
-        }
-    }
-
-    #[test]
-    fn no_burst_and_interrupted_runs_say_so() {
-        let (p, mut out) = run();
-        out.burst = BurstOutcome::NotReached;
-        out.elapsed_s = 1.0;
-        out.interrupted = Some(2);
-        out.tasks[1].report = None;
-        let text = rendered(&records(&p, &out, "x"));
-        assert!(text.contains("no burst: every task finished"), "{text}");
-        assert!(text.contains("INTERRUPTED by signal 2"), "{text}");
-        assert!(text.contains("task 2: did not finish"), "{text}");
-    }
-
-    #[test]
-    fn the_csv_has_a_row_per_task_and_the_totals_as_notes() {
-        let (p, out) = run();
-        let recs = records(&p, &out, "x");
-        let refs: Vec<&Record> = recs.iter().collect();
-        let c = csv(&refs);
-        assert_eq!(
-            &c.header[..4],
-            ["task", "node0_time_pct", "node1_time_pct", "start_node"]
-        );
-        assert_eq!(c.rows.len(), 2);
-        assert_eq!(&c.rows[0][..7], ["1", "25", "75", "0", "1", "true", "0"]);
-        assert!(
-            c.notes.contains(&"elapsed_s = 8 s".to_string()),
-            "{:?}",
-            c.notes
-        );
-    }
-
-    #[test]
-    fn the_report_part_has_the_residency_table_and_the_marked_chart() {
-        let (p, out) = run();
-        let recs = records(&p, &out, "x");
-        let refs: Vec<&Record> = recs.iter().collect();
-        let doc = Document::new(&crate::topology::fixture("two-node"));
-        let blocks = SchedView.blocks(&doc, &refs);
-        let Block::Section(table) = &blocks[0] else {
-            panic!("no residency table first: {blocks:?}");
-        };
-        assert!(table.header.iter().any(|h| h == "iSched"));
-        assert!(table.rows[0].iter().any(|c| c == "75.0"));
-        let charts: Vec<&Chart> = blocks
-            .iter()
-            .filter_map(|b| match b {
-                Block::Chart(c) => Some(c),
-                _ => None,
-            })
-            .collect();
-        assert_eq!(charts.len(), 1);
-        assert_eq!(charts[0].title, "runnable tasks per node");
-        assert_eq!(charts[0].markers[0].x, 3.2);
-    }
-}
+#[path = "view_tests.rs"]
+mod tests;

@@ -39,6 +39,16 @@ pub mod param {
     pub const SAMPLE_STRIDE_MAX: &str = "sample_stride_max";
     pub const CARRIED_PCT_MAX: &str = "carried_pct_max";
     pub const POLICIES_SEEN: &str = "policies_seen";
+    /// How the run placed threads and memory: `hard_bind` or
+    /// `inverse_bind` for a baseline; absent for the test itself.
+    pub const BIND: &str = "bind";
+    /// A baseline's tasks last seen outside the CPUs they were bound to.
+    pub const TASKS_OFF_CPUS: &str = "tasks_off_cpus";
+    /// Summary: what the position compares, `runtime_s` or `gb_s`.
+    pub const POSITION_BY: &str = "position_by";
+    /// Summary: the baselines' means, in the unit of `position_by`.
+    pub const HARD_BIND_VALUE: &str = "hard_bind_value";
+    pub const INVERSE_BIND_VALUE: &str = "inverse_bind_value";
 }
 
 /// Metrics of a run's record (and of a test's summary record).
@@ -51,6 +61,9 @@ pub mod metric {
     pub const CORES_WITH_TWO_THREADS_MAX: &str = "cores_with_two_threads_max";
     pub const RUNTIME_STDDEV_S: &str = "runtime_stddev_s";
     pub const CONVERGENCE_MEAN_S: &str = "convergence_mean_s";
+    /// Summary: where the test lies from INVERSE_BIND (0%) to HARD_BIND
+    /// (100%).
+    pub const POSITION_PCT: &str = "position_pct";
 }
 
 /// Series of a run's record.

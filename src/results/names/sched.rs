@@ -4,6 +4,8 @@
 pub mod record {
     /// The run's totals, burst and series.
     pub const SUMMARY: &str = "summary";
+    /// In a series of runs each record's name starts `N=<tasks> `.
+    pub const SERIES_PREFIX: &str = "N=";
     /// A task's record is named `task N`, N from 1.
     pub const TASK: &str = "task";
 }
@@ -72,6 +74,20 @@ pub mod param {
     pub const BURST_ENDED_AT_S: &str = "burst_ended_at_s";
     /// When the burst's processes were released.
     pub const BURST_GO_AT_S: &str = "burst_go_at_s";
+    /// What carries the burst's messages: `socket` or `pipe`.
+    pub const BURST_TRANSPORT: &str = "burst_transport";
+    /// How the array size was chosen (absent: given by `--size`).
+    pub const SIZE_BASIS: &str = "size_basis";
+    /// The last-level cache the size was scaled from.
+    pub const LLC_BYTES: &str = "llc_bytes";
+    /// How the passes were chosen (absent: given by `--passes`).
+    pub const PASSES_BASIS: &str = "passes_basis";
+    /// Seconds one pass took alone before the run.
+    pub const PASS_S: &str = "pass_s";
+    /// The run time the passes aim at.
+    pub const TARGET_RUN_S: &str = "target_run_s";
+    /// The task counts of a series this machine left out.
+    pub const SERIES_LEFT_OUT: &str = "series_left_out";
 }
 
 /// Metrics of the summary.
