@@ -74,6 +74,7 @@ const RENDERED: &[(&str, &[&str])] = &[
     ("pcie", &["text", "csv", "json", "markdown", "latex"]),
     ("pcie-nophi", &["text", "csv"]),
     ("pcie-per-size", &["text", "markdown"]),
+    ("pcie-4node", &["text", "markdown"]),
     (
         "pcie-two-node",
         &["text", "csv", "markdown", "latex", "html"],

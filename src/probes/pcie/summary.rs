@@ -1,6 +1,6 @@
 //! Records back to figures: per GPU, the best bandwidth of each memory
 //! node and direction (from the largest sizes), Phi, alpha_p and the
-//! bandwidth classes. The measurement summarises what it just measured;
+//! bandwidth classes, and the cells of the node x node table. The measurement summarises what it just measured;
 //! the view summarises a document, so both read the same records.
 
 use super::phi::{Phi, PhiSource};
@@ -40,6 +40,26 @@ impl NodeRow {
     }
 }
 
+/// One cell of the node x node table: the thread on `cpu_node`, the host
+/// buffer on `mem_node`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PairCell {
+    pub cpu_node: usize,
+    pub mem_node: usize,
+    pub cpu: Option<usize>,
+    pub download: Option<Best>,
+    pub readback: Option<Best>,
+}
+
+impl PairCell {
+    pub fn best(&self, dir: Direction) -> Option<Best> {
+        match dir {
+            Direction::Download => self.download,
+            Direction::Readback => self.readback,
+        }
+    }
+}
+
 /// One GPU's figures from every memory node, with Phi and the classes.
 #[derive(Debug, Clone, PartialEq)]
 pub struct GpuSummary {
@@ -57,6 +77,9 @@ pub struct GpuSummary {
     pub readback: Classes,
     /// Notes of the GPU record.
     pub notes: Vec<String>,
+    /// The node x node table by (CPU node, memory node), the rows' own
+    /// cells included; empty where the thread ran on no other node.
+    pub pairs: Vec<PairCell>,
 }
 
 impl GpuSummary {
@@ -72,6 +95,11 @@ impl GpuSummary {
         let phi = self.phi.as_ref()?.mb_s;
         let b = self.rows.get(row)?.best(dir)?;
         Some(alpha(b.mb_s, phi))
+    }
+
+    /// alpha_p of a cell of the node x node table.
+    pub fn pair_alpha_p(&self, cell: &PairCell, dir: Direction) -> Option<f64> {
+        Some(alpha(cell.best(dir)?.mb_s, self.phi.as_ref()?.mb_s))
     }
 
     /// The best figure of every row in `dir`, NaN where there is none (as
@@ -111,6 +139,20 @@ fn phi_of_record(rec: &Record) -> Option<Phi> {
 /// size divided by this (with the default sizes: 64, 128 and 256 MiB).
 pub const LARGE_SIZES: usize = 4;
 
+/// The sizes of `sizes` a best figure is taken from (see [`LARGE_SIZES`]),
+/// ascending: the ones the node x node table copies.
+pub fn large_sizes(sizes: &[usize]) -> Vec<usize> {
+    let largest = sizes.iter().copied().max().unwrap_or(0);
+    let mut out: Vec<usize> = sizes
+        .iter()
+        .copied()
+        .filter(|s| s.saturating_mul(LARGE_SIZES) >= largest)
+        .collect();
+    out.sort_unstable();
+    out.dedup();
+    out
+}
+
 /// The best of `(size, MB/s)` figures: the highest among the largest sizes
 /// (at least 1/[`LARGE_SIZES`] of the largest), ties going to the larger
 /// size. Small copies are bound by per-copy latency, and their times are
@@ -147,12 +189,20 @@ pub fn summarise<'r>(
     acc.finish(phi_override, opts)
 }
 
+/// (size, MB/s) of the copies of one figure, before [`best_of`].
+type Figures = Vec<(usize, f64)>;
+
 /// What [`summarise`] collects before it picks the bests.
 #[derive(Default)]
 struct Gathered {
     gpus: BTreeMap<usize, GpuSummary>,
     rows: BTreeMap<usize, BTreeMap<usize, NodeRow>>,
-    figures: BTreeMap<(usize, usize, Direction), Vec<(usize, f64)>>,
+    /// By (GPU, memory node, direction).
+    figures: BTreeMap<(usize, usize, Direction), Figures>,
+    /// By GPU, then (CPU node, memory node): the pair_size records' cells.
+    pairs: BTreeMap<usize, BTreeMap<(usize, usize), PairCell>>,
+    /// By (GPU, CPU node, memory node, direction).
+    pair_figures: BTreeMap<(usize, usize, usize, Direction), Figures>,
 }
 
 impl Gathered {
@@ -167,6 +217,7 @@ impl Gathered {
             download: classify(&[], opts),
             readback: classify(&[], opts),
             notes: Vec::new(),
+            pairs: Vec::new(),
         });
         match param_str(rec, pp::KIND) {
             Some(kind::GPU) => {
@@ -174,6 +225,7 @@ impl Gathered {
                 summary.notes = rec.notes.clone();
             }
             Some(kind::SIZE) => self.add_size(g, rec),
+            Some(kind::PAIR_SIZE) => self.add_pair(g, rec),
             _ => {}
         }
     }
@@ -206,6 +258,67 @@ impl Gathered {
         }
     }
 
+    fn add_pair(&mut self, g: usize, rec: &Record) {
+        let (Some(c), Some(m), Some(dir), Some(size)) = (
+            param_usize(rec, param::CPU_NODE),
+            param_usize(rec, param::MEM_NODE),
+            param_str(rec, pp::DIRECTION).and_then(Direction::from_name),
+            param_usize(rec, param::SIZE_BYTES),
+        ) else {
+            return;
+        };
+        self.pairs
+            .entry(g)
+            .or_default()
+            .entry((c, m))
+            .or_insert(PairCell {
+                cpu_node: c,
+                mem_node: m,
+                cpu: param_usize(rec, param::CPU),
+                download: None,
+                readback: None,
+            });
+        if let Some(v) = rec.metrics.get(metric::BANDWIDTH_MB_S) {
+            self.pair_figures
+                .entry((g, c, m, dir))
+                .or_default()
+                .push((size, v.value));
+        }
+    }
+
+    /// The node x node table of GPU `g`: the cells the thread ran on
+    /// another node for, and each memory node's own row as its cell; empty
+    /// without the former.
+    fn pair_cells(&mut self, g: usize, rows: &[NodeRow]) -> Vec<PairCell> {
+        let Some(mut cells) = self.pairs.remove(&g) else {
+            return Vec::new();
+        };
+        for (&(c, m), cell) in cells.iter_mut() {
+            for dir in Direction::BOTH {
+                let best = self
+                    .pair_figures
+                    .get(&(g, c, m, dir))
+                    .and_then(|f| best_of(f));
+                match dir {
+                    Direction::Download => cell.download = best,
+                    Direction::Readback => cell.readback = best,
+                }
+            }
+        }
+        for row in rows {
+            if let Some(c) = row.cpu_node {
+                cells.entry((c, row.mem_node)).or_insert(PairCell {
+                    cpu_node: c,
+                    mem_node: row.mem_node,
+                    cpu: row.cpu,
+                    download: row.download,
+                    readback: row.readback,
+                });
+            }
+        }
+        cells.into_values().collect()
+    }
+
     fn finish(mut self, phi_override: Option<f64>, opts: &ClassOptions) -> Vec<GpuSummary> {
         for ((g, node, dir), sizes) in &self.figures {
             if let Some(row) = self.rows.get_mut(g).and_then(|r| r.get_mut(node)) {
@@ -215,20 +328,22 @@ impl Gathered {
                 }
             }
         }
-        for (g, summary) in self.gpus.iter_mut() {
+        let mut gpus = std::mem::take(&mut self.gpus);
+        for (g, summary) in gpus.iter_mut() {
             summary.rows = self
                 .rows
                 .remove(g)
                 .unwrap_or_default()
                 .into_values()
                 .collect();
+            summary.pairs = self.pair_cells(*g, &summary.rows);
             if let Some(p) = phi_override {
                 summary.phi = Some(Phi::given(p));
             }
             summary.download = classify(&summary.values(Direction::Download), opts);
             summary.readback = classify(&summary.values(Direction::Readback), opts);
         }
-        self.gpus.into_values().collect()
+        gpus.into_values().collect()
     }
 }
 
