@@ -64,6 +64,10 @@ const RENDERED: &[(&str, &[&str])] = &[
         "matrix-percore",
         &["text", "csv", "json", "markdown", "latex"],
     ),
+    (
+        "matrix-percore-runs",
+        &["text", "csv", "json", "markdown", "latex"],
+    ),
     ("mem", &["json", "csv", "markdown", "latex"]),
     ("mem-conv", &["json", "csv", "markdown", "latex"]),
     ("sched", &["text", "csv", "json", "markdown", "latex"]),
