@@ -120,16 +120,7 @@ fn size(text: &Option<String>, flag: &str) -> Result<Option<usize>> {
 /// is refused here rather than after the topology is read.
 fn nodes(text: &Option<String>, flag: &str) -> Result<Option<NodeSet>> {
     text.as_deref()
-        .map(|t| {
-            let set = NodeSet::parse_list(t)
-                .map_err(|e| usage(format!("{flag} {t}: {e} (write e.g. 0,2-3)")))?;
-            if set.is_empty() {
-                return Err(usage(format!(
-                    "{flag} '{t}': the list is empty; name at least one node (e.g. 0,2-3) or leave {flag} out for all"
-                )));
-            }
-            Ok(set)
-        })
+        .map(|t| select::node_list(t, flag))
         .transpose()
 }
 

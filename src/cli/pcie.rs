@@ -213,13 +213,7 @@ fn cpu_nodes(args: &PcieArgs, topo: &Topology) -> Result<Vec<usize>> {
         (None, true) => Ok(Vec::new()),
         (None, false) => Ok(topo.usable_cpu_nodes().iter().collect()),
         (Some(text), false) => {
-            let set = NodeSet::parse_list(text)
-                .map_err(|e| usage(format!("--cpu-nodes {text}: {e} (write e.g. 0,2-3)")))?;
-            if set.is_empty() {
-                return Err(usage(format!(
-                    "--cpu-nodes '{text}': the list is empty; name at least one node or leave --cpu-nodes out"
-                )));
-            }
+            let set = select::node_list(text, "--cpu-nodes")?;
             for n in set.iter() {
                 select::cpu_node(topo, n, "--cpu-nodes")?;
             }

@@ -304,6 +304,17 @@ fn saved_matrix_feeds_the_model() {
     );
 }
 
+/// The rows of a per-core table (after its `cpu ...` header), split on
+/// whitespace.
+fn per_core_table(text: &str) -> Vec<Vec<&str>> {
+    text.lines()
+        .skip_while(|l| !l.starts_with("cpu "))
+        .skip(1)
+        .take_while(|l| !l.starts_with("  "))
+        .map(|l| l.split_whitespace().collect())
+        .collect()
+}
+
 #[test]
 fn per_core_lists_every_physical_core_with_spread_and_verdict() {
     let tmp = tempfile::tempdir().unwrap();
@@ -320,13 +331,7 @@ fn per_core_lists_every_physical_core_with_spread_and_verdict() {
     let cores = usable_cores_of_node0();
 
     // The table: header, then one row per core.
-    let table: Vec<Vec<&str>> = text
-        .lines()
-        .skip_while(|l| !l.starts_with("cpu "))
-        .skip(1)
-        .take_while(|l| !l.starts_with("  "))
-        .map(|l| l.split_whitespace().collect())
-        .collect();
+    let table = per_core_table(&text);
     assert_eq!(table.len(), cores.len(), "{text}");
     let mut seen = BTreeSet::new();
     for row in &table {
@@ -419,13 +424,7 @@ fn per_core_runs_give_each_core_its_mean_spread_and_interval() {
         text.contains("to memory node 0, 3 runs per core, MB/s"),
         "{text}"
     );
-    let table: Vec<Vec<&str>> = text
-        .lines()
-        .skip_while(|l| !l.starts_with("cpu "))
-        .skip(1)
-        .take_while(|l| !l.starts_with("  "))
-        .map(|l| l.split_whitespace().collect())
-        .collect();
+    let table = per_core_table(&text);
     assert_eq!(table.len(), cores.len(), "{text}");
     let per_core = records(&doc, "bandwidth_per_core");
     assert_eq!(per_core.len(), cores.len(), "{doc}");

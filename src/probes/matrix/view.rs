@@ -166,16 +166,23 @@ fn per_core_csv(records: &[&Record]) -> Csv {
     }
 }
 
-fn per_core_section(records: &[&Record]) -> Section {
-    if runs_asked(records).is_some() {
-        return runs_section(records);
-    }
+/// The summary record of a per-core run, and its CPU and memory nodes.
+fn per_core_summary<'a>(records: &[&'a Record]) -> (Option<&'a Record>, u64, u64) {
     let summary = records
         .iter()
+        .copied()
         .find(|r| kind_of(r) == Some(kind::PER_CORE_SUMMARY));
     let (c, m) = summary.map_or((0, 0), |r| {
         (node_of(r, param::CPU_NODE), node_of(r, param::MEM_NODE))
     });
+    (summary, c, m)
+}
+
+fn per_core_section(records: &[&Record]) -> Section {
+    if runs_asked(records).is_some() {
+        return runs_section(records);
+    }
+    let (summary, c, m) = per_core_summary(records);
     let mut s = Section::new(format!(
         "single-thread bandwidth from each core of node {c} to memory node {m}, MB/s"
     ));
@@ -234,9 +241,8 @@ fn per_core_verdict(r: &Record, mean: f64) -> [String; 2] {
 /// The runs per core a `--per-core --runs N` run asked for (on its
 /// summary record); `None` for one measurement per core.
 fn runs_asked(records: &[&Record]) -> Option<u64> {
-    records
-        .iter()
-        .find(|r| kind_of(r) == Some(kind::PER_CORE_SUMMARY))
+    per_core_summary(records)
+        .0
         .and_then(|r| r.params.get(mx::param::RUNS)?.as_u64())
 }
 
@@ -258,12 +264,7 @@ fn fig(r: &Record, key: &str, digits: usize) -> String {
 /// interval of the mean, the slowest and the fastest run; the spread
 /// across the cores' means and the verdict under it.
 fn runs_section(records: &[&Record]) -> Section {
-    let summary = records
-        .iter()
-        .find(|r| kind_of(r) == Some(kind::PER_CORE_SUMMARY));
-    let (c, m) = summary.map_or((0, 0), |r| {
-        (node_of(r, param::CPU_NODE), node_of(r, param::MEM_NODE))
-    });
+    let (summary, c, m) = per_core_summary(records);
     let mut s = Section::new(format!(
         "single-thread bandwidth from each core of node {c} to memory node {m}, {} runs per core, MB/s",
         runs_asked(records).unwrap_or(0)

@@ -127,7 +127,11 @@ fn the_cells_of_table_5_5_and_their_records() {
     assert!((s.rows[1].download.unwrap().mb_s - 2302.6).abs() < 1e-6);
     // The node x node table: 2 rows x 4 columns, the own cells included.
     assert_eq!(s.pairs.len(), 8);
-    let cell = |c: usize, m: usize| s.pairs.iter().find(|p| (p.cpu_node, p.mem_node) == (c, m));
+    let cell = |c: usize, m: usize| {
+        s.pairs
+            .iter()
+            .find(|p| (p.cpu_node, p.mem_node) == (Some(c), m))
+    };
     let c30 = cell(3, 0).unwrap();
     assert!((c30.download.unwrap().mb_s - 5811.4).abs() < 1e-6);
     assert_eq!(c30.download.unwrap().size_bytes, 64 << 20);

@@ -21,7 +21,9 @@ pub struct Best {
     pub size_bytes: usize,
 }
 
-/// One memory node of one GPU.
+/// One memory node of one GPU, or (in [`GpuSummary::pairs`]) one cell of
+/// the node x node table: the thread on `cpu_node`, the host buffer on
+/// `mem_node`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct NodeRow {
     pub mem_node: usize,
@@ -32,26 +34,6 @@ pub struct NodeRow {
 }
 
 impl NodeRow {
-    pub fn best(&self, dir: Direction) -> Option<Best> {
-        match dir {
-            Direction::Download => self.download,
-            Direction::Readback => self.readback,
-        }
-    }
-}
-
-/// One cell of the node x node table: the thread on `cpu_node`, the host
-/// buffer on `mem_node`.
-#[derive(Debug, Clone, PartialEq)]
-pub struct PairCell {
-    pub cpu_node: usize,
-    pub mem_node: usize,
-    pub cpu: Option<usize>,
-    pub download: Option<Best>,
-    pub readback: Option<Best>,
-}
-
-impl PairCell {
     pub fn best(&self, dir: Direction) -> Option<Best> {
         match dir {
             Direction::Download => self.download,
@@ -78,8 +60,9 @@ pub struct GpuSummary {
     /// Notes of the GPU record.
     pub notes: Vec<String>,
     /// The node x node table by (CPU node, memory node), the rows' own
-    /// cells included; empty where the thread ran on no other node.
-    pub pairs: Vec<PairCell>,
+    /// cells included, `cpu_node` set in every one; empty where the thread
+    /// ran on no other node.
+    pub pairs: Vec<NodeRow>,
 }
 
 impl GpuSummary {
@@ -92,14 +75,12 @@ impl GpuSummary {
 
     /// alpha_p of row `row` in `dir`: best bandwidth / Phi.
     pub fn alpha_p(&self, row: usize, dir: Direction) -> Option<f64> {
-        let phi = self.phi.as_ref()?.mb_s;
-        let b = self.rows.get(row)?.best(dir)?;
-        Some(alpha(b.mb_s, phi))
+        self.alpha_p_of(self.rows.get(row)?, dir)
     }
 
-    /// alpha_p of a cell of the node x node table.
-    pub fn pair_alpha_p(&self, cell: &PairCell, dir: Direction) -> Option<f64> {
-        Some(alpha(cell.best(dir)?.mb_s, self.phi.as_ref()?.mb_s))
+    /// alpha_p of a row, or of a cell of the node x node table.
+    pub fn alpha_p_of(&self, row: &NodeRow, dir: Direction) -> Option<f64> {
+        Some(alpha(row.best(dir)?.mb_s, self.phi.as_ref()?.mb_s))
     }
 
     /// The best figure of every row in `dir`, NaN where there is none (as
@@ -200,7 +181,7 @@ struct Gathered {
     /// By (GPU, memory node, direction).
     figures: BTreeMap<(usize, usize, Direction), Figures>,
     /// By GPU, then (CPU node, memory node): the pair_size records' cells.
-    pairs: BTreeMap<usize, BTreeMap<(usize, usize), PairCell>>,
+    pairs: BTreeMap<usize, BTreeMap<(usize, usize), NodeRow>>,
     /// By (GPU, CPU node, memory node, direction).
     pair_figures: BTreeMap<(usize, usize, usize, Direction), Figures>,
 }
@@ -271,10 +252,10 @@ impl Gathered {
             .entry(g)
             .or_default()
             .entry((c, m))
-            .or_insert(PairCell {
-                cpu_node: c,
+            .or_insert(NodeRow {
                 mem_node: m,
                 cpu: param_usize(rec, param::CPU),
+                cpu_node: Some(c),
                 download: None,
                 readback: None,
             });
@@ -289,7 +270,7 @@ impl Gathered {
     /// The node x node table of GPU `g`: the cells the thread ran on
     /// another node for, and each memory node's own row as its cell; empty
     /// without the former.
-    fn pair_cells(&mut self, g: usize, rows: &[NodeRow]) -> Vec<PairCell> {
+    fn pair_cells(&mut self, g: usize, rows: &[NodeRow]) -> Vec<NodeRow> {
         let Some(mut cells) = self.pairs.remove(&g) else {
             return Vec::new();
         };
@@ -307,13 +288,9 @@ impl Gathered {
         }
         for row in rows {
             if let Some(c) = row.cpu_node {
-                cells.entry((c, row.mem_node)).or_insert(PairCell {
-                    cpu_node: c,
-                    mem_node: row.mem_node,
-                    cpu: row.cpu,
-                    download: row.download,
-                    readback: row.readback,
-                });
+                cells
+                    .entry((c, row.mem_node))
+                    .or_insert_with(|| row.clone());
             }
         }
         cells.into_values().collect()

@@ -7,7 +7,7 @@
 //! figure.
 
 use super::summary::{
-    GpuSummary, PairCell, param_str, param_usize, summarise, use_recorded_classes,
+    GpuSummary, NodeRow, param_str, param_usize, summarise, use_recorded_classes,
 };
 use super::{Direction, LARGE_SIZES, PROBE};
 use crate::analysis::classes::ClassOptions;
@@ -215,13 +215,17 @@ fn classes_line(s: &GpuSummary, dir: Direction) -> Option<String> {
 /// far the figures spread along a column (the thread moved) and along a
 /// row (the memory moved).
 fn pair_section(s: &GpuSummary, dir: Direction) -> Section {
-    let mut cpu_nodes: Vec<usize> = s.pairs.iter().map(|p| p.cpu_node).collect();
+    let mut cpu_nodes: Vec<usize> = s.pairs.iter().filter_map(|p| p.cpu_node).collect();
     let mut mem_nodes: Vec<usize> = s.pairs.iter().map(|p| p.mem_node).collect();
     for v in [&mut cpu_nodes, &mut mem_nodes] {
         v.sort_unstable();
         v.dedup();
     }
-    let cell = |c: usize, m: usize| s.pairs.iter().find(|p| p.cpu_node == c && p.mem_node == m);
+    let cell = |c: usize, m: usize| {
+        s.pairs
+            .iter()
+            .find(|p| p.cpu_node == Some(c) && p.mem_node == m)
+    };
     let mut sec = Section::new(format!(
         "GPU {} {} MB/s (% Phi): thread on CPU node (rows), host memory on node (columns)",
         s.gpu,
@@ -237,13 +241,13 @@ fn pair_section(s: &GpuSummary, dir: Direction) -> Section {
         }
         sec.rows.push(row);
     }
-    let spread = |pick: &dyn Fn(&PairCell) -> usize, keys: &[usize]| {
+    let spread = |pick: &dyn Fn(&NodeRow) -> Option<usize>, keys: &[usize]| {
         keys.iter()
             .filter_map(|&k| {
                 let v: Vec<f64> = s
                     .pairs
                     .iter()
-                    .filter(|p| pick(p) == k)
+                    .filter(|p| pick(p) == Some(k))
                     .filter_map(|p| p.best(dir).map(|b| b.mb_s))
                     .collect();
                 let max = v.iter().copied().fold(f64::NAN, f64::max);
@@ -253,12 +257,12 @@ fn pair_section(s: &GpuSummary, dir: Direction) -> Section {
             .max_by(|a, b| a.0.total_cmp(&b.0))
     };
     let mut parts = Vec::new();
-    if let Some((pct, n)) = spread(&|p: &PairCell| p.mem_node, &mem_nodes) {
+    if let Some((pct, n)) = spread(&|p: &NodeRow| Some(p.mem_node), &mem_nodes) {
         parts.push(format!(
             "moving the thread changes a column by at most {pct:.1}% (memory node {n})"
         ));
     }
-    if let Some((pct, n)) = spread(&|p: &PairCell| p.cpu_node, &cpu_nodes) {
+    if let Some((pct, n)) = spread(&|p: &NodeRow| p.cpu_node, &cpu_nodes) {
         parts.push(format!(
             "moving the memory changes a row by at most {pct:.1}% (CPU node {n})"
         ));
@@ -270,8 +274,8 @@ fn pair_section(s: &GpuSummary, dir: Direction) -> Section {
 }
 
 /// A cell of the node x node table: MB/s, and % of Phi where known.
-fn pair_text(s: &GpuSummary, p: &PairCell, dir: Direction) -> String {
-    match (p.best(dir), s.pair_alpha_p(p, dir)) {
+fn pair_text(s: &GpuSummary, p: &NodeRow, dir: Direction) -> String {
+    match (p.best(dir), s.alpha_p_of(p, dir)) {
         (Some(b), Some(a)) => format!("{:.0} ({:.1}%)", b.mb_s, 100.0 * a),
         (Some(b), None) => format!("{:.0}", b.mb_s),
         (None, _) => "-".into(),
