@@ -52,7 +52,8 @@ pub struct PcieArgs {
     #[arg(long, value_name = "NODES")]
     pub mem_nodes: Option<String>,
     /// The rows of the node x node table: CPU nodes the thread also runs
-    /// on, e.g. 0,2-3 [default: every node with CPUs this process may use].
+    /// on, e.g. 0,2-3, beside each memory node's own node (always measured)
+    /// [default: every node with CPUs this process may use].
     #[arg(long, value_name = "NODES")]
     pub cpu_nodes: Option<String>,
     /// No node x node table: the thread only on each memory node's own

@@ -231,6 +231,26 @@ fn the_view_draws_a_node_by_node_table_per_direction() {
 }
 
 #[test]
+fn without_phi_the_table_has_figures_only() {
+    let records: Vec<Record> = table_5_5_pairs()
+        .into_iter()
+        .map(|mut r| {
+            r.metrics.remove("phi_mb_s");
+            r
+        })
+        .collect();
+    let secs = sections(records);
+    let d = secs
+        .iter()
+        .find(|s| {
+            s.title
+                .starts_with("GPU 0 download MB/s: thread on CPU node")
+        })
+        .unwrap();
+    assert_eq!(d.rows[1], ["3", "5811", "5319", "2346", "2303"]);
+}
+
+#[test]
 fn without_other_nodes_there_is_no_node_by_node_table() {
     let home_only: Vec<Record> = table_5_5_pairs()
         .into_iter()

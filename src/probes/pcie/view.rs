@@ -227,9 +227,10 @@ fn pair_section(s: &GpuSummary, dir: Direction) -> Section {
             .find(|p| p.cpu_node == Some(c) && p.mem_node == m)
     };
     let mut sec = Section::new(format!(
-        "GPU {} {} MB/s (% Phi): thread on CPU node (rows), host memory on node (columns)",
+        "GPU {} {} MB/s{}: thread on CPU node (rows), host memory on node (columns)",
         s.gpu,
-        dir.name()
+        dir.name(),
+        if s.phi.is_some() { " (% Phi)" } else { "" }
     ));
     sec.header = std::iter::once("cpu\\mem".to_string())
         .chain(mem_nodes.iter().map(|m| m.to_string()))
