@@ -71,6 +71,13 @@ pub struct MatrixArgs {
     /// are equivalent.
     #[arg(long, value_name = "NODE[:MEM]")]
     pub per_core: Option<String>,
+    /// With --per-core: measurements per core, each with fresh arrays, a
+    /// warm-up and the best of --tries timed runs; a row per core with
+    /// the mean, standard deviation, 95% confidence interval of the mean
+    /// (Student's t), min and max of its runs (2 to 1000; the thesis'
+    /// Table 3.2 used 30) [default: one measurement per core].
+    #[arg(long, value_name = "N")]
+    pub runs: Option<usize>,
     /// Theoretical peak bandwidth Gamma of one node's memory, MB/s, for
     /// the model's alpha values [default: from the DMI memory speed when
     /// readable, else the best measured bandwidth].
@@ -115,16 +122,7 @@ fn size(text: &Option<String>, flag: &str) -> Result<Option<usize>> {
 /// is refused here rather than after the topology is read.
 fn nodes(text: &Option<String>, flag: &str) -> Result<Option<NodeSet>> {
     text.as_deref()
-        .map(|t| {
-            let set = NodeSet::parse_list(t)
-                .map_err(|e| usage(format!("{flag} {t}: {e} (write e.g. 0,2-3)")))?;
-            if set.is_empty() {
-                return Err(usage(format!(
-                    "{flag} '{t}': the list is empty; name at least one node (e.g. 0,2-3) or leave {flag} out for all"
-                )));
-            }
-            Ok(set)
-        })
+        .map(|t| select::node_list(t, flag))
         .transpose()
 }
 
@@ -145,6 +143,19 @@ fn check_combination(args: &MatrixArgs) -> Result<()> {
                     "{flag} applies to the matrix; --per-core measures one thread from each core of NODE to MEM only: leave {flag} out (name the nodes as --per-core NODE:MEM)"
                 )));
             }
+        }
+    }
+    if let Some(n) = args.runs {
+        if args.per_core.is_none() {
+            return Err(usage(format!(
+                "--runs {n} repeats each core's measurement of --per-core; the matrix takes the best of --tries: add --per-core NODE[:MEM] or leave --runs out"
+            )));
+        }
+        if !(2..=crate::units::MAX_TRIES).contains(&n) {
+            return Err(usage(format!(
+                "--runs {n}: give 2 to {} runs per core (a standard deviation needs two)",
+                crate::units::MAX_TRIES
+            )));
         }
     }
     if args.no_latency && args.latency_size.is_some() {
@@ -239,9 +250,8 @@ pub fn run(args: MatrixArgs) -> Result<()> {
     let progress = crate::progress::Progress::new(args.verbose);
     let mut step = |what: &str| progress.step(what);
     let result = match per_core {
-        Some((c, m)) => {
-            matrix::per_core(&topo, &cfg, c, m, &mut step).map(|p| (p.records(), Vec::new()))
-        }
+        Some((c, m)) => matrix::per_core(&topo, &cfg, c, m, args.runs, &mut step)
+            .map(|p| (p.records(), Vec::new())),
         None => matrix::run(&topo, &cfg, &mut step).map(|m| (m.records(), m.notes)),
     };
     drop(progress);

@@ -31,6 +31,11 @@ pub const DEFAULT_SIZES: &str = "1K-256M";
 /// (10^6 bytes/s), alpha_p = bandwidth / Phi (Phi: the PCIe link's
 /// one-direction peak from sysfs, or --phi) and the classes of the nodes.
 ///
+/// Where there is more than one CPU node, the largest sizes are copied
+/// again with the thread on each other CPU node: a node x node table per
+/// GPU and direction (thread on node i, host memory on node j), as the
+/// thesis' Table 5.5.
+///
 /// CUDA is loaded at run time (libcuda.so.1, or the file named by
 /// NUMABENCH_LIBCUDA). Without the library, or when it finds no GPU, one
 /// line saying so goes to stderr and the exit code is 0; --json and --save
@@ -46,6 +51,15 @@ pub struct PcieArgs {
     /// memory this process may use].
     #[arg(long, value_name = "NODES")]
     pub mem_nodes: Option<String>,
+    /// The rows of the node x node table: CPU nodes the thread also runs
+    /// on, e.g. 0,2-3, beside each memory node's own node (always measured)
+    /// [default: every node with CPUs this process may use].
+    #[arg(long, value_name = "NODES")]
+    pub cpu_nodes: Option<String>,
+    /// No node x node table: the thread only on each memory node's own
+    /// node (or the nearest with CPUs).
+    #[arg(long)]
+    pub no_pairs: bool,
     /// Copy sizes: a list (64K,1M,64M) and/or doubling ranges (1K-512M is
     /// SHOC's range).
     #[arg(long, value_name = "SIZES", default_value = DEFAULT_SIZES)]
@@ -144,6 +158,7 @@ fn check(args: &PcieArgs, topo: &Topology) -> Result<Request> {
     let sizes =
         parse_sizes(&args.sizes).map_err(|e| usage(format!("--sizes {}: {e}", args.sizes)))?;
     let mem_nodes = mem_nodes(args, topo)?;
+    let cpu_nodes = cpu_nodes(args, topo)?;
     // One pinned host buffer of the largest size on each node in turn.
     let largest = sizes.last().copied().unwrap_or(0);
     crate::memory::admission::admit_each(
@@ -157,6 +172,7 @@ fn check(args: &PcieArgs, topo: &Topology) -> Result<Request> {
     Ok(Request {
         gpus: args.gpu.clone(),
         mem_nodes,
+        cpu_nodes,
         sizes,
         tries: args.tries,
         phi_mb_s: args.phi,
@@ -184,6 +200,25 @@ fn mem_nodes(args: &PcieArgs, topo: &Topology) -> Result<Vec<usize>> {
         ));
     }
     Ok(mem_nodes)
+}
+
+/// The rows of the node x node table: `--cpu-nodes`, each checked, else
+/// every node with CPUs this process may use; none with `--no-pairs`.
+fn cpu_nodes(args: &PcieArgs, topo: &Topology) -> Result<Vec<usize>> {
+    match (&args.cpu_nodes, args.no_pairs) {
+        (Some(_), true) => Err(usage(
+            "--cpu-nodes names the rows of the node x node table, and --no-pairs leaves the table out: give one of them",
+        )),
+        (None, true) => Ok(Vec::new()),
+        (None, false) => Ok(topo.usable_cpu_nodes().iter().collect()),
+        (Some(text), false) => {
+            let set = select::node_list(text, "--cpu-nodes")?;
+            for n in set.iter() {
+                select::cpu_node(topo, n, "--cpu-nodes")?;
+            }
+            Ok(set.iter().collect())
+        }
+    }
 }
 
 pub fn run(args: PcieArgs) -> Result<()> {
@@ -377,6 +412,24 @@ mod tests {
                 .to_string(),
             "--gpu 5: GPU 5 does not exist (CUDA devices: 0-1)"
         );
+    }
+
+    #[test]
+    fn the_rows_of_the_node_by_node_table() {
+        let t = fixture("cxl-memonly");
+        assert_eq!(check(&args(&[]), &t).unwrap().cpu_nodes, [0, 1]);
+        let c = check(&args(&["--cpu-nodes", "1"]), &t).unwrap();
+        assert_eq!(c.cpu_nodes, [1]);
+        let c = check(&args(&["--no-pairs"]), &t).unwrap();
+        assert!(c.cpu_nodes.is_empty());
+        let err = |a: &[&str]| check(&args(a), &t).unwrap_err().to_string();
+        assert_eq!(
+            err(&["--cpu-nodes", "2"]),
+            "--cpu-nodes 2: node 2 has no CPUs (memory only) (nodes with usable CPUs: 0-1)"
+        );
+        assert!(err(&["--cpu-nodes", "1", "--no-pairs"]).contains("give one of them"));
+        assert!(err(&["--cpu-nodes", ""]).contains("the list is empty"));
+        assert!(err(&["--cpu-nodes", "x"]).starts_with("--cpu-nodes x: "));
     }
 
     #[test]

@@ -8,6 +8,19 @@ use crate::placement::MemPolicy;
 use crate::topology::Topology;
 use anyhow::Result;
 
+/// A node list as a user typed it for `flag` (e.g. `0,2-3`), not empty:
+/// an empty list would leave nothing to measure.
+pub fn node_list(text: &str, flag: &str) -> Result<NodeSet> {
+    let set = NodeSet::parse_list(text)
+        .map_err(|e| usage(format!("{flag} {text}: {e} (write e.g. 0,2-3)")))?;
+    if set.is_empty() {
+        return Err(usage(format!(
+            "{flag} '{text}': the list is empty; name at least one node (e.g. 0,2-3) or leave {flag} out for all"
+        )));
+    }
+    Ok(set)
+}
+
 /// A node that exists and that this process may allocate from.
 pub fn memory_node(topo: &Topology, id: usize, flag: &str) -> Result<()> {
     let Some(node) = topo.node(id) else {

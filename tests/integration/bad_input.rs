@@ -88,7 +88,7 @@ fn cpus_outside_the_affinity_mask_are_refused() {
 fn bad_matrix_input() {
     // Each with --save: a refused run must not leave a results file.
     let save = ["--save", "m.json"];
-    let cases: [(&[&str], &[&str]); 12] = [
+    let cases: [(&[&str], &[&str]); 16] = [
         (
             &["--kernel", "bogus"],
             &["--kernel bogus", "sweep --list-kernels"],
@@ -109,6 +109,16 @@ fn bad_matrix_input() {
             &["--per-core 0:9:", "node 9 does not exist"],
         ),
         (&["--per-core", "x"], &["--per-core x", "NODE:MEM"]),
+        (&["--runs", "5"], &["--runs 5", "add --per-core"]),
+        (
+            &["--per-core", "0", "--runs", "0"],
+            &["--runs 0", "give 2 to 1000 runs per core"],
+        ),
+        (
+            &["--per-core", "0", "--runs", "1"],
+            &["--runs 1", "a standard deviation needs two"],
+        ),
+        (&["--per-core", "0", "--runs", "1001"], &["--runs 1001"]),
         (
             &["--cpu-nodes", "5"],
             &["--cpu-nodes 5", "node 5 does not exist"],

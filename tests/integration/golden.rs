@@ -64,6 +64,10 @@ const RENDERED: &[(&str, &[&str])] = &[
         "matrix-percore",
         &["text", "csv", "json", "markdown", "latex"],
     ),
+    (
+        "matrix-percore-runs",
+        &["text", "csv", "json", "markdown", "latex"],
+    ),
     ("mem", &["json", "csv", "markdown", "latex"]),
     ("mem-conv", &["json", "csv", "markdown", "latex"]),
     ("sched", &["text", "csv", "json", "markdown", "latex"]),
@@ -74,6 +78,7 @@ const RENDERED: &[(&str, &[&str])] = &[
     ("pcie", &["text", "csv", "json", "markdown", "latex"]),
     ("pcie-nophi", &["text", "csv"]),
     ("pcie-per-size", &["text", "markdown"]),
+    ("pcie-4node", &["text", "markdown"]),
     (
         "pcie-two-node",
         &["text", "csv", "markdown", "latex", "html"],

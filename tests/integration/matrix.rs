@@ -304,6 +304,17 @@ fn saved_matrix_feeds_the_model() {
     );
 }
 
+/// The rows of a per-core table (after its `cpu ...` header), split on
+/// whitespace.
+fn per_core_table(text: &str) -> Vec<Vec<&str>> {
+    text.lines()
+        .skip_while(|l| !l.starts_with("cpu "))
+        .skip(1)
+        .take_while(|l| !l.starts_with("  "))
+        .map(|l| l.split_whitespace().collect())
+        .collect()
+}
+
 #[test]
 fn per_core_lists_every_physical_core_with_spread_and_verdict() {
     let tmp = tempfile::tempdir().unwrap();
@@ -320,13 +331,7 @@ fn per_core_lists_every_physical_core_with_spread_and_verdict() {
     let cores = usable_cores_of_node0();
 
     // The table: header, then one row per core.
-    let table: Vec<Vec<&str>> = text
-        .lines()
-        .skip_while(|l| !l.starts_with("cpu "))
-        .skip(1)
-        .take_while(|l| !l.starts_with("  "))
-        .map(|l| l.split_whitespace().collect())
-        .collect();
+    let table = per_core_table(&text);
     assert_eq!(table.len(), cores.len(), "{text}");
     let mut seen = BTreeSet::new();
     for row in &table {
@@ -397,6 +402,125 @@ fn per_core_lists_every_physical_core_with_spread_and_verdict() {
     assert_eq!(equivalent, max_dev <= 5.0, "{verdict}");
     // No matrix sections for a per-core run.
     assert!(!text.contains("SLIT distance"), "{text}");
+}
+
+#[test]
+fn per_core_runs_give_each_core_its_mean_spread_and_interval() {
+    let tmp = tempfile::tempdir().unwrap();
+    let saved = tmp.path().join("runs.json");
+    let text = matrix_out(&[
+        "-r",
+        "1",
+        "--per-core",
+        "0",
+        "--runs",
+        "3",
+        "--save",
+        saved.to_str().unwrap(),
+    ]);
+    let doc: Value = serde_json::from_slice(&std::fs::read(&saved).unwrap()).unwrap();
+    let cores = usable_cores_of_node0();
+    assert!(
+        text.contains("to memory node 0, 3 runs per core, MB/s"),
+        "{text}"
+    );
+    let table = per_core_table(&text);
+    assert_eq!(table.len(), cores.len(), "{text}");
+    let per_core = records(&doc, "bandwidth_per_core");
+    assert_eq!(per_core.len(), cores.len(), "{doc}");
+    let mut means = Vec::new();
+    for (row, rec) in table.iter().zip(&per_core) {
+        // cpu, node, runs, mean, stddev (pct), (low; high), min, max, vs mean
+        assert_eq!(row.len(), 11, "{text}");
+        assert_eq!((row[1], row[2]), ("0", "3"), "{text}");
+        assert_eq!(rec["params"]["runs"], 3, "{rec}");
+        let runs = floats(&rec["samples"]["bandwidth_mb_s"]);
+        assert_eq!(runs.len(), 3, "{rec}");
+        let mean = runs.iter().sum::<f64>() / 3.0;
+        let sd = (runs.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / 2.0).sqrt();
+        assert!((metric(rec, "bandwidth_mb_s") - mean).abs() < 1e-6 * mean);
+        assert!((metric(rec, "stddev_mb_s") - sd).abs() < 1e-6 * mean);
+        // Student's t for two degrees of freedom.
+        let half = 4.303 * sd / 3f64.sqrt();
+        assert!((metric(rec, "ci95_high_mb_s") - mean - half).abs() < 1e-6 * mean);
+        assert!((mean - metric(rec, "ci95_low_mb_s") - half).abs() < 1e-6 * mean);
+        let min = runs.iter().copied().fold(f64::INFINITY, f64::min);
+        let max = runs.iter().copied().fold(0.0, f64::max);
+        assert_eq!(metric(rec, "min_mb_s"), min);
+        assert_eq!(metric(rec, "max_mb_s"), max);
+        assert_eq!(row[3], format!("{mean:.0}"), "{text}");
+        assert_eq!(row[5], format!("({:.2}%)", 100.0 * sd / mean), "{text}");
+        assert_eq!(row[6], format!("({:.1};", mean - half), "{text}");
+        assert_eq!(
+            (row[8], row[9]),
+            (&*format!("{min:.0}"), &*format!("{max:.0}"))
+        );
+        assert_all_pages_on(rec, 0);
+        means.push(mean);
+    }
+    // Today's statistics across the cores, over the cores' means.
+    let summary = records(&doc, "per_core_summary")[0];
+    assert_eq!(summary["params"]["runs"], 3);
+    let mean = means.iter().sum::<f64>() / means.len() as f64;
+    assert!((metric(summary, "bandwidth_mb_s") - mean).abs() < 1e-6 * mean);
+    let across = text
+        .lines()
+        .find(|l| l.trim_start().starts_with("across the cores' means: mean "))
+        .unwrap_or_else(|| panic!("no summary line: {text}"));
+    assert!(across.contains(&format!("mean {mean:.0} MB/s")), "{across}");
+    assert!(text.contains("t(0.975, runs - 1)"), "{text}");
+    // No verdict where a core's own mean is known less closely than the
+    // 5% bound.
+    let widest = per_core
+        .iter()
+        .map(|r| {
+            let hw = metric(r, "ci95_high_mb_s") - metric(r, "bandwidth_mb_s");
+            100.0 * hw / metric(r, "bandwidth_mb_s")
+        })
+        .fold(0.0, f64::max);
+    assert!(
+        (metric(summary, "widest_ci95_pct") - widest).abs() < 1e-6,
+        "{summary}"
+    );
+    let verdict = text
+        .lines()
+        .find(|l| l.trim_start().starts_with("verdict: "))
+        .unwrap_or_else(|| panic!("no verdict: {text}"));
+    let equivalent = &summary["params"]["equivalent"];
+    if widest > 5.0 {
+        assert!(equivalent.is_null(), "{summary}");
+        assert!(
+            verdict.contains("verdict: cannot tell: a core's mean is known only to -/+"),
+            "{verdict}"
+        );
+    } else {
+        assert!(equivalent.is_boolean(), "{summary}");
+        assert!(!verdict.contains("cannot tell"), "{verdict}");
+    }
+
+    // The CSV of the saved run: a line per core with its spread.
+    let csv = String::from_utf8(stdout_of([
+        "report",
+        "--format",
+        "csv",
+        saved.to_str().unwrap(),
+    ]))
+    .unwrap();
+    let mut lines = csv.lines();
+    assert_eq!(
+        lines.next(),
+        Some(
+            "cpu,cpu_node,mem_node,runs,bandwidth_mb_s,stddev_mb_s,ci95_low_mb_s,ci95_high_mb_s,min_mb_s,max_mb_s"
+        ),
+        "{csv}"
+    );
+    let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+    assert_eq!(rows.len(), cores.len(), "{csv}");
+    assert!(
+        rows.iter()
+            .all(|r| r[1] == "0" && r[2] == "0" && r[3] == "3"),
+        "{csv}"
+    );
 }
 
 #[test]

@@ -120,6 +120,14 @@ fn bad_input_exits_2_with_one_line() {
         &["--mem-nodes 9", "node 9 does not exist"],
     );
     rejects(&["--mem-nodes", "x"], &["--mem-nodes x"]);
+    rejects(
+        &["--cpu-nodes", "9"],
+        &["--cpu-nodes 9", "node 9 does not exist"],
+    );
+    rejects(
+        &["--cpu-nodes", "0", "--no-pairs"],
+        &["--cpu-nodes", "--no-pairs"],
+    );
     rejects(&["--phi=-5"], &["--phi -5", "MB/s from 1 to"]);
     rejects(&["--tolerance", "200"], &["--tolerance 200"]);
     rejects(&["--json", "--csv"], &["--csv"]);
@@ -145,7 +153,7 @@ fn a_library_that_is_not_a_cuda_driver_is_an_error() {
 const FAKE_DRIVER: &str = include_str!("../fixtures/fakecuda.c");
 
 /// The stand-in library, built once; `None` without a C compiler.
-fn fake_driver() -> Option<&'static Path> {
+pub(crate) fn fake_driver() -> Option<&'static Path> {
     static LIB: OnceLock<Option<PathBuf>> = OnceLock::new();
     LIB.get_or_init(|| {
         let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))

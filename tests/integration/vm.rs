@@ -555,6 +555,110 @@ fn matrix_measures_every_node_pair_of_four_nodes() {
     }
 }
 
+/// The node pairs of `records` of `kind`, sorted, with repeats.
+fn pairs_of(records: &[&Value]) -> Vec<(u64, u64)> {
+    let mut cells: Vec<(u64, u64)> = records.iter().map(|r| cell(r)).collect();
+    cells.sort();
+    cells
+}
+
+#[test]
+fn pcie_puts_thread_and_pinned_buffer_on_every_node_pair() {
+    // The stand-in CUDA driver (tests/fixtures/fakecuda.c) copies with
+    // memcpy: the guest kernel checks where the thread and the buffer are,
+    // not what a GPU would do.
+    let Some(lib) = crate::pcie::fake_driver() else {
+        return;
+    };
+    let file = format!("{}:/opt/cuda/libfakecuda.so", lib.display());
+    let g = guest(
+        &[
+            "--preset",
+            "4n",
+            "--file",
+            &file,
+            "--env",
+            "NUMABENCH_LIBCUDA=/opt/cuda/libfakecuda.so",
+            "--env",
+            "FAKE_CUDA_LOG=/tmp/calls.log",
+        ],
+        &[
+            (
+                "text",
+                "numabench pcie --sizes 64K,256K,1M -r 2 --phi 12800 --save /tmp/p.json",
+            ),
+            ("json", "cat /tmp/p.json"),
+            ("registered", "grep -c cuMemHostRegister_v2 /tmp/calls.log"),
+            (
+                "home",
+                "numabench pcie --sizes 1M -r 1 --no-pairs --mem-nodes 1-2 --csv",
+            ),
+        ],
+    );
+    assert_eq!(g.text("text.rc"), "0", "{}", g.text("text"));
+    let doc = g.json("json");
+    let every: Vec<(u64, u64)> = (0..4).flat_map(|c| (0..4).map(move |m| (c, m))).collect();
+    // Table 5.5's 16 combinations per direction.
+    let pair = of_kind(&doc, "pair");
+    let twice: Vec<(u64, u64)> = every.iter().flat_map(|&p| [p, p]).collect();
+    assert_eq!(pairs_of(&pair), twice, "{doc}");
+    for r in &pair {
+        assert_eq!(r["params"]["cpu"], r["params"]["cpu_node"], "{r}");
+        assert!(r["metrics"]["alpha_p"]["value"].as_f64().unwrap() > 0.0);
+    }
+    // The thread on another node: the largest sizes (256K, 1M) only, the
+    // buffer's pages all on its memory node, the thread on the CPU of its
+    // node (one CPU per node, numbered as the nodes).
+    let off = of_kind(&doc, "pair_size");
+    let own = of_kind(&doc, "size");
+    assert_eq!(off.len(), 12 * 2 * 2, "{doc}");
+    assert_eq!(own.len(), 4 * 2 * 3, "{doc}");
+    for r in off.iter().chain(&own) {
+        assert_on_its_mem_node(r);
+        let (c, _) = cell(r);
+        assert_eq!(ids(&r["placement"]["cpus_seen"]), [c], "{r}");
+        assert!(
+            r["params"]["size_bytes"].as_u64().unwrap() >= 256 << 10
+                || r["params"]["kind"] == "size"
+        );
+    }
+    assert!(off.iter().all(|r| cell(r).0 != cell(r).1));
+    assert!(own.iter().all(|r| cell(r).0 == cell(r).1));
+    // One page-locked buffer per memory node, the thread moved across it.
+    assert_eq!(g.text("registered").trim(), "4", "{}", g.raw);
+
+    // The text: a 4 x 4 table per direction, a figure and its % of Phi
+    // in every cell.
+    let text = g.text("text");
+    for dir in ["download", "readback"] {
+        let rows = text_rows(
+            text,
+            &format!("GPU 0 {dir} MB/s (% Phi): thread on CPU node"),
+        );
+        assert_eq!(rows.len(), 4, "{text}");
+        for (c, row) in rows.iter().enumerate() {
+            assert_eq!(row[0], c.to_string(), "{text}");
+            assert_eq!(row.len(), 1 + 2 * 4, "{text}");
+            assert!(row[1..].iter().all(|x| x != &"-"), "{text}");
+        }
+    }
+
+    // --no-pairs: each memory node from its own node only.
+    assert_eq!(g.text("home.rc"), "0", "{}", g.text("home"));
+    let csv = g.text("home");
+    let rows: Vec<Vec<&str>> = csv
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').collect())
+        .collect();
+    assert_eq!(rows.len(), 2 * 2 * 2, "{csv}");
+    assert!(
+        rows.iter()
+            .all(|r| r[4] == r[6] && (r[8] == "size" || r[8] == "best")),
+        "{csv}"
+    );
+}
+
 #[test]
 fn matrix_has_a_column_but_no_row_for_a_memory_only_node() {
     let g = guest(

@@ -13,7 +13,7 @@ mod percore;
 mod records;
 pub(crate) mod view;
 
-pub use percore::{EQUIVALENT_PCT, PerCore, per_core};
+pub use percore::{CoreRuns, EQUIVALENT_PCT, PerCore, per_core};
 pub use records::{add_peak, class_rule_record, give_peak};
 pub use view::MatrixView;
 

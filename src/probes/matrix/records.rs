@@ -177,10 +177,10 @@ impl Matrix {
 }
 
 impl PerCore {
-    /// One record per core, then the summary.
+    /// One record per core, then the summary across the cores.
     pub fn records(&self) -> Vec<Record> {
         let s = &self.summary;
-        let summary = Record::new(
+        let mut summary = Record::new(
             probe::MATRIX,
             &format!(
                 "{} node{}->{}",
@@ -193,7 +193,7 @@ impl PerCore {
         .param(param::CPU_NODE, self.cpu_node)
         .param(param::MEM_NODE, self.mem_node)
         .param(mx::param::CORES, self.cores.len())
-        .param(mx::param::EQUIVALENT, s.equivalent)
+        .param(mx::param::EQUIVALENT, self.equivalent())
         .metric(metric::BANDWIDTH_MB_S, s.mean, "MB/s", Better::Higher)
         .metric(mx::metric::STDDEV_MB_S, s.stddev, "MB/s", Better::Lower)
         .metric(mx::metric::CI95_LOW_MB_S, s.ci95.0, "MB/s", Better::Higher)
@@ -204,15 +204,84 @@ impl PerCore {
             "%",
             Better::Lower,
         );
+        if let Some(n) = self.runs {
+            summary = summary.param(mx::param::RUNS, n);
+        }
+        if let Some(w) = self.widest_ci_pct() {
+            summary = summary.metric(mx::metric::WIDEST_CI95_PCT, w, "%", Better::Lower);
+        }
         self.cores
             .iter()
-            .map(|(cpu, b)| {
-                let mut rec = bandwidth_record(kind::PER_CORE, self.cpu_node, self.mem_node, b);
-                rec.name = format!("{} cpu{cpu}->{}", kind::PER_CORE, self.mem_node);
-                rec.params.insert(param::CPU.into(), (*cpu).into());
+            .map(|core| {
+                let mut rec = match self.runs {
+                    None => bandwidth_record(
+                        kind::PER_CORE,
+                        self.cpu_node,
+                        self.mem_node,
+                        &core.runs[0],
+                    ),
+                    Some(_) => runs_record(self.cpu_node, self.mem_node, core),
+                };
+                rec.name = format!("{} cpu{}->{}", kind::PER_CORE, core.cpu, self.mem_node);
+                rec.params.insert(param::CPU.into(), core.cpu.into());
                 rec
             })
             .chain(std::iter::once(summary))
             .collect()
     }
+}
+
+/// One core's runs as a record: the mean of the runs' figures (each the
+/// best of its timed runs) with their spread, every run's figure as a
+/// sample, the placement of all runs together.
+fn runs_record(c: usize, m: usize, core: &super::CoreRuns) -> Record {
+    let figures = core.figures();
+    let s = super::percore::summarise_cores(&figures);
+    let mut rec = bandwidth_record(kind::PER_CORE, c, m, &core.runs[0])
+        .param(mx::param::RUNS, figures.len())
+        .metric(metric::BANDWIDTH_MB_S, s.mean, "MB/s", Better::Higher)
+        .metric(metric::CV_PCT, stats::cv_pct(&figures), "%", Better::Lower)
+        .metric(
+            metric::RUNTIME_S,
+            core.runs.iter().map(|b| b.elapsed_s).sum(),
+            "s",
+            Better::Lower,
+        )
+        .metric(mx::metric::STDDEV_MB_S, s.stddev, "MB/s", Better::Lower)
+        .metric(mx::metric::MIN_MB_S, s.min, "MB/s", Better::Higher)
+        .metric(mx::metric::MAX_MB_S, s.max, "MB/s", Better::Higher);
+    if figures.len() > 1 {
+        rec = rec
+            .metric(mx::metric::CI95_LOW_MB_S, s.ci95.0, "MB/s", Better::Higher)
+            .metric(mx::metric::CI95_HIGH_MB_S, s.ci95.1, "MB/s", Better::Higher);
+    }
+    rec.samples.insert(metric::BANDWIDTH_MB_S.into(), figures);
+    rec.placement = Some(placement(&merged(core.runs.iter().map(|b| &b.seen))));
+    rec
+}
+
+/// Where the memory of several measurements was: pages summed, the lowest
+/// verified share, the mean huge-page share, every CPU seen once.
+fn merged<'a>(seen: impl Iterator<Item = &'a measure::Seen>) -> measure::Seen {
+    let mut out = measure::Seen {
+        verified_pct: 100.0,
+        ..Default::default()
+    };
+    let mut n = 0;
+    for s in seen {
+        for (node, pages) in &s.pages_by_node {
+            *out.pages_by_node.entry(*node).or_default() += pages;
+        }
+        out.verified_pct = out.verified_pct.min(s.verified_pct);
+        out.huge_pct += s.huge_pct;
+        out.cpus_seen.extend(&s.cpus_seen);
+        if n == 0 {
+            out.page_kind = s.page_kind.clone();
+        }
+        n += 1;
+    }
+    out.huge_pct /= n.max(1) as f64;
+    out.cpus_seen.sort_unstable();
+    out.cpus_seen.dedup();
+    out
 }

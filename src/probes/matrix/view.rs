@@ -1,7 +1,8 @@
 //! How matrix records are shown: the grids with the firmware's figures
 //! beside them, the bandwidth classes and the model's parameters (text,
 //! Markdown, LaTeX), heatmaps and the scaling chart (HTML), one CSV line per
-//! cell; or the per-core table where the records are a `--per-core` run.
+//! cell; or the per-core table where the records are a `--per-core` run
+//! (with `--runs`: a row per core with the spread of its runs).
 
 use super::grids;
 use crate::analysis::atlas::Atlas;
@@ -159,6 +160,9 @@ fn per_core_rows<'a>(records: &'a [&'a Record]) -> impl Iterator<Item = (u64, f6
 }
 
 fn per_core_csv(records: &[&Record]) -> Csv {
+    if runs_asked(records).is_some() {
+        return runs_csv(records);
+    }
     Csv {
         header: vec![param::CPU.into(), metric::BANDWIDTH_MB_S.into()],
         rows: per_core_rows(records)
@@ -168,13 +172,23 @@ fn per_core_csv(records: &[&Record]) -> Csv {
     }
 }
 
-fn per_core_section(records: &[&Record]) -> Section {
+/// The summary record of a per-core run, and its CPU and memory nodes.
+fn per_core_summary<'a>(records: &[&'a Record]) -> (Option<&'a Record>, u64, u64) {
     let summary = records
         .iter()
+        .copied()
         .find(|r| kind_of(r) == Some(kind::PER_CORE_SUMMARY));
     let (c, m) = summary.map_or((0, 0), |r| {
         (node_of(r, param::CPU_NODE), node_of(r, param::MEM_NODE))
     });
+    (summary, c, m)
+}
+
+fn per_core_section(records: &[&Record]) -> Section {
+    if runs_asked(records).is_some() {
+        return runs_section(records);
+    }
+    let (summary, c, m) = per_core_summary(records);
     let mut s = Section::new(format!(
         "single-thread bandwidth from each core of node {c} to memory node {m}, MB/s"
     ));
@@ -208,25 +222,154 @@ fn per_core_verdict(r: &Record, mean: f64) -> [String; 2] {
         value(r, mx::metric::CI95_HIGH_MB_S).unwrap_or(0.0),
     );
     let dev = value(r, mx::metric::MAX_DEVIATION_PCT).unwrap_or(0.0);
-    let equivalent = r
-        .params
-        .get(mx::param::EQUIVALENT)
-        .and_then(|v| v.as_bool())
-        == Some(true);
+    let equivalent = r.params.get(mx::param::EQUIVALENT).map(|v| v.as_bool());
     let bound = super::EQUIVALENT_PCT;
     [
         format!(
             "mean {mean:.0} MB/s, standard deviation {sd:.1} MB/s ({:.2}% of the mean), 95% confidence interval ({lo:.1}; {hi:.1})",
             if mean > 0.0 { 100.0 * sd / mean } else { 0.0 }
         ),
-        if equivalent {
-            format!(
+        match equivalent {
+            Some(Some(true)) => format!(
                 "verdict: the cores are equivalent (every core within {bound}% of the mean; largest deviation {dev:.1}%), so one core per node stands for all"
-            )
-        } else {
-            format!(
+            ),
+            Some(None) => format!(
+                "verdict: cannot tell: a core's mean is known only to -/+{}% (95% CI), wider than the {bound}% bound; the runs spread too much (a busy machine, or too few runs)",
+                fig(r, mx::metric::WIDEST_CI95_PCT, 1)
+            ),
+            _ => format!(
                 "verdict: the cores are NOT equivalent (largest deviation {dev:.1}% of the mean, more than {bound}%): measure per core"
-            )
+            ),
         },
     ]
+}
+
+/// The runs per core a `--per-core --runs N` run asked for (on its
+/// summary record); `None` for one measurement per core.
+fn runs_asked(records: &[&Record]) -> Option<u64> {
+    per_core_summary(records)
+        .0
+        .and_then(|r| r.params.get(mx::param::RUNS)?.as_u64())
+}
+
+/// The per-core records of a `--runs` run, in the order measured.
+fn core_records<'a>(records: &'a [&'a Record]) -> impl Iterator<Item = &'a Record> + 'a {
+    records
+        .iter()
+        .copied()
+        .filter(|r| kind_of(r) == Some(kind::PER_CORE))
+}
+
+/// A figure of a record with `digits` decimals, "-" where it has none.
+fn fig(r: &Record, key: &str, digits: usize) -> String {
+    value(r, key).map_or("-".into(), |v| format!("{v:.digits$}"))
+}
+
+/// `--per-core --runs N` as the thesis' Table 3.2: a row per core with
+/// the mean of its runs, their standard deviation, the 95% confidence
+/// interval of the mean, the slowest and the fastest run; the spread
+/// across the cores' means and the verdict under it.
+fn runs_section(records: &[&Record]) -> Section {
+    let (summary, c, m) = per_core_summary(records);
+    let mut s = Section::new(format!(
+        "single-thread bandwidth from each core of node {c} to memory node {m}, {} runs per core, MB/s",
+        runs_asked(records).unwrap_or(0)
+    ));
+    s.header = [
+        "cpu", "node", "runs", "mean", "stddev", "95% CI", "min", "max", "vs mean",
+    ]
+    .map(String::from)
+    .to_vec();
+    let mean = summary
+        .and_then(|r| value(r, metric::BANDWIDTH_MB_S))
+        .unwrap_or(0.0);
+    for r in core_records(records) {
+        let v = value(r, metric::BANDWIDTH_MB_S).unwrap_or(0.0);
+        let sd = value(r, mx::metric::STDDEV_MB_S).unwrap_or(0.0);
+        let ci = match (
+            value(r, mx::metric::CI95_LOW_MB_S),
+            value(r, mx::metric::CI95_HIGH_MB_S),
+        ) {
+            (Some(lo), Some(hi)) => format!("({lo:.1}; {hi:.1})"),
+            _ => "-".into(),
+        };
+        let dev = if mean > 0.0 {
+            100.0 * (v - mean) / mean
+        } else {
+            0.0
+        };
+        s.rows.push(vec![
+            r.params
+                .get(param::CPU)
+                .map_or("-".into(), |c| c.to_string()),
+            node_of(r, param::CPU_NODE).to_string(),
+            r.params
+                .get(mx::param::RUNS)
+                .map_or("-".into(), |n| n.to_string()),
+            format!("{v:.0}"),
+            if v > 0.0 {
+                format!("{sd:.1} ({:.2}%)", 100.0 * sd / v)
+            } else {
+                "-".into()
+            },
+            ci,
+            fig(r, mx::metric::MIN_MB_S, 0),
+            fig(r, mx::metric::MAX_MB_S, 0),
+            format!("{dev:+.1}%"),
+        ]);
+    }
+    s.lines.push(
+        "each run: fresh arrays bound to the memory node, a warm-up, the best of the timed runs (STREAM convention); 95% CI of a core's mean = mean -/+ t(0.975, runs - 1) x stddev / sqrt(runs) (Braithwaite's Table 3.2 prints mean -/+ one stddev under that name)".into(),
+    );
+    if let Some(r) = summary {
+        let [spread, verdict] = per_core_verdict(r, mean);
+        s.lines.push(format!("across the cores' means: {spread}"));
+        s.lines.push(verdict);
+    }
+    s
+}
+
+/// A line per core of a `--runs` run with its spread.
+fn runs_csv(records: &[&Record]) -> Csv {
+    let metrics = [
+        metric::BANDWIDTH_MB_S,
+        mx::metric::STDDEV_MB_S,
+        mx::metric::CI95_LOW_MB_S,
+        mx::metric::CI95_HIGH_MB_S,
+        mx::metric::MIN_MB_S,
+        mx::metric::MAX_MB_S,
+    ];
+    let param_text =
+        |r: &Record, key: &str| r.params.get(key).map_or(String::new(), |v| v.to_string());
+    Csv {
+        header: [
+            param::CPU,
+            param::CPU_NODE,
+            param::MEM_NODE,
+            mx::param::RUNS,
+        ]
+        .into_iter()
+        .chain(metrics)
+        .map(String::from)
+        .collect(),
+        rows: core_records(records)
+            .map(|r| {
+                [
+                    param::CPU,
+                    param::CPU_NODE,
+                    param::MEM_NODE,
+                    mx::param::RUNS,
+                ]
+                .iter()
+                .map(|k| param_text(r, k))
+                .chain(
+                    metrics
+                        .iter()
+                        .map(|k| value(r, k).map_or(String::new(), |v| format!("{v:.1}"))),
+                )
+                .collect()
+            })
+            .collect(),
+        notes: Vec::new(),
+    }
 }

@@ -41,6 +41,30 @@ pub fn cpu_for_memory_node(topo: &Topology, mem_node: usize) -> Option<CpuChoice
     })
 }
 
+/// Where the thread goes for the copies from one memory node: first the
+/// CPU [`cpu_for_memory_node`] picks (the per-node figure), then the first
+/// usable CPU (one per core first) of every other node of `cpu_nodes`
+/// (the node x node table's other cells), in the order given. Nodes of
+/// `cpu_nodes` without a usable CPU, or repeated, are left out. `None`
+/// when this process may run on no CPU at all.
+pub fn thread_seats(
+    topo: &Topology,
+    mem_node: usize,
+    cpu_nodes: &[usize],
+) -> Option<(CpuChoice, Vec<CpuChoice>)> {
+    let home = cpu_for_memory_node(topo, mem_node)?;
+    let mut others: Vec<CpuChoice> = Vec::new();
+    for &n in cpu_nodes {
+        if n == home.cpu_node || others.iter().any(|c| c.cpu_node == n) {
+            continue;
+        }
+        if let Some(&cpu) = topo.cores_first(&topo.usable_cpus_of(n)).first() {
+            others.push(CpuChoice { cpu, cpu_node: n });
+        }
+    }
+    Some((home, others))
+}
+
 /// A PCI address as numbers: domain, bus, device, function. Accepts
 /// `DDDD:BB:DD.F` in either case, with a domain of any width (the driver
 /// writes 4 or 8 hex digits, sysfs 4) or without one (domain 0).

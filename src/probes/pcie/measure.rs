@@ -1,13 +1,15 @@
 //! The measurement: for each GPU, one context and one device buffer; for
 //! each memory node, a host buffer bound there, page-locked, the thread on
-//! a CPU of the node; for each direction and size, one warm-up copy and
-//! the timed ones.
+//! a CPU of the node, then (for the node x node table) on a CPU of every
+//! other CPU node in turn; for each direction and size, one warm-up copy
+//! and the timed ones.
 
 use super::Direction;
 use super::cuda::{Context, CudaError, DeviceMemory, Driver, Event, Registered};
-use super::locate::{CpuChoice, GpuInfo, cpu_for_memory_node, find_accelerator};
+use super::locate::{CpuChoice, GpuInfo, find_accelerator, thread_seats};
 use super::phi::{Phi, PhiSource, better_phi};
-use super::records::{gpu_record, size_record};
+use super::records::{gpu_record, pair_size_record, size_record};
+use super::summary::large_sizes;
 use crate::ids::{CpuSet, NodeSet};
 use crate::memory::{Buffer, BufferOptions, PageKind};
 use crate::placement::{MemPolicy, affinity};
@@ -22,6 +24,10 @@ pub struct PcieConfig {
     pub gpus: Vec<usize>,
     /// Memory nodes, each with memory this process may use.
     pub mem_nodes: Vec<usize>,
+    /// CPU nodes the thread also copies from, for the node x node table
+    /// (each with CPUs this process may use); empty: only from each memory
+    /// node's own node.
+    pub cpu_nodes: Vec<usize>,
     /// Copy sizes in bytes, ascending, not empty.
     pub sizes: Vec<usize>,
     /// Timed copies per size and direction after one warm-up copy.
@@ -140,8 +146,10 @@ struct GpuSide<'c, 'd> {
     acc: Option<&'c Accelerator>,
 }
 
-/// Both directions and every size from memory node `node`, records pushed
-/// to `out`; true when a stop signal ended it early.
+/// Both directions and every size from memory node `node` with the thread
+/// on the node's own CPU, then the largest sizes with the thread on each
+/// other CPU node of `cfg`; records pushed to `out`; true when a stop
+/// signal ended it early.
 fn measure_node(
     topo: &Topology,
     cfg: &PcieConfig,
@@ -151,63 +159,120 @@ fn measure_node(
     progress: &mut dyn FnMut(&str),
     out: &mut Vec<Record>,
 ) -> Result<bool> {
-    let choice = cpu_for_memory_node(topo, node)
+    let (home, others) = thread_seats(topo, node, &cfg.cpu_nodes)
         .with_context(|| format!("memory node {node}: no CPU this process may run on"))?;
-    let _pin = affinity::pin_scoped(&CpuSet::from_ids([choice.cpu]))
-        .with_context(|| format!("memory node {node}: cannot pin to CPU {}", choice.cpu))?;
-    let seen_cpu = affinity::pin_and_check(choice.cpu)
-        .with_context(|| format!("memory node {node}: CPU {}", choice.cpu))?;
+    let _pin = affinity::pin_scoped(&CpuSet::from_ids([home.cpu]))
+        .with_context(|| format!("memory node {node}: cannot pin to CPU {}", home.cpu))?;
     let mut buf = Buffer::new(
         &BufferOptions::new(max)
             .pages(PageKind::Base)
             .policy(MemPolicy::Bind(NodeSet::from_ids([node]))),
     )
     .with_context(|| format!("memory node {node}: host buffer"))?;
-    let (placement, notes) = host_placement(&buf, node, choice, seen_cpu);
+    // Page-locked pages stay where they are: one look serves every seat.
+    let (placement, notes) = host_placement(&buf, node);
     let mut host = side
         .ctx
         .register(&mut buf)
         .with_context(|| format!("memory node {node}"))?;
+    let large = large_sizes(&cfg.sizes);
+    let seats = std::iter::once((home, cfg.sizes.as_slice()))
+        .chain(others.iter().map(|&c| (c, large.as_slice())));
+    for (i, (choice, sizes)) in seats.enumerate() {
+        let seen_cpu = affinity::pin_and_check(choice.cpu)
+            .with_context(|| format!("memory node {node}: CPU {}", choice.cpu))?;
+        let mut seat = Seat {
+            mem_node: node,
+            choice,
+            pair: i > 0,
+            placement: placement.clone().map(|mut p| {
+                p.cpus_seen = vec![seen_cpu];
+                p
+            }),
+            notes: Vec::new(),
+        };
+        if !seat.pair && choice.cpu_node != node {
+            seat.notes.push(format!(
+                "memory node {node} has no usable CPU: the thread ran on CPU {} of node {}, the nearest",
+                choice.cpu, choice.cpu_node
+            ));
+        }
+        seat.notes.extend(notes.iter().cloned());
+        if copy_sizes(cfg, side, &seat, sizes, &mut host, progress, out)? {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
+
+/// Where the thread runs for a set of copies and what their records carry.
+struct Seat {
+    mem_node: usize,
+    choice: CpuChoice,
+    /// A cell of the node x node table only (not the memory node's own).
+    pair: bool,
+    placement: Option<Placement>,
+    notes: Vec<String>,
+}
+
+/// Both directions and every size of `sizes` from the host buffer with the
+/// thread where `seat` says; true when a stop signal ended it early.
+fn copy_sizes(
+    cfg: &PcieConfig,
+    side: &GpuSide<'_, '_>,
+    seat: &Seat,
+    sizes: &[usize],
+    host: &mut Registered<'_>,
+    progress: &mut dyn FnMut(&str),
+    out: &mut Vec<Record>,
+) -> Result<bool> {
+    let (node, choice) = (seat.mem_node, seat.choice);
     for dir in Direction::BOTH {
-        for &size in &cfg.sizes {
+        for &size in sizes {
             if crate::interrupt::requested().is_some() {
                 return Ok(true);
             }
             progress(&format!(
-                "GPU {} {} node {node}, {}",
+                "GPU {} {} node {node}, {}{}",
                 side.gpu.ordinal,
                 match dir {
                     Direction::Download => "<-",
                     Direction::Readback => "->",
                 },
-                crate::units::bytes(size as u64)
+                crate::units::bytes(size as u64),
+                if seat.pair {
+                    format!(", thread on node {}", choice.cpu_node)
+                } else {
+                    String::new()
+                }
             ));
-            let times = time_copies(side, dir, &mut host, size, cfg.tries)
-                .with_context(|| format!("memory node {node}, {} of {size} bytes", dir.name()))?;
-            let mut rec = size_record(side.gpu, side.acc, node, choice, dir, size, &times);
-            rec.placement = placement.clone();
-            rec.notes.extend(notes.iter().cloned());
+            let times = time_copies(side, dir, host, size, cfg.tries).with_context(|| {
+                let thread = if seat.pair {
+                    format!(" (thread on node {})", choice.cpu_node)
+                } else {
+                    String::new()
+                };
+                format!("memory node {node}{thread}, {} of {size} bytes", dir.name())
+            })?;
+            let make = if seat.pair {
+                pair_size_record
+            } else {
+                size_record
+            };
+            let mut rec = make(side.gpu, side.acc, node, choice, dir, size, &times);
+            rec.placement = seat.placement.clone();
+            rec.notes.extend(seat.notes.iter().cloned());
             out.push(rec);
         }
     }
     Ok(false)
 }
 
-/// Where the host buffer of `node` is (as `move_pages` sees it) and the
-/// notes every record from the node carries.
-fn host_placement(
-    buf: &Buffer,
-    node: usize,
-    choice: CpuChoice,
-    seen_cpu: usize,
-) -> (Option<Placement>, Vec<String>) {
+/// Where the host buffer of `node` is (as `move_pages` sees it; the CPU
+/// seen is filled in per seat) and the notes every record from the buffer
+/// carries.
+fn host_placement(buf: &Buffer, node: usize) -> (Option<Placement>, Vec<String>) {
     let mut notes = Vec::new();
-    if choice.cpu_node != node {
-        notes.push(format!(
-            "memory node {node} has no usable CPU: the thread ran on CPU {} of node {}, the nearest",
-            choice.cpu, choice.cpu_node
-        ));
-    }
     let placement = match buf.verify() {
         Ok(p) => {
             if let Some(pct) = p.on_target_pct.filter(|&pct| pct < 100.0) {
@@ -223,7 +288,7 @@ fn host_placement(
                     .collect(),
                 on_target_pct: p.on_target_pct,
                 huge_pct: p.huge_pct,
-                cpus_seen: vec![seen_cpu],
+                cpus_seen: Vec::new(),
             })
         }
         Err(e) => {

@@ -3,7 +3,10 @@
 //! --membind=N` in Braithwaite's thesis (section 3.2.2, Algorithm 3): for
 //! every GPU and every memory node, a host buffer bound to that node and
 //! page-locked, copied to the GPU (download) and back (readback) at a range
-//! of sizes, the calling thread on a CPU of that node.
+//! of sizes, the calling thread on a CPU of that node. Where there is more
+//! than one CPU node, the largest sizes are copied again with the thread on
+//! each other CPU node (`--cpunodebind=i --membind=j`): the node x node
+//! table of the thesis' Table 5.5.
 //!
 //! The figures are put beside Phi, the link's theoretical one-direction
 //! bandwidth (from the PCIe link speed and width in sysfs, or `--phi`), as
@@ -27,6 +30,8 @@ pub mod records;
 pub mod summary;
 pub mod view;
 
+#[cfg(test)]
+mod pair_tests;
 #[cfg(test)]
 mod tests;
 
@@ -83,6 +88,8 @@ pub struct Request {
     /// GPU ordinals as `--gpu` gives them; empty: every GPU.
     pub gpus: Vec<usize>,
     pub mem_nodes: Vec<usize>,
+    /// CPU nodes for the node x node table; empty: none.
+    pub cpu_nodes: Vec<usize>,
     /// Ascending, not empty.
     pub sizes: Vec<usize>,
     pub tries: usize,
@@ -97,7 +104,9 @@ pub enum Outcome {
     /// The driver is absent or finds no GPU: the reason as one line.
     Nothing(String),
     /// One GPU record per GPU, one size record per copy size, one best
-    /// record per (GPU, memory node, direction).
+    /// record per (GPU, memory node, direction); where the thread also ran
+    /// on other CPU nodes, a pair_size record per copy size and a pair
+    /// record per (GPU, CPU node, memory node, direction).
     Records(Vec<Record>),
 }
 
@@ -125,6 +134,7 @@ pub fn run(topo: &Topology, req: &Request, progress: &mut dyn FnMut(&str)) -> Re
     let cfg = PcieConfig {
         gpus: locate::pick_gpus(&req.gpus, &gpus)?,
         mem_nodes: req.mem_nodes.clone(),
+        cpu_nodes: req.cpu_nodes.clone(),
         sizes: req.sizes.clone(),
         tries: req.tries,
         phi_mb_s: req.phi_mb_s,

@@ -1,10 +1,12 @@
 //! Measurements to records: a `gpu` record per GPU (node, link, Phi), a
 //! `size` record per copy size (every timed copy kept), a `best` record
-//! per (GPU, memory node, direction) with alpha_p and class.
+//! per (GPU, memory node, direction) with alpha_p and class; for the node x
+//! node table a `pair_size` record per copy size with the thread on another
+//! node and a `pair` record per (GPU, CPU node, memory node, direction).
 
 use super::locate::{CpuChoice, GpuInfo};
 use super::phi::{Phi, PhiSource, short};
-use super::summary::GpuSummary;
+use super::summary::{GpuSummary, NodeRow};
 use super::{Direction, PROBE};
 use crate::results::names::pcie::{kind, metric as pm, param as pp, phi_source};
 use crate::results::names::{metric, param};
@@ -113,6 +115,28 @@ pub fn size_record(
     rec
 }
 
+/// A [`size_record`] with the thread on CPU node `choice.cpu_node`, not
+/// on the memory node's own: a figure of the node x node table only.
+pub fn pair_size_record(
+    gpu: &GpuInfo,
+    acc: Option<&Accelerator>,
+    mem_node: usize,
+    choice: CpuChoice,
+    dir: Direction,
+    size: usize,
+    times_s: &[f64],
+) -> Record {
+    let mut rec = size_record(gpu, acc, mem_node, choice, dir, size, times_s);
+    rec.name = format!(
+        "{} gpu{} node{}->node{mem_node} {size}",
+        dir.name(),
+        gpu.ordinal,
+        choice.cpu_node
+    );
+    rec.params.insert(pp::KIND.into(), kind::PAIR_SIZE.into());
+    rec
+}
+
 /// One `best` record per (GPU, memory node, direction) with a figure: the
 /// best bandwidth, the size that gave it, alpha_p when Phi is known and
 /// the class.
@@ -124,30 +148,58 @@ pub fn best_records(summaries: &[GpuSummary]) -> Vec<Record> {
                 out.extend(best_record(s, dir, i));
             }
         }
+        for dir in Direction::BOTH {
+            out.extend(s.pairs.iter().filter_map(|p| pair_record(s, p, dir)));
+        }
     }
     out
 }
 
+/// One cell of the node x node table: the best figure of the thread on
+/// `p.cpu_node` with the buffer on `p.mem_node`, and alpha_p.
+fn pair_record(s: &GpuSummary, p: &NodeRow, dir: Direction) -> Option<Record> {
+    let name = format!(
+        "{} gpu{} node{}->node{}",
+        dir.name(),
+        s.gpu,
+        p.cpu_node.map_or("?".into(), |c| c.to_string()),
+        p.mem_node
+    );
+    figure_record(s, &name, kind::PAIR, p, dir, s.alpha_p_of(p, dir))
+}
+
 fn best_record(s: &GpuSummary, dir: Direction, i: usize) -> Option<Record> {
     let row = &s.rows[i];
+    let name = format!("{} gpu{} node{}", dir.name(), s.gpu, row.mem_node);
+    let rec = figure_record(s, &name, kind::BEST, row, dir, s.alpha_p(i, dir))?;
+    Some(rec.param(pp::CLASS, s.classes(dir).class_of(i)))
+}
+
+/// A best figure of a GPU's summary as a record of kind `kind`: the GPU,
+/// where the thread and the buffer were, the figure and the size that gave
+/// it, alpha_p with Phi where known; `None` without a figure.
+fn figure_record(
+    s: &GpuSummary,
+    name: &str,
+    kind: &str,
+    row: &NodeRow,
+    dir: Direction,
+    alpha_p: Option<f64>,
+) -> Option<Record> {
     let best = row.best(dir)?;
-    let mut rec = Record::new(
-        PROBE,
-        &format!("{} gpu{} node{}", dir.name(), s.gpu, row.mem_node),
-    )
-    .param(pp::KIND, kind::BEST)
-    .param(pp::GPU, s.gpu)
-    .param(pp::GPU_NAME, s.name.as_str())
-    .param(pp::PCI_BUS_ID, s.pci_bus_id.as_str())
-    .param(pp::GPU_NODE, s.gpu_node)
-    .param(param::MEM_NODE, row.mem_node)
-    .param(param::CPU, row.cpu)
-    .param(param::CPU_NODE, row.cpu_node)
-    .param(pp::DIRECTION, dir.name())
-    .param(param::SIZE_BYTES, best.size_bytes)
-    .param(pp::CLASS, s.classes(dir).class_of(i))
-    .metric(metric::BANDWIDTH_MB_S, best.mb_s, "MB/s", Better::Higher);
-    if let (Some(a), Some(phi)) = (s.alpha_p(i, dir), &s.phi) {
+    let mut rec = Record::new(PROBE, name)
+        .param(pp::KIND, kind)
+        .param(pp::GPU, s.gpu)
+        .param(pp::GPU_NAME, s.name.as_str())
+        .param(pp::PCI_BUS_ID, s.pci_bus_id.as_str())
+        .param(pp::GPU_NODE, s.gpu_node)
+        .param(param::MEM_NODE, row.mem_node)
+        .param(param::CPU, row.cpu)
+        .param(param::CPU_NODE, row.cpu_node)
+        .param(pp::DIRECTION, dir.name())
+        .param(param::SIZE_BYTES, best.size_bytes)
+        .metric(metric::BANDWIDTH_MB_S, best.mb_s, "MB/s", Better::Higher);
+    if let (Some(a), Some(phi)) = (alpha_p, &s.phi) {
         rec = rec
             .param(pp::PHI_MB_S, phi.mb_s)
             .metric(pm::ALPHA_P, a, "", Better::Higher);

@@ -1,6 +1,6 @@
 //! Records back to figures: per GPU, the best bandwidth of each memory
 //! node and direction (from the largest sizes), Phi, alpha_p and the
-//! bandwidth classes. The measurement summarises what it just measured;
+//! bandwidth classes, and the cells of the node x node table. The measurement summarises what it just measured;
 //! the view summarises a document, so both read the same records.
 
 use super::phi::{Phi, PhiSource};
@@ -21,7 +21,9 @@ pub struct Best {
     pub size_bytes: usize,
 }
 
-/// One memory node of one GPU.
+/// One memory node of one GPU, or (in [`GpuSummary::pairs`]) one cell of
+/// the node x node table: the thread on `cpu_node`, the host buffer on
+/// `mem_node`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct NodeRow {
     pub mem_node: usize,
@@ -57,6 +59,10 @@ pub struct GpuSummary {
     pub readback: Classes,
     /// Notes of the GPU record.
     pub notes: Vec<String>,
+    /// The node x node table by (CPU node, memory node), the rows' own
+    /// cells included, `cpu_node` set in every one; empty where the thread
+    /// ran on no other node.
+    pub pairs: Vec<NodeRow>,
 }
 
 impl GpuSummary {
@@ -69,9 +75,12 @@ impl GpuSummary {
 
     /// alpha_p of row `row` in `dir`: best bandwidth / Phi.
     pub fn alpha_p(&self, row: usize, dir: Direction) -> Option<f64> {
-        let phi = self.phi.as_ref()?.mb_s;
-        let b = self.rows.get(row)?.best(dir)?;
-        Some(alpha(b.mb_s, phi))
+        self.alpha_p_of(self.rows.get(row)?, dir)
+    }
+
+    /// alpha_p of a row, or of a cell of the node x node table.
+    pub fn alpha_p_of(&self, row: &NodeRow, dir: Direction) -> Option<f64> {
+        Some(alpha(row.best(dir)?.mb_s, self.phi.as_ref()?.mb_s))
     }
 
     /// The best figure of every row in `dir`, NaN where there is none (as
@@ -111,6 +120,20 @@ fn phi_of_record(rec: &Record) -> Option<Phi> {
 /// size divided by this (with the default sizes: 64, 128 and 256 MiB).
 pub const LARGE_SIZES: usize = 4;
 
+/// The sizes of `sizes` a best figure is taken from (see [`LARGE_SIZES`]),
+/// ascending: the ones the node x node table copies.
+pub fn large_sizes(sizes: &[usize]) -> Vec<usize> {
+    let largest = sizes.iter().copied().max().unwrap_or(0);
+    let mut out: Vec<usize> = sizes
+        .iter()
+        .copied()
+        .filter(|s| s.saturating_mul(LARGE_SIZES) >= largest)
+        .collect();
+    out.sort_unstable();
+    out.dedup();
+    out
+}
+
 /// The best of `(size, MB/s)` figures: the highest among the largest sizes
 /// (at least 1/[`LARGE_SIZES`] of the largest), ties going to the larger
 /// size. Small copies are bound by per-copy latency, and their times are
@@ -147,12 +170,20 @@ pub fn summarise<'r>(
     acc.finish(phi_override, opts)
 }
 
+/// (size, MB/s) of the copies of one figure, before [`best_of`].
+type Figures = Vec<(usize, f64)>;
+
 /// What [`summarise`] collects before it picks the bests.
 #[derive(Default)]
 struct Gathered {
     gpus: BTreeMap<usize, GpuSummary>,
     rows: BTreeMap<usize, BTreeMap<usize, NodeRow>>,
-    figures: BTreeMap<(usize, usize, Direction), Vec<(usize, f64)>>,
+    /// By (GPU, memory node, direction).
+    figures: BTreeMap<(usize, usize, Direction), Figures>,
+    /// By GPU, then (CPU node, memory node): the pair_size records' cells.
+    pairs: BTreeMap<usize, BTreeMap<(usize, usize), NodeRow>>,
+    /// By (GPU, CPU node, memory node, direction).
+    pair_figures: BTreeMap<(usize, usize, usize, Direction), Figures>,
 }
 
 impl Gathered {
@@ -167,6 +198,7 @@ impl Gathered {
             download: classify(&[], opts),
             readback: classify(&[], opts),
             notes: Vec::new(),
+            pairs: Vec::new(),
         });
         match param_str(rec, pp::KIND) {
             Some(kind::GPU) => {
@@ -174,6 +206,7 @@ impl Gathered {
                 summary.notes = rec.notes.clone();
             }
             Some(kind::SIZE) => self.add_size(g, rec),
+            Some(kind::PAIR_SIZE) => self.add_pair(g, rec),
             _ => {}
         }
     }
@@ -206,6 +239,63 @@ impl Gathered {
         }
     }
 
+    fn add_pair(&mut self, g: usize, rec: &Record) {
+        let (Some(c), Some(m), Some(dir), Some(size)) = (
+            param_usize(rec, param::CPU_NODE),
+            param_usize(rec, param::MEM_NODE),
+            param_str(rec, pp::DIRECTION).and_then(Direction::from_name),
+            param_usize(rec, param::SIZE_BYTES),
+        ) else {
+            return;
+        };
+        self.pairs
+            .entry(g)
+            .or_default()
+            .entry((c, m))
+            .or_insert(NodeRow {
+                mem_node: m,
+                cpu: param_usize(rec, param::CPU),
+                cpu_node: Some(c),
+                download: None,
+                readback: None,
+            });
+        if let Some(v) = rec.metrics.get(metric::BANDWIDTH_MB_S) {
+            self.pair_figures
+                .entry((g, c, m, dir))
+                .or_default()
+                .push((size, v.value));
+        }
+    }
+
+    /// The node x node table of GPU `g`: the cells the thread ran on
+    /// another node for, and each memory node's own row as its cell; empty
+    /// without the former.
+    fn pair_cells(&mut self, g: usize, rows: &[NodeRow]) -> Vec<NodeRow> {
+        let Some(mut cells) = self.pairs.remove(&g) else {
+            return Vec::new();
+        };
+        for (&(c, m), cell) in cells.iter_mut() {
+            for dir in Direction::BOTH {
+                let best = self
+                    .pair_figures
+                    .get(&(g, c, m, dir))
+                    .and_then(|f| best_of(f));
+                match dir {
+                    Direction::Download => cell.download = best,
+                    Direction::Readback => cell.readback = best,
+                }
+            }
+        }
+        for row in rows {
+            if let Some(c) = row.cpu_node {
+                cells
+                    .entry((c, row.mem_node))
+                    .or_insert_with(|| row.clone());
+            }
+        }
+        cells.into_values().collect()
+    }
+
     fn finish(mut self, phi_override: Option<f64>, opts: &ClassOptions) -> Vec<GpuSummary> {
         for ((g, node, dir), sizes) in &self.figures {
             if let Some(row) = self.rows.get_mut(g).and_then(|r| r.get_mut(node)) {
@@ -215,20 +305,22 @@ impl Gathered {
                 }
             }
         }
-        for (g, summary) in self.gpus.iter_mut() {
+        let mut gpus = std::mem::take(&mut self.gpus);
+        for (g, summary) in gpus.iter_mut() {
             summary.rows = self
                 .rows
                 .remove(g)
                 .unwrap_or_default()
                 .into_values()
                 .collect();
+            summary.pairs = self.pair_cells(*g, &summary.rows);
             if let Some(p) = phi_override {
                 summary.phi = Some(Phi::given(p));
             }
             summary.download = classify(&summary.values(Direction::Download), opts);
             summary.readback = classify(&summary.values(Direction::Readback), opts);
         }
-        self.gpus.into_values().collect()
+        gpus.into_values().collect()
     }
 }
 

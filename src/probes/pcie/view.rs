@@ -1,10 +1,14 @@
 //! How the probe's records are shown, from the document alone: what was
 //! measured, a table per GPU (a row per memory node: best download and
-//! readback, % of Phi, class) with Phi and the classes under it, every
-//! size per GPU and direction where the run asked for it (`--per-size`),
-//! and the notes; as CSV, a line per size and per best figure.
+//! readback, % of Phi, class) with Phi and the classes under it, a node x
+//! node table per GPU and direction where the thread also ran on other
+//! nodes, every size per GPU and direction where the run asked for it
+//! (`--per-size`), and the notes; as CSV, a line per size and per best
+//! figure.
 
-use super::summary::{GpuSummary, param_str, param_usize, summarise, use_recorded_classes};
+use super::summary::{
+    GpuSummary, NodeRow, param_str, param_usize, summarise, use_recorded_classes,
+};
 use super::{Direction, LARGE_SIZES, PROBE};
 use crate::analysis::classes::ClassOptions;
 use crate::ids::NodeSet;
@@ -35,6 +39,11 @@ impl View for PcieView {
         let mut secs = vec![about(records)];
         for s in &summaries {
             secs.push(gpu_section(s, &doc.host.topology));
+            if !s.pairs.is_empty() {
+                for dir in Direction::BOTH {
+                    secs.push(pair_section(s, dir));
+                }
+            }
             if per_size {
                 for dir in Direction::BOTH {
                     secs.push(per_size_section(records, s, dir));
@@ -96,6 +105,11 @@ fn about(records: &[&Record]) -> Section {
     about.lines.push(
         "% Phi is alpha_p = bandwidth / Phi (Braithwaite, eq. 4.3); classes group memory nodes whose best figures are close".into(),
     );
+    if records.iter().any(|r| is_kind(r, kind::PAIR_SIZE)) {
+        about.lines.push(
+            "node x node tables: the thread on each CPU node (rows), the host buffer on each memory node (columns), as Braithwaite's Table 5.5; the largest sizes only".into(),
+        );
+    }
     about
 }
 
@@ -103,7 +117,7 @@ fn about(records: &[&Record]) -> Section {
 fn size_notes(records: &[&Record]) -> Vec<String> {
     let mut n: Vec<String> = records
         .iter()
-        .filter(|r| is_kind(r, kind::SIZE))
+        .filter(|r| is_kind(r, kind::SIZE) || is_kind(r, kind::PAIR_SIZE))
         .flat_map(|r| r.notes.iter().cloned())
         .collect();
     n.sort();
@@ -196,6 +210,79 @@ fn classes_line(s: &GpuSummary, dir: Direction) -> Option<String> {
     Some(format!("{} classes: {}", dir.name(), parts.join("; ")))
 }
 
+/// The node x node table of one GPU and direction: a row per CPU node, a
+/// column per memory node, the best figure with its % of Phi; under it how
+/// far the figures spread along a column (the thread moved) and along a
+/// row (the memory moved).
+fn pair_section(s: &GpuSummary, dir: Direction) -> Section {
+    let mut cpu_nodes: Vec<usize> = s.pairs.iter().filter_map(|p| p.cpu_node).collect();
+    let mut mem_nodes: Vec<usize> = s.pairs.iter().map(|p| p.mem_node).collect();
+    for v in [&mut cpu_nodes, &mut mem_nodes] {
+        v.sort_unstable();
+        v.dedup();
+    }
+    let cell = |c: usize, m: usize| {
+        s.pairs
+            .iter()
+            .find(|p| p.cpu_node == Some(c) && p.mem_node == m)
+    };
+    let mut sec = Section::new(format!(
+        "GPU {} {} MB/s{}: thread on CPU node (rows), host memory on node (columns)",
+        s.gpu,
+        dir.name(),
+        if s.phi.is_some() { " (% Phi)" } else { "" }
+    ));
+    sec.header = std::iter::once("cpu\\mem".to_string())
+        .chain(mem_nodes.iter().map(|m| m.to_string()))
+        .collect();
+    for &c in &cpu_nodes {
+        let mut row = vec![c.to_string()];
+        for &m in &mem_nodes {
+            row.push(cell(c, m).map_or("-".into(), |p| pair_text(s, p, dir)));
+        }
+        sec.rows.push(row);
+    }
+    let spread = |pick: &dyn Fn(&NodeRow) -> Option<usize>, keys: &[usize]| {
+        keys.iter()
+            .filter_map(|&k| {
+                let v: Vec<f64> = s
+                    .pairs
+                    .iter()
+                    .filter(|p| pick(p) == Some(k))
+                    .filter_map(|p| p.best(dir).map(|b| b.mb_s))
+                    .collect();
+                let max = v.iter().copied().fold(f64::NAN, f64::max);
+                let min = v.iter().copied().fold(f64::NAN, f64::min);
+                (v.len() > 1 && max > 0.0).then(|| (100.0 * (max - min) / max, k))
+            })
+            .max_by(|a, b| a.0.total_cmp(&b.0))
+    };
+    let mut parts = Vec::new();
+    if let Some((pct, n)) = spread(&|p: &NodeRow| Some(p.mem_node), &mem_nodes) {
+        parts.push(format!(
+            "moving the thread changes a column by at most {pct:.1}% (memory node {n})"
+        ));
+    }
+    if let Some((pct, n)) = spread(&|p: &NodeRow| p.cpu_node, &cpu_nodes) {
+        parts.push(format!(
+            "moving the memory changes a row by at most {pct:.1}% (CPU node {n})"
+        ));
+    }
+    if !parts.is_empty() {
+        sec.lines.push(parts.join("; "));
+    }
+    sec
+}
+
+/// A cell of the node x node table: MB/s, and % of Phi where known.
+fn pair_text(s: &GpuSummary, p: &NodeRow, dir: Direction) -> String {
+    match (p.best(dir), s.alpha_p_of(p, dir)) {
+        (Some(b), Some(a)) => format!("{:.0} ({:.1}%)", b.mb_s, 100.0 * a),
+        (Some(b), None) => format!("{:.0}", b.mb_s),
+        (None, _) => "-".into(),
+    }
+}
+
 /// Every size of one GPU and direction: a row per size, a column per
 /// memory node.
 fn per_size_section(records: &[&Record], s: &GpuSummary, dir: Direction) -> Section {
@@ -264,7 +351,8 @@ fn cell(rec: &Record, key: &str) -> String {
     }
 }
 
-/// One line per size and per best figure, with Phi and alpha_p where known.
+/// One line per size and per best figure (the node x node table's too),
+/// with Phi and alpha_p where known.
 fn csv(records: &[&Record], summaries: &[GpuSummary]) -> Csv {
     let mut out = empty_csv();
     let phi_of = |rec: &Record| {
@@ -276,10 +364,11 @@ fn csv(records: &[&Record], summaries: &[GpuSummary]) -> Csv {
             .as_ref()
             .map(|p| p.mb_s)
     };
-    for rec in records
-        .iter()
-        .filter(|r| is_kind(r, kind::SIZE) || is_kind(r, kind::BEST))
-    {
+    for rec in records.iter().filter(|r| {
+        [kind::SIZE, kind::BEST, kind::PAIR_SIZE, kind::PAIR]
+            .iter()
+            .any(|k| is_kind(r, k))
+    }) {
         let bw = rec.metrics.get(metric::BANDWIDTH_MB_S).map(|m| m.value);
         let phi = phi_of(rec);
         let alpha_p = bw.zip(phi).map(|(b, p)| b / p);

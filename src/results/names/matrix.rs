@@ -23,16 +23,26 @@ pub mod param {
     pub const MERGE_CLOSE: &str = "merge_close";
     /// Cores measured, on the per-core summary.
     pub const CORES: &str = "cores";
-    /// Whether every core is within the equivalence bound of the mean.
+    /// Whether every core is within the equivalence bound of the mean;
+    /// null when, with `--runs`, a core's mean is known less closely.
     pub const EQUIVALENT: &str = "equivalent";
+    /// Measurements per core (`--runs`), on a per-core record (those made)
+    /// and on the summary (those asked).
+    pub const RUNS: &str = "runs";
 }
 
-/// Metrics of the per-core summary.
+/// Metrics of the per-core summary and, with `--runs`, of each core.
 pub mod metric {
     pub const STDDEV_MB_S: &str = "stddev_mb_s";
     pub const CI95_LOW_MB_S: &str = "ci95_low_mb_s";
     pub const CI95_HIGH_MB_S: &str = "ci95_high_mb_s";
     pub const MAX_DEVIATION_PCT: &str = "max_deviation_pct";
+    /// The slowest and the fastest run of a core.
+    pub const MIN_MB_S: &str = "min_mb_s";
+    pub const MAX_MB_S: &str = "max_mb_s";
+    /// Half the widest 95% confidence interval of a core's mean, in % of
+    /// that mean (summary, with `--runs`).
+    pub const WIDEST_CI95_PCT: &str = "widest_ci95_pct";
 }
 
 /// The kernel param of a latency record: a pointer chase.

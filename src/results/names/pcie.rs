@@ -8,6 +8,13 @@ pub mod kind {
     pub const SIZE: &str = "size";
     /// One (GPU, memory node, direction): the best figure, alpha_p, class.
     pub const BEST: &str = "best";
+    /// One (GPU, CPU node, memory node, direction, size) with the thread on
+    /// another node than the memory node's own: every timed copy.
+    pub const PAIR_SIZE: &str = "pair_size";
+    /// One (GPU, CPU node, memory node, direction), the memory node's own
+    /// CPU node included: the best figure and alpha_p (a cell of the node x
+    /// node table, Braithwaite's Table 5.5).
+    pub const PAIR: &str = "pair";
 }
 
 /// Where Phi comes from (the `phi_source` param).
