@@ -5,7 +5,6 @@
 use super::output::{FormatArgs, SaveArgs, emit};
 use super::select;
 use super::units::parse_size;
-use crate::analysis::classes::ClassOptions;
 use crate::error::usage;
 use crate::ids::NodeSet;
 use crate::output::render::{Format, csv_text};
@@ -73,10 +72,8 @@ pub struct PcieArgs {
     /// sysfs]. The thesis uses 12800 for PCIe 2.0 x16.
     #[arg(long, value_name = "MB/S")]
     pub phi: Option<f64>,
-    /// Memory nodes whose best bandwidths are within PCT percent of a
-    /// class's best share that class.
-    #[arg(long, value_name = "PCT", default_value_t = 10.0)]
-    pub tolerance: f64,
+    #[command(flatten)]
+    pub classes: super::classes::ClassArgs,
     /// Also a table of every size per GPU and direction.
     #[arg(long)]
     pub per_size: bool,
@@ -149,12 +146,7 @@ fn check(args: &PcieArgs, topo: &Topology) -> Result<Request> {
     if let Some(p) = args.phi {
         super::units::peak(p, "--phi")?;
     }
-    if !(0.0..=100.0).contains(&args.tolerance) {
-        return Err(usage(format!(
-            "--tolerance {}: give a percentage from 0 to 100",
-            args.tolerance
-        )));
-    }
+    let classes = args.classes.options()?;
     let sizes =
         parse_sizes(&args.sizes).map_err(|e| usage(format!("--sizes {}: {e}", args.sizes)))?;
     let mem_nodes = mem_nodes(args, topo)?;
@@ -176,7 +168,7 @@ fn check(args: &PcieArgs, topo: &Topology) -> Result<Request> {
         sizes,
         tries: args.tries,
         phi_mb_s: args.phi,
-        classes: ClassOptions::tolerance(args.tolerance / 100.0),
+        classes,
     })
 }
 
@@ -372,6 +364,9 @@ mod tests {
         assert_eq!(c.mem_nodes, [0, 1, 2]);
         assert_eq!(c.sizes.len(), 19);
         assert_eq!(c.classes.tolerance, 0.10);
+        assert!(!c.classes.merge_close);
+        let c = check(&args(&["--merge-close-classes", "--tolerance", "5"]), &t).unwrap();
+        assert!(c.classes.merge_close && c.classes.tolerance == 0.05);
         let c = check(&args(&["--mem-nodes", "2", "--sizes", "64K,1M"]), &t).unwrap();
         assert_eq!(c.mem_nodes, [2]);
         assert_eq!(c.sizes, [64 << 10, 1 << 20]);

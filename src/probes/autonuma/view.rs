@@ -50,6 +50,12 @@ impl View for AutonumaView {
         "AutoNUMA".into()
     }
 
+    fn intro(&self) -> Option<&'static str> {
+        Some(
+            "The AutoNUMA benchmark: every test starts with all its memory on one node, and the kernel's balancing has to bring threads and memory together; seconds per test (lower is better), where the memory was over time, when it converged, and each result's position between the best (hard bind) and worst (inverse bind) placements.",
+        )
+    }
+
     fn sections(&self, doc: &Document, records: &[&Record]) -> Vec<Section> {
         let Some(first) = records.iter().find(|r| facts::is_run(r)) else {
             return Vec::new();

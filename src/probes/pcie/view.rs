@@ -33,6 +33,12 @@ impl View for PcieView {
         PROBE
     }
 
+    fn intro(&self) -> Option<&'static str> {
+        Some(
+            "GPU copies to the device (download) and back (readback) with the pinned host buffer on each memory node: the best bandwidth of each node as a share of the link's peak Phi (alpha_p), the classes of nodes that reach the same speed, and, on several nodes, the table of CPU node against memory node.",
+        )
+    }
+
     fn sections(&self, doc: &Document, records: &[&Record]) -> Vec<Section> {
         let summaries = summaries_of(records);
         let per_size = doc.command.iter().any(|a| a == PER_SIZE_FLAG);
