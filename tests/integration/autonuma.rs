@@ -417,9 +417,10 @@ fn nodes_with_memory() -> usize {
 fn threads_set_t_for_the_test_and_the_text_says_so() {
     let out = numabench()
         .args(["autonuma", "numa02", "--threads", "1", "--mem", "4"])
+        // Long enough (about 0.3 s) for looks at 20 ms on a loaded machine.
         .args([
             "--loops",
-            "50",
+            "1000",
             "--interval",
             "0.02",
             "--no-baselines",
