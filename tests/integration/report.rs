@@ -47,6 +47,22 @@ var p=document.createElement('pre');p.id='numabench-check';\
 p.textContent='broken='+bad+' svgs='+svgs.length+' empty='+empty+' errors='+window.__errors.length+' '+window.__errors.join(';');\
 document.body.appendChild(p);});</script>";
 
+/// The DOM of `page` after its scripts ran, as headless Chromium dumps it.
+fn dump_dom(page: &Path) -> String {
+    let out = Command::new(chromium())
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--virtual-time-budget=3000",
+            "--dump-dom",
+        ])
+        .arg(format!("file://{}", page.display()))
+        .output()
+        .expect("cannot run chromium");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
 /// What the checker found in `page` (a copy with the checker injected).
 struct Check {
     broken_images: usize,
@@ -63,18 +79,7 @@ fn check_page(page: &Path, dir: &Path) -> Check {
         .replacen("</body>", &format!("{CHECKER_TAIL}</body>"), 1);
     let copy = dir.join("checked.html");
     std::fs::write(&copy, probed).unwrap();
-    let out = Command::new(chromium())
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--virtual-time-budget=3000",
-            "--dump-dom",
-        ])
-        .arg(format!("file://{}", copy.display()))
-        .output()
-        .expect("cannot run chromium");
-    let dom = String::from_utf8_lossy(&out.stdout);
+    let dom = dump_dom(&copy);
     let start = dom
         .find("<pre id=\"numabench-check\">")
         .unwrap_or_else(|| panic!("the checker did not run:\n{dom}"));
@@ -374,18 +379,7 @@ fn a_table_sorts_by_a_clicked_column() {
     );
     let copy = dir.path().join("sort.html");
     std::fs::write(&copy, page).unwrap();
-    let out = Command::new(chromium())
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--virtual-time-budget=3000",
-            "--dump-dom",
-        ])
-        .arg(format!("file://{}", copy.display()))
-        .output()
-        .expect("cannot run chromium");
-    let dom = String::from_utf8_lossy(&out.stdout);
+    let dom = dump_dom(&copy);
     let line = dom
         .split("<pre id=\"numabench-sort\">")
         .nth(1)
