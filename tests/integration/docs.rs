@@ -1,0 +1,132 @@
+//! The commands the README and the guides in docs/ show still exist as
+//! written: every `$ numabench COMMAND ...` line names a command this build
+//! has, and every option on it is one that command's `--help` lists. A
+//! renamed or removed option then fails here instead of rotting in the docs.
+
+use crate::util::*;
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+/// README.md and every Markdown file under docs/.
+fn pages() -> Vec<PathBuf> {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let mut out = vec![root.join("README.md")];
+    let mut docs: Vec<PathBuf> = std::fs::read_dir(root.join("docs"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "md"))
+        .collect();
+    docs.sort();
+    out.extend(docs);
+    out
+}
+
+/// (page:line, words) of every shown command: the line after `$ ` up to a
+/// `#` comment or a pipe.
+fn shown_commands() -> Vec<(String, Vec<String>)> {
+    let mut out = Vec::new();
+    for page in pages() {
+        let text = std::fs::read_to_string(&page).unwrap();
+        let name = page.file_name().unwrap().to_string_lossy().to_string();
+        for (i, line) in text.lines().enumerate() {
+            let Some(cmd) = line.trim_start().strip_prefix("$ numabench ") else {
+                continue;
+            };
+            let cmd = cmd.split(" #").next().unwrap();
+            let cmd = cmd.split(" | ").next().unwrap();
+            let words = cmd.split_whitespace().map(String::from).collect();
+            out.push((format!("{name}:{}", i + 1), words));
+        }
+    }
+    out
+}
+
+/// The options a shown command uses: long ones up to any `=`, short ones
+/// one letter each (perf-style clusters such as `-zZ0q` included); values
+/// that merely start with a dash (`-1`) are not options.
+fn options(words: &[String]) -> Vec<String> {
+    let mut out = Vec::new();
+    for w in words {
+        if let Some(long) = w.strip_prefix("--") {
+            if !long.is_empty() {
+                out.push(format!("--{}", long.split('=').next().unwrap()));
+            }
+        } else if let Some(short) = w.strip_prefix('-') {
+            if short.is_empty() || short.parse::<f64>().is_ok() {
+                continue;
+            }
+            out.extend(short.chars().map(|c| format!("-{c}")));
+        }
+    }
+    out
+}
+
+/// Whether `help` lists `flag` as an option (not merely mentions it).
+fn lists(help: &str, flag: &str) -> bool {
+    help.lines().any(|l| {
+        let l = l.trim_start();
+        l.starts_with(&format!("{flag},"))
+            || l.starts_with(&format!("{flag} "))
+            || l == flag
+            || l.starts_with(&format!("{flag}="))
+            || l.contains(&format!(", {flag} "))
+            || l.contains(&format!(", {flag}\n"))
+            || l.ends_with(&format!(", {flag}"))
+            || l.contains(&format!(", {flag}="))
+    })
+}
+
+#[test]
+fn every_command_shown_in_the_docs_exists_with_its_options() {
+    let shown = shown_commands();
+    assert!(shown.len() >= 20, "only {} commands found", shown.len());
+    let mut helps: BTreeMap<String, String> = BTreeMap::new();
+    let mut wrong = Vec::new();
+    for (at, words) in &shown {
+        let sub = &words[0];
+        let help = helps.entry(sub.clone()).or_insert_with(|| {
+            let out = numabench().args([sub.as_str(), "--help"]).output().unwrap();
+            if out.status.success() {
+                String::from_utf8_lossy(&out.stdout).to_string()
+            } else {
+                String::new()
+            }
+        });
+        if help.is_empty() {
+            wrong.push(format!("{at}: no command '{sub}'"));
+            continue;
+        }
+        for flag in options(&words[1..]) {
+            if !lists(help, &flag) {
+                wrong.push(format!("{at}: numabench {sub} has no option {flag}"));
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+#[test]
+fn the_option_reader_finds_what_a_line_uses() {
+    let words: Vec<String> = "-p 2 -t 1 -P 64 -zZ0q --thp -1 --tolerance=5 --save x"
+        .split_whitespace()
+        .map(String::from)
+        .collect();
+    assert_eq!(
+        options(&words),
+        [
+            "-p",
+            "-t",
+            "-P",
+            "-z",
+            "-Z",
+            "-0",
+            "-q",
+            "--thp",
+            "--tolerance",
+            "--save"
+        ]
+    );
+    let help = "  -p, --nr_proc <N>\n      --thp <N>\n  -0, --data_zero\n";
+    assert!(lists(help, "-p") && lists(help, "--thp") && lists(help, "-0"));
+    assert!(!lists(help, "-q") && !lists(help, "--nr"));
+}
