@@ -2,6 +2,10 @@
 //! written: every `$ numabench COMMAND ...` line names a command this build
 //! has, and every option on it is one that command's `--help` lists. A
 //! renamed or removed option then fails here instead of rotting in the docs.
+//! The commands that need no measurement and no file made elsewhere (`topo`
+//! and `report` on files of this repository) are run, and every line of
+//! their shown output without a figure in it (titles, headers, words) must
+//! still be printed.
 
 use crate::util::*;
 use std::collections::BTreeMap;
@@ -102,6 +106,99 @@ fn every_command_shown_in_the_docs_exists_with_its_options() {
             }
         }
     }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+/// (page:line, words, shown output) of every command in a fenced block,
+/// its output being the lines after it up to the next `$ ` line or the end
+/// of the block.
+fn shown_with_output() -> Vec<(String, Vec<String>, Vec<String>)> {
+    let mut out = Vec::new();
+    for page in pages() {
+        let text = std::fs::read_to_string(&page).unwrap();
+        let name = page.file_name().unwrap().to_string_lossy().to_string();
+        let mut in_block = false;
+        let mut current: Option<(String, Vec<String>, Vec<String>)> = None;
+        for (i, line) in text.lines().enumerate() {
+            if line.trim_start().starts_with("```") {
+                in_block = !in_block;
+                out.extend(current.take());
+                continue;
+            }
+            if !in_block {
+                continue;
+            }
+            if let Some(cmd) = line.strip_prefix("$ ") {
+                out.extend(current.take());
+                if let Some(cmd) = cmd.strip_prefix("numabench ") {
+                    let cmd = cmd.split(" #").next().unwrap();
+                    let words = cmd.split_whitespace().map(String::from).collect();
+                    current = Some((format!("{name}:{}", i + 1), words, Vec::new()));
+                }
+            } else if let Some(c) = current.as_mut() {
+                c.2.push(line.to_string());
+            }
+        }
+    }
+    out
+}
+
+fn squeeze(line: &str) -> String {
+    line.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+#[test]
+fn commands_that_need_no_measurement_still_print_what_the_docs_show() {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let mut ran = 0;
+    let mut wrong = Vec::new();
+    for (at, words, shown) in shown_with_output() {
+        if !["topo", "report"].contains(&words[0].as_str()) {
+            continue;
+        }
+        // `| head -N` keeps the first N lines.
+        let (args, head) = match words.iter().position(|w| w == "|") {
+            Some(p) => (
+                words[..p].to_vec(),
+                words
+                    .get(p + 2)
+                    .and_then(|n| n.trim_start_matches('-').parse().ok()),
+            ),
+            None => (words.clone(), None),
+        };
+        // A path that is not in this repository was made elsewhere.
+        let missing = args.iter().enumerate().any(|(i, a)| {
+            i > 0
+                && !a.starts_with('-')
+                && args[i - 1] != "--format"
+                && !root.join(a).exists()
+                && !a.starts_with("/no/")
+        });
+        if missing || shown.is_empty() {
+            continue;
+        }
+        let out = numabench().current_dir(&root).args(&args).output().unwrap();
+        let printed = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let lines: Vec<String> = printed
+            .lines()
+            .take(head.unwrap_or(usize::MAX))
+            .map(squeeze)
+            .collect();
+        ran += 1;
+        for l in shown.iter().filter(|l| !l.trim().is_empty()) {
+            if l.chars().any(|c| c.is_ascii_digit()) {
+                continue;
+            }
+            if !lines.contains(&squeeze(l)) {
+                wrong.push(format!("{at}: no longer prints '{}'", l.trim()));
+            }
+        }
+    }
+    assert!(ran >= 3, "only {ran} commands run");
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
 
