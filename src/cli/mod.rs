@@ -28,7 +28,13 @@ use std::path::PathBuf;
 
 /// Measure NUMA memory systems: topology, placement, bandwidth and latency.
 #[derive(Parser, Debug)]
-#[command(name = "numabench", version, about, long_about = None)]
+#[command(
+    name = "numabench",
+    version,
+    about,
+    long_about = None,
+    after_long_help = "Guides: docs/COMMAND.md in the numabench source (one per command), docs/measuring.md (how figures are measured), docs/results.md (the results document), docs/faq.md."
+)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
@@ -36,18 +42,31 @@ pub struct Cli {
 
 #[derive(Subcommand, Debug)]
 pub enum Command {
+    #[command(after_long_help = "Guide: docs/run.md in the numabench source.")]
     Run(run::RunArgs),
+    #[command(after_long_help = "Guide: docs/topo.md in the numabench source.")]
     Topo(topo::TopoArgs),
+    #[command(after_long_help = "Guide: docs/gather.md in the numabench source.")]
     Gather(gather::GatherArgs),
+    #[command(after_long_help = "Guide: docs/place.md in the numabench source.")]
     Place(place::PlaceArgs),
+    #[command(after_long_help = "Guide: docs/sweep.md in the numabench source.")]
     Sweep(sweep::SweepArgs),
+    #[command(after_long_help = "Guide: docs/matrix.md in the numabench source.")]
     Matrix(matrix::MatrixArgs),
+    #[command(after_long_help = "Guide: docs/matrix.md in the numabench source.")]
     Model(model::ModelArgs),
+    #[command(after_long_help = "Guide: docs/pcie.md in the numabench source.")]
     Pcie(pcie::PcieArgs),
+    #[command(after_long_help = "Guide: docs/mem.md in the numabench source.")]
     Mem(mem::MemArgs),
+    #[command(after_long_help = "Guide: docs/autonuma.md in the numabench source.")]
     Autonuma(autonuma::AutonumaArgs),
+    #[command(after_long_help = "Guide: docs/sched.md in the numabench source.")]
     Sched(sched::SchedArgs),
+    #[command(after_long_help = "Guide: docs/report-and-compare.md in the numabench source.")]
     Compare(compare::CompareArgs),
+    #[command(after_long_help = "Guide: docs/report-and-compare.md in the numabench source.")]
     Report(report::ReportArgs),
     Generate(generate::GenerateArgs),
 }
