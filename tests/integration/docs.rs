@@ -227,3 +227,22 @@ fn the_option_reader_finds_what_a_line_uses() {
     assert!(lists(help, "-p") && lists(help, "--thp") && lists(help, "-0"));
     assert!(!lists(help, "-q") && !lists(help, "--nr"));
 }
+
+#[test]
+fn every_guide_that_help_names_exists() {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let commands = [
+        "run", "topo", "gather", "place", "sweep", "matrix", "model", "pcie", "mem", "autonuma",
+        "sched", "compare", "report",
+    ];
+    for c in commands {
+        let out = numabench().args([c, "--help"]).output().unwrap();
+        let help = String::from_utf8_lossy(&out.stdout).to_string();
+        let guide = help
+            .split("Guide: ")
+            .nth(1)
+            .and_then(|g| g.split_whitespace().next())
+            .unwrap_or_else(|| panic!("numabench {c} --help names no guide"));
+        assert!(root.join(guide).is_file(), "{c}: {guide} does not exist");
+    }
+}
