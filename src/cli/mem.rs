@@ -42,7 +42,12 @@ fn uint(s: &str) -> Result<u32, String> {
 ///
 /// Where the figures differ from perf's: the suite's tests move the same
 /// bytes at the same speed (scripts/bench-peers --peer perf --all runs
-/// them side by side). The one known difference is outside the suite: a
+/// them side by side). With many threads on few CPUs and a short -s, one
+/// loop of a thread can take most of the run (2 GiB per thread per loop in
+/// 1x32-bw-thread, about 4 s on 2 CPUs): a run then does one loop per
+/// thread or two, on either tool, and total-speed jumps between two levels,
+/// so compare such tests at the suite's 20 s. The one known difference is
+/// outside the suite: a
 /// forward read-write walk without a memset (--no-data_rand_walk without
 /// -Z) runs about twice as fast as perf's (15.2-15.6 vs 7.9-8.1 GB/s on -p
 /// 1 -t 1 -P 512 on a 2-CPU AMD EPYC guest), because perf's loop tests for the end of the area
