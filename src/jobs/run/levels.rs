@@ -29,17 +29,8 @@ impl Levels {
     /// `None`); the sweep's defaults where the topology has none.
     pub fn of(topo: &Topology, cpu: Option<usize>) -> Levels {
         let cpu = cpu.or_else(|| topo.allowed.cpus.iter().next()).unwrap_or(0);
-        let size = |level: u32, default: usize| {
-            topo.caches_of(cpu)
-                .iter()
-                .find(|c| c.level == level && c.kind != "Instruction")
-                .map_or(default, |c| c.size_bytes as usize)
-        };
-        Levels {
-            l1: size(1, 32 << 10),
-            l2: size(2, 256 << 10),
-            l3: size(3, 8 << 20),
-        }
+        let (l1, l2, l3) = sweep::cache_levels(topo, cpu);
+        Levels { l1, l2, l3 }
     }
 
     /// The smallest size that counts as memory.

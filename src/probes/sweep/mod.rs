@@ -174,16 +174,22 @@ fn latency_size(size: usize, cap: usize) -> usize {
     size.min(cap)
 }
 
-/// Per-thread sizes around the caches of `cpu`: L1/2, 2xL1, L2/2, L2, 2xL2,
-/// L3/4, L3/2, L3, 2xL3, 4xL3; sorted, without duplicates.
-pub fn cache_sizes(topo: &Topology, cpu: usize) -> Vec<usize> {
+/// The L1, L2 and L3 data cache sizes of `cpu` in bytes; 32 KiB, 256 KiB
+/// and 8 MiB where the topology has none.
+pub fn cache_levels(topo: &Topology, cpu: usize) -> (usize, usize, usize) {
     let size = |level: u32, default: u64| {
         topo.caches_of(cpu)
             .iter()
             .find(|c| c.level == level && c.kind != "Instruction")
             .map_or(default, |c| c.size_bytes) as usize
     };
-    let (l1, l2, l3) = (size(1, 32 << 10), size(2, 256 << 10), size(3, 8 << 20));
+    (size(1, 32 << 10), size(2, 256 << 10), size(3, 8 << 20))
+}
+
+/// Per-thread sizes around the caches of `cpu`: L1/2, 2xL1, L2/2, L2, 2xL2,
+/// L3/4, L3/2, L3, 2xL3, 4xL3; sorted, without duplicates.
+pub fn cache_sizes(topo: &Topology, cpu: usize) -> Vec<usize> {
+    let (l1, l2, l3) = cache_levels(topo, cpu);
     let mut sizes = vec![
         l1 / 2,
         2 * l1,
