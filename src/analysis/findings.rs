@@ -103,22 +103,25 @@ fn matrix_findings(doc: &Document, a: &Atlas) -> Vec<Finding> {
             )));
         }
         let (_, system) = placement::system_classes(a);
-        let per_row = a
+        let rows: Vec<_> = a
             .cpu_nodes
             .iter()
-            .map(|&c| placement::row_classes(a, c).classes.classes.len())
+            .map(|&c| placement::row_classes(a, c))
+            .collect();
+        let per_row = rows
+            .iter()
+            .map(|rc| rc.classes.classes.len())
             .max()
             .unwrap_or(0);
         out.push(Finding::info(format!(
             "{} bandwidth class(es) system-wide, at most {per_row} seen from one CPU node",
             system.classes.len()
         )));
-        for &c in &a.cpu_nodes {
-            let rc = placement::row_classes(a, c);
-            let topo = &doc.host.topology;
-            for d in placement::slit_disagreements(topo, &rc)
+        let topo = &doc.host.topology;
+        for rc in &rows {
+            for d in placement::slit_disagreements(topo, rc)
                 .into_iter()
-                .chain(placement::hmat_disagreements(topo, &rc))
+                .chain(placement::hmat_disagreements(topo, rc))
             {
                 out.push(Finding::flag(format!(
                     "firmware and measurement disagree: {d}"
@@ -317,6 +320,29 @@ mod tests {
         let first_flag = f.iter().position(|f| f.flag).unwrap();
         assert!(f[..first_flag].iter().all(|f| !f.flag));
         assert!(f[first_flag..].iter().all(|f| f.flag));
+    }
+
+    #[test]
+    fn firmware_that_ranks_nodes_otherwise_is_flagged() {
+        // From node 0 the remote node measures twice the local one, where the
+        // SLIT calls the local node nearer.
+        let mut d = two_nodes();
+        d.records[0]
+            .metrics
+            .get_mut("bandwidth_mb_s")
+            .unwrap()
+            .value = 2_500.0;
+        let f = findings(&d);
+        assert!(
+            f.iter()
+                .any(|f| f.flag && f.text.starts_with("firmware and measurement disagree: ")),
+            "{f:?}"
+        );
+        assert!(
+            !findings(&two_nodes())
+                .iter()
+                .any(|f| f.text.contains("disagree"))
+        );
     }
 
     #[test]
