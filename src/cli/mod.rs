@@ -2,6 +2,7 @@
 //! help text.
 
 mod autonuma;
+mod c2c;
 mod classes;
 mod compare;
 mod gather;
@@ -69,6 +70,8 @@ pub enum Command {
     #[command(after_long_help = "Guide: docs/report-and-compare.md in the numabench source.")]
     Report(report::ReportArgs),
     Generate(generate::GenerateArgs),
+    #[command(after_long_help = "Guide: docs/c2c.md in the numabench source.")]
+    C2c(c2c::C2cArgs),
 }
 
 impl Command {
@@ -84,7 +87,8 @@ impl Command {
             | Command::Mem(_)
             | Command::Autonuma(_)
             | Command::Sched(_)
-            | Command::Pcie(_) => true,
+            | Command::Pcie(_)
+            | Command::C2c(_) => true,
             _ => false,
         }
     }
@@ -136,6 +140,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Report(args) => report::run(args),
         Command::Run(args) => run::run(args),
         Command::Generate(args) => generate::run(args),
+        Command::C2c(args) => c2c::run(args),
     }
 }
 

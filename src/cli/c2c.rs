@@ -1,0 +1,228 @@
+//! `numabench c2c`: core-to-core latency, a cache line handed between two
+//! pinned threads for every pair of CPUs.
+
+use super::output::{FormatArgs, SaveArgs, emit};
+use crate::error::usage;
+use crate::ids::CpuSet;
+use crate::output::render::Format;
+use crate::probes::c2c::{self, C2cConfig, Variant, records};
+use crate::results::Document;
+use crate::results::names::probe;
+use crate::topology::{SysfsRoot, Topology, read_topology};
+use anyhow::Result;
+
+/// Measure core-to-core latency: how long a cache line takes to travel
+/// from one CPU to another, one way, for every pair of the CPUs this
+/// process may use, shown as a CPU x CPU table, a node x node summary and
+/// classes (SMT sibling, same L3, same node, remote) from the topology.
+///
+/// Two threads are pinned to the two CPUs of a pair, and checked on them
+/// before and after the timed loops. Variants:
+/// cas (one line, each side compare-and-swaps the other's value to its
+/// own; core-to-core-latency's default test), store (two lines, each side
+/// waits for the other's value, then stores its own; its -b 2),
+/// clean-read (the reader chases 256 lines that the other CPU read last
+/// after flushing them: clean in its cache), modified-read (the same
+/// chase through lines the other CPU wrote last). A ping-pong sample is
+/// ITERATIONS round trips, one way = round trip / 2; a read sample is one
+/// chase, time / 256 lines. A pair's figure is the median of its samples,
+/// with the interquartile range as its spread.
+///
+/// Above 64 CPUs (unless --all-pairs) the pairs are sampled: up to
+/// --per-group pairs from each (class, node pair) group, evenly spaced in
+/// CPU order, the same on every run; the output and every record say so.
+#[derive(clap::Args, Debug)]
+pub struct C2cArgs {
+    /// Variant: cas, store, clean-read, modified-read or all; repeatable
+    /// [default: cas and clean-read]
+    #[arg(long = "variant", value_name = "NAME")]
+    pub variants: Vec<String>,
+    /// Only these CPUs (e.g. 0-3,8), at least two, all online and allowed
+    /// [default: every CPU this process may use]
+    #[arg(long, value_name = "LIST")]
+    pub cpus: Option<String>,
+    /// Round trips per sample, cas and store (1 to 10000000)
+    #[arg(short = 'i', long, value_name = "N", default_value_t = 1000)]
+    pub iterations: u64,
+    /// Samples per pair and variant after one warm-up sample (1 to 100000)
+    #[arg(short = 'n', long, value_name = "N", default_value_t = 300)]
+    pub samples: usize,
+    /// Measure every pair however many CPUs there are (no sampling)
+    #[arg(long)]
+    pub all_pairs: bool,
+    /// Pairs per (class, node pair) group where pairs are sampled (1 to 1000)
+    #[arg(long, value_name = "N", default_value_t = 4)]
+    pub per_group: usize,
+    /// Start no new pair after SECONDS (0 = no limit); the pairs come one
+    /// of each group first, so a cut run still covers every group it
+    /// reached; it is then marked incomplete
+    #[arg(
+        short = 't',
+        long = "time-limit",
+        value_name = "SECONDS",
+        default_value_t = 0.0,
+        value_parser = super::units::time_limit,
+        allow_negative_numbers = true
+    )]
+    pub time_limit: f64,
+    #[command(flatten)]
+    pub format: FormatArgs,
+    #[command(flatten)]
+    pub save: SaveArgs,
+    /// Show progress on stderr, one line per pair.
+    #[arg(short = 'v', long)]
+    pub verbose: bool,
+}
+
+/// Above this many CPUs pairs are sampled unless --all-pairs.
+const FULL_UP_TO: usize = 64;
+
+fn variants(names: &[String]) -> Result<Vec<Variant>> {
+    let allowed = "cas, store, clean-read, modified-read or all";
+    if names.is_empty() {
+        return Ok([Variant::Cas, Variant::CleanRead]
+            .into_iter()
+            .filter(|v| v.available())
+            .collect());
+    }
+    let mut out = Vec::new();
+    for n in names {
+        let vs: Vec<Variant> = if n == "all" {
+            Variant::ALL.into_iter().filter(|v| v.available()).collect()
+        } else {
+            let v = Variant::parse(n)
+                .ok_or_else(|| usage(format!("--variant {n}: no such variant; use {allowed}")))?;
+            if !v.available() {
+                return Err(usage(format!(
+                    "--variant {n}: this CPU architecture cannot flush a cache line from user space"
+                )));
+            }
+            vec![v]
+        };
+        for v in vs {
+            if !out.contains(&v) {
+                out.push(v);
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The CPUs whose pairs are measured: `--cpus` checked against the
+/// topology, else every allowed online CPU.
+fn cpus(topo: &Topology, given: Option<&str>) -> Result<Vec<usize>> {
+    let set = match given {
+        Some(text) => {
+            let set = CpuSet::parse_list(text)
+                .map_err(|e| usage(format!("--cpus {text}: {e} (write e.g. 0-3,8)")))?;
+            for c in set.iter() {
+                super::select::cpu(topo, c, "--cpus")?;
+            }
+            set
+        }
+        None => topo.allowed.cpus.intersection(&topo.cpus_online),
+    };
+    let list: Vec<usize> = set.iter().collect();
+    if list.len() < 2 {
+        return Err(usage(format!(
+            "{}: core-to-core latency needs at least two CPUs, and {} {} (allowed CPUs: {})",
+            given.map_or("this process".into(), |t| format!("--cpus {t}")),
+            if list.len() == 1 { "names" } else { "has" },
+            if list.len() == 1 { "one" } else { "none" },
+            topo.allowed.cpus
+        )));
+    }
+    Ok(list)
+}
+
+fn config(args: &C2cArgs, topo: &Topology) -> Result<C2cConfig> {
+    let in_range = |v: u64, hi: u64, flag: &str| {
+        if (1..=hi).contains(&v) {
+            Ok(())
+        } else {
+            Err(usage(format!("{flag} {v}: use 1 to {hi}")))
+        }
+    };
+    in_range(args.iterations, 10_000_000, "--iterations")?;
+    in_range(args.samples as u64, 100_000, "--samples")?;
+    in_range(args.per_group as u64, 1000, "--per-group")?;
+    Ok(C2cConfig {
+        variants: variants(&args.variants)?,
+        cpus: cpus(topo, args.cpus.as_deref())?,
+        iterations: args.iterations,
+        samples: args.samples,
+        full_up_to: if args.all_pairs {
+            usize::MAX
+        } else {
+            FULL_UP_TO
+        },
+        per_group: args.per_group,
+        time_limit: super::units::limit(args.time_limit),
+    })
+}
+
+pub fn run(args: C2cArgs) -> Result<()> {
+    let topo = read_topology(&SysfsRoot::live())?;
+    let cfg = config(&args, &topo)?;
+    args.save.check()?;
+    let format = args.format.or_default(Format::Text);
+    let mut doc = Document::new(&topo);
+    let out = {
+        let progress = crate::progress::Progress::new(args.verbose);
+        c2c::run(&topo, &cfg, &mut |what| progress.step(what))
+    };
+    doc.records = records::records(&out);
+    let interrupted = crate::interrupt::requested();
+    match interrupted {
+        None => {
+            doc.finish();
+            doc.complete = out.notes.is_empty();
+        }
+        Some(sig) => super::mark_interrupted(&mut doc, probe::C2C, sig),
+    }
+    args.save.save(&doc)?;
+    if let Some(sig) = interrupted {
+        let kept = format!("{} pair(s) measured before the stop", out.results.len());
+        let for_people = matches!(format, Format::Text | Format::Markdown);
+        crate::console::out(&super::with_stop_line(
+            String::new(),
+            sig,
+            &kept,
+            for_people,
+        ));
+    }
+    emit(&doc, format)?;
+    if let Some(sig) = interrupted {
+        super::exit_interrupted(sig);
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn variants_default_dedup_and_refuse_unknown_names() {
+        let v = variants(&[]).unwrap();
+        assert_eq!(v[0], Variant::Cas);
+        let all = variants(&["all".into(), "cas".into()]).unwrap();
+        assert_eq!(
+            all.len(),
+            Variant::ALL.iter().filter(|v| v.available()).count()
+        );
+        let e = variants(&["pingpong".into()]).unwrap_err().to_string();
+        assert!(e.starts_with("--variant pingpong: no such variant"), "{e}");
+    }
+
+    #[test]
+    fn fewer_than_two_cpus_is_bad_input() {
+        let topo = crate::topology::fixture("two-node");
+        let e = cpus(&topo, Some("0")).unwrap_err();
+        assert_eq!(crate::error::exit_code(&e), crate::error::EXIT_USAGE);
+        assert!(e.to_string().contains("at least two CPUs"), "{e}");
+        let e = cpus(&topo, Some("0,999")).unwrap_err().to_string();
+        assert!(e.contains("CPU 999"), "{e}");
+        assert!(cpus(&topo, Some("x")).is_err());
+    }
+}

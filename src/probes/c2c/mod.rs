@@ -1,0 +1,304 @@
+//! Core-to-core latency: a cache line handed between two threads pinned to
+//! two CPUs, for every pair of the CPUs given (or a sample of them on a
+//! machine with many), in up to four ways (see [`pingpong`]). Each pair's
+//! threads are pinned and seen on their CPUs before and after the timed
+//! loops; a pair whose threads were not is kept with its figures left out
+//! and a note.
+//!
+//! Flow: [`plan::plan`] picks the pairs (with their class and nodes),
+//! [`run`] measures each pair in every variant asked for, [`records`]
+//! turns the samples into records, [`view`] shows them.
+
+pub mod pingpong;
+pub mod plan;
+pub mod records;
+pub mod view;
+
+pub use view::C2cView;
+
+use crate::placement::affinity;
+use crate::results::names::c2c::variant;
+use crate::topology::Topology;
+use plan::{Pair, Plan};
+use std::sync::Barrier;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+pub const PROBE: &str = crate::results::names::probe::C2C;
+
+/// How the line travels (see [`pingpong`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Variant {
+    Cas,
+    Store,
+    CleanRead,
+    ModifiedRead,
+}
+
+impl Variant {
+    pub const ALL: [Variant; 4] = [
+        Variant::Cas,
+        Variant::Store,
+        Variant::CleanRead,
+        Variant::ModifiedRead,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Variant::Cas => variant::CAS,
+            Variant::Store => variant::STORE,
+            Variant::CleanRead => variant::CLEAN_READ,
+            Variant::ModifiedRead => variant::MODIFIED_READ,
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Variant> {
+        Self::ALL.into_iter().find(|v| v.name() == text)
+    }
+
+    /// Whether a sample is a chase through [`pingpong::CHASE_LINES`] lines
+    /// (else `iterations` round trips).
+    pub fn is_read(self) -> bool {
+        matches!(self, Variant::CleanRead | Variant::ModifiedRead)
+    }
+
+    /// Whether this machine can run it (`clean-read` flushes lines).
+    pub fn available(self) -> bool {
+        self != Variant::CleanRead || pingpong::CAN_FLUSH
+    }
+}
+
+/// What to measure.
+#[derive(Debug, Clone)]
+pub struct C2cConfig {
+    pub variants: Vec<Variant>,
+    /// The CPUs whose pairs are measured, ascending, at least two.
+    pub cpus: Vec<usize>,
+    /// Round trips per sample (ping-pong variants).
+    pub iterations: u64,
+    /// Samples per pair and variant, after one warm-up sample.
+    pub samples: usize,
+    /// Above this many CPUs, pairs are sampled.
+    pub full_up_to: usize,
+    /// Pairs per (class, node pair) group when sampled.
+    pub per_group: usize,
+    /// No new pair is started after this long.
+    pub time_limit: Option<Duration>,
+}
+
+/// One pair in one variant.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PairResult {
+    pub pair: Pair,
+    pub variant: Variant,
+    /// One-way latency per sample, ns; empty where pinning failed.
+    pub samples: Vec<f64>,
+    /// Hand-offs per sample: round trips, or lines chased.
+    pub iterations: u64,
+    /// CPUs the two threads were seen on (before, after the loops).
+    pub seen_a: Vec<usize>,
+    pub seen_b: Vec<usize>,
+    /// Why there are no samples, if there are none.
+    pub failure: Option<String>,
+}
+
+impl PairResult {
+    pub fn verified(&self) -> bool {
+        self.failure.is_none()
+            && self.seen_a.iter().all(|&c| c == self.pair.a)
+            && self.seen_b.iter().all(|&c| c == self.pair.b)
+            && !self.seen_a.is_empty()
+            && !self.seen_b.is_empty()
+    }
+}
+
+/// What a run measured.
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    pub plan: Plan,
+    pub results: Vec<PairResult>,
+    /// Pairs planned but not measured (time limit, stop), as a note.
+    pub notes: Vec<String>,
+}
+
+/// Measures every planned pair in every variant; stops starting pairs at
+/// a stop signal or the time limit, keeping what was measured.
+pub fn run(topo: &Topology, cfg: &C2cConfig, progress: &mut dyn FnMut(&str)) -> Outcome {
+    let plan = plan::plan(topo, &cfg.cpus, cfg.full_up_to, cfg.per_group);
+    let start = Instant::now();
+    let mut results = Vec::new();
+    let mut notes = Vec::new();
+    for (done, pair) in plan.pairs.iter().enumerate() {
+        if crate::interrupt::requested().is_some() {
+            break;
+        }
+        if cfg.time_limit.is_some_and(|l| start.elapsed() >= l) {
+            notes.push(format!(
+                "time limit reached: {done} of {} planned pairs measured",
+                plan.pairs.len()
+            ));
+            break;
+        }
+        progress(&format!(
+            "pair {}/{}: CPU {} and CPU {}",
+            done + 1,
+            plan.pairs.len(),
+            pair.a,
+            pair.b
+        ));
+        for &v in &cfg.variants {
+            if let Some(r) = measure_pair(*pair, v, cfg) {
+                results.push(r);
+            }
+        }
+    }
+    Outcome {
+        plan,
+        results,
+        notes,
+    }
+}
+
+/// What one side's thread saw and measured.
+struct Side {
+    seen: Vec<usize>,
+    samples: Option<Vec<f64>>,
+    failure: Option<String>,
+}
+
+/// One pair in one variant: two threads, `a` timed, `b` answering, each
+/// pinned and checked on its CPU; `None` where a stop cut it short.
+fn measure_pair(pair: Pair, v: Variant, cfg: &C2cConfig) -> Option<PairResult> {
+    let shared = pingpong::Shared::new();
+    let barrier = Barrier::new(2);
+    // One warm-up sample first, dropped, as core-to-core-latency does.
+    let samples = cfg.samples + 1;
+    let iters = cfg.iterations;
+    let total = iters * samples as u64;
+    let (sa, sb) = std::thread::scope(|s| {
+        let side = |cpu: usize, timed: bool| {
+            let (shared, barrier) = (&shared, &barrier);
+            move || {
+                let mut out = Side {
+                    seen: Vec::new(),
+                    samples: None,
+                    failure: None,
+                };
+                match affinity::pin_and_check(cpu) {
+                    Ok(c) => out.seen.push(c),
+                    Err(e) => {
+                        out.failure = Some(format!("CPU {cpu}: {e}"));
+                        shared.stop.0.store(true, Ordering::Relaxed);
+                    }
+                }
+                barrier.wait();
+                if shared.stop.0.load(Ordering::Relaxed) {
+                    return out;
+                }
+                out.samples = match (v, timed) {
+                    (Variant::Cas, true) => shared.cas_a(iters, samples),
+                    (Variant::Store, true) => shared.store_a(iters, samples),
+                    (_, true) => shared.read_a(samples),
+                    (Variant::Cas, false) => shared.cas_b(total).then(Vec::new),
+                    (Variant::Store, false) => shared.store_b(total).then(Vec::new),
+                    (r, false) => shared
+                        .read_b(samples, r == Variant::CleanRead)
+                        .then(Vec::new),
+                };
+                out.seen.push(affinity::current_cpu());
+                out
+            }
+        };
+        let hb = s.spawn(side(pair.b, false));
+        let ha = s.spawn(side(pair.a, true));
+        let join = |h: std::thread::ScopedJoinHandle<'_, Side>| {
+            h.join().unwrap_or_else(|_| Side {
+                seen: Vec::new(),
+                samples: None,
+                failure: Some("a measuring thread panicked".into()),
+            })
+        };
+        (join(ha), join(hb))
+    });
+    let failure = sa.failure.clone().or(sb.failure.clone());
+    let measured = match (&sa.samples, &sb.samples) {
+        (Some(s), Some(_)) => s.get(1..).unwrap_or_default().to_vec(),
+        _ if failure.is_none() => return None,
+        _ => Vec::new(),
+    };
+    Some(PairResult {
+        pair,
+        variant: v,
+        samples: measured,
+        iterations: if v.is_read() {
+            pingpong::CHASE_LINES as u64
+        } else {
+            iters
+        },
+        seen_a: sa.seen,
+        seen_b: sb.seen,
+        failure,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cfg(v: Variant) -> C2cConfig {
+        C2cConfig {
+            variants: vec![v],
+            cpus: Vec::new(),
+            iterations: 50,
+            samples: 5,
+            full_up_to: 64,
+            per_group: 4,
+            time_limit: None,
+        }
+    }
+
+    fn any_pair() -> Option<Pair> {
+        let cpus: Vec<usize> = affinity::current_affinity().ok()?.iter().collect();
+        (cpus.len() >= 2).then(|| Pair {
+            a: cpus[0],
+            b: cpus[1],
+            node_a: None,
+            node_b: None,
+            class: plan::PairClass::SameNode,
+        })
+    }
+
+    #[test]
+    fn every_variant_measures_a_verified_pair() {
+        let Some(pair) = any_pair() else {
+            eprintln!("skipped: fewer than two CPUs allowed");
+            return;
+        };
+        for v in Variant::ALL.into_iter().filter(|v| v.available()) {
+            let r = measure_pair(pair, v, &cfg(v)).unwrap();
+            assert!(r.verified(), "{v:?}: {r:?}");
+            assert_eq!(r.samples.len(), 5, "{v:?}");
+            assert!(r.samples.iter().all(|s| *s > 0.0 && s.is_finite()));
+            assert_eq!(r.seen_a, [pair.a, pair.a]);
+        }
+    }
+
+    #[test]
+    fn a_cpu_that_cannot_be_pinned_fails_the_pair_without_hanging() {
+        let Some(mut pair) = any_pair() else {
+            return;
+        };
+        pair.b = 1 << 20;
+        let r = measure_pair(pair, Variant::Cas, &cfg(Variant::Cas)).unwrap();
+        assert!(!r.verified() && r.samples.is_empty());
+        assert!(r.failure.unwrap().contains("CPU 1048576"));
+    }
+
+    #[test]
+    fn variant_names_round_trip() {
+        for v in Variant::ALL {
+            assert_eq!(Variant::parse(v.name()), Some(v));
+        }
+        assert_eq!(Variant::parse("nope"), None);
+    }
+}

@@ -1,0 +1,318 @@
+//! The inner loops: a cache line handed between two threads, each pinned
+//! to one CPU of the pair. Side `a` is timed (it keeps the samples); side
+//! `b` answers. Every wait is a spin on one line, as core-to-core-latency
+//! spins (no pause instruction); every 2^16 failed looks a waiting side
+//! also looks at the stop flag, so a stop or a failed partner never leaves
+//! a thread spinning.
+//!
+//! - `cas`: one line; `a` swaps the flag PONG -> PING, `b` swaps PING ->
+//!   PONG, each retrying until it succeeds (core-to-core-latency's test 1,
+//!   relaxed compare-exchange). One-way latency = round trip / 2.
+//! - `store`: two lines; each side waits until the other's line holds the
+//!   value it expects, then stores its own on its own line (acquire loads,
+//!   release stores; core-to-core-latency's test 2). Round trip / 2.
+//! - `clean-read` / `modified-read`: a chase through a block of lines.
+//!   Each round `b` (the owner) prepares the lines, then `a` reads them as
+//!   a dependent chain in a random cyclic order: each load misses `a`'s
+//!   caches and finds the line in `b`'s. For `clean-read`, `b` first
+//!   flushes the lines from every cache and then reads them, so they are
+//!   clean (exclusive) in `b`'s caches and nowhere else; for
+//!   `modified-read`, `b` writes them, so they are modified in its caches
+//!   and invalid in `a`'s. Latency = chase time / lines, one way.
+
+use std::hint::black_box;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::time::Instant;
+
+/// A value alone on its own pair of cache lines (128 bytes, so that the
+/// adjacent-line prefetcher of one does not touch the other).
+#[repr(align(128))]
+#[derive(Default)]
+pub struct Padded<T>(pub T);
+
+/// Lines per chase block: 16 KiB, within any L1 or L2 of the owner, and
+/// enough loads that the clock reads around them cost under 0.1 ns each.
+pub const CHASE_LINES: usize = 256;
+
+/// One 64-byte line of a chase block: the index of the next line.
+#[repr(align(64))]
+#[derive(Default)]
+pub struct ChaseLine {
+    next: AtomicUsize,
+}
+
+/// What the two threads of a pair share.
+pub struct Shared {
+    flag: Padded<AtomicBool>,
+    line_a: Padded<AtomicBool>,
+    line_b: Padded<AtomicBool>,
+    turn: Padded<AtomicU64>,
+    block: Vec<ChaseLine>,
+    /// Set by either side that gives up (stop asked, partner failed).
+    pub stop: Padded<AtomicBool>,
+}
+
+const PING: bool = false;
+const PONG: bool = true;
+
+impl Shared {
+    pub fn new() -> Self {
+        let mut block: Vec<ChaseLine> = (0..CHASE_LINES).map(|_| ChaseLine::default()).collect();
+        for (i, next) in sattolo(CHASE_LINES, 0x9e37_79b9_7f4a_7c15)
+            .into_iter()
+            .enumerate()
+        {
+            *block[i].next.get_mut() = next;
+        }
+        Shared {
+            flag: Padded(AtomicBool::new(PING)),
+            line_a: Padded::default(),
+            line_b: Padded::default(),
+            turn: Padded::default(),
+            block,
+            stop: Padded::default(),
+        }
+    }
+
+    /// Spins until `done` holds; false where the stop flag was raised first.
+    #[inline(always)]
+    fn wait(&self, mut done: impl FnMut() -> bool) -> bool {
+        let mut spins: u32 = 0;
+        while !done() {
+            spins = spins.wrapping_add(1);
+            if spins & 0xFFFF == 0 && self.stopping() {
+                return false;
+            }
+        }
+        true
+    }
+
+    fn stopping(&self) -> bool {
+        if crate::interrupt::requested().is_some() {
+            self.stop.0.store(true, Ordering::Relaxed);
+        }
+        self.stop.0.load(Ordering::Relaxed)
+    }
+
+    /// Side `a` of `cas`: `samples` samples of `iters` round trips, each the
+    /// one-way latency in ns; `None` after a stop.
+    #[inline(never)]
+    pub fn cas_a(&self, iters: u64, samples: usize) -> Option<Vec<f64>> {
+        let f = &self.flag.0;
+        let mut out = Vec::with_capacity(samples);
+        for _ in 0..samples {
+            let t0 = Instant::now();
+            for _ in 0..iters {
+                let swap = || {
+                    f.compare_exchange(PONG, PING, Ordering::Relaxed, Ordering::Relaxed)
+                        .is_ok()
+                };
+                if !self.wait(swap) {
+                    return None;
+                }
+            }
+            out.push(one_way(t0, iters));
+        }
+        Some(out)
+    }
+
+    /// Side `b` of `cas`: answers `iters * samples` round trips.
+    #[inline(never)]
+    pub fn cas_b(&self, total: u64) -> bool {
+        let f = &self.flag.0;
+        for _ in 0..total {
+            let swap = || {
+                f.compare_exchange(PING, PONG, Ordering::Relaxed, Ordering::Relaxed)
+                    .is_ok()
+            };
+            if !self.wait(swap) {
+                return false;
+            }
+        }
+        true
+    }
+
+    /// Side `a` of `store`.
+    #[inline(never)]
+    pub fn store_a(&self, iters: u64, samples: usize) -> Option<Vec<f64>> {
+        let (mine, theirs) = (&self.line_a.0, &self.line_b.0);
+        let mut v = true;
+        let mut out = Vec::with_capacity(samples);
+        for _ in 0..samples {
+            let t0 = Instant::now();
+            for _ in 0..iters {
+                if !self.wait(|| theirs.load(Ordering::Acquire) == v) {
+                    return None;
+                }
+                mine.store(v, Ordering::Release);
+                v = !v;
+            }
+            out.push(one_way(t0, iters));
+        }
+        Some(out)
+    }
+
+    /// Side `b` of `store`: starts the exchange by storing first.
+    #[inline(never)]
+    pub fn store_b(&self, total: u64) -> bool {
+        let (mine, theirs) = (&self.line_b.0, &self.line_a.0);
+        let mut v = false;
+        for _ in 0..total {
+            if !self.wait(|| theirs.load(Ordering::Acquire) == v) {
+                return false;
+            }
+            mine.store(!v, Ordering::Release);
+            v = !v;
+        }
+        true
+    }
+
+    /// Side `a` of the read variants: `samples` timed chases through the
+    /// block, each after `b` prepared it; ns per line.
+    #[inline(never)]
+    pub fn read_a(&self, samples: usize) -> Option<Vec<f64>> {
+        let turn = &self.turn.0;
+        let mut out = Vec::with_capacity(samples);
+        for round in 0..samples as u64 {
+            if !self.wait(|| turn.load(Ordering::Acquire) == 2 * round + 1) {
+                return None;
+            }
+            let t0 = Instant::now();
+            let mut i = 0;
+            for _ in 0..CHASE_LINES {
+                i = self.block[i].next.load(Ordering::Relaxed);
+            }
+            let ns = t0.elapsed().as_nanos() as f64;
+            black_box(i);
+            out.push(ns / CHASE_LINES as f64);
+            turn.store(2 * round + 2, Ordering::Release);
+        }
+        Some(out)
+    }
+
+    /// Side `b` of the read variants: before each of `samples` chases,
+    /// leaves the block clean (flushed, then read) or modified (written)
+    /// in its own caches.
+    #[inline(never)]
+    pub fn read_b(&self, samples: usize, clean: bool) -> bool {
+        let turn = &self.turn.0;
+        for round in 0..samples as u64 {
+            if !self.wait(|| turn.load(Ordering::Acquire) == 2 * round) {
+                return false;
+            }
+            if clean {
+                for line in &self.block {
+                    flush_line(&line.next);
+                }
+                flush_fence();
+                let mut sum = 0;
+                for line in &self.block {
+                    sum += line.next.load(Ordering::Relaxed);
+                }
+                black_box(sum);
+            } else {
+                for line in &self.block {
+                    let v = line.next.load(Ordering::Relaxed);
+                    line.next.store(v, Ordering::Relaxed);
+                }
+            }
+            turn.store(2 * round + 1, Ordering::Release);
+        }
+        true
+    }
+}
+
+fn one_way(t0: Instant, iters: u64) -> f64 {
+    t0.elapsed().as_nanos() as f64 / iters as f64 / 2.0
+}
+
+/// A random cyclic permutation of `0..n` (Sattolo's algorithm): following
+/// `next` from any index visits every index once before returning.
+fn sattolo(n: usize, seed: u64) -> Vec<usize> {
+    let mut s = seed;
+    let mut rand = move || {
+        // splitmix64
+        s = s.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = s;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    };
+    let mut order: Vec<usize> = (0..n).collect();
+    for i in (1..n).rev() {
+        let j = (rand() % i as u64) as usize;
+        order.swap(i, j);
+    }
+    let mut next = vec![0; n];
+    for k in 0..n {
+        next[order[k]] = order[(k + 1) % n];
+    }
+    next
+}
+
+/// Whether this CPU architecture can flush a line from every cache from
+/// user space, which `clean-read` needs.
+pub const CAN_FLUSH: bool = cfg!(any(target_arch = "x86_64", target_arch = "aarch64"));
+
+/// Writes the line holding `p` back to memory and removes it from every
+/// cache of the machine (x86 `clflush`, Arm `dc civac`); nothing elsewhere.
+#[inline(always)]
+fn flush_line<T>(p: &T) {
+    let p = std::ptr::from_ref(p).cast::<u8>();
+    // SAFETY: `p` comes from a reference, so it points into memory mapped
+    // for this process; flushing a line only moves its (unchanged) contents
+    // to memory and never alters what any load returns.
+    #[cfg(target_arch = "x86_64")]
+    unsafe {
+        std::arch::x86_64::_mm_clflush(p)
+    };
+    // SAFETY: as above; `dc civac` is allowed at EL0 on Linux.
+    #[cfg(target_arch = "aarch64")]
+    unsafe {
+        std::arch::asm!("dc civac, {0}", in(reg) p, options(nostack, preserves_flags))
+    };
+    #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+    let _ = p;
+}
+
+/// Orders the flushes before the loads that follow them.
+#[inline(always)]
+fn flush_fence() {
+    // SAFETY: a fence instruction; it reads and writes no memory.
+    #[cfg(target_arch = "x86_64")]
+    unsafe {
+        std::arch::x86_64::_mm_mfence()
+    };
+    // SAFETY: a barrier instruction; it reads and writes no memory.
+    #[cfg(target_arch = "aarch64")]
+    unsafe {
+        std::arch::asm!("dsb ish", options(nostack, preserves_flags))
+    };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_chase_visits_every_line_once_per_cycle() {
+        let next = sattolo(CHASE_LINES, 7);
+        let mut seen = vec![false; CHASE_LINES];
+        let mut i = 0;
+        for _ in 0..CHASE_LINES {
+            assert!(!seen[i], "line {i} visited twice");
+            seen[i] = true;
+            i = next[i];
+        }
+        assert_eq!(i, 0);
+        assert!(seen.iter().all(|s| *s));
+    }
+
+    #[test]
+    fn lines_are_apart() {
+        assert_eq!(std::mem::size_of::<ChaseLine>(), 64);
+        assert_eq!(std::mem::align_of::<Padded<AtomicBool>>(), 128);
+        let s = Shared::new();
+        assert_eq!(s.block.as_ptr() as usize % 64, 0);
+    }
+}

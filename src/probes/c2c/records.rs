@@ -1,0 +1,165 @@
+//! Measurements -> records: one record per CPU pair and variant, its
+//! samples kept, the median as `latency_ns`, the spread as the
+//! interquartile range and CV, the threads' CPUs as its placement.
+
+use super::{Outcome, PROBE, PairResult};
+use crate::results::names::c2c::{metric as cm, param as cp};
+use crate::results::names::{metric, param};
+use crate::results::{Better, Placement, Record};
+
+/// The records of a run, pairs in CPU order within each variant.
+pub fn records(out: &Outcome) -> Vec<Record> {
+    let mut results: Vec<&PairResult> = out.results.iter().collect();
+    results.sort_by_key(|r| (r.variant, r.pair.a, r.pair.b));
+    let mut recs: Vec<Record> = results.iter().map(|r| record(r, out)).collect();
+    if let Some(first) = recs.first_mut() {
+        if out.plan.sampled {
+            first.notes.push(format!(
+                "sampled: {} of {} CPU pairs, up to {} per (class, node pair) group, evenly spaced in CPU order",
+                out.plan.pairs.len(),
+                out.plan.total_pairs,
+                out.plan.per_group
+            ));
+        }
+        first.notes.extend(out.notes.iter().cloned());
+    }
+    recs
+}
+
+/// The `q` quantile of sorted `xs`, linearly interpolated.
+pub fn quantile(sorted: &[f64], q: f64) -> f64 {
+    if sorted.is_empty() {
+        return f64::NAN;
+    }
+    let pos = q.clamp(0.0, 1.0) * (sorted.len() - 1) as f64;
+    let (lo, hi) = (pos.floor() as usize, pos.ceil() as usize);
+    sorted[lo] + (sorted[hi] - sorted[lo]) * (pos - lo as f64)
+}
+
+fn record(r: &PairResult, out: &Outcome) -> Record {
+    let p = &r.pair;
+    let mut rec = Record::new(PROBE, &format!("{} {}-{}", r.variant.name(), p.a, p.b))
+        .param(param::VARIANT, r.variant.name())
+        .param(param::CPU, p.a)
+        .param(cp::PEER_CPU, p.b)
+        .param(param::CPU_NODE, p.node_a)
+        .param(cp::PEER_NODE, p.node_b)
+        .param(cp::CLASS, p.class.name())
+        .param(cp::ITERATIONS, r.iterations)
+        .param(cp::SAMPLES, r.samples.len())
+        .param(cp::PINNING_VERIFIED, r.verified());
+    if out.plan.sampled {
+        rec = rec.param(cp::SAMPLED, true);
+    }
+    let mut sorted = r.samples.clone();
+    sorted.sort_by(f64::total_cmp);
+    if !sorted.is_empty() {
+        let ns = |rec: Record, key: &str, v: f64| rec.metric(key, v, "ns", Better::Lower);
+        rec = ns(rec, metric::LATENCY_NS, quantile(&sorted, 0.5));
+        rec = ns(rec, cm::LATENCY_MEAN_NS, crate::stats::mean(&sorted));
+        rec = ns(rec, cm::LATENCY_MIN_NS, sorted[0]);
+        let iqr = quantile(&sorted, 0.75) - quantile(&sorted, 0.25);
+        rec = ns(rec, cm::LATENCY_IQR_NS, iqr);
+        rec = rec.metric(
+            metric::CV_PCT,
+            crate::stats::cv_pct(&sorted),
+            "%",
+            Better::Lower,
+        );
+        rec.samples
+            .insert(metric::LATENCY_NS.into(), r.samples.clone());
+    }
+    let mut seen: Vec<usize> = r.seen_a.iter().chain(&r.seen_b).copied().collect();
+    seen.sort_unstable();
+    seen.dedup();
+    rec.placement = Some(Placement {
+        cpus_seen: seen,
+        ..Default::default()
+    });
+    if let Some(f) = &r.failure {
+        rec.notes.push(format!("not measured: {f}"));
+    } else if !r.verified() {
+        rec.notes.push(format!(
+            "pinning not verified: the threads were seen on CPUs {:?} and {:?}, meant for {} and {}",
+            r.seen_a, r.seen_b, p.a, p.b
+        ));
+    }
+    rec
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::plan::{Pair, PairClass, Plan};
+    use super::super::{Outcome, PairResult, Variant};
+    use super::*;
+
+    pub fn outcome(sampled: bool) -> Outcome {
+        let pair = |a, b, na, nb, class| Pair {
+            a,
+            b,
+            node_a: Some(na),
+            node_b: Some(nb),
+            class,
+        };
+        let pairs = vec![
+            pair(0, 1, 0, 0, PairClass::SameL3),
+            pair(0, 2, 0, 1, PairClass::Remote),
+        ];
+        let result = |p: Pair, base: f64| PairResult {
+            pair: p,
+            variant: Variant::Cas,
+            samples: vec![base + 2.0, base, base + 1.0, base + 40.0],
+            iterations: 1000,
+            seen_a: vec![p.a, p.a],
+            seen_b: vec![p.b, p.b],
+            failure: None,
+        };
+        Outcome {
+            results: vec![result(pairs[1], 100.0), result(pairs[0], 30.0)],
+            plan: Plan {
+                pairs,
+                total_pairs: if sampled { 10 } else { 2 },
+                sampled,
+                per_group: 4,
+            },
+            notes: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_record_holds_median_spread_and_pinning() {
+        let recs = records(&outcome(false));
+        assert_eq!(recs.len(), 2);
+        assert_eq!(recs[0].name, "cas 0-1", "sorted by pair");
+        let m = |k: &str| recs[0].metrics[k].value;
+        assert_eq!(m(metric::LATENCY_NS), 31.5);
+        assert_eq!(m(cm::LATENCY_MIN_NS), 30.0);
+        assert_eq!(m(cm::LATENCY_MEAN_NS), 40.75);
+        // Quartiles 30.75 and 41.5.
+        assert_eq!(m(cm::LATENCY_IQR_NS), 10.75);
+        assert_eq!(recs[0].params[cp::PINNING_VERIFIED], true);
+        assert_eq!(recs[0].placement.as_ref().unwrap().cpus_seen, [0, 1]);
+        assert_eq!(recs[0].samples[metric::LATENCY_NS].len(), 4);
+        assert!(recs[0].notes.is_empty() && !recs[0].params.contains_key(cp::SAMPLED));
+    }
+
+    #[test]
+    fn sampling_and_failures_are_said() {
+        let mut o = outcome(true);
+        o.results[0].samples.clear();
+        o.results[0].failure = Some("CPU 2: refused".into());
+        let recs = records(&o);
+        assert!(recs[0].notes[0].starts_with("sampled: 2 of 10 CPU pairs"));
+        assert_eq!(recs[1].params[cp::SAMPLED], true);
+        assert_eq!(recs[1].params[cp::PINNING_VERIFIED], false);
+        assert!(recs[1].metrics.is_empty());
+        assert_eq!(recs[1].notes, ["not measured: CPU 2: refused"]);
+    }
+
+    #[test]
+    fn quantiles_interpolate() {
+        assert_eq!(quantile(&[1.0, 2.0, 3.0, 4.0], 0.5), 2.5);
+        assert_eq!(quantile(&[5.0], 0.25), 5.0);
+        assert!(quantile(&[], 0.5).is_nan());
+    }
+}

@@ -1,0 +1,526 @@
+//! How c2c records are shown, from the document alone: what was measured,
+//! then per variant the classes (SMT sibling, same L3, same node, remote),
+//! the node x node summary, the CPU x CPU table of medians (up to
+//! [`MAX_GRID_CPUS`] CPUs) and the pairs with their spread (up to
+//! [`MAX_PAIR_ROWS`] pairs); heatmaps in the HTML report; a CSV line per
+//! pair.
+
+use super::PROBE;
+use super::plan::PairClass;
+use crate::results::names::c2c::{metric as cm, param as cp};
+use crate::results::names::{metric, param};
+use crate::results::{Document, Record};
+use crate::view::{Block, Csv, HeatRow, Heatmap, Section, View};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// The view of the `c2c` probe.
+pub struct C2cView;
+
+/// The most CPUs a CPU x CPU table or heatmap shows.
+pub const MAX_GRID_CPUS: usize = 64;
+/// The most pairs listed one per row.
+pub const MAX_PAIR_ROWS: usize = 64;
+
+/// One pair in one variant, as its record has it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Cell {
+    pub variant: String,
+    pub a: usize,
+    pub b: usize,
+    pub node_a: Option<usize>,
+    pub node_b: Option<usize>,
+    pub class: Option<PairClass>,
+    pub median: Option<f64>,
+    pub iqr: Option<f64>,
+    pub min: Option<f64>,
+    pub mean: Option<f64>,
+    pub cv: Option<f64>,
+    pub samples: u64,
+    pub iterations: u64,
+    pub verified: bool,
+}
+
+fn uint(r: &Record, k: &str) -> Option<usize> {
+    r.params.get(k)?.as_u64().map(|v| v as usize)
+}
+
+fn cell(r: &Record) -> Option<Cell> {
+    let m = |k: &str| r.metrics.get(k).map(|m| m.value);
+    Some(Cell {
+        variant: r.params.get(param::VARIANT)?.as_str()?.to_string(),
+        a: uint(r, param::CPU)?,
+        b: uint(r, cp::PEER_CPU)?,
+        node_a: uint(r, param::CPU_NODE),
+        node_b: uint(r, cp::PEER_NODE),
+        class: r
+            .params
+            .get(cp::CLASS)
+            .and_then(|c| c.as_str())
+            .and_then(PairClass::parse),
+        median: m(metric::LATENCY_NS),
+        iqr: m(cm::LATENCY_IQR_NS),
+        min: m(cm::LATENCY_MIN_NS),
+        mean: m(cm::LATENCY_MEAN_NS),
+        cv: m(metric::CV_PCT),
+        samples: uint(r, cp::SAMPLES).unwrap_or(0) as u64,
+        iterations: uint(r, cp::ITERATIONS).unwrap_or(0) as u64,
+        verified: r
+            .params
+            .get(cp::PINNING_VERIFIED)
+            .and_then(|v| v.as_bool())
+            .unwrap_or(false),
+    })
+}
+
+/// The cells of the records, grouped by variant in the order they first
+/// appear.
+pub fn by_variant(records: &[&Record]) -> Vec<(String, Vec<Cell>)> {
+    let mut out: Vec<(String, Vec<Cell>)> = Vec::new();
+    for c in records.iter().filter_map(|r| cell(r)) {
+        match out.iter_mut().find(|(v, _)| *v == c.variant) {
+            Some((_, cells)) => cells.push(c),
+            None => out.push((c.variant.clone(), vec![c])),
+        }
+    }
+    out
+}
+
+fn median(mut xs: Vec<f64>) -> Option<f64> {
+    if xs.is_empty() {
+        return None;
+    }
+    xs.sort_by(f64::total_cmp);
+    Some(super::records::quantile(&xs, 0.5))
+}
+
+fn ns(v: Option<f64>) -> String {
+    v.map_or("-".into(), |v| format!("{v:.1}"))
+}
+
+fn sampled(records: &[&Record]) -> bool {
+    records.iter().any(|r| r.params.contains_key(cp::SAMPLED))
+}
+
+fn cpus_of(cells: &[Cell]) -> Vec<usize> {
+    let set: BTreeSet<usize> = cells.iter().flat_map(|c| [c.a, c.b]).collect();
+    set.into_iter().collect()
+}
+
+fn nodes_of(cells: &[Cell]) -> Vec<Option<usize>> {
+    let set: BTreeSet<Option<usize>> = cells.iter().flat_map(|c| [c.node_a, c.node_b]).collect();
+    set.into_iter().collect()
+}
+
+fn node_label(n: Option<usize>) -> String {
+    n.map_or("?".into(), |n| n.to_string())
+}
+
+/// What was measured, in words.
+fn about(records: &[&Record], groups: &[(String, Vec<Cell>)]) -> Section {
+    let mut s = Section::new("what was measured");
+    let all: Vec<&Cell> = groups.iter().flat_map(|(_, c)| c).collect();
+    let pairs: BTreeSet<(usize, usize)> = all.iter().map(|c| (c.a, c.b)).collect();
+    let cpus: BTreeSet<usize> = all.iter().flat_map(|c| [c.a, c.b]).collect();
+    s.lines.push(format!(
+        "one-way latency of a cache line handed between two pinned threads, {} CPU pairs of {} CPUs, variants {}",
+        pairs.len(),
+        cpus.len(),
+        groups.iter().map(|(v, _)| v.as_str()).collect::<Vec<_>>().join(", ")
+    ));
+    for (v, cells) in groups {
+        if let Some(c) = cells.first() {
+            s.lines.push(format!("{v}: {}", describe(v, c)));
+        }
+    }
+    s.lines.push("a pair's figure is the median of its samples (spread: the interquartile range); classes: smt = threads of one core, same-l3 = cores under one L3, same-node = one NUMA node without a shared L3, remote = different nodes".into());
+    let unverified = all.iter().filter(|c| !c.verified).count();
+    s.lines.push(if unverified == 0 {
+        "pinning verified: both threads of every pair were seen on their CPUs before and after the timed loops".into()
+    } else {
+        format!("pinning NOT verified for {unverified} pair(s): their figures are left out (see the notes)")
+    });
+    if sampled(records) {
+        s.lines.push("sampled: not every pair of this machine was measured (see the note below); the node and class summaries stand on the pairs measured".into());
+    }
+    s
+}
+
+fn describe(v: &str, c: &Cell) -> String {
+    use crate::results::names::c2c::variant;
+    let how = match v {
+        variant::CAS => {
+            "one line, each side compare-and-swaps the other's value to its own (core-to-core-latency's default test); round trip / 2"
+        }
+        variant::STORE => {
+            "two lines, each side waits for the other's value, then stores its own (core-to-core-latency -b 2); round trip / 2"
+        }
+        variant::CLEAN_READ => {
+            "the reader chases lines that the other CPU read last after a flush (clean in its cache); time per line"
+        }
+        variant::MODIFIED_READ => {
+            "the reader chases lines that the other CPU wrote last (modified in its cache); time per line"
+        }
+        _ => "as recorded",
+    };
+    let unit = if v == variant::CLEAN_READ || v == variant::MODIFIED_READ {
+        "lines per chase"
+    } else {
+        "round trips per sample"
+    };
+    format!("{how}; {} {unit}, {} samples", c.iterations, c.samples)
+}
+
+/// Per class: pairs, the median, fastest and slowest of the pair medians,
+/// and the median spread.
+fn class_section(v: &str, cells: &[Cell]) -> Section {
+    let mut s = Section::new(format!("{v}: one-way latency by class (ns)"));
+    s.header = [
+        "class",
+        "pairs",
+        "median",
+        "fastest pair",
+        "slowest pair",
+        "median spread (IQR)",
+    ]
+    .map(String::from)
+    .to_vec();
+    for class in PairClass::ALL {
+        let of: Vec<&Cell> = cells
+            .iter()
+            .filter(|c| c.class == Some(class) && c.median.is_some())
+            .collect();
+        if of.is_empty() {
+            continue;
+        }
+        let meds: Vec<f64> = of.iter().filter_map(|c| c.median).collect();
+        s.rows.push(vec![
+            class.name().to_string(),
+            of.len().to_string(),
+            ns(median(meds.clone())),
+            ns(meds.iter().copied().reduce(f64::min)),
+            ns(meds.iter().copied().reduce(f64::max)),
+            ns(median(of.iter().filter_map(|c| c.iqr).collect())),
+        ]);
+    }
+    s
+}
+
+/// Node x node: the median of the pair medians between the two nodes.
+fn node_grid(cells: &[Cell]) -> (Vec<Option<usize>>, Vec<Vec<Option<f64>>>) {
+    let nodes = nodes_of(cells);
+    let mut acc: BTreeMap<(Option<usize>, Option<usize>), Vec<f64>> = BTreeMap::new();
+    for c in cells {
+        if let Some(m) = c.median {
+            acc.entry((c.node_a, c.node_b)).or_default().push(m);
+            if c.node_a != c.node_b {
+                acc.entry((c.node_b, c.node_a)).or_default().push(m);
+            }
+        }
+    }
+    let grid = nodes
+        .iter()
+        .map(|i| {
+            nodes
+                .iter()
+                .map(|j| acc.get(&(*i, *j)).and_then(|v| median(v.clone())))
+                .collect()
+        })
+        .collect();
+    (nodes, grid)
+}
+
+/// CPU x CPU: each pair's median, both ways round (the line travels both
+/// ways in a round trip).
+fn cpu_grid(cells: &[Cell]) -> (Vec<usize>, Vec<Vec<Option<f64>>>) {
+    let cpus = cpus_of(cells);
+    let at: BTreeMap<(usize, usize), f64> = cells
+        .iter()
+        .filter_map(|c| Some([((c.a, c.b), c.median?), ((c.b, c.a), c.median?)]))
+        .flatten()
+        .collect();
+    let grid = cpus
+        .iter()
+        .map(|i| cpus.iter().map(|j| at.get(&(*i, *j)).copied()).collect())
+        .collect();
+    (cpus, grid)
+}
+
+fn grid_section(
+    title: String,
+    corner: &str,
+    labels: &[String],
+    grid: &[Vec<Option<f64>>],
+) -> Section {
+    let mut s = Section::new(title);
+    s.header = std::iter::once(corner.to_string())
+        .chain(labels.iter().cloned())
+        .collect();
+    for (label, row) in labels.iter().zip(grid) {
+        s.rows.push(
+            std::iter::once(label.clone())
+                .chain(row.iter().map(|v| ns(*v)))
+                .collect(),
+        );
+    }
+    s
+}
+
+fn heatmap(title: String, corner: &str, labels: &[String], grid: &[Vec<Option<f64>>]) -> Heatmap {
+    // Every cell against the fastest pair: green is as fast as it, red
+    // several times slower.
+    let fastest = grid.iter().flatten().flatten().copied().reduce(f64::min);
+    Heatmap {
+        title,
+        header: std::iter::once(corner.to_string())
+            .chain(labels.iter().cloned())
+            .collect(),
+        rows: labels
+            .iter()
+            .zip(grid)
+            .map(|(l, row)| HeatRow {
+                label: l.clone(),
+                cells: row.clone(),
+                reference: fastest,
+            })
+            .collect(),
+        lower_better: true,
+        digits: 1,
+    }
+}
+
+/// The pairs one per row: nodes, class, median and spread, pinning.
+fn pairs_section(v: &str, cells: &[Cell]) -> Section {
+    let mut s = Section::new(format!("{v}: every pair (ns)"));
+    s.header = [
+        "cpu", "peer cpu", "nodes", "class", "median", "IQR", "min", "mean", "CV %", "pinned",
+    ]
+    .map(String::from)
+    .to_vec();
+    for c in cells {
+        s.rows.push(vec![
+            c.a.to_string(),
+            c.b.to_string(),
+            format!("{}-{}", node_label(c.node_a), node_label(c.node_b)),
+            c.class.map_or("?", PairClass::name).to_string(),
+            ns(c.median),
+            ns(c.iqr),
+            ns(c.min),
+            ns(c.mean),
+            c.cv.map_or("-".into(), |v| format!("{v:.1}")),
+            if c.verified { "verified" } else { "NO" }.to_string(),
+        ]);
+    }
+    s
+}
+
+/// The tables of one variant, and its heatmaps where `heat`.
+fn variant_blocks(v: &str, cells: &[Cell], heat: bool) -> Vec<Block> {
+    let mut out = vec![Block::Section(class_section(v, cells))];
+    let (nodes, ngrid) = node_grid(cells);
+    let nlabels: Vec<String> = nodes.iter().map(|n| node_label(*n)).collect();
+    let ntitle = format!("{v}: node x node, median of the pair medians (ns)");
+    out.push(if heat {
+        Block::Heatmap(heatmap(ntitle, "node", &nlabels, &ngrid))
+    } else {
+        Block::Section(grid_section(ntitle, "node", &nlabels, &ngrid))
+    });
+    let (cpus, cgrid) = cpu_grid(cells);
+    let ctitle = format!("{v}: CPU x CPU, median of each pair (ns)");
+    if cpus.len() <= MAX_GRID_CPUS {
+        let labels: Vec<String> = cpus.iter().map(|c| c.to_string()).collect();
+        out.push(if heat {
+            Block::Heatmap(heatmap(ctitle, "cpu", &labels, &cgrid))
+        } else {
+            Block::Section(grid_section(ctitle, "cpu", &labels, &cgrid))
+        });
+    } else {
+        out.push(Block::Note(format!(
+            "{v}: the CPU x CPU table is left out at {} CPUs (more than {MAX_GRID_CPUS}); every pair is in the CSV and JSON",
+            cpus.len()
+        )));
+    }
+    if cells.len() <= MAX_PAIR_ROWS {
+        out.push(Block::Section(pairs_section(v, cells)));
+    }
+    out
+}
+
+fn notes(records: &[&Record]) -> Option<Section> {
+    let mut n: Vec<String> = records
+        .iter()
+        .flat_map(|r| r.notes.iter().cloned())
+        .collect();
+    n.dedup();
+    (!n.is_empty()).then(|| {
+        let mut s = Section::new("notes");
+        s.lines = n;
+        s
+    })
+}
+
+fn all_blocks(records: &[&Record], heat: bool) -> Vec<Block> {
+    let groups = by_variant(records);
+    let mut out = vec![Block::Section(about(records, &groups))];
+    for (v, cells) in &groups {
+        out.extend(variant_blocks(v, cells, heat));
+    }
+    out.extend(notes(records).map(Block::Section));
+    out
+}
+
+impl View for C2cView {
+    fn probe(&self) -> &'static str {
+        PROBE
+    }
+
+    fn heading(&self) -> String {
+        "Core-to-core latency".into()
+    }
+
+    fn intro(&self) -> Option<&'static str> {
+        Some(
+            "How long a cache line takes to travel from one CPU to another, one way: the lower, the cheaper it is for threads on those CPUs to share data or a lock. Pairs are grouped by what they share (SMT sibling, same L3, same node, remote); colours compare each cell with the fastest pair, green as fast as it, red several times slower.",
+        )
+    }
+
+    fn sections(&self, _doc: &Document, records: &[&Record]) -> Vec<Section> {
+        all_blocks(records, false)
+            .into_iter()
+            .map(|b| match b {
+                Block::Section(s) => s,
+                Block::Note(n) => {
+                    let mut s = Section::new("");
+                    s.lines.push(n);
+                    s
+                }
+                _ => Section::default(),
+            })
+            .collect()
+    }
+
+    fn blocks(&self, _doc: &Document, records: &[&Record]) -> Vec<Block> {
+        all_blocks(records, true)
+    }
+
+    fn csv(&self, _doc: &Document, records: &[&Record]) -> Option<Csv> {
+        let mut csv = Csv {
+            header: [
+                param::VARIANT,
+                param::CPU,
+                cp::PEER_CPU,
+                param::CPU_NODE,
+                cp::PEER_NODE,
+                cp::CLASS,
+                metric::LATENCY_NS,
+                cm::LATENCY_IQR_NS,
+                cm::LATENCY_MIN_NS,
+                cm::LATENCY_MEAN_NS,
+                metric::CV_PCT,
+                cp::SAMPLES,
+                cp::PINNING_VERIFIED,
+            ]
+            .map(String::from)
+            .to_vec(),
+            ..Default::default()
+        };
+        let num = |v: Option<f64>| v.map_or(String::new(), |v| format!("{v:.3}"));
+        for (_, cells) in by_variant(records) {
+            for c in cells {
+                csv.rows.push(vec![
+                    c.variant.clone(),
+                    c.a.to_string(),
+                    c.b.to_string(),
+                    c.node_a.map_or(String::new(), |n| n.to_string()),
+                    c.node_b.map_or(String::new(), |n| n.to_string()),
+                    c.class.map_or("", PairClass::name).to_string(),
+                    num(c.median),
+                    num(c.iqr),
+                    num(c.min),
+                    num(c.mean),
+                    num(c.cv),
+                    c.samples.to_string(),
+                    c.verified.to_string(),
+                ]);
+            }
+        }
+        csv.notes = notes(records).map(|s| s.lines).unwrap_or_default();
+        Some(csv)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::probes::c2c::records::records;
+    use crate::probes::c2c::{Outcome, PairResult, Variant, plan};
+
+    fn doc_records(n_cpus: usize) -> Vec<Record> {
+        let topo = crate::topology::fixture("amd-4node");
+        let cpus: Vec<usize> = topo.cpus.iter().map(|c| c.id).take(n_cpus).collect();
+        let plan = plan::plan(&topo, &cpus, 64, 4);
+        let results = plan
+            .pairs
+            .iter()
+            .map(|p| PairResult {
+                pair: *p,
+                variant: Variant::Cas,
+                samples: vec![10.0 * (1 + p.class as usize) as f64; 3],
+                iterations: 1000,
+                seen_a: vec![p.a],
+                seen_b: vec![p.b],
+                failure: None,
+            })
+            .collect();
+        records(&Outcome {
+            plan,
+            results,
+            notes: Vec::new(),
+        })
+    }
+
+    #[test]
+    fn classes_nodes_and_cpus_are_summarised() {
+        let recs = doc_records(usize::MAX);
+        let refs: Vec<&Record> = recs.iter().collect();
+        let groups = by_variant(&refs);
+        assert_eq!(groups.len(), 1);
+        let cells = &groups[0].1;
+        let classes = class_section("cas", cells);
+        let remote = classes.rows.iter().find(|r| r[0] == "remote").unwrap();
+        assert_eq!(remote[2], "40.0");
+        let (nodes, grid) = node_grid(cells);
+        assert!(nodes.len() >= 2);
+        // Off the diagonal every node pair is remote: 40 ns.
+        assert_eq!(grid[0][1], Some(40.0));
+        assert_eq!(grid[1][0], Some(40.0));
+        let (cpus, cg) = cpu_grid(cells);
+        assert_eq!(cg.len(), cpus.len());
+        for (i, row) in cg.iter().enumerate() {
+            assert_eq!(row[i], None, "no figure on the diagonal");
+            assert_eq!(row.iter().filter(|v| v.is_some()).count(), cpus.len() - 1);
+        }
+    }
+
+    #[test]
+    fn every_format_part_is_there() {
+        let recs = doc_records(4);
+        let refs: Vec<&Record> = recs.iter().collect();
+        let topo = crate::topology::fixture("amd-4node");
+        let doc = Document::new(&topo);
+        let secs = C2cView.sections(&doc, &refs);
+        let titles: Vec<&str> = secs.iter().map(|s| s.title.as_str()).collect();
+        assert!(
+            titles.contains(&"cas: CPU x CPU, median of each pair (ns)"),
+            "{titles:?}"
+        );
+        let blocks = C2cView.blocks(&doc, &refs);
+        let heat = blocks
+            .iter()
+            .filter(|b| matches!(b, Block::Heatmap(_)))
+            .count();
+        assert_eq!(heat, 2);
+        let csv = C2cView.csv(&doc, &refs).unwrap();
+        assert_eq!(csv.rows.len(), 6);
+        assert!(csv.rows.iter().all(|r| r.len() == csv.header.len()));
+    }
+}

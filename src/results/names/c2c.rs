@@ -1,0 +1,56 @@
+//! Record, param and metric names of the `c2c` probe alone.
+
+/// How the cache line travels between the two CPUs (the `variant` param).
+pub mod variant {
+    /// One line, each side compare-and-swaps the flag from the other's
+    /// value to its own (core-to-core-latency's default test).
+    pub const CAS: &str = "cas";
+    /// Two lines, each side waits (loads) for the other's value on the
+    /// other's line, then stores its own on its line (core-to-core-latency
+    /// -b 2).
+    pub const STORE: &str = "store";
+    /// A chase by the reader through lines the other CPU read last: clean
+    /// (unmodified) in the other CPU's cache.
+    pub const CLEAN_READ: &str = "clean-read";
+    /// The same chase through lines the other CPU wrote last: modified in
+    /// its cache.
+    pub const MODIFIED_READ: &str = "modified-read";
+}
+
+/// What two CPUs share (the `class` param), closest first.
+pub mod class {
+    /// Threads of one core.
+    pub const SMT: &str = "smt";
+    /// Different cores under one L3 cache.
+    pub const SAME_L3: &str = "same-l3";
+    /// One NUMA node, different L3 caches.
+    pub const SAME_NODE: &str = "same-node";
+    /// Different NUMA nodes.
+    pub const REMOTE: &str = "remote";
+}
+
+pub mod param {
+    /// The second CPU of the pair (the first is the shared `cpu`).
+    pub const PEER_CPU: &str = "peer_cpu";
+    /// The node of [`PEER_CPU`] (the first CPU's is the shared `cpu_node`).
+    pub const PEER_NODE: &str = "peer_node";
+    /// One of [`super::class`].
+    pub const CLASS: &str = "class";
+    /// Hand-offs (round trips, or lines read) timed per sample.
+    pub const ITERATIONS: &str = "iterations";
+    /// Samples behind the figures.
+    pub const SAMPLES: &str = "samples";
+    /// Set (to `true`) where only some pairs of the machine were measured.
+    pub const SAMPLED: &str = "sampled";
+    /// Whether both threads were seen on their CPUs before and after.
+    pub const PINNING_VERIFIED: &str = "pinning_verified";
+}
+
+pub mod metric {
+    /// The mean of the samples (core-to-core-latency reports the mean).
+    pub const LATENCY_MEAN_NS: &str = "latency_mean_ns";
+    /// The fastest sample.
+    pub const LATENCY_MIN_NS: &str = "latency_min_ns";
+    /// The interquartile range of the samples: the spread.
+    pub const LATENCY_IQR_NS: &str = "latency_iqr_ns";
+}
