@@ -3,6 +3,7 @@
 mod architecture;
 mod autonuma;
 mod bad_input;
+mod c2c;
 mod docs;
 mod fixtures;
 mod formats;

@@ -1255,3 +1255,67 @@ fn mem_memory_per_node_shows_both_sides_of_convergence_on_two_nodes() {
         }
     }
 }
+
+/// The records of `numabench c2c --json` as (cpu, peer cpu, class,
+/// verified, has a median).
+fn c2c_pairs(doc: &Value) -> Vec<(u64, u64, String, bool, bool)> {
+    doc["records"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            let p = &r["params"];
+            (
+                p["cpu"].as_u64().unwrap(),
+                p["peer_cpu"].as_u64().unwrap(),
+                p["class"].as_str().unwrap().to_string(),
+                p["pinning_verified"].as_bool().unwrap(),
+                r["metrics"]["latency_ns"]["value"].as_f64().is_some(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn c2c_measures_every_cpu_pair_with_its_class_on_four_and_two_nodes() {
+    let c2c = "numabench c2c -i 50 -n 5 --variant cas --variant clean-read --json";
+    let four = guest(&["--preset", "4n"], &[("c2c", c2c)]);
+    assert_eq!(four.text("c2c.rc"), "0", "{}", four.raw);
+    let pairs = c2c_pairs(&four.json("c2c"));
+    // 4 CPUs, one per node: 6 pairs, all remote, in both variants.
+    assert_eq!(pairs.len(), 12, "{pairs:?}");
+    for a in 0..4 {
+        for b in a + 1..4 {
+            assert_eq!(pairs.iter().filter(|p| (p.0, p.1) == (a, b)).count(), 2);
+        }
+    }
+    assert!(
+        pairs.iter().all(|p| p.2 == "remote" && p.3 && p.4),
+        "{pairs:?}"
+    );
+    // 2 nodes x 2 CPUs: the pairs within a node share its socket's L3.
+    let two = guest(
+        &["--preset", "2n"],
+        &[
+            ("c2c", c2c),
+            ("text", "numabench c2c -i 50 -n 5 --variant cas"),
+        ],
+    );
+    let pairs = c2c_pairs(&two.json("c2c"));
+    assert_eq!(pairs.len(), 12, "{pairs:?}");
+    for p in &pairs {
+        let same_node = p.0 / 2 == p.1 / 2;
+        let want = if same_node {
+            ["same-l3", "same-node"]
+        } else {
+            ["remote"; 2]
+        };
+        assert!(want.contains(&p.2.as_str()) && p.3 && p.4, "{p:?}");
+    }
+    let text = two.text("text");
+    assert!(
+        text.contains("cas: node x node, median of the pair medians (ns)"),
+        "{text}"
+    );
+    assert!(text.contains("pinning verified"), "{text}");
+}
