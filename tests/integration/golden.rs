@@ -83,6 +83,8 @@ const RENDERED: &[(&str, &[&str])] = &[
         "pcie-two-node",
         &["text", "csv", "markdown", "latex", "html"],
     ),
+    ("c2c", &["text", "csv", "json", "markdown", "latex"]),
+    ("c2c-4node", &["text", "markdown"]),
 ];
 
 #[test]
