@@ -201,11 +201,16 @@ fn column_best(h: &Heatmap) -> Vec<Option<f64>> {
         .collect()
 }
 
-/// A heatmap block: each cell coloured by its share of its row's reference.
+/// A heatmap block: each cell coloured by its share of its row's reference
+/// (or by its place in the grid's range, `by_range`).
 fn heatmap_block(h: &Heatmap) -> String {
     if h.rows.is_empty() {
         return String::new();
     }
+    if h.compact {
+        return compact_heatmap(h);
+    }
+    let range = grid_range(h);
     let digits = h.digits;
     let mut out = format!("<h3>{}</h3><table><tr>", escape(&h.title));
     for (i, c) in h.header.iter().enumerate() {
@@ -225,10 +230,7 @@ fn heatmap_block(h: &Heatmap) -> String {
                 }
                 _ => ("", ""),
             };
-            let pct = match (v, row.reference) {
-                (Some(v), Some(b)) => share_pct(*v, b, h.lower_better),
-                _ => None,
-            };
+            let pct = cell_pct(h, *v, row.reference, range);
             match (v, pct) {
                 (Some(v), Some(pct)) => {
                     let _ = write!(
@@ -241,6 +243,93 @@ fn heatmap_block(h: &Heatmap) -> String {
                     let _ = write!(out, "<td>{b}{v:.digits$}{eb}</td>");
                 }
                 _ => out.push_str("<td>-</td>"),
+            }
+        }
+        out.push_str("</tr>");
+    }
+    out.push_str("</table>");
+    out
+}
+
+/// The finite positive extremes of a grid coloured `by_range`.
+fn grid_range(h: &Heatmap) -> Option<(f64, f64)> {
+    if !h.by_range {
+        return None;
+    }
+    let vals = || {
+        h.rows
+            .iter()
+            .flat_map(|r| r.cells.iter().flatten().copied())
+            .filter(|v| v.is_finite() && *v > 0.0)
+    };
+    Some((vals().reduce(f64::min)?, vals().reduce(f64::max)?))
+}
+
+/// The percentage [`heat`] colours a cell by: its share of the row's
+/// reference; or, `by_range`, where it sits between the grid's best and
+/// worst cell on a log scale (100 best, 0 worst; square-rooted, so that the
+/// hue runs evenly along the log scale).
+fn cell_pct(
+    h: &Heatmap,
+    v: Option<f64>,
+    reference: Option<f64>,
+    range: Option<(f64, f64)>,
+) -> Option<f64> {
+    let v = v?;
+    if !h.by_range {
+        return share_pct(v, reference?, h.lower_better);
+    }
+    let (lo, hi) = range?;
+    if !(v > 0.0 && v.is_finite()) {
+        return None;
+    }
+    let span = (hi / lo).ln();
+    let up = if span > 0.0 {
+        (v / lo).ln() / span
+    } else {
+        0.0
+    };
+    let good = if h.lower_better { 1.0 - up } else { up };
+    Some(100.0 * good.clamp(0.0, 1.0).sqrt())
+}
+
+/// A heatmap of small squares, each figure in its tooltip; a column
+/// label every 8 columns.
+fn compact_heatmap(h: &Heatmap) -> String {
+    let range = grid_range(h);
+    let mut out = format!(
+        "<h3>{}</h3><table style=\"font-size:9px\"><tr>",
+        escape(&h.title)
+    );
+    for (i, c) in h.header.iter().enumerate() {
+        let label = if i == 0 || (i - 1) % 8 == 0 {
+            c.as_str()
+        } else {
+            ""
+        };
+        let _ = write!(out, "<th style=\"padding:0 1px\">{}</th>", escape(label));
+    }
+    out.push_str("</tr>");
+    for row in &h.rows {
+        let _ = write!(
+            out,
+            "<tr><th style=\"padding:0 2px\">{}</th>",
+            escape(&row.label)
+        );
+        for (j, v) in row.cells.iter().enumerate() {
+            let col = h.header.get(j + 1).map_or("", String::as_str);
+            match (v, cell_pct(h, *v, row.reference, range)) {
+                (Some(v), pct) => {
+                    let bg = pct.map_or(String::new(), |p| format!("background:{};", heat(p)));
+                    let _ = write!(
+                        out,
+                        "<td style=\"{bg}padding:0;width:10px;height:10px\" title=\"{} / {}: {v:.d$}\"></td>",
+                        escape(&row.label),
+                        escape(col),
+                        d = h.digits
+                    );
+                }
+                (None, _) => out.push_str("<td style=\"padding:0\"></td>"),
             }
         }
         out.push_str("</tr>");
@@ -470,5 +559,53 @@ mod tests {
         assert_eq!(heat(100.0), "hsl(120,70%,80%)");
         assert_eq!(heat(0.0), "hsl(0,70%,80%)");
         assert_eq!(heat(150.0), heat(100.0));
+    }
+}
+
+#[cfg(test)]
+mod compact_tests {
+    use super::*;
+    use crate::view::HeatRow;
+
+    #[test]
+    fn a_compact_heatmap_shows_squares_with_figures_in_tooltips() {
+        let h = Heatmap {
+            title: "t".into(),
+            header: vec!["cpu".into(), "0".into(), "1".into()],
+            rows: vec![HeatRow {
+                label: "0".into(),
+                cells: vec![None, Some(50.0)],
+                reference: Some(25.0),
+            }],
+            lower_better: true,
+            digits: 1,
+            compact: true,
+            by_range: false,
+        };
+        let html = heatmap_block(&h);
+        assert!(html.contains("title=\"0 / 1: 50.0\"></td>"), "{html}");
+        assert!(html.contains(&heat(50.0)), "{html}");
+        assert!(!html.contains(">50.0<"), "{html}");
+    }
+
+    #[test]
+    fn by_range_colours_run_from_the_best_to_the_worst_cell_on_a_log_scale() {
+        let h = Heatmap {
+            rows: vec![HeatRow {
+                label: "0".into(),
+                cells: vec![Some(10.0), Some(100.0), Some(1000.0), None],
+                reference: None,
+            }],
+            lower_better: true,
+            by_range: true,
+            ..Default::default()
+        };
+        let r = grid_range(&h);
+        assert_eq!(r, Some((10.0, 1000.0)));
+        let pct = |v| cell_pct(&h, Some(v), None, r).unwrap();
+        assert_eq!(pct(10.0), 100.0);
+        assert_eq!(pct(1000.0), 0.0);
+        assert!((pct(100.0) - 100.0 * 0.5f64.sqrt()).abs() < 1e-9);
+        assert_eq!(cell_pct(&h, None, None, r), None);
     }
 }

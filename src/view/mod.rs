@@ -100,6 +100,13 @@ pub struct Heatmap {
     pub lower_better: bool,
     /// Decimals shown.
     pub digits: usize,
+    /// Small squares without figures (each figure in its tooltip), for a
+    /// grid too wide to print, e.g. 64 CPUs x 64 CPUs.
+    pub compact: bool,
+    /// Colour by where a cell sits between the grid's best and worst cell
+    /// (log scale) instead of by its share of the row's reference: for
+    /// figures that span several times, e.g. core-to-core latency.
+    pub by_range: bool,
 }
 
 #[derive(Debug, Clone, Default)]

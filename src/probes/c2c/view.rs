@@ -18,6 +18,9 @@ pub struct C2cView;
 
 /// The most CPUs a CPU x CPU table or heatmap shows.
 pub const MAX_GRID_CPUS: usize = 64;
+/// Above this many columns a heatmap is drawn as small squares, each
+/// figure in its tooltip.
+pub const COMPACT_ABOVE: usize = 16;
 /// The most pairs listed one per row.
 pub const MAX_PAIR_ROWS: usize = 64;
 
@@ -266,8 +269,8 @@ fn grid_section(
 }
 
 fn heatmap(title: String, corner: &str, labels: &[String], grid: &[Vec<Option<f64>>]) -> Heatmap {
-    // Every cell against the fastest pair: green is as fast as it, red
-    // several times slower.
+    // Coloured from the fastest pair (green) to the slowest (red) on a log
+    // scale: the figures span several times (SMT siblings to remote).
     let fastest = grid.iter().flatten().flatten().copied().reduce(f64::min);
     Heatmap {
         title,
@@ -285,6 +288,8 @@ fn heatmap(title: String, corner: &str, labels: &[String], grid: &[Vec<Option<f6
             .collect(),
         lower_better: true,
         digits: 1,
+        compact: labels.len() > COMPACT_ABOVE,
+        by_range: true,
     }
 }
 
@@ -379,7 +384,7 @@ impl View for C2cView {
 
     fn intro(&self) -> Option<&'static str> {
         Some(
-            "How long a cache line takes to travel from one CPU to another, one way: the lower, the cheaper it is for threads on those CPUs to share data or a lock. Pairs are grouped by what they share (SMT sibling, same L3, same node, remote); colours compare each cell with the fastest pair, green as fast as it, red several times slower.",
+            "How long a cache line takes to travel from one CPU to another, one way: the lower, the cheaper it is for threads on those CPUs to share data or a lock. Pairs are grouped by what they share (SMT sibling, same L3, same node, remote); colours run from the fastest pair (green) to the slowest (red) on a log scale; above 16 CPUs the CPU x CPU grid is drawn as small squares, each figure in its tooltip.",
         )
     }
 
