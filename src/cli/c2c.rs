@@ -28,7 +28,7 @@ use anyhow::Result;
 /// chase, time / 256 lines. A pair's figure is the median of its samples,
 /// with the interquartile range as its spread.
 ///
-/// Above 64 CPUs (unless --all-pairs) the pairs are sampled: up to
+/// Above 64 CPUs (--sample-above; unless --all-pairs) the pairs are sampled: up to
 /// --per-group pairs from each (class, node pair) group, evenly spaced in
 /// CPU order, the same on every run; the output and every record say so.
 #[derive(clap::Args, Debug)]
@@ -47,6 +47,14 @@ pub struct C2cArgs {
     /// Samples per pair and variant after one warm-up sample (1 to 100000)
     #[arg(short = 'n', long, value_name = "N", default_value_t = 300)]
     pub samples: usize,
+    /// Sample the pairs above N CPUs (2 to 100000)
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = 64,
+        conflicts_with = "all_pairs"
+    )]
+    pub sample_above: usize,
     /// Measure every pair however many CPUs there are (no sampling)
     #[arg(long)]
     pub all_pairs: bool,
@@ -73,9 +81,6 @@ pub struct C2cArgs {
     #[arg(short = 'v', long)]
     pub verbose: bool,
 }
-
-/// Above this many CPUs pairs are sampled unless --all-pairs.
-const FULL_UP_TO: usize = 64;
 
 fn variants(names: &[String]) -> Result<Vec<Variant>> {
     let allowed = "cas, store, clean-read, modified-read or all";
@@ -146,6 +151,12 @@ fn config(args: &C2cArgs, topo: &Topology) -> Result<C2cConfig> {
     in_range(args.iterations, 10_000_000, "--iterations")?;
     in_range(args.samples as u64, 100_000, "--samples")?;
     in_range(args.per_group as u64, 1000, "--per-group")?;
+    if !(2..=100_000).contains(&args.sample_above) {
+        return Err(usage(format!(
+            "--sample-above {}: use 2 to 100000",
+            args.sample_above
+        )));
+    }
     Ok(C2cConfig {
         variants: variants(&args.variants)?,
         cpus: cpus(topo, args.cpus.as_deref())?,
@@ -154,7 +165,7 @@ fn config(args: &C2cArgs, topo: &Topology) -> Result<C2cConfig> {
         full_up_to: if args.all_pairs {
             usize::MAX
         } else {
-            FULL_UP_TO
+            args.sample_above
         },
         per_group: args.per_group,
         time_limit: super::units::limit(args.time_limit),

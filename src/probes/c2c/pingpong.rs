@@ -14,11 +14,12 @@
 //! - `clean-read` / `modified-read`: a chase through a block of lines.
 //!   Each round `b` (the owner) prepares the lines, then `a` reads them as
 //!   a dependent chain in a random cyclic order: each load misses `a`'s
-//!   caches and finds the line in `b`'s. For `clean-read`, `b` first
-//!   flushes the lines from every cache and then reads them, so they are
-//!   clean (exclusive) in `b`'s caches and nowhere else; for
-//!   `modified-read`, `b` writes them, so they are modified in its caches
-//!   and invalid in `a`'s. Latency = chase time / lines, one way.
+//!   caches and finds the line in `b`'s. Each round `b` links the lines in
+//!   a new random cycle (so no prefetcher learns the order); for
+//!   `modified-read` that write leaves them modified in its caches and
+//!   invalid in `a`'s; for `clean-read`, `b` then flushes them from every
+//!   cache and reads them back, so they are clean (exclusive) in its caches
+//!   and nowhere else. Latency = chase time / lines, one way.
 
 use std::hint::black_box;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -191,14 +192,20 @@ impl Shared {
     }
 
     /// Side `b` of the read variants: before each of `samples` chases,
-    /// leaves the block clean (flushed, then read) or modified (written)
-    /// in its own caches.
+    /// links the block in a new random cycle (a fixed order could be
+    /// learnt by a prefetcher over hundreds of rounds) and leaves it clean
+    /// (flushed from every cache, then read) or modified (as written) in
+    /// its own caches.
     #[inline(never)]
     pub fn read_b(&self, samples: usize, clean: bool) -> bool {
         let turn = &self.turn.0;
         for round in 0..samples as u64 {
+            let next = sattolo(CHASE_LINES, round + 1);
             if !self.wait(|| turn.load(Ordering::Acquire) == 2 * round) {
                 return false;
+            }
+            for (line, n) in self.block.iter().zip(next) {
+                line.next.store(n, Ordering::Relaxed);
             }
             if clean {
                 for line in &self.block {
@@ -210,11 +217,6 @@ impl Shared {
                     sum += line.next.load(Ordering::Relaxed);
                 }
                 black_box(sum);
-            } else {
-                for line in &self.block {
-                    let v = line.next.load(Ordering::Relaxed);
-                    line.next.store(v, Ordering::Relaxed);
-                }
             }
             turn.store(2 * round + 1, Ordering::Release);
         }
