@@ -365,7 +365,10 @@ fn notes(records: &[&Record]) -> Option<Section> {
 
 fn all_blocks(records: &[&Record], heat: bool) -> Vec<Block> {
     let groups = by_variant(records);
-    let mut out = vec![Block::Section(about(records, &groups))];
+    let mut out = Vec::new();
+    if !groups.is_empty() {
+        out.push(Block::Section(about(records, &groups)));
+    }
     for (v, cells) in &groups {
         out.extend(variant_blocks(v, cells, heat));
     }
