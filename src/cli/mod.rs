@@ -18,6 +18,7 @@ mod run;
 mod sched;
 pub(crate) mod select;
 pub(crate) mod sweep;
+mod tier;
 mod topo;
 pub(crate) mod units;
 
@@ -69,6 +70,8 @@ pub enum Command {
     #[command(after_long_help = "Guide: docs/report-and-compare.md in the numabench source.")]
     Report(report::ReportArgs),
     Generate(generate::GenerateArgs),
+    #[command(after_long_help = "Guide: docs/tier.md in the numabench source.")]
+    Tier(tier::TierArgs),
 }
 
 impl Command {
@@ -84,7 +87,8 @@ impl Command {
             | Command::Mem(_)
             | Command::Autonuma(_)
             | Command::Sched(_)
-            | Command::Pcie(_) => true,
+            | Command::Pcie(_)
+            | Command::Tier(_) => true,
             _ => false,
         }
     }
@@ -136,6 +140,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Report(args) => report::run(args),
         Command::Run(args) => run::run(args),
         Command::Generate(args) => generate::run(args),
+        Command::Tier(args) => tier::run(args),
     }
 }
 

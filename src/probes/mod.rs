@@ -13,6 +13,7 @@ pub mod sched;
 pub mod seats;
 pub mod sweep;
 pub mod team;
+pub mod tier;
 
 /// Every probe's view, in the order the report shows them. Adding a probe
 /// is adding its folder and one line here.
@@ -24,4 +25,5 @@ pub static VIEWS: &[&dyn crate::view::View] = &[
     &mem::MemView,
     &model::ModelView,
     &pcie::PcieView,
+    &tier::TierView,
 ];

@@ -13,6 +13,7 @@ pub mod pcie;
 pub mod run;
 pub mod sched;
 pub mod sweep;
+pub mod tier;
 
 /// The probes, as records name them in `probe`.
 pub mod probe {
@@ -23,6 +24,7 @@ pub mod probe {
     pub const MEM: &str = "mem";
     pub const MODEL: &str = "model";
     pub const PCIE: &str = "pcie";
+    pub const TIER: &str = "tier";
     /// The `run` job, on the record it leaves when stopped before measuring.
     pub const RUN: &str = "run";
 }
