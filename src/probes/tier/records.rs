@@ -92,7 +92,7 @@ fn migration_series(o: &Outcome) -> Series {
             .map(|l| {
                 let v = f(&l.counters);
                 let dt = l.t - prev.0;
-                let r = if dt > 0.0 {
+                let r = if dt >= MIN_DT {
                     v.saturating_sub(prev.1) as f64 / dt
                 } else {
                     0.0
@@ -115,6 +115,10 @@ fn migration_series(o: &Outcome) -> Series {
     series(ts::MIGRATIONS, "pages", "per s", o, lines)
 }
 
+/// Seconds below which two looks are too close for a rate (the first look
+/// is taken as the workers start).
+const MIN_DT: f64 = 0.01;
+
 /// GB/s the workers touched between looks.
 fn throughput(o: &Outcome) -> Vec<f64> {
     let mut prev = (0.0, 0u64);
@@ -122,7 +126,7 @@ fn throughput(o: &Outcome) -> Vec<f64> {
         .iter()
         .map(|l| {
             let dt = l.t - prev.0;
-            let r = if dt > 0.0 {
+            let r = if dt >= MIN_DT {
                 l.bytes_done.saturating_sub(prev.1) as f64 / 1e9 / dt
             } else {
                 0.0
@@ -308,7 +312,8 @@ fn metrics(mut r: Record, plan: &Plan, o: &Outcome, t: &Tiers) -> Record {
             "pages/s",
             Better::Lower,
         );
-    let tp = throughput(o);
+    // Intervals after the first look (taken as the workers start).
+    let tp: Vec<f64> = throughput(o).into_iter().skip(1).collect();
     if tp.len() >= 3 {
         let mut sorted = tp.clone();
         sorted.sort_by(f64::total_cmp);

@@ -110,13 +110,12 @@ impl Watched<'_> {
     }
 }
 
-/// Reads one word per cache line of `words[from..to]`; returns the bytes
-/// covered.
+/// Reads one word per cache line of `words`, adding the bytes covered to
+/// `done` as it goes (1 MiB at a time, so a look sees work in progress).
 #[inline(never)]
-fn touch(words: &[u64], stop: &AtomicBool) -> u64 {
+fn touch(words: &[u64], stop: &AtomicBool, done: &AtomicU64) {
     const CHUNK: usize = 1 << 17;
     let mut sum = 0u64;
-    let mut done = 0u64;
     for chunk in words.chunks(CHUNK) {
         if stop.load(Ordering::Relaxed) {
             break;
@@ -126,10 +125,9 @@ fn touch(words: &[u64], stop: &AtomicBool) -> u64 {
             sum = sum.wrapping_add(chunk[i]);
             i += 8;
         }
-        done += (chunk.len() * 8) as u64;
+        done.fetch_add((chunk.len() * 8) as u64, Ordering::Relaxed);
     }
     std::hint::black_box(sum);
-    done
 }
 
 /// A worker: pinned to `cpus`, passes over its share (`part` of `parts`)
@@ -158,7 +156,7 @@ fn worker(
             let per = words.len().div_ceil(parts);
             let from = (part * per).min(words.len());
             let to = (from + per).min(words.len());
-            done.fetch_add(touch(&words[from..to], stop), Ordering::Relaxed);
+            touch(&words[from..to], stop, done);
         }
         pass += 1;
     }
@@ -240,7 +238,8 @@ pub fn run(
             let (touched, stop, done) = (&touched, &stop, &done);
             scope.spawn(move || worker(touched, cpus, i, plan.threads, stop, done, seen));
         }
-        let mut next = s.interval;
+        // The first look as the workers start: where everything began.
+        let mut next = Duration::ZERO;
         loop {
             let left = plan.secs - start.elapsed().as_secs_f64();
             if let Some(sig) = crate::interrupt::requested() {
@@ -310,9 +309,12 @@ mod tests {
     fn touch_covers_every_line_and_stops_when_asked() {
         let words = vec![1u64; 1 << 18];
         let stop = AtomicBool::new(false);
-        assert_eq!(touch(&words, &stop), (words.len() * 8) as u64);
+        let done = AtomicU64::new(0);
+        touch(&words, &stop, &done);
+        assert_eq!(done.load(Ordering::Relaxed), (words.len() * 8) as u64);
         stop.store(true, Ordering::Relaxed);
-        assert_eq!(touch(&words, &stop), 0);
+        touch(&words, &stop, &done);
+        assert_eq!(done.load(Ordering::Relaxed), (words.len() * 8) as u64);
     }
 
     #[test]
