@@ -72,7 +72,7 @@ impl Heat {
     pub fn touched(self, p: u64) -> bool {
         match self {
             Heat::Hot => true,
-            Heat::Warm => p % WARM_EVERY == 0,
+            Heat::Warm => p.is_multiple_of(WARM_EVERY),
             Heat::Cold => false,
         }
     }
@@ -306,7 +306,7 @@ mod tests {
         let hot = &p.regions[p.hottest().unwrap()];
         assert_eq!(hot.heat, Heat::Hot);
         assert!(hot.bytes <= admission::limit(topo.node_free_bytes(t.fast)));
-        assert!(hot.bytes <= HOT_MAX && hot.bytes % MIB == 0);
+        assert!(hot.bytes <= HOT_MAX && hot.bytes.is_multiple_of(MIB));
     }
 
     #[test]

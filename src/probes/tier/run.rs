@@ -352,4 +352,42 @@ mod tests {
         assert_eq!(last.mem[0].values().sum::<u64>(), 4 << 20);
         assert!(o.sampling_overhead_pct() < 100.0);
     }
+
+    /// The looks' cost at the defaults (three regions of 256 MiB, 1024
+    /// pages each every 0.5 s, one worker) as a share of the run's CPU
+    /// time, on the first memory node of this machine: the figure
+    /// docs/tier.md quotes. A measurement, so not run by default:
+    /// `cargo test --lib tier::run::tests::looks_cost -- --ignored --nocapture`.
+    #[test]
+    #[ignore]
+    fn looks_cost_under_one_percent_of_the_run() {
+        let topo = crate::topology::read_topology(&crate::topology::SysfsRoot::live()).unwrap();
+        let node = topo.usable_memory_nodes().iter().next().unwrap();
+        let region = |heat| super::super::plan::Region {
+            heat,
+            bytes: 256 << 20,
+            node,
+        };
+        let plan = Plan {
+            test: super::super::plan::Test::Oversize,
+            bind: Bind::Fast,
+            regions: vec![region(Heat::Hot), region(Heat::Warm), region(Heat::Cold)],
+            secs: 10.0,
+            threads: 1,
+            notes: Vec::new(),
+        };
+        let s = Settings {
+            interval: Duration::from_millis(500),
+            sample_pages: DEFAULT_SAMPLE_PAGES,
+        };
+        let o = run(&plan, &topo.allowed.cpus, &s, &mut |_| {}).unwrap();
+        let per_look_ms = o.sampling_cpu_s * 1e3 / o.looks.len() as f64;
+        eprintln!(
+            "{} looks, {per_look_ms:.2} ms CPU each, {:.3}% of the run's {:.2} s CPU",
+            o.looks.len(),
+            o.sampling_overhead_pct(),
+            o.cpu.user_s + o.cpu.system_s
+        );
+        assert!(o.sampling_overhead_pct() < 1.0);
+    }
 }

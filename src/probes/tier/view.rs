@@ -131,7 +131,7 @@ fn position_line(r: &Record) -> Option<String> {
 }
 
 fn test_section(name: &str, runs: &[&Record]) -> Section {
-    let mut s = Section::new(&format!("{name}: {}", describe(runs)));
+    let mut s = Section::new(format!("{name}: {}", describe(runs)));
     s.header = HEADER.iter().map(|h| h.to_string()).collect();
     s.rows = runs.iter().map(|r| row(r)).collect();
     for r in runs {
