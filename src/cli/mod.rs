@@ -19,6 +19,7 @@ mod run;
 mod sched;
 pub(crate) mod select;
 pub(crate) mod sweep;
+mod tier;
 mod topo;
 pub(crate) mod units;
 
@@ -72,6 +73,8 @@ pub enum Command {
     Generate(generate::GenerateArgs),
     #[command(after_long_help = "Guide: docs/c2c.md in the numabench source.")]
     C2c(c2c::C2cArgs),
+    #[command(after_long_help = "Guide: docs/tier.md in the numabench source.")]
+    Tier(tier::TierArgs),
 }
 
 impl Command {
@@ -88,7 +91,8 @@ impl Command {
             | Command::Autonuma(_)
             | Command::Sched(_)
             | Command::Pcie(_)
-            | Command::C2c(_) => true,
+            | Command::C2c(_)
+            | Command::Tier(_) => true,
             _ => false,
         }
     }
@@ -141,6 +145,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Run(args) => run::run(args),
         Command::Generate(args) => generate::run(args),
         Command::C2c(args) => c2c::run(args),
+        Command::Tier(args) => tier::run(args),
     }
 }
 

@@ -240,7 +240,6 @@ impl Buffer {
     /// The buffer as `len / size_of::<T>()` elements. For a shared buffer,
     /// a forked child writing meanwhile changes what the slice shows; read
     /// such memory through raw pointers or atomics while children run.
-    #[cfg(test)]
     pub fn as_slice<T: Word>(&self) -> &[T] {
         let n = self.len / std::mem::size_of::<T>();
         // SAFETY: the mapping is readable for map_len >= len bytes, aligned

@@ -275,7 +275,57 @@ fn settings(t: &Topology) -> Section {
             format!("nodes {}", m.nodes),
         ]);
     }
+    rows.extend(tiering_rows(t));
     table("settings", &["setting", "value"], rows)
+}
+
+/// The kernel's own view of tiering, where there is more than one tier
+/// or the kernel shows its settings: each tier's abstract distances, where
+/// each node demotes to, whether it may, and the promotion limits.
+pub(super) fn tiering_rows(t: &Topology) -> Vec<Vec<String>> {
+    let mut rows = Vec::new();
+    if t.memory_tiers.len() > 1 {
+        let tiers: Vec<String> = t
+            .memory_tiers
+            .iter()
+            .map(|m| {
+                let (lo, hi) = m.abstract_distances();
+                format!("tier {}: {lo}-{hi}", m.id)
+            })
+            .collect();
+        rows.push(vec!["abstract dist.".into(), tiers.join("; ")]);
+        let demotes: Vec<String> = t
+            .nodes
+            .iter()
+            .filter(|n| n.has_memory)
+            .map(|n| {
+                let to = t.demotion_targets(n.id);
+                match to.first() {
+                    None => format!("node {} -> none", n.id),
+                    Some(first) => format!(
+                        "node {} -> {first} (fallback {})",
+                        n.id,
+                        crate::ids::NodeSet::from_ids(to.iter().copied())
+                    ),
+                }
+            })
+            .collect();
+        rows.push(vec!["demotion".into(), demotes.join("; ")]);
+    }
+    if let Some(k) = &t.tiering {
+        let mut parts = Vec::new();
+        if let Some(d) = k.demotion_enabled {
+            parts.push(format!("demotion_enabled {d}"));
+        }
+        if let Some(r) = k.promote_rate_limit_mb_s {
+            parts.push(format!("promote rate limit {r} MB/s"));
+        }
+        if let Some(h) = k.hot_threshold_ms {
+            parts.push(format!("hot threshold {h} ms"));
+        }
+        rows.push(vec!["tiering".into(), parts.join("; ")]);
+    }
+    rows
 }
 
 /// The accelerator table's columns, here and in `topo_text`.

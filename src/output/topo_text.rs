@@ -172,6 +172,9 @@ fn settings(t: &Topology) -> String {
             .collect();
         let _ = writeln!(out, "memory tiers   {}", tiers.join("; "));
     }
+    for line in topo_tables::tiering_rows(t) {
+        let _ = writeln!(out, "{:<14} {}", line[0], line[1]);
+    }
     out
 }
 

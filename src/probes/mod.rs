@@ -14,6 +14,7 @@ pub mod sched;
 pub mod seats;
 pub mod sweep;
 pub mod team;
+pub mod tier;
 
 /// Every probe's view, in the order the report shows them. Adding a probe
 /// is adding its folder and one line here.
@@ -26,4 +27,5 @@ pub static VIEWS: &[&dyn crate::view::View] = &[
     &model::ModelView,
     &pcie::PcieView,
     &c2c::C2cView,
+    &tier::TierView,
 ];

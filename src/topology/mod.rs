@@ -50,6 +50,9 @@ pub struct Topology {
     /// Memory tiers, fastest (lowest id) first.
     #[serde(deserialize_with = "at_most::<_, _, MAX_NODES>")]
     pub memory_tiers: Vec<MemoryTier>,
+    /// The kernel's memory-tiering settings, where it shows them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tiering: Option<Tiering>,
     /// GPUs and other PCI accelerators.
     pub accelerators: Vec<Accelerator>,
     /// `MemTotal` of `/proc/meminfo`, to check the per-node figures against.
@@ -181,6 +184,53 @@ pub struct Thp {
 pub struct MemoryTier {
     pub id: u32,
     pub nodes: NodeSet,
+}
+
+/// What the kernel says of its own tiering (Linux 5.18 and later): whether
+/// reclaim may demote pages to a lower tier, and how fast NUMA balancing
+/// in mode 2 may promote them.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct Tiering {
+    /// `/sys/kernel/mm/numa/demotion_enabled`.
+    pub demotion_enabled: Option<bool>,
+    /// `kernel.numa_balancing_promote_rate_limit_MBps`.
+    pub promote_rate_limit_mb_s: Option<u64>,
+    /// debugfs `sched/numa_balancing/hot_threshold_ms`: a slow-tier page
+    /// faulting sooner than this after the scan marked it counts as hot
+    /// (root only, with debugfs mounted).
+    pub hot_threshold_ms: Option<u64>,
+}
+
+impl MemoryTier {
+    /// The abstract distances this tier holds: the kernel puts a node of
+    /// abstract distance `a` in tier `a >> 7` (chunks of 128; DRAM is
+    /// 576, tier 4).
+    pub fn abstract_distances(&self) -> (u32, u32) {
+        (
+            self.id.saturating_mul(128),
+            self.id.saturating_mul(128) + 127,
+        )
+    }
+}
+
+impl Topology {
+    /// The nodes of lower tiers than `node`'s that hold memory, nearest
+    /// (by SLIT distance) first: where the kernel demotes `node`'s pages
+    /// (the first is its preferred target). Empty for a node of the lowest
+    /// tier or without a tier.
+    pub fn demotion_targets(&self, node: usize) -> Vec<usize> {
+        let Some(tier) = self.node(node).and_then(|n| n.tier) else {
+            return Vec::new();
+        };
+        let mut out: Vec<(u32, usize)> = self
+            .nodes
+            .iter()
+            .filter(|n| n.has_memory && n.tier.is_some_and(|t| t > tier))
+            .map(|n| (self.distance(node, n.id).unwrap_or(u32::MAX), n.id))
+            .collect();
+        out.sort_unstable();
+        out.into_iter().map(|(_, n)| n).collect()
+    }
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]

@@ -290,6 +290,8 @@ const WORDS: &[(&str, &str)] = &[
     // The thesis' symbol in a message about the values given, not a
     // record's metric.
     ("analysis/model.rs", "alpha"),
+    // topo's node table column: a node's memory tier id, not the probe.
+    ("output/topo_tables.rs", "tier"),
 ];
 
 /// Every `"..."` constant under src/results/names of the given modules.

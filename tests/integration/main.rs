@@ -18,6 +18,7 @@ mod pcie;
 mod report;
 mod sched;
 mod sweep;
+mod tier;
 mod trust;
 mod util;
 mod vm;

@@ -1319,3 +1319,175 @@ fn c2c_measures_every_cpu_pair_with_its_class_on_four_and_two_nodes() {
     );
     assert!(text.contains("pinning verified"), "{text}");
 }
+
+/// Shell lines that give the tiering guest NUMA balancing in tiering mode
+/// and a faster scan than the defaults (first scan after 0.1 s instead of
+/// 1 s, every 0.5-1 s instead of 1-60 s), so that an emulated guest sees
+/// promotion within seconds; the records keep these settings.
+const TIER_SETUP: &str = "D=/sys/kernel/debug/sched/numa_balancing; echo 2 > /proc/sys/kernel/numa_balancing && echo 100 > $D/scan_delay_ms && echo 500 > $D/scan_period_min_ms && echo 1000 > $D/scan_period_max_ms";
+
+fn tier_record<'a>(doc: &'a Value, name: &str) -> &'a Value {
+    doc["records"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["name"] == name)
+        .unwrap_or_else(|| panic!("no record {name}: {doc}"))
+}
+
+fn metric_of(rec: &Value, key: &str) -> Option<f64> {
+    rec["metrics"][key]["value"].as_f64()
+}
+
+/// A line of the memory-per-tier series, MiB at each look.
+fn tier_line(rec: &Value, label: &str) -> Vec<f64> {
+    let s = rec["series"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == "memory_per_tier")
+        .unwrap();
+    let l = s["lines"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|l| l["label"] == label)
+        .unwrap_or_else(|| panic!("no line {label}: {s}"));
+    l["y"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_f64().unwrap())
+        .collect()
+}
+
+#[test]
+fn tier_promotes_the_hot_set_with_tiering_on_and_nothing_with_it_off() {
+    let run = "numabench tier promotion --hot 48 --cold 48 --interval 1 --sample-pages 128";
+    let g = guest(
+        &["--preset", "tier"],
+        &[
+            ("topo", "numabench topo --json"),
+            ("topo_text", "numabench topo"),
+            (
+                "on",
+                &format!(
+                    "{TIER_SETUP} && {run} --secs 9 --save /tmp/on.json >/dev/null && cat /tmp/on.json"
+                ),
+            ),
+            (
+                "off_text",
+                &format!(
+                    "echo 0 > /proc/sys/kernel/numa_balancing && {run} --secs 5 --no-baselines --save /tmp/off.json --format text"
+                ),
+            ),
+            ("off", "cat /tmp/off.json"),
+        ],
+    );
+    // The kernel put the CPU-less, slower node in a lower tier.
+    let topo = g.json("topo");
+    let tier = |n: usize| topo["nodes"][n]["tier"].as_u64().unwrap();
+    assert!(tier(0) < tier(1), "{}", topo["memory_tiers"]);
+    assert!(g.text("topo_text").contains("demotion       node 0 -> 1"));
+    for s in ["on", "off_text", "off"] {
+        assert_eq!(g.text(&format!("{s}.rc")), "0", "{}", g.text(s));
+    }
+
+    let on = g.json("on");
+    let rec = tier_record(&on, "promotion");
+    assert_eq!(rec["params"]["numa_balancing"], 2);
+    assert_eq!(rec["params"]["kernel_settings"]["scan_delay_ms"], "100");
+    assert!(metric_of(rec, "pgpromote_success").unwrap() > 0.0, "{rec}");
+    let hot_fast = tier_line(rec, "hot on fast");
+    assert!(hot_fast[0] < 0.1 * 48.0, "{hot_fast:?}");
+    let mark =
+        metric_of(rec, "hot_on_fast_90pct_s").unwrap_or_else(|| panic!("never 90%: {hot_fast:?}"));
+    assert!(mark > 0.0 && mark <= 9.5, "{mark}");
+    assert!(metric_of(rec, "hot_on_fast_end_pct").unwrap() >= 90.0);
+    // The cold set, never touched, stays on the slow node.
+    assert!(
+        metric_of(rec, "cold_on_fast_end_pct").unwrap() <= 10.0,
+        "{rec}"
+    );
+    // The baselines: everything bound where they say, nothing promoted.
+    for (name, node) in [("promotion all_fast", "0"), ("promotion all_slow", "1")] {
+        let b = tier_record(&on, name);
+        assert_eq!(b["placement"]["on_target_pct"], 100.0, "{b}");
+        assert!(pages_on(b, node) > 0);
+        assert!(b["metrics"].get("hot_on_fast_90pct_s").is_none() || node == "0");
+    }
+    assert!(rec["params"]["all_fast_gb_s"].as_f64().unwrap() > 0.0);
+    eprintln!(
+        "tier promotion in the guest: 90% at {mark:.1} s, sampling overhead {:.2}%",
+        metric_of(rec, "tier_sampling_overhead_pct").unwrap()
+    );
+
+    // Off: "never", and the kernel promoted nothing.
+    let text = g.text("off_text");
+    assert!(text.contains("never"), "{text}");
+    assert!(text.contains("sysctl -w kernel.numa_balancing=2"), "{text}");
+    let off = g.json("off");
+    let rec = tier_record(&off, "promotion");
+    assert_eq!(rec["params"]["numa_balancing"], 0);
+    assert_eq!(metric_of(rec, "pgpromote_success"), Some(0.0));
+    assert!(rec["metrics"].get("hot_on_fast_90pct_s").is_none());
+    assert!(
+        tier_line(rec, "hot on fast")
+            .iter()
+            .all(|&v| v < 0.05 * 48.0)
+    );
+}
+
+#[test]
+fn tier_demotes_under_pressure_and_a_hot_set_too_large_moves_both_ways() {
+    let opts = "--secs 10 --no-baselines --interval 1 --sample-pages 128 --json";
+    let g = guest(
+        &["--preset", "tier"],
+        &[
+            (
+                "demotion",
+                &format!(
+                    "{TIER_SETUP} && echo true > /sys/kernel/mm/numa/demotion_enabled && numabench tier demotion --hot 64 {opts}"
+                ),
+            ),
+            ("oversize", &format!("numabench tier oversize {opts}")),
+        ],
+    );
+    for s in ["demotion", "oversize"] {
+        assert_eq!(g.text(&format!("{s}.rc")), "0", "{}", g.text(s));
+    }
+    // The cold set filled the fast node: promoting the hot set took
+    // demotions first, and the hot set still came up.
+    let doc = g.json("demotion");
+    let rec = tier_record(&doc, "demotion");
+    assert_eq!(rec["params"]["demotion_enabled"], true);
+    let demoted =
+        metric_of(rec, "pgdemote_kswapd").unwrap() + metric_of(rec, "pgdemote_direct").unwrap();
+    assert!(demoted > 0.0, "{rec}");
+    assert!(metric_of(rec, "pgpromote_success").unwrap() > 0.0);
+    let hot_fast = tier_line(rec, "hot on fast");
+    assert!(
+        hot_fast.last().unwrap() > &(hot_fast[0] + 16.0),
+        "{hot_fast:?}"
+    );
+    assert!(
+        tier_line(rec, "cold on fast")[0]
+            > 0.9
+                * tier_line(rec, "cold on fast")
+                    .iter()
+                    .copied()
+                    .fold(0.0, f64::max)
+    );
+
+    // Larger than the fast node: pages go up and down, and the hot part
+    // ends mostly fast.
+    let doc = g.json("oversize");
+    let rec = tier_record(&doc, "oversize");
+    assert!(metric_of(rec, "pgpromote_success").unwrap() > 0.0, "{rec}");
+    assert!(metric_of(rec, "thrash_pages_per_s").unwrap() > 0.0);
+    assert!(
+        metric_of(rec, "hot_on_fast_end_pct").unwrap() >= 50.0,
+        "{rec}"
+    );
+    assert!(metric_of(rec, "warm_on_fast_end_pct").is_some());
+}

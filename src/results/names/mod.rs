@@ -14,6 +14,7 @@ pub mod pcie;
 pub mod run;
 pub mod sched;
 pub mod sweep;
+pub mod tier;
 
 /// The probes, as records name them in `probe`.
 pub mod probe {
@@ -25,6 +26,7 @@ pub mod probe {
     pub const MODEL: &str = "model";
     pub const PCIE: &str = "pcie";
     pub const C2C: &str = "c2c";
+    pub const TIER: &str = "tier";
     /// The `run` job, on the record it leaves when stopped before measuring.
     pub const RUN: &str = "run";
 }

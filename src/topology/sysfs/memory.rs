@@ -198,3 +198,37 @@ pub(super) fn read_tiers(
     }
     Ok(tiers)
 }
+
+/// The kernel's tiering settings; `None` where it shows none of them.
+pub(super) fn read_tiering(src: &SysfsRoot) -> Result<Option<Tiering>, TopologyError> {
+    let demotion = match src
+        .read_trimmed("sys/kernel/mm/numa/demotion_enabled")?
+        .as_deref()
+    {
+        None => None,
+        Some("true" | "1") => Some(true),
+        Some("false" | "0") => Some(false),
+        Some(other) => {
+            return Err(malformed(
+                "sys/kernel/mm/numa/demotion_enabled",
+                format!("'{other}' is neither true nor false"),
+            ));
+        }
+    };
+    let rate = number(
+        src,
+        "proc/sys/kernel/numa_balancing_promote_rate_limit_MBps",
+    )?;
+    // debugfs is root's: a file that cannot be read is not there.
+    let hot = number(
+        src,
+        "sys/kernel/debug/sched/numa_balancing/hot_threshold_ms",
+    )
+    .unwrap_or(None);
+    let t = Tiering {
+        demotion_enabled: demotion,
+        promote_rate_limit_mb_s: rate,
+        hot_threshold_ms: hot,
+    };
+    Ok((t != Tiering::default()).then_some(t))
+}

@@ -218,6 +218,7 @@ pub fn read_topology(src: &SysfsRoot) -> Result<Topology, TopologyError> {
         },
         numa_balancing: number(src, "proc/sys/kernel/numa_balancing")?,
         memory_tiers,
+        tiering: read_tiering(src)?,
         accelerators: read_accelerators(src)?,
         system_mem_total_bytes: meminfo.total_free()?.map(|m| m.0),
         system_mem_free_bytes: meminfo.total_free()?.map(|m| m.1),
