@@ -2,6 +2,7 @@
 //! (tables, CSV, HTML, compare) renders.
 
 mod document;
+mod lean;
 #[cfg(test)]
 mod document_props;
 pub mod names;
@@ -9,5 +10,6 @@ mod time;
 mod write;
 
 pub use document::*;
+pub use lean::*;
 pub use time::now_rfc3339;
 pub use write::{check_output, check_output_dir, remove_temp_in_flight, write_output};

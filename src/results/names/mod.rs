@@ -6,6 +6,7 @@
 //! in its own file below, beside the others of that probe.
 
 pub mod autonuma;
+pub mod fleet;
 pub mod matrix;
 pub mod mem;
 pub mod model;
