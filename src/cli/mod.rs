@@ -4,6 +4,7 @@
 mod autonuma;
 mod classes;
 mod compare;
+mod fleet;
 mod gather;
 mod generate;
 mod matrix;
@@ -69,6 +70,8 @@ pub enum Command {
     #[command(after_long_help = "Guide: docs/report-and-compare.md in the numabench source.")]
     Report(report::ReportArgs),
     Generate(generate::GenerateArgs),
+    #[command(after_long_help = "Guide: docs/fleet.md in the numabench source.")]
+    Fleet(fleet::FleetArgs),
 }
 
 impl Command {
@@ -136,6 +139,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Report(args) => report::run(args),
         Command::Run(args) => run::run(args),
         Command::Generate(args) => generate::run(args),
+        Command::Fleet(args) => fleet::run(args),
     }
 }
 

@@ -2,9 +2,9 @@
 //! (tables, CSV, HTML, compare) renders.
 
 mod document;
-mod lean;
 #[cfg(test)]
 mod document_props;
+mod lean;
 pub mod names;
 mod time;
 mod write;

@@ -215,9 +215,11 @@ fn drift(machines: &[Machine], members: &[usize]) -> Vec<Drift> {
             continue;
         }
         // The most common value; among equals, the first in order.
-        let (usual, usual_count) = count
-            .iter()
-            .fold(("", 0), |best, (v, n)| if *n > best.1 { (*v, *n) } else { best });
+        let (usual, usual_count) =
+            count.iter().fold(
+                ("", 0),
+                |best, (v, n)| if *n > best.1 { (*v, *n) } else { best },
+            );
         let differing = members
             .iter()
             .filter_map(|&i| {

@@ -11,7 +11,7 @@
 
 pub mod compare;
 pub mod figures;
-mod group;
+pub mod group;
 pub mod robust;
 
 pub use group::{Rule, report};
@@ -68,7 +68,12 @@ pub const SPECS: &[Spec] = &[
         Better::Higher,
     ),
     spec(id::LOCAL_LATENCY, "local idle latency", "ns", Better::Lower),
-    spec(id::REMOTE_LATENCY, "remote idle latency", "ns", Better::Lower),
+    spec(
+        id::REMOTE_LATENCY,
+        "remote idle latency",
+        "ns",
+        Better::Lower,
+    ),
     spec(id::CLASSES, "bandwidth classes", "", Better::Lower),
     spec(id::NODES, "NUMA nodes", "", Better::Higher),
     spec(id::MEMORY_GIB, "memory", "GiB", Better::Higher),

@@ -33,6 +33,4 @@ pub mod config {
     pub const DIMMS: &str = "dimms";
     pub const CPUS: &str = "cpus";
     pub const VERSION: &str = "numabench_version";
-    /// A machine whose kind is rare among those of its CPU model.
-    pub const KIND: &str = "kind";
 }
