@@ -5,6 +5,7 @@ mod autonuma;
 mod bad_input;
 mod docs;
 mod fixtures;
+mod fleet;
 mod formats;
 mod gather;
 mod generate;

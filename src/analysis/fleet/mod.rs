@@ -86,8 +86,9 @@ pub struct Figure {
     /// The matrix cell it comes from (`0->1`): the worst of its kind.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cell: Option<String>,
-    /// The measurement's repetitions, for noise marks in a comparison.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    /// The measurement's repetitions, for noise marks in a comparison
+    /// (not in the report's JSON: the results documents hold them).
+    #[serde(skip)]
     pub samples: Vec<f64>,
 }
 

@@ -47,7 +47,7 @@ pub fn median_in_place(v: &mut [f64]) -> f64 {
     }
     v.sort_unstable_by(f64::total_cmp);
     let mid = v.len() / 2;
-    if v.len() % 2 == 0 {
+    if v.len().is_multiple_of(2) {
         (v[mid - 1] + v[mid]) / 2.0
     } else {
         v[mid]

@@ -220,6 +220,25 @@ fn report_csv(r: &FleetReport) -> crate::view::Csv {
     }
 }
 
+/// What `--json` prints.
+#[derive(serde::Serialize)]
+struct JsonReport<'a> {
+    fleet_report: u32,
+    summary: String,
+    flagged: Vec<&'a str>,
+    figures: Vec<FigureMeta>,
+    report: &'a FleetReport,
+    notes: &'a [String],
+}
+
+#[derive(serde::Serialize)]
+struct FigureMeta {
+    id: &'static str,
+    title: &'static str,
+    unit: &'static str,
+    better: Better,
+}
+
 /// The report in `format`.
 pub fn report(r: &FleetReport, notes: &[String], format: Format) -> Result<String> {
     let title = format!("numabench fleet report: {}", headline(r));
@@ -229,18 +248,25 @@ pub fn report(r: &FleetReport, notes: &[String], format: Format) -> Result<Strin
         Format::Latex => sections::latex(&title, &report_sections(r, notes)),
         Format::Csv => super::render::csv_text(&report_csv(r))?,
         Format::Json => {
-            let v = serde_json::json!({
-                "fleet_report": 1,
-                "summary": headline(r),
-                "flagged": r.flagged(),
-                "figures": SPECS.iter().map(|s| serde_json::json!({
-                    "id": s.id, "title": s.title, "unit": s.unit,
-                    "better": if s.better == Better::Higher { "higher" } else { "lower" },
-                })).collect::<Vec<_>>(),
-                "report": r,
-                "notes": notes,
-            });
-            let mut t = serde_json::to_string_pretty(&v)?;
+            // Serialized straight from the report: a JSON tree of 10,000
+            // machines first would take several times the memory.
+            let out = JsonReport {
+                fleet_report: 1,
+                summary: headline(r),
+                flagged: r.flagged(),
+                figures: SPECS
+                    .iter()
+                    .map(|s| FigureMeta {
+                        id: s.id,
+                        title: s.title,
+                        unit: s.unit,
+                        better: s.better,
+                    })
+                    .collect(),
+                report: r,
+                notes,
+            };
+            let mut t = serde_json::to_string_pretty(&out)?;
             t.push('\n');
             t
         }

@@ -1,0 +1,218 @@
+//! A synthetic fleet of 10,000 two-node machines with four planted
+//! findings of different sorts: the report must name exactly those, and its
+//! memory must grow with the machines, not with the documents it read.
+
+use super::super::util::{fixture, numabench};
+use serde_json::{Value, json};
+use std::path::Path;
+
+/// Machines in the fleet.
+const MACHINES: usize = 10_000;
+/// Folders they are spread over (the first alone is a 2,000-machine fleet).
+const FOLDERS: usize = 5;
+
+fn topology(machine: &str) -> Value {
+    let out = numabench()
+        .args(["topo", "--json", "--sysfs-root"])
+        .arg(fixture(machine))
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// A deterministic jitter in [-1, 1) per machine and figure.
+fn jitter(i: usize, k: usize) -> f64 {
+    let mut x = (i as u64 * 2_654_435_761 + k as u64 * 40_503) % 1_000_003;
+    x = x * 48_271 % 1_000_003;
+    x as f64 / 500_001.5 - 1.0
+}
+
+fn record(kind: &str, c: usize, m: usize, value: f64) -> Value {
+    let (metric, unit, better) = if kind == "latency" {
+        ("latency_ns", "ns", "lower")
+    } else {
+        ("bandwidth_mb_s", "MB/s", "higher")
+    };
+    json!({
+        "probe": "matrix",
+        "name": format!("{kind} {c}->{m}"),
+        "params": {"kind": kind, "cpu_node": c, "mem_node": m, "threads": 1},
+        "metrics": {metric: {"value": value, "unit": unit, "better": better}},
+        "samples": {metric: [value * 0.995, value, value * 0.998]},
+        "placement": {"pages_by_node": {m.to_string(): 4096}, "on_target_pct": 100.0, "huge_pct": 0.0, "cpus_seen": [c]}
+    })
+}
+
+/// One machine's document; `plant` changes it.
+fn document(i: usize, topo: &Value, plant: &dyn Fn(&mut Value)) -> Value {
+    let nodes = topo["nodes"].as_array().unwrap().len();
+    let mut records = Vec::new();
+    for c in 0..nodes {
+        for m in 0..nodes {
+            let k = c * nodes + m;
+            let local = c == m;
+            let bw = if local { 12_000.0 } else { 7_000.0 } * (1.0 + 0.01 * jitter(i, k));
+            let lat = if local { 95.0 } else { 150.0 } * (1.0 + 0.01 * jitter(i, k + 7));
+            records.push(record("bandwidth_1t", c, m, bw));
+            records.push(record("bandwidth_saturated", c, m, bw * 3.0));
+            records.push(record("latency", c, m, lat));
+        }
+    }
+    let mut v = json!({
+        "schema": 1, "tool": "numabench", "version": "0.1.0",
+        "command": ["numabench", "run", "--profile", "quick"],
+        "started": "2026-11-25T10:00:00Z", "finished": "2026-11-25T10:00:30Z",
+        "complete": true,
+        "host": {
+            "hostname": "node", "kernel": "6.1.0-27-amd64", "cpu_model": "Synthetic EPYC",
+            "thp": {"enabled": "always", "defrag": "madvise"}, "numa_balancing": 1,
+            "allowed": topo["allowed"].clone(), "topology": topo.clone(),
+            "batch_node": format!("m{i:05}")
+        },
+        "records": records
+    });
+    plant(&mut v);
+    v
+}
+
+fn scale_value(v: &mut Value, name: &str, metric: &str, factor: f64) {
+    for r in v["records"].as_array_mut().unwrap() {
+        if r["name"] == name {
+            let x = r["metrics"][metric]["value"].as_f64().unwrap();
+            r["metrics"][metric]["value"] = json!(x * factor);
+        }
+    }
+}
+
+/// Writes the fleet; its total size in bytes.
+fn write_fleet(dir: &Path) -> u64 {
+    let two = topology("two-node");
+    let one = topology("local-1node");
+    let mut bytes = 0;
+    for i in 0..MACHINES {
+        let v = match i {
+            // A missing memory channel on node 1: half its local bandwidth.
+            1000 => document(i, &two, &|v| {
+                scale_value(v, "bandwidth_1t 1->1", "bandwidth_mb_s", 0.5)
+            }),
+            // A BIOS setting: remote latency 30% up.
+            2000 => document(i, &two, &|v| {
+                scale_value(v, "latency 0->1", "latency_ns", 1.3)
+            }),
+            // Sub-NUMA clustering off: one node where the others have two.
+            3000 => document(i, &one, &|_| {}),
+            // A node left on the old kernel.
+            4000 => document(i, &two, &|v| v["host"]["kernel"] = json!("5.10.0-9-amd64")),
+            _ => document(i, &two, &|_| {}),
+        };
+        let folder = dir.join(format!("f{}", i * FOLDERS / MACHINES));
+        std::fs::create_dir_all(&folder).unwrap();
+        let text = serde_json::to_vec(&v).unwrap();
+        bytes += text.len() as u64;
+        std::fs::write(folder.join(format!("m{i:05}.json")), text).unwrap();
+    }
+    std::fs::write(dir.join("f0/unrelated.json"), "{\"a\": [1, 2]}").unwrap();
+    bytes
+}
+
+/// Runs `fleet report --json DIR`; (exit code, report, peak resident KiB,
+/// seconds).
+fn report(dir: &Path) -> (Option<i32>, Value, i64, f64) {
+    let started = std::time::Instant::now();
+    // Reaped by wait4 below, which gives this child's own peak memory.
+    #[allow(clippy::zombie_processes)]
+    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("numabench"))
+        .args(["fleet", "report", "--json"])
+        .arg(dir)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = child.id() as libc::pid_t;
+    let reader = std::thread::spawn(move || {
+        use std::io::Read;
+        let mut out = Vec::new();
+        child.stdout.unwrap().read_to_end(&mut out).unwrap();
+        out
+    });
+    // wait4: this child's own peak memory, not every child's of the tests.
+    let mut status = 0;
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    let got = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+    assert_eq!(got, pid);
+    let secs = started.elapsed().as_secs_f64();
+    let out = reader.join().unwrap();
+    let code = libc::WIFEXITED(status).then(|| libc::WEXITSTATUS(status));
+    let v = serde_json::from_slice(&out).unwrap_or_else(|e| panic!("{e}"));
+    (code, v, usage.ru_maxrss, secs)
+}
+
+#[test]
+fn ten_thousand_documents_with_four_planted_findings() {
+    let dir = tempfile::tempdir().unwrap();
+    let bytes = write_fleet(dir.path());
+    let (code, v, rss_all, secs) = report(dir.path());
+    assert_eq!(code, Some(3));
+    assert_eq!(
+        v["flagged"],
+        json!(["m01000", "m02000", "m03000", "m04000"]),
+        "{}",
+        v["summary"]
+    );
+    let r = &v["report"];
+    assert_eq!(r["machines"].as_array().unwrap().len(), MACHINES);
+    let main = &r["kinds"][0];
+    assert_eq!(main["machines"].as_array().unwrap().len(), MACHINES - 1);
+    let figure = |id: &str| {
+        main["figures"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["id"] == id)
+            .unwrap()
+            .clone()
+    };
+    let bw = figure("local_bw_1t_mb_s");
+    assert_eq!(bw["outliers"][0]["machine"], "m01000");
+    assert_eq!(bw["outliers"][0]["cell"], "1->1");
+    let lat = figure("remote_idle_latency_ns");
+    assert_eq!(lat["outliers"][0]["machine"], "m02000");
+    assert_eq!(main["drift"][0]["setting"], "kernel");
+    assert_eq!(
+        main["drift"][0]["differing"],
+        json!([["m04000", "5.10.0-9-amd64"]])
+    );
+    assert_eq!(r["kinds"][1]["kind"]["nodes"], 1);
+    assert!(r["kinds"][1]["rare_beside"].is_array());
+    assert!(
+        v["notes"][0].as_str().unwrap().contains("unrelated.json"),
+        "{}",
+        v["notes"]
+    );
+
+    // Memory: the fifth of the fleet alone, against the whole.
+    let (_, part, rss_part, _) = report(&dir.path().join("f0"));
+    assert_eq!(
+        part["report"]["machines"].as_array().unwrap().len(),
+        MACHINES / FOLDERS
+    );
+    let per_machine = (rss_all - rss_part) as f64 * 1024.0 / (MACHINES - MACHINES / FOLDERS) as f64;
+    let per_document = bytes as f64 / MACHINES as f64;
+    let _ = std::io::Write::write_all(
+        &mut std::io::stderr(),
+        format!(
+            "fleet report: {MACHINES} documents ({:.0} MB) in {secs:.2} s, peak {} MiB; {} machines: {} MiB; {per_machine:.0} bytes per added machine, documents {per_document:.0} bytes each\n",
+            bytes as f64 / 1e6,
+            rss_all / 1024,
+            MACHINES / FOLDERS,
+            rss_part / 1024
+        )
+        .as_bytes(),
+    );
+    // What grows is a row per machine, well under the document it came from.
+    assert!(
+        per_machine < per_document / 2.0,
+        "{per_machine} vs {per_document}"
+    );
+}
