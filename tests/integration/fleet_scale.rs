@@ -216,3 +216,72 @@ fn ten_thousand_documents_with_four_planted_findings() {
         "{per_machine} vs {per_document}"
     );
 }
+
+/// Clicks the first column of figures in the machines table twice and
+/// prints the column after each click.
+const SORT_PROBE: &str = "<script>window.addEventListener('load',function(){\
+var t=Array.from(document.querySelectorAll('table')).find(function(t){return t.rows.length>10&&t.rows[0].cells[0].textContent==='machine';});\
+var col=function(){return Array.from(t.rows).slice(1).map(function(r){return r.cells[1].textContent;}).join(',');};\
+var th=t.rows[0].cells[1];th.click();var up=col();th.click();var down=col();\
+var p=document.createElement('pre');p.id='fleet-sort';p.textContent='up='+up+' down='+down;\
+document.body.appendChild(p);});</script>";
+
+#[test]
+fn the_html_page_charts_names_the_outlier_and_sorts() {
+    let dir = tempfile::tempdir().unwrap();
+    let two = topology("two-node");
+    let fleet = dir.path().join("fleet");
+    std::fs::create_dir_all(&fleet).unwrap();
+    for i in 0..30 {
+        let v = document(i, &two, &|v| {
+            if i == 7 {
+                scale_value(v, "bandwidth_1t 0->0", "bandwidth_mb_s", 0.5);
+            }
+        });
+        std::fs::write(
+            fleet.join(format!("m{i}.json")),
+            serde_json::to_vec(&v).unwrap(),
+        )
+        .unwrap();
+    }
+    let page = dir.path().join("fleet.html");
+    let out = numabench()
+        .args(["fleet", "report", "-o"])
+        .arg(&page)
+        .arg(&fleet)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3));
+    let html = std::fs::read_to_string(&page).unwrap();
+    // The outlier is named on its figure's chart, in red.
+    assert!(
+        html.contains("fill=\"#d62728\" text-anchor=\"start\">m00007 ")
+            || html.contains("fill=\"#d62728\" text-anchor=\"end\">m00007 "),
+        "no named outlier on a chart"
+    );
+    let check = super::super::report::check_page(&page, dir.path());
+    assert_eq!(check.errors, 0, "{}", check.raw);
+    assert_eq!(check.empty_svgs, 0, "{}", check.raw);
+    // One histogram per figure the machines have: 9 of them.
+    assert_eq!(check.svgs, 9, "{}", check.raw);
+    let probed = html.replacen("</body>", &format!("{SORT_PROBE}</body>"), 1);
+    let copy = dir.path().join("sort.html");
+    std::fs::write(&copy, probed).unwrap();
+    let dom = super::super::report::dump_dom(&copy);
+    let line = dom
+        .split("<pre id=\"fleet-sort\">")
+        .nth(1)
+        .and_then(|r| r.split("</pre>").next())
+        .unwrap_or_else(|| panic!("the sort probe did not run"));
+    let (up, down) = line
+        .strip_prefix("up=")
+        .and_then(|l| l.split_once(" down="))
+        .unwrap();
+    let nums = |s: &str| -> Vec<f64> { s.split(',').map(|x| x.parse().unwrap()).collect() };
+    let (up, down) = (nums(up), nums(down));
+    assert_eq!(up.len(), 30);
+    assert!(up.windows(2).all(|w| w[0] <= w[1]), "{up:?}");
+    assert!(down.windows(2).all(|w| w[0] >= w[1]), "{down:?}");
+    // The halved machine sorts first.
+    assert!(up[0] < 7_000.0, "{up:?}");
+}
