@@ -285,3 +285,69 @@ fn the_html_page_charts_names_the_outlier_and_sorts() {
     // The halved machine sorts first.
     assert!(up[0] < 7_000.0, "{up:?}");
 }
+
+#[test]
+fn compare_finds_a_fleet_wide_change_and_the_machine_that_moved() {
+    let dir = tempfile::tempdir().unwrap();
+    let two = topology("two-node");
+    let (before, after) = (dir.path().join("before"), dir.path().join("after"));
+    for d in [&before, &after] {
+        std::fs::create_dir_all(d).unwrap();
+    }
+    for i in 0..30 {
+        let b = document(i, &two, &|_| {});
+        // After a kernel update: every machine's remote latency 10% up,
+        // and m00005 lost a fifth of its local bandwidth.
+        let a = document(i, &two, &|v| {
+            for c in ["latency 0->1", "latency 1->0"] {
+                scale_value(v, c, "latency_ns", 1.1);
+            }
+            if i == 5 {
+                for c in ["bandwidth_1t 0->0", "bandwidth_1t 1->1"] {
+                    scale_value(v, c, "bandwidth_mb_s", 0.8);
+                }
+            }
+        });
+        std::fs::write(
+            before.join(format!("m{i}.json")),
+            serde_json::to_vec(&b).unwrap(),
+        )
+        .unwrap();
+        std::fs::write(
+            after.join(format!("m{i}.json")),
+            serde_json::to_vec(&a).unwrap(),
+        )
+        .unwrap();
+    }
+    let out = numabench()
+        .args(["fleet", "compare", "--json"])
+        .args([&before, &after])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let fleet = v["comparison"]["fleet"].as_array().unwrap();
+    let row = |id: &str| fleet.iter().find(|f| f["figure"] == id).unwrap().clone();
+    let lat = row("remote_idle_latency_ns");
+    assert_eq!(lat["machines"], 30);
+    assert!(
+        (lat["median_change_pct"].as_f64().unwrap() + 10.0).abs() < 0.01,
+        "{lat}"
+    );
+    assert_eq!(lat["within_noise"], false);
+    assert_eq!(lat["worse_count"], 30);
+    let bw = row("local_bw_1t_mb_s");
+    assert_eq!(bw["within_noise"], true, "{bw}");
+    assert_eq!(bw["worse_count"], 1);
+    let text = numabench()
+        .args(["fleet", "compare"])
+        .args([&before, &after])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&text.stdout);
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("m00005") && l.contains("local_bw_1t_mb_s"))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(line.contains("-20.0%"), "{line}");
+}
