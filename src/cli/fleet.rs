@@ -31,8 +31,9 @@ pub enum FleetCommand {
     Compare(CompareArgs),
 }
 
-/// Submit `numabench run` on every node of a Slurm partition or node list:
-/// one exclusive batch job per node (`sbatch --nodelist=NODE --nodes=1
+/// Run `numabench run` on every node of a Slurm partition or node list.
+///
+/// One exclusive batch job per node (`sbatch --nodelist=NODE --nodes=1
 /// --exclusive`; an array cannot pin its tasks to nodes), each writing its
 /// results folder under DIR/<Slurm node name>. Nodes with a complete
 /// results document there, or a fleet job in the queue, are not submitted
@@ -79,9 +80,11 @@ pub struct SubmitArgs {
     pub dry_run: bool,
 }
 
-/// Read every results document under DIR (from `fleet submit`, ssh or
+/// Find the machines unlike the others in the results documents under DIR.
+///
+/// Reads every results document under DIR (from `fleet submit`, ssh or
 /// copied by hand; a machine is named by its Slurm node name, else its
-/// hostname, and its newest complete document counts) and report per key
+/// hostname, and its newest complete document counts) and reports per key
 /// figure and machine kind (CPU model + node count + memory size) the
 /// median, the spread and every machine outside it; kinds rare for their
 /// CPU model; settings that differ within a kind (kernel, THP,
@@ -114,8 +117,9 @@ pub struct ReportArgs {
     pub format: FormatArgs,
 }
 
-/// Compare two fleets (before and after a kernel or BIOS update), machines
-/// paired by name: per figure the fleet-wide median change, marked ~ when
+/// What changed between two fleets (before and after an update).
+///
+/// Machines are paired by name: per figure the fleet-wide median change, marked ~ when
 /// a sign test cannot tell it from none, and every machine whose change is
 /// beyond its own runs' noise (all of them with --csv or --json).
 #[derive(clap::Args, Debug)]

@@ -13,6 +13,20 @@ fn mark(within: Option<bool>) -> &'static str {
     if within == Some(true) { "~" } else { "" }
 }
 
+/// Up to 20 names, then how many more.
+fn some(names: &[String]) -> String {
+    let mut out = names
+        .iter()
+        .take(20)
+        .cloned()
+        .collect::<Vec<_>>()
+        .join(", ");
+    if names.len() > 20 {
+        out.push_str(&format!(" and {} more", names.len() - 20));
+    }
+    out
+}
+
 fn fleet_section(c: &FleetComparison) -> Section {
     let mut s = Section::new("fleet-wide: each figure's median over the machines in both");
     s.header = [
@@ -49,13 +63,13 @@ fn fleet_section(c: &FleetComparison) -> Section {
     s.lines.push(
         "changes are signed so that + is better; ~ marks a change within noise (fleet-wide: a sign test cannot tell the machines that got better from those that got worse; per machine: 2 standard deviations of its runs' samples); better/worse count machines changed beyond their own noise".into(),
     );
-    if !c.only_before.is_empty() {
-        s.lines
-            .push(format!("only before: {}", c.only_before.join(", ")));
-    }
-    if !c.only_after.is_empty() {
-        s.lines
-            .push(format!("only after: {}", c.only_after.join(", ")));
+    for (what, names) in [
+        ("only before", &c.only_before),
+        ("only after", &c.only_after),
+    ] {
+        if !names.is_empty() {
+            s.lines.push(format!("{what}: {}", some(names)));
+        }
     }
     s
 }
