@@ -86,15 +86,36 @@ fn states(dir: &Path, nodes: &[String], queue: &[slurm::Queued]) -> BTreeMap<Str
 /// with `wait`, follows them to the end. `say` gets each line for the
 /// user. The error after waiting names the nodes that failed.
 pub fn submit(o: &SubmitOptions, say: &mut dyn FnMut(&str)) -> Result<()> {
-    let nodes = slurm::nodes(o.partition.as_deref(), o.nodelist.as_deref())?;
-    if nodes.is_empty() {
+    let listed = slurm::nodes(o.partition.as_deref(), o.nodelist.as_deref())?;
+    if listed.is_empty() {
         return Err(crate::error::usage(
             "Slurm lists no node for that partition or node list",
         ));
     }
-    std::fs::create_dir_all(o.dir.join(".fleet/logs"))
-        .with_context(|| format!("cannot create {}", o.dir.display()))?;
-    let dir = o.dir.canonicalize()?;
+    let unusable: Vec<String> = listed
+        .iter()
+        .filter(|n| !n.usable())
+        .map(|n| format!("{} ({})", n.name, n.state))
+        .collect();
+    if !unusable.is_empty() {
+        say(&format!(
+            "fleet: left out, Slurm starts no job there: {}",
+            unusable.join(", ")
+        ));
+    }
+    let nodes: Vec<String> = listed
+        .into_iter()
+        .filter(slurm::Node::usable)
+        .map(|n| n.name)
+        .collect();
+    // The jobs start elsewhere: the folder goes to them as an absolute path.
+    let dir = if o.dry_run {
+        std::path::absolute(&o.dir)?
+    } else {
+        std::fs::create_dir_all(o.dir.join(".fleet/logs"))
+            .with_context(|| format!("cannot create {}", o.dir.display()))?;
+        o.dir.canonicalize()?
+    };
     let logs = dir.join(".fleet/logs");
     let queue = slurm::queue()?;
     let script = slurm::script(&o.numabench, &o.profile, &dir);
@@ -117,6 +138,7 @@ pub fn submit(o: &SubmitOptions, say: &mut dyn FnMut(&str)) -> Result<()> {
         };
         if o.dry_run {
             say(&format!("sbatch {}", job.args().join(" ")));
+            submitted.push((node.clone(), String::new()));
             continue;
         }
         let id = job.run(&script).with_context(|| {
@@ -131,9 +153,10 @@ pub fn submit(o: &SubmitOptions, say: &mut dyn FnMut(&str)) -> Result<()> {
         say(&format!("script given to sbatch on stdin:\n{script}"));
     }
     say(&format!(
-        "fleet: {} node(s): {} submitted, {} with results already, {} queued already; results under {}",
+        "fleet: {} node(s): {} {}, {} with results already, {} queued already; results under {}",
         nodes.len(),
         submitted.len(),
+        if o.dry_run { "to submit" } else { "submitted" },
         already,
         queued,
         dir.display()

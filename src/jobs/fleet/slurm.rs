@@ -64,21 +64,71 @@ fn names(text: &str) -> Vec<String> {
     out
 }
 
-/// The nodes of a partition (every partition's where `None`), or those of
-/// a node list such as `n[1-4],m7` as Slurm expands it.
-pub fn nodes(partition: Option<&str>, nodelist: Option<&str>) -> Result<Vec<String>> {
-    if let Some(list) = nodelist {
-        return Ok(names(&slurm(
-            "scontrol",
-            &["show", "hostnames", list],
-            None,
-        )?));
+/// A node and whether Slurm would start a job on it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Node {
+    pub name: String,
+    /// Slurm's short state (`idle`, `alloc`, `down*`, `drain`, ...).
+    pub state: String,
+}
+
+impl Node {
+    /// Down, drained, draining, failed or future nodes start no new job: a
+    /// job pinned to one would pend for ever.
+    pub fn usable(&self) -> bool {
+        let s = self
+            .state
+            .trim_end_matches(['*', '~', '#', '!', '%', '$', '@', '^', '-']);
+        ![
+            "down", "drain", "drng", "fail", "futr", "npc", "pow_dn", "unk",
+        ]
+        .iter()
+        .any(|bad| s.starts_with(bad))
     }
-    let mut args = vec!["-h", "-N", "-o", "%N"];
+}
+
+/// `sinfo -h -N -o '%N %t'` lines: a node once even where it is in several
+/// partitions.
+pub fn parse_nodes(text: &str) -> Vec<Node> {
+    let mut out: Vec<Node> = Vec::new();
+    for l in text.lines() {
+        let mut f = l.split_whitespace();
+        let (Some(name), state) = (f.next(), f.next().unwrap_or("unknown")) else {
+            continue;
+        };
+        if !out.iter().any(|n| n.name == name) {
+            out.push(Node {
+                name: name.to_string(),
+                state: state.to_string(),
+            });
+        }
+    }
+    out
+}
+
+/// The nodes of a partition (every partition's where `None`), or those of
+/// a node list such as `n[1-4],m7` as Slurm expands it, with their states.
+pub fn nodes(partition: Option<&str>, nodelist: Option<&str>) -> Result<Vec<Node>> {
+    let mut args = vec!["-h", "-N", "-o", "%N %t"];
     if let Some(p) = partition {
         args.extend(["-p", p]);
     }
-    Ok(names(&slurm("sinfo", &args, None)?))
+    let listed = parse_nodes(&slurm("sinfo", &args, None)?);
+    let Some(list) = nodelist else {
+        return Ok(listed);
+    };
+    Ok(
+        names(&slurm("scontrol", &["show", "hostnames", list], None)?)
+            .into_iter()
+            .map(|name| {
+                let state = listed
+                    .iter()
+                    .find(|n| n.name == name)
+                    .map_or_else(|| "unknown".to_string(), |n| n.state.clone());
+                Node { name, state }
+            })
+            .collect(),
+    )
 }
 
 /// A fleet job in the queue.
@@ -244,5 +294,12 @@ mod tests {
     #[test]
     fn node_lines_are_distinct() {
         assert_eq!(names("n1\nn2\nn1\n\n"), ["n1", "n2"]);
+        let n = parse_nodes("n1 idle\nn2 down*\nn1 idle\nn3 drain\nn4 alloc\nn5 mix~\n");
+        let usable: Vec<&str> = n
+            .iter()
+            .filter(|x| x.usable())
+            .map(|x| x.name.as_str())
+            .collect();
+        assert_eq!(usable, ["n1", "n4", "n5"]);
     }
 }
