@@ -116,36 +116,50 @@ fn write_fleet(dir: &Path) -> u64 {
     bytes
 }
 
+/// The child's peak resident memory so far, in KiB (`VmHWM`, its own
+/// address space's high-water mark; `None` once it has exited). The
+/// kernel's `ru_maxrss` would not do: it counts the memory of the test
+/// process the child was spawned from.
+fn peak_kib(pid: u32) -> Option<i64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
+
 /// Runs `fleet report --json DIR`; (exit code, report, peak resident KiB,
 /// seconds).
 fn report(dir: &Path) -> (Option<i32>, Value, i64, f64) {
     let started = std::time::Instant::now();
-    // Reaped by wait4 below, which gives this child's own peak memory.
-    #[allow(clippy::zombie_processes)]
-    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("numabench"))
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("numabench"))
         .args(["fleet", "report", "--json"])
         .arg(dir)
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
-    let pid = child.id() as libc::pid_t;
+    let stdout = child.stdout.take().unwrap();
     let reader = std::thread::spawn(move || {
         use std::io::Read;
         let mut out = Vec::new();
-        child.stdout.unwrap().read_to_end(&mut out).unwrap();
+        let mut stdout = stdout;
+        stdout.read_to_end(&mut out).unwrap();
         out
     });
-    // wait4: this child's own peak memory, not every child's of the tests.
-    let mut status = 0;
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    let got = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
-    assert_eq!(got, pid);
+    // The high-water mark only grows: the last look before the exit is the
+    // peak (the report is written at the end, through a pipe this test
+    // reads, which leaves time for a look after the peak).
+    let mut peak = 0;
+    while child.try_wait().unwrap().is_none() {
+        if let Some(kib) = peak_kib(child.id()) {
+            peak = peak.max(kib);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    }
+    let status = child.wait().unwrap();
     let secs = started.elapsed().as_secs_f64();
     let out = reader.join().unwrap();
-    let code = libc::WIFEXITED(status).then(|| libc::WEXITSTATUS(status));
     let v = serde_json::from_slice(&out).unwrap_or_else(|e| panic!("{e}"));
-    (code, v, usage.ru_maxrss, secs)
+    (status.code(), v, peak, secs)
 }
 
 #[test]
