@@ -51,7 +51,8 @@ pub struct SubmitArgs {
     #[arg(long, short = 'w', value_name = "LIST")]
     pub nodelist: Option<String>,
     /// The `numabench run` profile: `quick` (the matrix alone: every key
-    /// figure of a fleet report; about 15 s a node on a small machine),
+    /// figure of a fleet report; 3 s on a 2-CPU one-node machine, growing
+    /// with the square of the node count),
     /// `default` or `full` (see `numabench run --help`).
     #[arg(long, value_name = "NAME", default_value = "quick", value_parser = clap::builder::PossibleValuesParser::new(
         [clap::builder::PossibleValue::new("quick"), clap::builder::PossibleValue::new("default"), clap::builder::PossibleValue::new("full"), clap::builder::PossibleValue::new("smoke").hide(true)]))]
