@@ -231,4 +231,29 @@ pub(crate) mod tests {
         assert_eq!(value(&m, id::CLASSES), None);
         assert_eq!(value(&m, id::NODES), Some(2.0));
     }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(200))]
+        /// A document with any byte changed reads as a machine or an error,
+        /// and whatever reads goes through the report and every format.
+        #[test]
+        fn a_damaged_document_is_a_machine_or_an_error(at in 0usize..100_000, byte in 0u8..128) {
+            let mut json = two_node_doc("x", 10_000.0, 6_000.0).to_json().unwrap();
+            let i = at % json.len();
+            json[i] = byte;
+            let Ok(text) = std::str::from_utf8(&json) else { return Ok(()) };
+            if let Ok(doc) = LeanDocument::from_json(text) {
+                let m = read(&doc, "x.json");
+                let r = crate::analysis::fleet::report(vec![m.clone(), m.clone(), m], Default::default());
+                for f in [
+                    crate::output::render::Format::Text,
+                    crate::output::render::Format::Csv,
+                    crate::output::render::Format::Json,
+                    crate::output::render::Format::Html,
+                ] {
+                    crate::output::fleet::report(&r, &[], f).unwrap();
+                }
+            }
+        }
+    }
 }
