@@ -36,8 +36,8 @@ pub enum FleetCommand {
 /// One exclusive batch job per node (`sbatch --nodelist=NODE --nodes=1
 /// --exclusive`; an array cannot pin its tasks to nodes), each writing its
 /// results folder under DIR/<Slurm node name>. Nodes with a complete
-/// results document there, or a fleet job in the queue, are not submitted
-/// again, so running it twice submits only what is missing.
+/// results document anywhere under DIR, or a fleet job in the queue, are
+/// not submitted again, so running it twice submits only what is missing.
 #[derive(clap::Args, Debug)]
 pub struct SubmitArgs {
     /// Where the nodes' results go; must be on a file system every node

@@ -119,9 +119,20 @@ pub fn submit(o: &SubmitOptions, say: &mut dyn FnMut(&str)) -> Result<()> {
     let logs = dir.join(".fleet/logs");
     let queue = slurm::queue()?;
     let script = slurm::script(&o.numabench, &o.profile, &dir);
+    // Complete documents anywhere under DIR count, whatever put them there
+    // (an earlier submission, a copy by hand), as they do for the report.
+    let have: std::collections::BTreeSet<String> = match scan::scan(&dir) {
+        Ok(s) => s
+            .machines
+            .into_iter()
+            .filter(|m| m.complete)
+            .map(|m| m.name)
+            .collect(),
+        Err(_) => Default::default(),
+    };
     let (mut already, mut queued, mut submitted) = (0, 0, Vec::new());
     for node in &nodes {
-        if done(&dir, node) {
+        if have.contains(node) || done(&dir, node) {
             already += 1;
             continue;
         }
