@@ -180,21 +180,45 @@ fn halve_bandwidth(v: &mut Value) {
 }
 
 #[test]
-fn dry_run_prints_one_exclusive_job_per_node() {
+fn dry_run_prints_one_exclusive_job_per_node_without_results() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path().display().to_string();
-    let cmd = format!("\"$NB\" fleet submit --dir '{d}' --nodelist 'n[1-2]' --dry-run");
+    // n2 has results already, copied by hand: it is not submitted; n3 is no
+    // node of this cluster.
+    let topo: Value = serde_json::from_slice(&super::util::stdout_of([
+        "topo",
+        "--json",
+        "--sysfs-root",
+        super::util::fixture("two-node").to_str().unwrap(),
+    ]))
+    .unwrap();
+    let doc = json!({"schema": 1, "tool": "numabench", "version": "0.1.0", "command": [],
+        "started": "2026-11-25T10:00:00Z", "finished": "2026-11-25T10:00:01Z", "complete": true,
+        "host": {"hostname": "vm", "kernel": "6.1", "cpu_model": "x", "thp": {}, "numa_balancing": 0,
+                 "allowed": topo["allowed"].clone(), "topology": topo, "batch_node": "n2"},
+        "records": []});
+    std::fs::write(dir.path().join("copied.json"), doc.to_string()).unwrap();
+    let cmd =
+        format!("NB_D='{d}'; \"$NB\" fleet submit --dir \"$NB_D\" --nodelist 'n[1-3]' --dry-run");
     let Some(out) = in_cluster(&cmd) else { return };
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{err}");
-    for node in ["n1", "n2"] {
-        assert!(
-            err.contains(&format!(
-                "--nodelist={node} --nodes=1 --ntasks=1 --exclusive"
-            )),
-            "{err}"
-        );
-    }
+    assert!(
+        err.contains("--nodelist=n1 --nodes=1 --ntasks=1 --exclusive"),
+        "{err}"
+    );
+    assert!(
+        !err.contains("--nodelist=n2") && !err.contains("--nodelist=n3"),
+        "{err}"
+    );
+    assert!(
+        err.contains("left out, Slurm starts no job there: n3 (unknown)"),
+        "{err}"
+    );
+    assert!(
+        err.contains("2 node(s): 1 to submit, 1 with results already"),
+        "{err}"
+    );
     assert!(err.contains("--dir '"), "{err}");
     // Nothing was submitted: no node folder.
     assert!(!dir.path().join("n1").exists());
