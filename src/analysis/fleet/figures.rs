@@ -91,6 +91,25 @@ fn memory_bytes(doc: &LeanDocument) -> u64 {
         .sum()
 }
 
+/// Each node's share of the memory, to the nearest 5% (`50/50%`): the
+/// total is the kind's already, and shares in 5% steps centred on the usual
+/// splits (50, 25, 12.5 rounded) do not flip between identical machines
+/// that differ by a few MiB, as GiB figures rounded at .5 would.
+fn memory_shares(nodes: &[crate::results::LeanNode]) -> String {
+    let total: u64 = nodes.iter().map(|n| n.mem_total_bytes).sum();
+    if total == 0 {
+        return "unknown".into();
+    }
+    let shares: Vec<String> = nodes
+        .iter()
+        .map(|n| {
+            let pct = 100.0 * n.mem_total_bytes as f64 / total as f64;
+            format!("{:.0}", (pct / 5.0).round() * 5.0)
+        })
+        .collect();
+    format!("{}%", shares.join("/"))
+}
+
 /// The settings a kind's machines should share.
 fn config(doc: &LeanDocument, atlas: &Atlas) -> Config {
     let h = &doc.host;
@@ -109,16 +128,7 @@ fn config(doc: &LeanDocument, atlas: &Atlas) -> Config {
             cfg::NUMA_BALANCING,
             h.numa_balancing.map_or("unknown".into(), |b| b.to_string()),
         ),
-        (
-            cfg::MEMORY_PER_NODE,
-            h.topology
-                .nodes
-                .iter()
-                .map(|n| format!("{:.0}", n.mem_total_bytes as f64 / GIB))
-                .collect::<Vec<_>>()
-                .join("+")
-                + " GiB",
-        ),
+        (cfg::MEMORY_PER_NODE, memory_shares(&h.topology.nodes)),
         (cfg::CPUS, h.topology.cpus.to_string()),
         (cfg::VERSION, text(&doc.version)),
     ];
@@ -220,6 +230,19 @@ pub(crate) mod tests {
         assert!(value(&m, id::CLASSES).unwrap() >= 2.0);
         assert_eq!(m.name, "a");
         assert_eq!(m.setting(cfg::KERNEL), Some(d.host.kernel.as_str()));
+    }
+
+    #[test]
+    fn memory_shares_do_not_flip_on_a_few_mib() {
+        let node = |gib: f64| crate::results::LeanNode {
+            id: 0,
+            has_cpu: true,
+            has_memory: true,
+            mem_total_bytes: (gib * GIB) as u64,
+        };
+        assert_eq!(memory_shares(&[node(255.49), node(255.51)]), "50/50%");
+        assert_eq!(memory_shares(&[node(256.0), node(192.0)]), "55/45%");
+        assert_eq!(memory_shares(&[]), "unknown");
     }
 
     #[test]
