@@ -119,12 +119,21 @@ fn fleet_submit_runs_every_node_once_and_reports_them() {
 fn a_node_with_half_the_bandwidth_is_named() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path().display().to_string();
-    let cmd = format!("\"$NB\" fleet submit --dir '{d}/runs' --profile smoke --wait --poll 1");
+    // Submitted, then at once again: the second finds both jobs queued
+    // and only follows them.
+    let cmd = format!(
+        "\"$NB\" fleet submit --dir '{d}/runs' --profile smoke && \"$NB\" fleet submit --dir '{d}/runs' --profile smoke --wait --poll 1"
+    );
     let Some(out) = in_cluster(&cmd) else { return };
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
     assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+        err.contains("2 submitted, 0 with results already, 0 queued already"),
+        "{err}"
+    );
+    assert!(
+        err.contains("0 submitted, 0 with results already, 2 queued already"),
+        "{err}"
     );
     // Six machines from n1's document; p4's bandwidth halved.
     let (_, n1) = documents(&dir.path().join("runs"))

@@ -156,12 +156,12 @@ pub fn parse_queue(text: &str) -> Vec<Queued> {
         .collect()
 }
 
-/// The fleet jobs in the queue now.
+/// This user's fleet jobs in the queue now.
 pub fn queue() -> Result<Vec<Queued>> {
     let name = format!("--name={JOB_NAME}");
     Ok(parse_queue(&slurm(
         "squeue",
-        &["-h", &name, "-o", "%i|%T|%n"],
+        &["-h", "--me", &name, "-o", "%i|%T|%n"],
         None,
     )?))
 }
