@@ -63,6 +63,13 @@ fn fleet_section(c: &FleetComparison) -> Section {
     s.lines.push(
         "changes are signed so that + is better; ~ marks a change within noise (fleet-wide: a sign test cannot tell the machines that got better from those that got worse; per machine: 2 standard deviations of its runs' samples); better/worse count machines changed beyond their own noise".into(),
     );
+    if s.rows.is_empty() {
+        s.header.clear();
+        s.lines.insert(
+            0,
+            "no machine is in both fleets (machines are paired by name)".into(),
+        );
+    }
     for (what, names) in [
         ("only before", &c.only_before),
         ("only after", &c.only_after),
