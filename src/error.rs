@@ -11,6 +11,9 @@ use std::fmt;
 pub const EXIT_USAGE: i32 = 2;
 /// Exit code for a failure while running.
 pub const EXIT_FAILURE: i32 = 1;
+/// Exit code of `fleet report` when it flags machines (outliers, rare
+/// kinds, drift), so a check after maintenance can gate on it.
+pub const EXIT_FLAGGED: i32 = 3;
 
 /// Input the user can correct; the message names the bad value and what is
 /// allowed.

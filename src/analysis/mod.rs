@@ -5,6 +5,7 @@ pub mod atlas;
 pub mod classes;
 pub mod compare;
 pub mod findings;
+pub mod fleet;
 pub mod model;
 pub mod placement;
 pub mod sweep_summary;

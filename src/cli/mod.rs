@@ -5,6 +5,7 @@ mod autonuma;
 mod c2c;
 mod classes;
 mod compare;
+mod fleet;
 mod gather;
 mod generate;
 mod matrix;
@@ -75,6 +76,8 @@ pub enum Command {
     C2c(c2c::C2cArgs),
     #[command(after_long_help = "Guide: docs/tier.md in the numabench source.")]
     Tier(tier::TierArgs),
+    #[command(after_long_help = "Guide: docs/fleet.md in the numabench source.")]
+    Fleet(fleet::FleetArgs),
 }
 
 impl Command {
@@ -146,6 +149,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Generate(args) => generate::run(args),
         Command::C2c(args) => c2c::run(args),
         Command::Tier(args) => tier::run(args),
+        Command::Fleet(args) => fleet::run(args),
     }
 }
 

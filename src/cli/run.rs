@@ -17,9 +17,11 @@ pub struct RunArgs {
     #[arg(long, value_name = "DIR", default_value = "numabench-results")]
     pub dir: PathBuf,
     /// What to run: `default` (topology, matrix, sweep; about a minute on a
-    /// small machine) or `full` (also perf's mem suite at 5 s per test, the
-    /// four AutoNUMA tests and numa_test with one task per CPU; minutes).
-    #[arg(long, value_name = "NAME", default_value = "default", value_parser = ["default", "full"])]
+    /// small machine), `quick` (topology and matrix, no sweep: what `fleet
+    /// report` compares) or `full` (also perf's mem suite at 5 s per test,
+    /// the four AutoNUMA tests and numa_test with one task per CPU; minutes).
+    #[arg(long, value_name = "NAME", default_value = "default", value_parser = clap::builder::PossibleValuesParser::new(
+        [clap::builder::PossibleValue::new("default"), clap::builder::PossibleValue::new("quick"), clap::builder::PossibleValue::new("full"), clap::builder::PossibleValue::new("smoke").hide(true)]))]
     pub profile: String,
     /// With a format, the results document goes to stdout in it and the
     /// summary to stderr.
@@ -31,6 +33,8 @@ pub fn run(args: RunArgs) -> Result<()> {
     let outcome = crate::jobs::run::run(&crate::jobs::run::Options {
         dir: args.dir,
         full: args.profile == "full",
+        matrix_only: args.profile == "quick",
+        smoke: args.profile == "smoke",
     })?;
     match args.format.chosen() {
         None | Some(Format::Text) => crate::console::out(&outcome.text),

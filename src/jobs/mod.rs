@@ -3,6 +3,7 @@
 //! several probes and writes a results folder). Above the probes and the
 //! output, below the command line.
 
+pub mod fleet;
 pub mod gather;
 pub mod place;
 pub mod run;

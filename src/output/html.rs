@@ -10,7 +10,7 @@ use crate::view::{Block, Heatmap, View, records_of};
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
-const STYLE: &str = "body{font-family:sans-serif;margin:2em;max-width:1100px;color:#222}\
+pub(crate) const STYLE: &str = "body{font-family:sans-serif;margin:2em;max-width:1100px;color:#222}\
 h1{font-size:1.6em}h2{border-bottom:1px solid #ccc;padding-bottom:.2em;margin-top:2em}\
 h3{font-size:1.1em;margin-top:1.5em}table{border-collapse:collapse;margin:.5em 0}\
 td,th{border:1px solid #ccc;padding:.25em .6em;text-align:right}th{background:#f4f4f4}\

@@ -3,6 +3,7 @@
 
 pub(crate) mod compare;
 pub(crate) mod compare_metric;
+pub(crate) mod fleet;
 pub(crate) mod html;
 pub(crate) mod render;
 pub(crate) mod report;

@@ -54,6 +54,11 @@ pub struct Host {
     pub allowed: Allowed,
     /// The full topology snapshot.
     pub topology: Topology,
+    /// The name the batch system knows this machine by (`SLURMD_NODENAME`
+    /// when the run was a Slurm job), which `fleet report` keys machines by:
+    /// on some clusters every node has the same hostname.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub batch_node: Option<String>,
 }
 
 impl Host {
@@ -66,6 +71,7 @@ impl Host {
             numa_balancing: topo.numa_balancing,
             allowed: topo.allowed.clone(),
             topology: topo.clone(),
+            batch_node: None,
         }
     }
 }
@@ -198,7 +204,10 @@ impl Document {
             started: super::now_rfc3339(),
             finished: None,
             complete: false,
-            host: Host::from_topology(topo),
+            host: Host {
+                batch_node: batch_node(),
+                ..Host::from_topology(topo)
+            },
             records: Vec::new(),
         }
     }
@@ -260,6 +269,18 @@ impl Document {
     }
 }
 
+/// The Slurm node this process runs on, if it is a Slurm job step: a plain
+/// name (control characters would be escaped on output anyway, but a name
+/// over 255 bytes is no node name).
+fn batch_node() -> Option<String> {
+    std::env::var(BATCH_NODE_ENV)
+        .ok()
+        .filter(|n| !n.is_empty() && n.len() <= 255)
+}
+
+/// What Slurm's `slurmd` sets to the node's name in every job step.
+pub const BATCH_NODE_ENV: &str = "SLURMD_NODENAME";
+
 /// Node and CPU numbers from a file become bitmaps when shown, so each is
 /// held to the bound the list parser keeps ([`MAX_ID`]): a file naming node
 /// 2^61 would otherwise ask for an exabyte.
@@ -297,7 +318,7 @@ pub const MAX_RESULTS_BYTES: u64 = 64 << 20;
 /// checked before opening (opening a device can act: `/dev/watchdog` arms a
 /// timer) and again on the descriptor, which was opened without blocking,
 /// so nothing swapped in between is read.
-fn read_results_file(path: &Path) -> Result<String> {
+pub(crate) fn read_results_file(path: &Path) -> Result<String> {
     use std::io::Read;
     use std::os::unix::fs::OpenOptionsExt;
     let regular = |meta: std::fs::Metadata| -> Result<()> {

@@ -4,10 +4,12 @@
 mod document;
 #[cfg(test)]
 mod document_props;
+mod lean;
 pub mod names;
 mod time;
 mod write;
 
 pub use document::*;
+pub use lean::*;
 pub use time::now_rfc3339;
 pub use write::{check_output, check_output_dir, remove_temp_in_flight, write_output};

@@ -80,6 +80,24 @@ fn lists(help: &str, flag: &str) -> bool {
     })
 }
 
+/// How many words name the command: 2 where the first has subcommands
+/// and the second is one of them (`fleet report`), else 1.
+fn nested_command(words: &[String]) -> usize {
+    let Some(second) = words.get(1).filter(|w| !w.starts_with('-')) else {
+        return 1;
+    };
+    let out = numabench()
+        .args([words[0].as_str(), second.as_str(), "--help"])
+        .output()
+        .unwrap();
+    let usage = format!("Usage: numabench {} {second}", words[0]);
+    if out.status.success() && String::from_utf8_lossy(&out.stdout).contains(&usage) {
+        2
+    } else {
+        1
+    }
+}
+
 #[test]
 fn every_command_shown_in_the_docs_exists_with_its_options() {
     let shown = shown_commands();
@@ -87,9 +105,15 @@ fn every_command_shown_in_the_docs_exists_with_its_options() {
     let mut helps: BTreeMap<String, String> = BTreeMap::new();
     let mut wrong = Vec::new();
     for (at, words) in &shown {
-        let sub = &words[0];
+        // A command with subcommands (`fleet report`) is named by both words.
+        let nested = nested_command(words);
+        let sub = &words[..nested].join(" ");
         let help = helps.entry(sub.clone()).or_insert_with(|| {
-            let out = numabench().args([sub.as_str(), "--help"]).output().unwrap();
+            let out = numabench()
+                .args(&words[..nested])
+                .arg("--help")
+                .output()
+                .unwrap();
             if out.status.success() {
                 String::from_utf8_lossy(&out.stdout).to_string()
             } else {
@@ -100,7 +124,7 @@ fn every_command_shown_in_the_docs_exists_with_its_options() {
             wrong.push(format!("{at}: no command '{sub}'"));
             continue;
         }
-        for flag in options(&words[1..]) {
+        for flag in options(&words[nested..]) {
             if !lists(help, &flag) {
                 wrong.push(format!("{at}: numabench {sub} has no option {flag}"));
             }
@@ -233,7 +257,7 @@ fn every_guide_that_help_names_exists() {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let commands = [
         "run", "topo", "gather", "place", "sweep", "matrix", "model", "pcie", "mem", "autonuma",
-        "sched", "compare", "report",
+        "sched", "compare", "report", "fleet",
     ];
     for c in commands {
         let out = numabench().args([c, "--help"]).output().unwrap();

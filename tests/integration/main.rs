@@ -6,6 +6,7 @@ mod bad_input;
 mod c2c;
 mod docs;
 mod fixtures;
+mod fleet;
 mod formats;
 mod gather;
 mod generate;

@@ -48,7 +48,7 @@ p.textContent='broken='+bad+' svgs='+svgs.length+' empty='+empty+' errors='+wind
 document.body.appendChild(p);});</script>";
 
 /// The DOM of `page` after its scripts ran, as headless Chromium dumps it.
-fn dump_dom(page: &Path) -> String {
+pub(crate) fn dump_dom(page: &Path) -> String {
     let out = Command::new(chromium())
         .args([
             "--headless",
@@ -64,15 +64,15 @@ fn dump_dom(page: &Path) -> String {
 }
 
 /// What the checker found in `page` (a copy with the checker injected).
-struct Check {
-    broken_images: usize,
-    svgs: usize,
-    empty_svgs: usize,
-    errors: usize,
-    raw: String,
+pub(crate) struct Check {
+    pub(crate) broken_images: usize,
+    pub(crate) svgs: usize,
+    pub(crate) empty_svgs: usize,
+    pub(crate) errors: usize,
+    pub(crate) raw: String,
 }
 
-fn check_page(page: &Path, dir: &Path) -> Check {
+pub(crate) fn check_page(page: &Path, dir: &Path) -> Check {
     let html = std::fs::read_to_string(page).unwrap();
     let probed = html
         .replacen("<head>", &format!("<head>{CHECKER_HEAD}"), 1)

@@ -29,6 +29,12 @@ pub struct Options {
     pub dir: PathBuf,
     /// Also the workload parts (perf's suite, AutoNUMA, numa_test).
     pub full: bool,
+    /// The matrix alone, no sweep (`--profile quick`).
+    pub matrix_only: bool,
+    /// The matrix on 8 MiB buffers with one timed run: seconds, and cache
+    /// figures, not memory's (`--profile smoke`, hidden; for tests of what
+    /// carries the results, such as `fleet submit`).
+    pub smoke: bool,
 }
 
 /// What a run leaves for the command to print: the summary, the document,
@@ -55,7 +61,7 @@ pub fn run(opts: &Options) -> Result<Outcome> {
     crate::results::check_output_dir(&opts.dir, "--dir")?;
     let topo = read_topology(&SysfsRoot::live())?;
     let started = Instant::now();
-    let mut m = measure(&topo, opts.full)?;
+    let mut m = measure(&topo, opts)?;
     let interrupted = crate::interrupt::requested();
     match interrupted {
         None => m.doc.finish(),
@@ -85,13 +91,21 @@ pub fn run(opts: &Options) -> Result<Outcome> {
 
 /// The matrix, the sweep and, with `full`, the workload parts, one after
 /// the other until a stop.
-fn measure(topo: &Topology, full: bool) -> Result<Measured> {
+fn measure(topo: &Topology, opts: &Options) -> Result<Measured> {
+    let full = opts.full;
     let mut doc = Document::new(topo);
     let progress = Progress::new(false);
     let steps = if full { 2 + parts::PARTS.len() } else { 2 };
     let show = |step: usize, what: &str| progress.step(&format!("[{}/{steps}] {what}", step + 1));
-    measure_matrix(topo, &mut doc, &|w| show(0, &format!("matrix: {w}")))?;
-    measure_sweep(topo, &mut doc, &|w| show(1, &format!("sweep: {w}")))?;
+    let cfg = if opts.smoke {
+        smoke_config()?
+    } else {
+        MatrixConfig::new()?
+    };
+    measure_matrix(topo, &mut doc, cfg, &|w| show(0, &format!("matrix: {w}")))?;
+    if !(opts.matrix_only || opts.smoke) {
+        measure_sweep(topo, &mut doc, &|w| show(1, &format!("sweep: {w}")))?;
+    }
     let mut logs = Vec::new();
     if full {
         for (i, part) in parts::PARTS.iter().enumerate() {
@@ -109,14 +123,29 @@ fn measure(topo: &Topology, full: bool) -> Result<Measured> {
 
 /// The node-to-node matrix (one thread, saturated, latency) with the best
 /// triad kernel, and the theoretical peak where DMI gives one.
-fn measure_matrix(topo: &Topology, doc: &mut Document, show: &dyn Fn(&str)) -> Result<()> {
-    let cfg = MatrixConfig::new()?;
+fn measure_matrix(
+    topo: &Topology,
+    doc: &mut Document,
+    cfg: MatrixConfig,
+    show: &dyn Fn(&str),
+) -> Result<()> {
     let m = matrix::run(topo, &cfg, &mut |w| show(w))?;
     doc.records.extend(m.records());
     matrix::add_peak(&mut doc.records, topo);
     doc.records
         .push(matrix::class_rule_record(&ClassOptions::default()));
     Ok(())
+}
+
+/// The smoke profile's matrix: 8 MiB buffers, one timed run of 5 ms.
+fn smoke_config() -> Result<MatrixConfig> {
+    let mut cfg = MatrixConfig::new()?.working_set(Some(8 << 20));
+    cfg.latency_bytes = Some(8 << 20);
+    cfg.timing = crate::probes::measure::Timing {
+        tries: 1,
+        min_run: std::time::Duration::from_millis(5),
+    };
+    Ok(cfg)
 }
 
 /// The default sweep, unless a stop came first; its notes go on its first

@@ -7,6 +7,7 @@
 
 pub mod autonuma;
 pub mod c2c;
+pub mod fleet;
 pub mod matrix;
 pub mod mem;
 pub mod model;

@@ -1,0 +1,36 @@
+//! The key figures and configuration items of `numabench fleet`, as its
+//! JSON, CSV and tables name them. They are read from other probes'
+//! records; the names here are the fleet's own columns.
+
+/// Key figures, one value per machine.
+pub mod figure {
+    /// Single-thread triad, the worst local cell of the matrix.
+    pub const LOCAL_BW_1T: &str = "local_bw_1t_mb_s";
+    /// Single-thread triad, the worst remote cell.
+    pub const REMOTE_BW_1T: &str = "remote_bw_1t_mb_s";
+    /// Saturated triad, the worst local cell.
+    pub const LOCAL_BW_SAT: &str = "local_bw_saturated_mb_s";
+    /// Saturated triad, the worst remote cell.
+    pub const REMOTE_BW_SAT: &str = "remote_bw_saturated_mb_s";
+    /// Idle latency, the slowest local cell.
+    pub const LOCAL_LATENCY: &str = "local_idle_latency_ns";
+    /// Idle latency, the slowest remote cell.
+    pub const REMOTE_LATENCY: &str = "remote_idle_latency_ns";
+    /// Bandwidth classes of the single-thread matrix.
+    pub const CLASSES: &str = "bandwidth_classes";
+    /// Online NUMA nodes.
+    pub const NODES: &str = "numa_nodes";
+    /// Memory of all nodes together.
+    pub const MEMORY_GIB: &str = "memory_gib";
+}
+
+/// Configuration items compared within a machine kind.
+pub mod config {
+    pub const KERNEL: &str = "kernel";
+    pub const THP: &str = "thp";
+    pub const NUMA_BALANCING: &str = "numa_balancing";
+    pub const MEMORY_PER_NODE: &str = "memory_per_node";
+    pub const DIMMS: &str = "dimms";
+    pub const CPUS: &str = "cpus";
+    pub const VERSION: &str = "numabench_version";
+}

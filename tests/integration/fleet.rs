@@ -1,0 +1,259 @@
+//! `numabench fleet`: a real Slurm cluster on this machine
+//! (scripts/slurm-test-cluster: two slurmd, n1 and n2), planted outliers,
+//! and a synthetic fleet of 10,000 results documents.
+//!
+//! The Slurm tests run `numabench run --profile smoke` on the nodes: the
+//! matrix on 8 MiB buffers with one timed run, a few seconds, cache figures
+//! rather than memory's. They check what carries the results (the jobs,
+//! the folders keyed by node name, the report), not the measurement.
+
+use super::util::numabench;
+use serde_json::{Value, json};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const EXIT_FLAGGED: i32 = 3;
+const EX_SKIP: i32 = 77;
+
+fn script() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/slurm-test-cluster")
+}
+
+fn bin() -> PathBuf {
+    assert_cmd::cargo::cargo_bin("numabench")
+}
+
+/// A line on the real stderr, which the test harness does not capture: a
+/// skip must be seen.
+fn say(line: &str) {
+    let _ = writeln!(std::io::stderr(), "{line}");
+}
+
+/// Runs `sh -c CMD` inside a fresh test cluster; `None` (after saying so)
+/// where Slurm cannot be had here.
+fn in_cluster(cmd: &str) -> Option<std::process::Output> {
+    let out = Command::new(script())
+        .args(["--install", "--", "sh", "-c", cmd])
+        .env("NB", bin())
+        .output()
+        .unwrap();
+    if out.status.code() == Some(EX_SKIP) {
+        say(&format!(
+            "SKIPPED (no Slurm here): {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        ));
+        return None;
+    }
+    Some(out)
+}
+
+fn report_json(dir: &Path) -> (Option<i32>, Value) {
+    let out = numabench()
+        .args(["fleet", "report", "--json"])
+        .arg(dir)
+        .output()
+        .unwrap();
+    let v = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!("{e}: {}", String::from_utf8_lossy(&out.stderr));
+    });
+    (out.status.code(), v)
+}
+
+/// The results documents a submission left, by node.
+fn documents(dir: &Path) -> Vec<(String, PathBuf)> {
+    let mut out = Vec::new();
+    for node in ["n1", "n2"] {
+        for e in std::fs::read_dir(dir.join(node)).unwrap().flatten() {
+            let p = e.path().join("results.json");
+            if p.is_file() {
+                out.push((node.to_string(), p));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn fleet_submit_runs_every_node_once_and_reports_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().display().to_string();
+    let cmd = format!(
+        "\"$NB\" fleet submit --dir '{d}' --profile smoke --wait --poll 1 && \"$NB\" fleet submit --dir '{d}' --profile smoke"
+    );
+    let Some(out) = in_cluster(&cmd) else { return };
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("2 submitted, 0 with results already"), "{err}");
+    assert!(
+        err.contains("fleet: 2 done, 0 running, 0 pending, 0 failed of 2 node(s)"),
+        "{err}"
+    );
+    // The second submission found both nodes done and submitted nothing.
+    assert!(err.contains("0 submitted, 2 with results already"), "{err}");
+    let docs = documents(dir.path());
+    assert_eq!(docs.len(), 2, "{docs:?}");
+    for (node, p) in &docs {
+        let v: Value = serde_json::from_slice(&std::fs::read(p).unwrap()).unwrap();
+        assert_eq!(v["host"]["batch_node"], node.as_str());
+        assert_eq!(v["complete"], true);
+    }
+    let (code, r) = report_json(dir.path());
+    let names: Vec<&str> = r["report"]["machines"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["n1", "n2"]);
+    // Both nodes are this machine: same hostname, one kind.
+    assert_eq!(r["report"]["kinds"].as_array().unwrap().len(), 1);
+    // Two machines are never judged against each other.
+    assert_eq!(code, Some(0), "{r}");
+    let fig = &r["report"]["kinds"][0]["figures"][0];
+    assert_eq!(fig["id"], "local_bw_1t_mb_s");
+    assert_eq!(fig["spread"]["n"], 2);
+}
+
+#[test]
+fn a_node_with_half_the_bandwidth_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().display().to_string();
+    // Submitted, then at once again: the second finds both jobs queued
+    // and only follows them.
+    let cmd = format!(
+        "\"$NB\" fleet submit --dir '{d}/runs' --profile smoke && \"$NB\" fleet submit --dir '{d}/runs' --profile smoke --wait --poll 1"
+    );
+    let Some(out) = in_cluster(&cmd) else { return };
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(
+        err.contains("2 submitted, 0 with results already, 0 queued already"),
+        "{err}"
+    );
+    assert!(
+        err.contains("0 submitted, 0 with results already, 2 queued already"),
+        "{err}"
+    );
+    // Six machines from n1's document; p4's bandwidth halved.
+    let (_, n1) = documents(&dir.path().join("runs"))
+        .into_iter()
+        .find(|(n, _)| n == "n1")
+        .unwrap();
+    let base: Value = serde_json::from_slice(&std::fs::read(n1).unwrap()).unwrap();
+    let fleet = dir.path().join("planted");
+    for i in 1..=6 {
+        let mut v = base.clone();
+        v["host"]["batch_node"] = json!(format!("p{i}"));
+        if i == 4 {
+            halve_bandwidth(&mut v);
+        }
+        let p = fleet.join(format!("p{i}.json"));
+        std::fs::create_dir_all(&fleet).unwrap();
+        std::fs::write(p, serde_json::to_vec(&v).unwrap()).unwrap();
+    }
+    let (code, r) = report_json(&fleet);
+    assert_eq!(code, Some(EXIT_FLAGGED), "{r}");
+    assert_eq!(r["flagged"], json!(["p4"]));
+    let text = numabench()
+        .args(["fleet", "report"])
+        .arg(&fleet)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&text.stdout);
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("p4 "))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(line.contains("-50.0% (worse)"), "{line}");
+}
+
+fn halve_bandwidth(v: &mut Value) {
+    for r in v["records"].as_array_mut().unwrap() {
+        // get_mut, not [..]: indexing would add the keys a record lacks.
+        if let Some(m) = r
+            .get_mut("metrics")
+            .and_then(|m| m.get_mut("bandwidth_mb_s"))
+        {
+            m["value"] = json!(m["value"].as_f64().unwrap() / 2.0);
+        }
+        if let Some(s) = r
+            .get_mut("samples")
+            .and_then(|s| s.get_mut("bandwidth_mb_s"))
+        {
+            for x in s.as_array_mut().unwrap() {
+                *x = json!(x.as_f64().unwrap() / 2.0);
+            }
+        }
+    }
+}
+
+#[test]
+fn dry_run_prints_one_exclusive_job_per_node_without_results() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().display().to_string();
+    // n2 has results already, copied by hand: it is not submitted; n3 is no
+    // node of this cluster.
+    let topo: Value = serde_json::from_slice(&super::util::stdout_of([
+        "topo",
+        "--json",
+        "--sysfs-root",
+        super::util::fixture("two-node").to_str().unwrap(),
+    ]))
+    .unwrap();
+    let doc = json!({"schema": 1, "tool": "numabench", "version": "0.1.0", "command": [],
+        "started": "2026-11-25T10:00:00Z", "finished": "2026-11-25T10:00:01Z", "complete": true,
+        "host": {"hostname": "vm", "kernel": "6.1", "cpu_model": "x", "thp": {}, "numa_balancing": 0,
+                 "allowed": topo["allowed"].clone(), "topology": topo, "batch_node": "n2"},
+        "records": []});
+    std::fs::write(dir.path().join("copied.json"), doc.to_string()).unwrap();
+    let cmd =
+        format!("NB_D='{d}'; \"$NB\" fleet submit --dir \"$NB_D\" --nodelist 'n[1-3]' --dry-run");
+    let Some(out) = in_cluster(&cmd) else { return };
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(
+        err.contains("--nodelist=n1 --nodes=1 --ntasks=1 --exclusive"),
+        "{err}"
+    );
+    assert!(
+        !err.contains("--nodelist=n2") && !err.contains("--nodelist=n3"),
+        "{err}"
+    );
+    assert!(
+        err.contains("left out, Slurm starts no job there: n3 (unknown)"),
+        "{err}"
+    );
+    assert!(
+        err.contains("2 node(s): 1 to submit, 1 with results already"),
+        "{err}"
+    );
+    assert!(err.contains("--dir '"), "{err}");
+    // Nothing was submitted: no node folder.
+    assert!(!dir.path().join("n1").exists());
+}
+
+#[test]
+fn bad_report_input_is_exit_2_with_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    for args in [
+        vec!["fleet", "report", "/nonexistent/fleet"],
+        vec!["fleet", "report", dir.path().to_str().unwrap()],
+        vec![
+            "fleet",
+            "report",
+            "--threshold",
+            "0",
+            dir.path().to_str().unwrap(),
+        ],
+    ] {
+        let out = numabench().args(&args).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.starts_with("numabench: error: "), "{err}");
+    }
+}
+
+#[path = "fleet_scale.rs"]
+mod scale;
