@@ -6,6 +6,7 @@ mod classes;
 mod compare;
 mod gather;
 mod generate;
+mod loaded;
 mod matrix;
 mod mem;
 mod model;
@@ -69,6 +70,8 @@ pub enum Command {
     #[command(after_long_help = "Guide: docs/report-and-compare.md in the numabench source.")]
     Report(report::ReportArgs),
     Generate(generate::GenerateArgs),
+    #[command(after_long_help = "Guide: docs/loaded.md in the numabench source.")]
+    Loaded(loaded::LoadedArgs),
 }
 
 impl Command {
@@ -84,7 +87,8 @@ impl Command {
             | Command::Mem(_)
             | Command::Autonuma(_)
             | Command::Sched(_)
-            | Command::Pcie(_) => true,
+            | Command::Pcie(_)
+            | Command::Loaded(_) => true,
             _ => false,
         }
     }
@@ -136,6 +140,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Report(args) => report::run(args),
         Command::Run(args) => run::run(args),
         Command::Generate(args) => generate::run(args),
+        Command::Loaded(args) => loaded::run(args),
     }
 }
 

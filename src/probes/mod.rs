@@ -4,6 +4,7 @@
 //! timed kernels, CPU seats, the pinned team of threads.
 
 pub mod autonuma;
+pub mod loaded;
 pub mod matrix;
 pub mod measure;
 pub mod mem;
@@ -24,4 +25,5 @@ pub static VIEWS: &[&dyn crate::view::View] = &[
     &mem::MemView,
     &model::ModelView,
     &pcie::PcieView,
+    &loaded::LoadedView,
 ];

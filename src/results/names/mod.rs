@@ -6,6 +6,7 @@
 //! in its own file below, beside the others of that probe.
 
 pub mod autonuma;
+pub mod loaded;
 pub mod matrix;
 pub mod mem;
 pub mod model;
@@ -23,6 +24,7 @@ pub mod probe {
     pub const MEM: &str = "mem";
     pub const MODEL: &str = "model";
     pub const PCIE: &str = "pcie";
+    pub const LOADED: &str = "loaded";
     /// The `run` job, on the record it leaves when stopped before measuring.
     pub const RUN: &str = "run";
 }
