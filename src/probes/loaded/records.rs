@@ -229,3 +229,137 @@ fn knee_record(c: &Curve, idle: &Point, loaded: &[Point]) -> Record {
     });
     rec
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::probes::loaded::{Mix, Plan};
+    use crate::results::names::loaded::param as lp;
+    use crate::view::View;
+
+    fn run(delay: Option<u64>, bw: f64, lat: f64) -> PointRun {
+        PointRun {
+            delay_ns: delay,
+            spins: delay.unwrap_or(0) / 10,
+            latency_ns: vec![lat * 0.99, lat, lat * 1.01],
+            bandwidth_mb_s: vec![bw; 3],
+            mean_bandwidth_mb_s: bw,
+            elapsed_s: 0.1,
+        }
+    }
+
+    fn seen(cpus: &[usize]) -> Seen {
+        Seen {
+            pages_by_node: [(1, 100)].into(),
+            verified_pct: 100.0,
+            huge_pct: 100.0,
+            cpus_seen: cpus.to_vec(),
+            page_kind: "thp".into(),
+        }
+    }
+
+    /// A synthetic curve from node 0 to memory node 1: idle 100 ns, then
+    /// heavier loads up to 3x idle.
+    fn curve(lats: &[(Option<u64>, f64, f64)]) -> Curve {
+        Curve {
+            plan: Plan {
+                cpu_node: 0,
+                mem_node: 1,
+                chase_cpu: 0,
+                injector_node: 0,
+                injector_cpus: vec![1, 2, 3],
+                chase_bytes: 1 << 28,
+                injector_bytes: 1 << 25,
+            },
+            mix: Mix::Read,
+            kernel: "read_avx2",
+            ns_per_spin: 10.0,
+            points: lats.iter().map(|&(d, b, l)| run(d, b, l)).collect(),
+            chase_seen: seen(&[0]),
+            injector_seen: seen(&[1, 2, 3]),
+            notes: Vec::new(),
+        }
+    }
+
+    fn records_of(c: Curve) -> Vec<Record> {
+        Loaded {
+            curves: vec![c],
+            notes: Vec::new(),
+        }
+        .records()
+    }
+
+    #[test]
+    fn a_curve_gives_a_record_per_point_and_a_knee() {
+        let recs = records_of(curve(&[
+            (None, 0.0, 100.0),
+            (Some(1000), 5_000.0, 110.0),
+            (Some(100), 15_000.0, 160.0),
+            (Some(0), 20_000.0, 300.0),
+        ]));
+        assert_eq!(recs.len(), 5);
+        let idle = &recs[0];
+        assert!(idle.params.get(lp::DELAY_NS).is_none());
+        assert_eq!(idle.params[lp::INJECTORS], 0);
+        // The idle point's placement is the chase's alone; loaded ones add
+        // the injectors' CPUs.
+        assert_eq!(idle.placement.as_ref().unwrap().cpus_seen, [0]);
+        assert_eq!(recs[3].placement.as_ref().unwrap().cpus_seen, [0, 1, 2, 3]);
+        assert_eq!(recs[3].params[lp::INJECTORS], 3);
+        let knee = &recs[4];
+        let m = |k: &str| knee.metrics[k].value;
+        assert_eq!(m(ld::metric::IDLE_LATENCY_NS), 100.0);
+        assert_eq!(m(ld::metric::KNEE_LATENCY_NS), 200.0);
+        // 200 ns between (15000, 160) and (20000, 300).
+        let k = m(ld::metric::KNEE_BANDWIDTH_MB_S);
+        assert!((k - (15_000.0 + 5_000.0 * 40.0 / 140.0)).abs() < 1e-6, "{k}");
+        assert_eq!(m(ld::metric::MAX_BANDWIDTH_MB_S), 20_000.0);
+        assert!(recs.iter().all(|r| !r.params.contains_key(lp::NOT_MONOTONE)));
+    }
+
+    #[test]
+    fn a_dip_is_flagged_and_a_flat_curve_has_no_knee() {
+        let recs = records_of(curve(&[
+            (None, 0.0, 100.0),
+            (Some(1000), 5_000.0, 150.0),
+            (Some(0), 9_000.0, 120.0),
+        ]));
+        assert_eq!(recs[2].params[lp::NOT_MONOTONE], true);
+        assert!(recs[2].notes[0].contains("delay 1000 ns"), "{:?}", recs[2].notes);
+        let knee = recs.last().unwrap();
+        assert!(!knee.metrics.contains_key(ld::metric::KNEE_BANDWIDTH_MB_S));
+        assert!(knee.notes.iter().any(|n| n.starts_with("no knee")));
+    }
+
+    #[test]
+    fn the_view_shows_every_point_the_knee_and_a_chart_with_it_marked() {
+        let recs = records_of(curve(&[
+            (None, 0.0, 100.0),
+            (Some(100), 15_000.0, 160.0),
+            (Some(0), 20_000.0, 300.0),
+        ]));
+        let doc = crate::results::Document::new(&crate::topology::fixture("two-node"));
+        let refs: Vec<&Record> = recs.iter().collect();
+        let view = super::super::LoadedView;
+        let secs = view.sections(&doc, &refs);
+        assert_eq!(secs.len(), 2);
+        assert_eq!(secs[0].rows[0][0], "0->1");
+        assert_eq!(secs[0].rows[0][2], "100.0");
+        assert_eq!(secs[1].rows.len(), 3);
+        assert_eq!(secs[1].rows[0][0], IDLE);
+        assert_eq!(secs[1].rows[2][6], "3.00");
+        let charts: Vec<_> = view
+            .blocks(&doc, &refs)
+            .into_iter()
+            .filter_map(|b| match b {
+                crate::view::Block::Chart(c) => Some(c),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(charts.len(), 1);
+        assert_eq!(charts[0].lines[0].points.len(), 3);
+        assert_eq!(charts[0].markers.len(), 1);
+        let csv = view.csv(&doc, &refs).unwrap();
+        assert_eq!(csv.rows.len(), 3);
+    }
+}
