@@ -142,7 +142,7 @@ pub(super) fn measure(plan: &Plan, cfg: &LoadedConfig) -> Result<Curve> {
         .into_iter()
         .filter_map(Result::ok)
         .collect();
-    let mut notes: Vec<String> = Vec::new();
+    let mut notes: Vec<String> = plan.note.iter().cloned().collect();
     for r in &reports {
         if let Some(f) = &r.fallback
             && !notes.contains(f)

@@ -94,6 +94,8 @@ pub struct Plan {
     pub injector_cpus: Vec<usize>,
     pub chase_bytes: usize,
     pub injector_bytes: usize,
+    /// Why the injectors run where they do, when it is not the default.
+    pub note: Option<String>,
 }
 
 /// One point of a curve as measured.
@@ -171,12 +173,25 @@ pub fn plan(topo: &Topology, cfg: &LoadedConfig, (c, m): (usize, usize)) -> Resu
     let chase_cpu = *node_cpus(topo, c)
         .first()
         .ok_or_else(|| anyhow::anyhow!("CPU node {c} has no CPU this process may use"))?;
-    let injector_node = cfg.injector_node.unwrap_or(c);
     let siblings = topo.cpu(chase_cpu).map(|x| x.smt_siblings.clone());
-    let mut injector_cpus: Vec<usize> = node_cpus(topo, injector_node)
-        .into_iter()
-        .filter(|&x| x != chase_cpu && !siblings.as_ref().is_some_and(|s| s.contains(x)))
-        .collect();
+    let free_cpus = |node: usize| -> Vec<usize> {
+        node_cpus(topo, node)
+            .into_iter()
+            .filter(|&x| x != chase_cpu && !siblings.as_ref().is_some_and(|s| s.contains(x)))
+            .collect()
+    };
+    let (mut injector_node, mut note) = (cfg.injector_node.unwrap_or(c), None);
+    let mut injector_cpus = free_cpus(injector_node);
+    if injector_cpus.is_empty()
+        && cfg.injector_node.is_none()
+        && let Some(other) = nearest_with_cpus(topo, c, &free_cpus)
+    {
+        note = Some(format!(
+            "node {c} has no core besides the chase's: the injectors run on the nearest node with cores, node {other}"
+        ));
+        injector_node = other;
+        injector_cpus = free_cpus(other);
+    }
     if let Some(n) = cfg.injectors {
         injector_cpus.truncate(n);
     }
@@ -214,7 +229,21 @@ pub fn plan(topo: &Topology, cfg: &LoadedConfig, (c, m): (usize, usize)) -> Resu
         injector_cpus,
         chase_bytes: chase_bytes / CHUNK_BYTES * CHUNK_BYTES,
         injector_bytes: (injector_bytes / CHUNK_BYTES).max(1) * CHUNK_BYTES,
+        note,
     })
+}
+
+/// The CPU node nearest `c` (by SLIT distance, then number), other than
+/// `c`, with a CPU `free_cpus` leaves for injecting.
+fn nearest_with_cpus(
+    topo: &Topology,
+    c: usize,
+    free_cpus: &dyn Fn(usize) -> Vec<usize>,
+) -> Option<usize> {
+    topo.usable_cpu_nodes()
+        .iter()
+        .filter(|&n| n != c && !free_cpus(n).is_empty())
+        .min_by_key(|&n| (topo.distance(c, n).unwrap_or(u32::MAX), n))
 }
 
 /// Each pair's chase and injector buffers, all on its memory node at once,
@@ -322,5 +351,35 @@ mod tests {
         assert_eq!(few.injector_cpus, p.injector_cpus[..2]);
         assert_eq!(p.chase_bytes % CHUNK_BYTES, 0);
         assert!(p.injector_bytes >= CHUNK_BYTES);
+    }
+
+    #[test]
+    fn a_node_with_one_core_borrows_the_nearest_nodes_cores() {
+        let t = fixture("amd-4node");
+        let mut one = t.clone();
+        // Leave node 0 a single CPU.
+        let keep = node_cpus(&t, 0)[0];
+        for n in &mut one.nodes {
+            if n.id == 0 {
+                n.cpus = crate::ids::CpuSet::from_ids([keep]);
+            }
+        }
+        let p = plan(&one, &LoadedConfig::default(), (0, 0)).unwrap();
+        assert_ne!(p.injector_node, 0);
+        let nearest = one
+            .usable_cpu_nodes()
+            .iter()
+            .filter(|&n| n != 0)
+            .min_by_key(|&n| (one.distance(0, n).unwrap(), n))
+            .unwrap();
+        assert_eq!(p.injector_node, nearest);
+        assert!(p.note.unwrap().contains("nearest"));
+        // Named explicitly, the node is kept and the error says why.
+        let cfg = LoadedConfig {
+            injector_node: Some(0),
+            ..Default::default()
+        };
+        let e = plan(&one, &cfg, (0, 0)).unwrap_err().to_string();
+        assert!(e.contains("--injector-node"), "{e}");
     }
 }

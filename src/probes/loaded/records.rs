@@ -270,6 +270,7 @@ mod tests {
                 injector_cpus: vec![1, 2, 3],
                 chase_bytes: 1 << 28,
                 injector_bytes: 1 << 25,
+                note: None,
             },
             mix: Mix::Read,
             kernel: "read_avx2",
@@ -312,9 +313,15 @@ mod tests {
         assert_eq!(m(ld::metric::KNEE_LATENCY_NS), 200.0);
         // 200 ns between (15000, 160) and (20000, 300).
         let k = m(ld::metric::KNEE_BANDWIDTH_MB_S);
-        assert!((k - (15_000.0 + 5_000.0 * 40.0 / 140.0)).abs() < 1e-6, "{k}");
+        assert!(
+            (k - (15_000.0 + 5_000.0 * 40.0 / 140.0)).abs() < 1e-6,
+            "{k}"
+        );
         assert_eq!(m(ld::metric::MAX_BANDWIDTH_MB_S), 20_000.0);
-        assert!(recs.iter().all(|r| !r.params.contains_key(lp::NOT_MONOTONE)));
+        assert!(
+            recs.iter()
+                .all(|r| !r.params.contains_key(lp::NOT_MONOTONE))
+        );
     }
 
     #[test]
@@ -325,7 +332,11 @@ mod tests {
             (Some(0), 9_000.0, 120.0),
         ]));
         assert_eq!(recs[2].params[lp::NOT_MONOTONE], true);
-        assert!(recs[2].notes[0].contains("delay 1000 ns"), "{:?}", recs[2].notes);
+        assert!(
+            recs[2].notes[0].contains("delay 1000 ns"),
+            "{:?}",
+            recs[2].notes
+        );
         let knee = recs.last().unwrap();
         assert!(!knee.metrics.contains_key(ld::metric::KNEE_BANDWIDTH_MB_S));
         assert!(knee.notes.iter().any(|n| n.starts_with("no knee")));
