@@ -5,19 +5,20 @@
 use crate::util::*;
 use serde_json::Value;
 
-const SHORT: [&str; 6] = [
-    "--size",
-    "16M",
-    "--injector-size",
-    "8M",
-    "--delays",
-    "0,2000",
-];
+const SMALL: [&str; 4] = ["--size", "16M", "--injector-size", "8M"];
 
+/// `loaded` on small buffers with `extra`, delays 0 and 2000 ns unless
+/// `extra` names them.
 fn run(extra: &[&str]) -> String {
+    let delays: &[&str] = if extra.contains(&"--delays") {
+        &[]
+    } else {
+        &["--delays", "0,2000"]
+    };
     let args: Vec<&str> = ["loaded"]
         .iter()
-        .chain(&SHORT)
+        .chain(&SMALL)
+        .chain(delays)
         .chain(extra)
         .copied()
         .collect();
