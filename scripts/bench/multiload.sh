@@ -13,8 +13,9 @@
 #               vs multiload -c simple -t 1 (latency only)
 #   read-load   the delay-0 point with --mix read and one injector
 #               vs multiload -c chaseload -l stream-sum -t 2 (chase + 1 load)
-#   copy-load   the delay-0 point with --mix copy
-#               vs multiload -c chaseload -l memcpy-libc -t 2
+#   copy-load   the delay-0 point with --mix copy-nt (non-temporal stores)
+#               vs multiload -c chaseload -l memcpy-libc -t 2 (glibc's
+#               memcpy, which copies this large with non-temporal stores)
 # Both chase a full-random cycle over SIZE in 64-byte steps (multiload:
 # -s 64 -T SIZE, one TLB-locality window over the whole buffer), each
 # injector over its own SIZE buffer. multiload pins thread i to the i-th
@@ -57,7 +58,7 @@ run_multiload_pairs() {
         case $test in
             idle)      nbargs="--delays 0 --mix read" ; mlargs="-c simple -t 1" ;;
             read-load) nbargs="--delays 0 --mix read" ; mlargs="-c chaseload -l stream-sum -t 2" ;;
-            copy-load) nbargs="--delays 0 --mix copy" ; mlargs="-c chaseload -l memcpy-libc -t 2" ;;
+            copy-load) nbargs="--delays 0 --mix copy-nt" ; mlargs="-c chaseload -l memcpy-libc -t 2" ;;
         esac
         local nb_lat=() nb_bw=() ml_lat=() ml_bw=()
         for r in $(seq 1 "$ml_rounds"); do

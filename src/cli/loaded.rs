@@ -28,8 +28,10 @@ pub struct LoadedArgs {
     /// [default: 0,50,100,200,400,700,1000,1700,2500,5000,9000,20000].
     #[arg(short = 'd', long, value_name = "NS,...")]
     pub delays: Option<String>,
-    /// Injected traffic: read (reads only) or copy (1:1 reads and writes,
-    /// STREAM-counted: read + written bytes).
+    /// Injected traffic: read (reads only), copy (1:1 reads and writes,
+    /// regular stores) or copy-nt (the same with non-temporal stores, as
+    /// glibc's memcpy for large copies); a copy counts read + written
+    /// bytes, as STREAM does.
     #[arg(short = 'm', long, value_name = "MIX", default_value = "read")]
     pub mix: String,
     /// Chase buffer, e.g. 1G [default: 4x the L3 of the chase's core, at
@@ -112,7 +114,8 @@ fn config(args: &LoadedArgs) -> Result<LoadedConfig> {
     let mix = match args.mix.as_str() {
         "read" => Mix::Read,
         "copy" => Mix::Copy,
-        m => return Err(usage(format!("--mix {m}: use read or copy"))),
+        "copy-nt" => Mix::CopyNt,
+        m => return Err(usage(format!("--mix {m}: use read, copy or copy-nt"))),
     };
     let pairs = match args.pairs.as_str() {
         "all" => Pairs::All,

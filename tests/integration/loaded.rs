@@ -101,7 +101,10 @@ fn text_csv_and_html_show_the_curve() {
 fn bad_options_are_refused_before_measuring() {
     rejects(&["loaded", "--delays", "0,x"], &["--delays", "'x'"]);
     rejects(&["loaded", "--delays", "2000000000"], "--delays");
-    rejects(&["loaded", "--mix", "triad"], &["--mix", "read or copy"]);
+    rejects(
+        &["loaded", "--mix", "triad"],
+        &["--mix", "read, copy or copy-nt"],
+    );
     rejects(&["loaded", "--pairs", "some"], "--pairs");
     rejects(&["loaded", "--injectors", "0"], "--injectors 0");
     rejects(&["loaded", "--size", "1K"], "--size");

@@ -32,10 +32,10 @@ const STOP: u8 = 2;
 /// Chunks an injector works through between two looks at the state.
 const BATCH: usize = 16;
 /// Length of one latency sample at idle; loaded samples last longer.
-const SAMPLE_NS: f64 = 10e6;
+const SAMPLE_NS: f64 = 20e6;
 /// Samples per point: at least, at most, and the spread that ends early.
-const MIN_SAMPLES: usize = 5;
-const MAX_SAMPLES: usize = 15;
+const MIN_SAMPLES: usize = 8;
+const MAX_SAMPLES: usize = 20;
 const TARGET_CV_PCT: f64 = 5.0;
 /// Samples thrown away after the load changes, while queues settle.
 const SETTLE_SAMPLES: usize = 2;
@@ -85,13 +85,15 @@ struct Chased {
     ns_per_spin: f64,
 }
 
-/// The injectors' kernel: the fastest regular-store read or copy.
+/// The injectors' kernel: the fastest read or copy with the mix's stores.
 fn kernel_for(mix: Mix) -> Result<&'static KernelSpec> {
-    let op = match mix {
-        Mix::Read => Op::Read,
-        Mix::Copy => Op::Copy,
+    let (op, store) = match mix {
+        Mix::Read => (Op::Read, Store::Regular),
+        Mix::Copy => (Op::Copy, Store::Regular),
+        Mix::CopyNt => (Op::Copy, Store::NonTemporal),
     };
-    kernels::best(op, Store::Regular).ok_or_else(|| anyhow!("no {op} kernel runs on this CPU"))
+    kernels::best(op, store)
+        .ok_or_else(|| anyhow!("no {op} kernel with {store} stores runs on this CPU"))
 }
 
 /// The chase through `words`: today's full-random cycle through every

@@ -40,17 +40,21 @@ pub enum Mix {
     /// Reads only (MLC's default, multiload's `stream-sum`).
     #[default]
     Read,
-    /// 1:1 reads and writes with the copy kernel (multiload's
-    /// `memcpy-libc`, MLC's `-W5`-like mix).
+    /// 1:1 reads and writes with the regular-store copy kernel.
     Copy,
+    /// 1:1 reads and non-temporal writes: the copy kernel with streaming
+    /// stores, as glibc's memcpy does for large copies (multiload's
+    /// `memcpy-libc`).
+    CopyNt,
 }
 
 impl Mix {
     pub fn name(self) -> &'static str {
-        use crate::results::names::loaded::{COPY, READ};
+        use crate::results::names::loaded::{COPY, COPY_NT, READ};
         match self {
             Mix::Read => READ,
             Mix::Copy => COPY,
+            Mix::CopyNt => COPY_NT,
         }
     }
 }

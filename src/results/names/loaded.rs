@@ -29,7 +29,8 @@ pub mod param {
     pub const INJECTOR_CPUS: &str = "injector_cpus";
     /// Bytes of each injector's buffer.
     pub const INJECTOR_BYTES: &str = "injector_bytes";
-    /// The traffic the injectors make: [`super::READ`] or [`super::COPY`].
+    /// The traffic the injectors make: [`super::READ`], [`super::COPY`] or
+    /// [`super::COPY_NT`].
     pub const MIX: &str = "mix";
     /// The chase's access pattern.
     pub const PATTERN: &str = "pattern";
@@ -56,6 +57,8 @@ pub mod metric {
 /// `mix` values: reads only, or a 1:1 read:write copy.
 pub const READ: &str = "read";
 pub const COPY: &str = "copy";
+/// 1:1 reads and non-temporal writes (glibc's memcpy for large copies).
+pub const COPY_NT: &str = "copy-nt";
 /// The chase pattern: one random cycle through every line of the buffer.
 pub const FULL_RANDOM: &str = "full-random";
 /// The name of the idle point's delay in tables and names.
