@@ -260,8 +260,16 @@ fn inject(
             _ => {}
         }
         let spins = control.spins.load(Ordering::Relaxed);
-        for _ in 0..BATCH {
-            let r = k * chunk..(k + 1) * chunk;
+        // Without a delay, one kernel call spans the batch: a call's fixed
+        // cost (the fence after non-temporal stores, the checksum's reads)
+        // would otherwise be paid every 4 KiB and cap the full load.
+        let (steps, span) = if spins == 0 {
+            (1, BATCH.min(chunks - k))
+        } else {
+            (BATCH, 1)
+        };
+        for _ in 0..steps {
+            let r = k * chunk..(k + span) * chunk;
             let mut args = if b.is_empty() {
                 KernelArgs {
                     dst: &mut [],
@@ -278,10 +286,10 @@ fn inject(
                 }
             };
             sum ^= kernel.run(&mut args);
-            moved += per_chunk;
+            moved += per_chunk * span as u64;
             counter.store(moved, Ordering::Relaxed);
             spin(spins);
-            k = (k + 1) % chunks;
+            k = (k + span) % chunks;
         }
     }
     black_box(sum);
