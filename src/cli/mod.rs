@@ -8,6 +8,7 @@ mod compare;
 mod fleet;
 mod gather;
 mod generate;
+mod loaded;
 mod matrix;
 mod mem;
 mod model;
@@ -78,6 +79,8 @@ pub enum Command {
     Tier(tier::TierArgs),
     #[command(after_long_help = "Guide: docs/fleet.md in the numabench source.")]
     Fleet(fleet::FleetArgs),
+    #[command(after_long_help = "Guide: docs/loaded.md in the numabench source.")]
+    Loaded(loaded::LoadedArgs),
 }
 
 impl Command {
@@ -95,7 +98,8 @@ impl Command {
             | Command::Sched(_)
             | Command::Pcie(_)
             | Command::C2c(_)
-            | Command::Tier(_) => true,
+            | Command::Tier(_)
+            | Command::Loaded(_) => true,
             _ => false,
         }
     }
@@ -150,6 +154,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::C2c(args) => c2c::run(args),
         Command::Tier(args) => tier::run(args),
         Command::Fleet(args) => fleet::run(args),
+        Command::Loaded(args) => loaded::run(args),
     }
 }
 

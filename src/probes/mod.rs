@@ -5,6 +5,7 @@
 
 pub mod autonuma;
 pub mod c2c;
+pub mod loaded;
 pub mod matrix;
 pub mod measure;
 pub mod mem;
@@ -28,4 +29,5 @@ pub static VIEWS: &[&dyn crate::view::View] = &[
     &pcie::PcieView,
     &c2c::C2cView,
     &tier::TierView,
+    &loaded::LoadedView,
 ];

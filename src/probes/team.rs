@@ -228,7 +228,9 @@ fn worker(
     }
 }
 
-fn prepare(seat: Seat, memory: &TeamMemory) -> Result<(Buffer, Placement, usize)> {
+/// Pins the calling thread to `seat.cpu` and maps, fills and verifies its
+/// arrays on `seat.node` (or the split), as every team thread does.
+pub(crate) fn prepare(seat: Seat, memory: &TeamMemory) -> Result<(Buffer, Placement, usize)> {
     let cpu = pin_and_check(seat.cpu)
         .map_err(|e| anyhow!("cannot pin a thread to CPU {}: {e}", seat.cpu))?;
     let stride = stride(memory.array_bytes);
@@ -275,7 +277,7 @@ fn prepare(seat: Seat, memory: &TeamMemory) -> Result<(Buffer, Placement, usize)
 }
 
 /// Bytes from one array's start to the next.
-fn stride(array_bytes: usize) -> usize {
+pub(crate) fn stride(array_bytes: usize) -> usize {
     array_bytes.div_ceil(4096) * 4096 + ARRAY_GAP
 }
 

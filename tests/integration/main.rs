@@ -11,6 +11,7 @@ mod formats;
 mod gather;
 mod generate;
 mod golden;
+mod loaded;
 mod matrix;
 mod mem;
 mod mem_compare;

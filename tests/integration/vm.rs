@@ -1491,3 +1491,73 @@ fn tier_demotes_under_pressure_and_a_hot_set_too_large_moves_both_ways() {
     );
     assert!(metric_of(rec, "warm_on_fast_end_pct").is_some());
 }
+
+#[test]
+fn loaded_curves_for_every_node_pair_of_four_nodes() {
+    let g = guest(
+        &["--preset", "4n"],
+        &[
+            (
+                "json",
+                "numabench loaded --size 8M --injector-size 4M --delays 0,1000 --json",
+            ),
+            (
+                "nf",
+                "numabench loaded --size 8M --injector-size 4M --delays 0 --pairs near-far --csv",
+            ),
+        ],
+    );
+    assert_eq!(g.text("json.rc"), "0", "{}", g.text("json"));
+    let doc = g.json("json");
+    let every: Vec<(u64, u64)> = (0..4).flat_map(|c| (0..4).map(move |m| (c, m))).collect();
+    let knees = of_kind(&doc, "knee");
+    assert_eq!(pairs_of(&knees), every);
+    let points = of_kind(&doc, "point");
+    let mut three_each: Vec<(u64, u64)> = every.iter().flat_map(|&p| [p, p, p]).collect();
+    three_each.sort();
+    assert_eq!(
+        pairs_of(&points),
+        three_each,
+        "idle and two delays per pair"
+    );
+    let mut injected = 0;
+    for p in &points {
+        // Chase and injector buffers all on the memory node, verified.
+        assert_on_its_mem_node(p);
+        let (c, _) = cell(p);
+        let cpus = ids(&p["placement"]["cpus_seen"]);
+        // One CPU per node: the chase on its node's CPU; the injector on
+        // the nearest node's (0 and 1, 2 and 3 are 16 apart).
+        assert_eq!(cpus[0], c, "{p}");
+        if p["params"]["delay_ns"].is_null() {
+            assert_eq!(cpus.len(), 1, "{p}");
+        } else {
+            assert_eq!(cpus[1..], [c ^ 1], "{p}");
+            assert_eq!(p["params"]["injector_node"], c ^ 1, "{p}");
+            let bw = p["metrics"]["bandwidth_mb_s"]["value"].as_f64().unwrap();
+            assert!(bw >= 0.0, "{p}");
+            injected += usize::from(bw > 0.0);
+        }
+        assert!(p["metrics"]["latency_ns"]["value"].as_f64().unwrap() > 0.0);
+    }
+    // An emulated vCPU sharing host cores may get no time during one
+    // point's few samples; most points still see the injector move memory.
+    assert!(injected >= 24, "{injected} of 32 loaded points injected");
+    // near-far: node 0 with its own memory and the farthest (22: 2 and 3,
+    // the higher number on a tie), idle and one delay each.
+    let csv = g.text("nf");
+    let cells: Vec<(&str, &str)> = csv
+        .lines()
+        .skip(1)
+        .filter(|l| !l.starts_with('#'))
+        .map(|l| {
+            let f: Vec<&str> = l.split(',').collect();
+            (f[0], f[1])
+        })
+        .collect();
+    assert_eq!(
+        cells,
+        [("0", "0"), ("0", "0"), ("0", "3"), ("0", "3")],
+        "{csv}"
+    );
+}

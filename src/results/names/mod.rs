@@ -8,6 +8,7 @@
 pub mod autonuma;
 pub mod c2c;
 pub mod fleet;
+pub mod loaded;
 pub mod matrix;
 pub mod mem;
 pub mod model;
@@ -28,6 +29,7 @@ pub mod probe {
     pub const PCIE: &str = "pcie";
     pub const C2C: &str = "c2c";
     pub const TIER: &str = "tier";
+    pub const LOADED: &str = "loaded";
     /// The `run` job, on the record it leaves when stopped before measuring.
     pub const RUN: &str = "run";
 }

@@ -1,0 +1,186 @@
+//! `numabench loaded`: latency under load, as a curve of the chase's
+//! latency against the bandwidth injector threads move, per node pair.
+
+use super::output::emit;
+use super::select;
+use super::units::size_at_least;
+use crate::error::usage;
+use crate::ids::NodeSet;
+use crate::output::render::Format;
+use crate::probes::loaded::{self, DEFAULT_DELAYS_NS, LoadedConfig, Mix, Pairs};
+use crate::results::Document;
+use crate::results::names::probe;
+use crate::topology::{SysfsRoot, read_topology};
+use anyhow::Result;
+
+/// Measure loaded latency: one thread chases pointers through a buffer on
+/// the memory node while the other cores of its CPU node read (or copy)
+/// their own buffers on that node, with a spin between 4 KiB chunks
+/// stepped from long to none; prints latency against the injected
+/// bandwidth per (CPU node, memory node) and the knee, where latency first
+/// reaches twice its idle figure. Threads pinned and memory bound, both
+/// verified.
+#[derive(clap::Args, Debug)]
+pub struct LoadedArgs {
+    /// Spin between two 4 KiB chunks of each injector, in nanoseconds,
+    /// one curve point each (a calibrated count of the CPU's spin-wait
+    /// hint); 0 is full load; an idle point is always measured first
+    /// [default: 0,50,100,200,400,700,1000,1700,2500,5000,9000,20000].
+    #[arg(short = 'd', long, value_name = "NS,...")]
+    pub delays: Option<String>,
+    /// Injected traffic: read (reads only), copy (1:1 reads and writes,
+    /// regular stores) or copy-nt (the same with non-temporal stores, as
+    /// glibc's memcpy for large copies); a copy counts read + written
+    /// bytes, as STREAM does.
+    #[arg(short = 'm', long, value_name = "MIX", default_value = "read")]
+    pub mix: String,
+    /// Chase buffer, e.g. 1G [default: 4x the L3 of the chase's core, at
+    /// least 256 MiB, at most half the memory node's free memory].
+    #[arg(short = 's', long, value_name = "SIZE")]
+    pub size: Option<String>,
+    /// Each injector's buffer, e.g. 256M [default: the injectors together
+    /// 4x the L3 they share, each at least 32 MiB].
+    #[arg(long, value_name = "SIZE")]
+    pub injector_size: Option<String>,
+    /// Injector threads [default: every core of the injector node but the
+    /// chase's core (one per physical core first)].
+    #[arg(short = 'n', long, value_name = "N")]
+    pub injectors: Option<usize>,
+    /// Node whose cores inject [default: the chase's own CPU node].
+    #[arg(long, value_name = "NODE")]
+    pub injector_node: Option<usize>,
+    /// Which pairs: all (every CPU node with every memory node) or
+    /// near-far (the first CPU node with its nearest and farthest memory
+    /// node).
+    #[arg(long, value_name = "PAIRS", default_value = "all")]
+    pub pairs: String,
+    /// Only these CPU nodes, e.g. 0,2-3.
+    #[arg(long, value_name = "NODES")]
+    pub cpu_nodes: Option<String>,
+    /// Only these memory nodes.
+    #[arg(long, value_name = "NODES")]
+    pub mem_nodes: Option<String>,
+    #[command(flatten)]
+    pub format: super::output::FormatArgs,
+    #[command(flatten)]
+    pub save: super::output::SaveArgs,
+    /// Show each pair on stderr as it starts.
+    #[arg(short = 'v', long)]
+    pub verbose: bool,
+}
+
+/// The most points a curve takes, and the longest delay (one second).
+const MAX_DELAYS: usize = 64;
+const MAX_DELAY_NS: u64 = 1_000_000_000;
+
+fn delays(text: &Option<String>) -> Result<Vec<u64>> {
+    let Some(t) = text else {
+        return Ok(DEFAULT_DELAYS_NS.to_vec());
+    };
+    let bad = |why: String| usage(format!("--delays {t}: {why}"));
+    let mut out = Vec::new();
+    for part in t.split(',') {
+        let d: u64 = part.trim().parse().map_err(|_| {
+            bad(format!(
+                "'{part}' is not a whole number of nanoseconds (write e.g. 0,100,1000)"
+            ))
+        })?;
+        if d > MAX_DELAY_NS {
+            return Err(bad(format!(
+                "{d} ns is over the limit of {MAX_DELAY_NS} (1 s)"
+            )));
+        }
+        out.push(d);
+    }
+    if out.len() > MAX_DELAYS {
+        return Err(bad(format!("at most {MAX_DELAYS} delays")));
+    }
+    Ok(out)
+}
+
+fn size(text: &Option<String>, flag: &str, min: usize) -> Result<Option<usize>> {
+    text.as_deref()
+        .map(|t| size_at_least(t, min).map_err(|e| usage(format!("{flag} {t}: {e}"))))
+        .transpose()
+}
+
+fn nodes(text: &Option<String>, flag: &str) -> Result<Option<NodeSet>> {
+    text.as_deref()
+        .map(|t| select::node_list(t, flag))
+        .transpose()
+}
+
+fn config(args: &LoadedArgs) -> Result<LoadedConfig> {
+    let mix = match args.mix.as_str() {
+        "read" => Mix::Read,
+        "copy" => Mix::Copy,
+        "copy-nt" => Mix::CopyNt,
+        m => return Err(usage(format!("--mix {m}: use read, copy or copy-nt"))),
+    };
+    let pairs = match args.pairs.as_str() {
+        "all" => Pairs::All,
+        "near-far" => Pairs::NearFar,
+        p => return Err(usage(format!("--pairs {p}: use all or near-far"))),
+    };
+    if args.injectors == Some(0) {
+        return Err(usage(
+            "--injectors 0: a loaded latency needs at least one injector (the idle point alone is 'numabench matrix --no-saturated')",
+        ));
+    }
+    Ok(LoadedConfig {
+        delays_ns: delays(&args.delays)?,
+        mix,
+        chase_bytes: size(&args.size, "--size", 1 << 20)?,
+        injector_bytes: size(&args.injector_size, "--injector-size", 64 << 10)?,
+        injectors: args.injectors,
+        injector_node: args.injector_node,
+        pairs,
+        cpu_nodes: nodes(&args.cpu_nodes, "--cpu-nodes")?,
+        mem_nodes: nodes(&args.mem_nodes, "--mem-nodes")?,
+    })
+}
+
+fn check_nodes(topo: &crate::topology::Topology, cfg: &LoadedConfig) -> Result<()> {
+    for n in cfg.cpu_nodes.iter().flat_map(|s| s.iter()) {
+        select::cpu_node(topo, n, "--cpu-nodes")?;
+    }
+    for n in cfg.mem_nodes.iter().flat_map(|s| s.iter()) {
+        select::memory_node(topo, n, "--mem-nodes")?;
+    }
+    if let Some(n) = cfg.injector_node {
+        select::cpu_node(topo, n, "--injector-node")?;
+    }
+    Ok(())
+}
+
+pub fn run(args: LoadedArgs) -> Result<()> {
+    let topo = read_topology(&SysfsRoot::live())?;
+    let cfg = config(&args)?;
+    check_nodes(&topo, &cfg)?;
+    args.save.check()?;
+    let format = args.format.chosen().unwrap_or(Format::Text);
+    let mut doc = Document::new(&topo);
+    let progress = crate::progress::Progress::new(args.verbose);
+    let mut step = |what: &str| progress.step(what);
+    let result = loaded::run(&topo, &cfg, &mut step);
+    drop(progress);
+    let measured = result?;
+    doc.records = measured.records();
+    let interrupted = crate::interrupt::requested();
+    match interrupted {
+        None => doc.finish(),
+        Some(sig) => super::mark_interrupted(&mut doc, probe::LOADED, sig),
+    }
+    args.save.save(&doc)?;
+    let Some(sig) = interrupted else {
+        return emit(&doc, format);
+    };
+    let text = crate::output::render::render(&doc, format, crate::probes::VIEWS)?;
+    crate::console::out(&super::with_stop_line(
+        text,
+        sig,
+        &format!("{} record(s) measured before the stop", doc.records.len()),
+        matches!(format, Format::Text | Format::Markdown),
+    ));
+    super::exit_interrupted(sig)
+}

@@ -1,0 +1,470 @@
+//! The threads of one pair: a chase thread that measures and steers, and
+//! injector threads that move memory with a spin between chunks.
+//!
+//! Every thread pins itself and maps, fills and verifies its own buffer on
+//! the memory node (first touch from the thread that uses it), then all
+//! meet at a barrier. The chase thread measures the idle point with the
+//! injectors parked (asleep), then sets the spin of each delay and lets
+//! them run. Each injector adds the bytes it moved to a counter of its own
+//! after every chunk; the chase thread reads the counters' sum and the
+//! clock around each of its latency samples, so every latency sample has
+//! the bandwidth injected during that very sample, counted by the
+//! injectors themselves.
+
+use super::{CHUNK_BYTES, Curve, LoadedConfig, Mix, Plan, PointRun};
+use crate::kernels::latency::{Chain, LINE_BYTES};
+use crate::kernels::{self, KernelArgs, KernelSpec, Op, Store};
+use crate::memory::{Buffer, BufferOptions, PageKind, Placement};
+use crate::placement::MemPolicy;
+use crate::probes::measure::Seen;
+use crate::probes::team::{self, Seat, TeamMemory};
+use crate::stats;
+use anyhow::{Result, anyhow};
+use std::hint::black_box;
+use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
+use std::sync::{Barrier, Mutex};
+use std::time::{Duration, Instant};
+
+const PARK: u8 = 0;
+const RUN: u8 = 1;
+const STOP: u8 = 2;
+
+/// Chunks an injector works through between two looks at the state.
+const BATCH: usize = 16;
+/// Length of one latency sample at idle; loaded samples last longer.
+const SAMPLE_NS: f64 = 20e6;
+/// Samples per point: at least, at most, and the spread that ends early.
+const MIN_SAMPLES: usize = 8;
+const MAX_SAMPLES: usize = 20;
+const TARGET_CV_PCT: f64 = 5.0;
+/// Samples thrown away after the load changes, while queues settle.
+const SETTLE_SAMPLES: usize = 2;
+/// Seed of the chase's random cycle.
+const CHASE_SEED: u64 = 0x6c6f_6164;
+
+/// Each injector's byte counter on a line of its own.
+#[repr(align(128))]
+struct Counter(AtomicU64);
+
+struct Control {
+    state: AtomicU8,
+    spins: AtomicU64,
+    moved: Vec<Counter>,
+    ready: Barrier,
+}
+
+impl Control {
+    fn moved(&self) -> u64 {
+        self.moved.iter().map(|c| c.0.load(Ordering::Relaxed)).sum()
+    }
+}
+
+/// Stops the injectors when the chase thread leaves, however it leaves.
+struct StopOnDrop<'a>(&'a Control);
+
+impl Drop for StopOnDrop<'_> {
+    fn drop(&mut self) {
+        self.0.state.store(STOP, Ordering::Release);
+    }
+}
+
+/// What an injector reports after setting up.
+struct Ready {
+    placement: Placement,
+    cpu: usize,
+    kind: PageKind,
+    fallback: Option<String>,
+}
+
+/// What the chase thread brings back.
+struct Chased {
+    points: Vec<PointRun>,
+    placement: Placement,
+    cpu: usize,
+    kind: PageKind,
+    ns_per_spin: f64,
+}
+
+/// The injectors' kernel: the fastest read or copy with the mix's stores.
+fn kernel_for(mix: Mix) -> Result<&'static KernelSpec> {
+    let (op, store) = match mix {
+        Mix::Read => (Op::Read, Store::Regular),
+        Mix::Copy => (Op::Copy, Store::Regular),
+        Mix::CopyNt => (Op::Copy, Store::NonTemporal),
+    };
+    kernels::best(op, store)
+        .ok_or_else(|| anyhow!("no {op} kernel with {store} stores runs on this CPU"))
+}
+
+/// The chase through `words`: today's full-random cycle through every
+/// line. The one place where the chase's pattern is chosen.
+fn build_chase(words: &mut [u64]) -> Result<Chain<'_>> {
+    Ok(Chain::build(words, LINE_BYTES, CHASE_SEED)?)
+}
+
+/// Measures one pair's curve.
+pub(super) fn measure(plan: &Plan, cfg: &LoadedConfig) -> Result<Curve> {
+    let kernel = kernel_for(cfg.mix)?;
+    let arrays = kernel.op.arrays();
+    let array_bytes = (plan.injector_bytes / arrays / CHUNK_BYTES).max(1) * CHUNK_BYTES;
+    let memory = TeamMemory {
+        array_bytes,
+        arrays,
+        pages: PageKind::Thp,
+        split: Vec::new(),
+    };
+    let n = plan.injector_cpus.len();
+    let control = Control {
+        state: AtomicU8::new(PARK),
+        spins: AtomicU64::new(0),
+        moved: (0..n).map(|_| Counter(AtomicU64::new(0))).collect(),
+        ready: Barrier::new(n + 1),
+    };
+    let reports: Mutex<Vec<Result<Ready, String>>> = Mutex::new(Vec::new());
+    let mut delays = cfg.delays_ns.clone();
+    delays.sort_unstable_by(|a, b| b.cmp(a));
+    delays.dedup();
+    let chased = std::thread::scope(|scope| {
+        for (i, &cpu) in plan.injector_cpus.iter().enumerate() {
+            let seat = Seat {
+                cpu,
+                node: plan.mem_node,
+            };
+            let (control, reports, memory) = (&control, &reports, &memory);
+            scope.spawn(move || injector(i, seat, memory, kernel, control, reports));
+        }
+        scope
+            .spawn(|| chase(plan, &delays, &control, &reports))
+            .join()
+            .map_err(|_| anyhow!("the chase thread panicked"))?
+    })?;
+    let reports: Vec<Ready> = reports
+        .into_inner()
+        .unwrap_or_else(|e| e.into_inner())
+        .into_iter()
+        .filter_map(Result::ok)
+        .collect();
+    let mut notes: Vec<String> = plan.note.iter().cloned().collect();
+    for r in &reports {
+        if let Some(f) = &r.fallback
+            && !notes.contains(f)
+        {
+            notes.push(f.clone());
+        }
+    }
+    Ok(Curve {
+        plan: plan.clone(),
+        mix: cfg.mix,
+        kernel: kernel.name,
+        ns_per_spin: chased.ns_per_spin,
+        points: chased.points,
+        chase_seen: seen(&[(&chased.placement, chased.cpu)], chased.kind.to_string()),
+        injector_seen: seen(
+            &reports
+                .iter()
+                .map(|r| (&r.placement, r.cpu))
+                .collect::<Vec<_>>(),
+            reports
+                .first()
+                .map_or("base".into(), |r| r.kind.to_string()),
+        ),
+        notes,
+    })
+}
+
+/// Several threads' placements as one: pages summed, the worst thread's
+/// share on target, the mean huge share.
+fn seen(placements: &[(&Placement, usize)], page_kind: String) -> Seen {
+    let mut out = Seen {
+        verified_pct: 100.0,
+        page_kind,
+        ..Default::default()
+    };
+    for (p, cpu) in placements {
+        for (node, count) in &p.pages_by_node {
+            *out.pages_by_node.entry(*node).or_default() += count;
+        }
+        out.verified_pct = out.verified_pct.min(p.on_target_pct.unwrap_or(0.0));
+        out.huge_pct += p.huge_pct / placements.len() as f64;
+        out.cpus_seen.push(*cpu);
+    }
+    out
+}
+
+fn injector(
+    index: usize,
+    seat: Seat,
+    memory: &TeamMemory,
+    kernel: &'static KernelSpec,
+    control: &Control,
+    reports: &Mutex<Vec<Result<Ready, String>>>,
+) {
+    let mut buffer = match team::prepare(seat, memory) {
+        Ok((buffer, placement, cpu)) => {
+            let ready = Ready {
+                placement,
+                cpu,
+                kind: buffer.page_kind(),
+                fallback: buffer.fallback_reason().map(str::to_string),
+            };
+            reports
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push(Ok(ready));
+            Some(buffer)
+        }
+        Err(e) => {
+            reports
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push(Err(format!("injector on CPU {}: {e:#}", seat.cpu)));
+            None
+        }
+    };
+    control.ready.wait();
+    if let Some(buffer) = buffer.as_mut() {
+        inject(buffer, memory, kernel, &control.moved[index].0, control);
+    }
+}
+
+/// Works through the buffer chunk by chunk while the state says run,
+/// spinning between chunks; sleeps while parked.
+fn inject(
+    buffer: &mut Buffer,
+    memory: &TeamMemory,
+    kernel: &KernelSpec,
+    counter: &AtomicU64,
+    control: &Control,
+) {
+    let words = memory.array_bytes / 8;
+    let stride_words = team::stride(memory.array_bytes) / 8;
+    let all = buffer.as_mut_slice::<u64>();
+    let (a, rest) = all.split_at_mut(stride_words.min(all.len()));
+    let a = &mut a[..words];
+    let b: &[u64] = if kernel.op == Op::Copy {
+        &rest[..words]
+    } else {
+        &[]
+    };
+    let chunk = CHUNK_BYTES / 8;
+    let chunks = (words / chunk).max(1);
+    let per_chunk = (CHUNK_BYTES * kernel.op.stream_bytes_per_element() as usize / 8) as u64;
+    let (mut k, mut moved, mut sum) = (0usize, 0u64, 0u64);
+    loop {
+        match control.state.load(Ordering::Acquire) {
+            STOP => break,
+            PARK => {
+                std::thread::sleep(Duration::from_micros(200));
+                continue;
+            }
+            _ => {}
+        }
+        let spins = control.spins.load(Ordering::Relaxed);
+        // Without a delay, one kernel call spans the batch: a call's fixed
+        // cost (the fence after non-temporal stores, the checksum's reads)
+        // would otherwise be paid every 4 KiB and cap the full load.
+        let (steps, span) = if spins == 0 {
+            (1, BATCH.min(chunks - k))
+        } else {
+            (BATCH, 1)
+        };
+        for _ in 0..steps {
+            let r = k * chunk..(k + span) * chunk;
+            let mut args = if b.is_empty() {
+                KernelArgs {
+                    dst: &mut [],
+                    src1: &a[r],
+                    src2: &[],
+                    scalar: 1.0,
+                }
+            } else {
+                KernelArgs {
+                    dst: &mut a[r.clone()],
+                    src1: &b[r],
+                    src2: &[],
+                    scalar: 1.0,
+                }
+            };
+            sum ^= kernel.run(&mut args);
+            moved += per_chunk * span as u64;
+            counter.store(moved, Ordering::Relaxed);
+            spin(spins);
+            k = (k + span) % chunks;
+        }
+    }
+    black_box(sum);
+}
+
+/// `n` iterations of the CPU's spin-wait hint (`pause` on x86, `isb` or
+/// `yield` on Arm): the delay between chunks.
+#[inline(never)]
+fn spin(n: u64) {
+    for i in 0..n {
+        std::hint::spin_loop();
+        black_box(i);
+    }
+}
+
+/// Nanoseconds per [`spin`] iteration on this CPU: the best of five runs.
+fn ns_per_spin() -> f64 {
+    const N: u64 = 20_000;
+    (0..5)
+        .map(|_| {
+            let t = Instant::now();
+            spin(black_box(N));
+            t.elapsed().as_secs_f64() * 1e9 / N as f64
+        })
+        .fold(f64::INFINITY, f64::min)
+        .max(1e-3)
+}
+
+/// Spin iterations for a delay: none for 0, else at least one.
+pub(super) fn spins_for(delay_ns: u64, ns_per_spin: f64) -> u64 {
+    if delay_ns == 0 {
+        0
+    } else {
+        ((delay_ns as f64 / ns_per_spin).round() as u64).max(1)
+    }
+}
+
+fn chase(
+    plan: &Plan,
+    delays: &[u64],
+    control: &Control,
+    reports: &Mutex<Vec<Result<Ready, String>>>,
+) -> Result<Chased> {
+    let _stop = StopOnDrop(control);
+    let setup = (|| -> Result<_> {
+        let cpu = crate::placement::pin_and_check(plan.chase_cpu)
+            .map_err(|e| anyhow!("cannot pin the chase to CPU {}: {e}", plan.chase_cpu))?;
+        let opts = BufferOptions::new(plan.chase_bytes)
+            .pages(PageKind::Auto)
+            .policy(MemPolicy::Bind(crate::ids::NodeSet::from_ids([
+                plan.mem_node
+            ])));
+        let buffer = Buffer::new(&opts)?;
+        let placement = buffer.verify()?;
+        Ok((buffer, placement, cpu))
+    })();
+    control.ready.wait();
+    let (mut buffer, placement, cpu) = setup?;
+    if let Some(Err(e)) = reports
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .iter()
+        .find(|r| r.is_err())
+    {
+        return Err(anyhow!("{e}"));
+    }
+    let kind = buffer.page_kind();
+    let mut chain = build_chase(buffer.as_mut_slice::<u64>())?;
+    let ns_per_spin = ns_per_spin();
+    let loads = settle(&mut chain);
+    let mut points = vec![point(&mut chain, control, None, 0, loads)];
+    for &d in delays {
+        if crate::interrupt::requested().is_some() {
+            break;
+        }
+        let spins = spins_for(d, ns_per_spin);
+        control.spins.store(spins, Ordering::Relaxed);
+        control.state.store(RUN, Ordering::Release);
+        points.push(point(&mut chain, control, Some(d), spins, loads));
+    }
+    control.state.store(PARK, Ordering::Release);
+    Ok(Chased {
+        points,
+        placement,
+        cpu,
+        kind,
+        ns_per_spin,
+    })
+}
+
+/// Loads per sample (about [`SAMPLE_NS`] at idle), after warming the
+/// chase until two runs agree, as the idle latency measurement does.
+fn settle(chain: &mut Chain<'_>) -> u64 {
+    let lines = chain.lines() as u64;
+    let first = chain.chase_ns_per_load(lines.min(100_000));
+    let loads = ((SAMPLE_NS / first.max(0.1)) as u64).clamp(lines.min(100_000), 50_000_000);
+    let mut prev = chain.chase_ns_per_load(loads);
+    for _ in 0..10 {
+        let next = chain.chase_ns_per_load(loads);
+        let settled = (next - prev).abs() <= 0.03 * prev;
+        prev = next;
+        if settled {
+            break;
+        }
+    }
+    loads
+}
+
+/// One point: a few samples to let the queues settle, then latency
+/// samples until their spread is small, each with the bandwidth the
+/// injectors moved meanwhile.
+fn point(
+    chain: &mut Chain<'_>,
+    control: &Control,
+    delay_ns: Option<u64>,
+    spins: u64,
+    loads: u64,
+) -> PointRun {
+    let begun = Instant::now();
+    for _ in 0..SETTLE_SAMPLES {
+        chain.chase_ns_per_load(loads);
+    }
+    let (mut latency_ns, mut bandwidth_mb_s) = (Vec::new(), Vec::new());
+    let (bytes0, t0) = (control.moved(), Instant::now());
+    let (mut bytes, mut t) = (bytes0, t0);
+    while latency_ns.len() < MAX_SAMPLES {
+        latency_ns.push(chain.chase_ns_per_load(loads));
+        let (b, now) = (control.moved(), Instant::now());
+        bandwidth_mb_s.push(rate(b - bytes, now - t));
+        (bytes, t) = (b, now);
+        if latency_ns.len() >= MIN_SAMPLES && stats::cv_pct(&latency_ns) < TARGET_CV_PCT {
+            break;
+        }
+    }
+    PointRun {
+        delay_ns,
+        spins,
+        latency_ns,
+        bandwidth_mb_s,
+        mean_bandwidth_mb_s: rate(bytes - bytes0, t - t0),
+        elapsed_s: begun.elapsed().as_secs_f64(),
+    }
+}
+
+fn rate(bytes: u64, d: Duration) -> f64 {
+    let s = d.as_secs_f64();
+    if s > 0.0 { bytes as f64 / s / 1e6 } else { 0.0 }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn delays_become_spins_by_the_calibration() {
+        assert_eq!(spins_for(0, 5.0), 0);
+        assert_eq!(spins_for(1, 5.0), 1, "a delay never rounds to none");
+        assert_eq!(spins_for(1000, 5.0), 200);
+        assert_eq!(spins_for(1000, 20.0), 50);
+    }
+
+    #[test]
+    fn spinning_takes_time_in_proportion() {
+        let per = ns_per_spin();
+        assert!(per > 0.0 && per < 10_000.0, "{per} ns per spin");
+        let t = |n| {
+            (0..3)
+                .map(|_| {
+                    let s = Instant::now();
+                    spin(n);
+                    s.elapsed().as_secs_f64()
+                })
+                .fold(f64::INFINITY, f64::min)
+        };
+        // Ten times the spins take clearly longer (generous: shared CPUs).
+        assert!(t(200_000) > 3.0 * t(20_000));
+    }
+}

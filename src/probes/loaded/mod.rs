@@ -1,0 +1,389 @@
+//! Loaded latency, as Intel MLC's `--loaded_latency` and multichase's
+//! `multiload` measure it: one pinned thread chases pointers through a
+//! buffer on the memory node while injector threads, pinned to the other
+//! cores of a CPU node, read (or copy) their own buffers on the same memory
+//! node with a spin between chunks. Stepping the spin from long to none
+//! gives the curve of latency against the bandwidth the injectors moved,
+//! per (CPU node, memory node) pair, and its knee.
+//!
+//! `mod.rs` plans the pairs and sizes; `inject.rs` runs the threads;
+//! `curve.rs` is the knee and monotonicity logic; `records.rs` and
+//! `view.rs` turn the curves into records and show them.
+
+mod curve;
+mod inject;
+pub(crate) mod records;
+pub(crate) mod view;
+
+pub use curve::KNEE_FACTOR;
+pub use view::LoadedView;
+
+use super::matrix::{cap, llc_bytes, node_cpus};
+use super::measure::Seen;
+use crate::ids::NodeSet;
+use crate::memory::admission::{Footprint, admit};
+use crate::topology::Topology;
+use anyhow::{Result, bail};
+
+/// MLC's delay steps, read as nanoseconds of spin between two 4 KiB chunks
+/// of each injector (see [`CHUNK_BYTES`]), from full load to near idle.
+pub const DEFAULT_DELAYS_NS: [u64; 12] = [
+    0, 50, 100, 200, 400, 700, 1000, 1700, 2500, 5000, 9000, 20000,
+];
+
+/// Bytes of its source an injector works through between two delays.
+pub const CHUNK_BYTES: usize = 4096;
+
+/// The traffic the injectors make.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Mix {
+    /// Reads only (MLC's default, multiload's `stream-sum`).
+    #[default]
+    Read,
+    /// 1:1 reads and writes with the regular-store copy kernel.
+    Copy,
+    /// 1:1 reads and non-temporal writes: the copy kernel with streaming
+    /// stores, as glibc's memcpy does for large copies (multiload's
+    /// `memcpy-libc`).
+    CopyNt,
+}
+
+impl Mix {
+    pub fn name(self) -> &'static str {
+        use crate::results::names::loaded::{COPY, COPY_NT, READ};
+        match self {
+            Mix::Read => READ,
+            Mix::Copy => COPY,
+            Mix::CopyNt => COPY_NT,
+        }
+    }
+}
+
+/// Which (CPU node, memory node) pairs get a curve.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Pairs {
+    /// Every CPU node with every memory node.
+    #[default]
+    All,
+    /// The first CPU node with its nearest and its farthest memory node.
+    NearFar,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct LoadedConfig {
+    /// Spin between chunks per point, ns; measured from the longest down.
+    pub delays_ns: Vec<u64>,
+    pub mix: Mix,
+    /// Chase buffer; `None`: 4x the chase core's L3, at least 256 MiB.
+    pub chase_bytes: Option<usize>,
+    /// Each injector's buffer; `None`: the injectors together 4x the L3
+    /// they share, each at least 32 MiB.
+    pub injector_bytes: Option<usize>,
+    /// Injector threads; `None`: every other core of the injector node.
+    pub injectors: Option<usize>,
+    /// Node whose cores inject; `None`: the chase's own CPU node.
+    pub injector_node: Option<usize>,
+    pub pairs: Pairs,
+    pub cpu_nodes: Option<NodeSet>,
+    pub mem_nodes: Option<NodeSet>,
+}
+
+/// One pair's plan: who runs where, on how much memory.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Plan {
+    pub cpu_node: usize,
+    pub mem_node: usize,
+    pub chase_cpu: usize,
+    pub injector_node: usize,
+    pub injector_cpus: Vec<usize>,
+    pub chase_bytes: usize,
+    pub injector_bytes: usize,
+    /// Why the injectors run where they do, when it is not the default.
+    pub note: Option<String>,
+}
+
+/// One point of a curve as measured.
+#[derive(Debug, Clone)]
+pub struct PointRun {
+    /// `None` for the idle point (injectors parked).
+    pub delay_ns: Option<u64>,
+    pub spins: u64,
+    /// ns per load, one per sample.
+    pub latency_ns: Vec<f64>,
+    /// MB/s the injectors moved during each latency sample.
+    pub bandwidth_mb_s: Vec<f64>,
+    /// The injectors' bytes over the whole point / its time, MB/s.
+    pub mean_bandwidth_mb_s: f64,
+    pub elapsed_s: f64,
+}
+
+/// One pair's curve, idle point first, then from the lightest load.
+#[derive(Debug, Clone)]
+pub struct Curve {
+    pub plan: Plan,
+    pub mix: Mix,
+    pub kernel: &'static str,
+    pub ns_per_spin: f64,
+    pub points: Vec<PointRun>,
+    pub chase_seen: Seen,
+    pub injector_seen: Seen,
+    pub notes: Vec<String>,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct Loaded {
+    pub curves: Vec<Curve>,
+    pub notes: Vec<String>,
+}
+
+/// The pairs to measure, in order.
+pub fn pairs(topo: &Topology, cfg: &LoadedConfig) -> Result<Vec<(usize, usize)>> {
+    let pick = |all: NodeSet, only: &Option<NodeSet>| -> Vec<usize> {
+        all.iter()
+            .filter(|n| only.as_ref().is_none_or(|o| o.contains(*n)))
+            .collect()
+    };
+    let cpu_nodes = pick(topo.usable_cpu_nodes(), &cfg.cpu_nodes);
+    let mem_nodes = pick(topo.usable_memory_nodes(), &cfg.mem_nodes);
+    if cpu_nodes.is_empty() || mem_nodes.is_empty() {
+        bail!(
+            "no CPU node or no memory node left to measure (check --cpu-nodes, --mem-nodes and the cpuset)"
+        );
+    }
+    Ok(match cfg.pairs {
+        Pairs::All => cpu_nodes
+            .iter()
+            .flat_map(|&c| mem_nodes.iter().map(move |&m| (c, m)))
+            .collect(),
+        Pairs::NearFar => {
+            let c = cpu_nodes[0];
+            let by_distance = |m: &&usize| (topo.distance(c, **m).unwrap_or(u32::MAX), **m);
+            let near = *mem_nodes.iter().min_by_key(by_distance).unwrap_or(&c);
+            let far = *mem_nodes.iter().max_by_key(by_distance).unwrap_or(&c);
+            let mut out = vec![(c, near)];
+            if far != near {
+                out.push((c, far));
+            }
+            out
+        }
+    })
+}
+
+/// Who runs where for one pair: the chase on the CPU node's first core,
+/// the injectors on the injector node's other cores (never the chase's own
+/// core or its SMT siblings, which would share its load unit), one per
+/// physical core first.
+pub fn plan(topo: &Topology, cfg: &LoadedConfig, (c, m): (usize, usize)) -> Result<Plan> {
+    let chase_cpu = *node_cpus(topo, c)
+        .first()
+        .ok_or_else(|| anyhow::anyhow!("CPU node {c} has no CPU this process may use"))?;
+    let siblings = topo.cpu(chase_cpu).map(|x| x.smt_siblings.clone());
+    let free_cpus = |node: usize| -> Vec<usize> {
+        node_cpus(topo, node)
+            .into_iter()
+            .filter(|&x| x != chase_cpu && !siblings.as_ref().is_some_and(|s| s.contains(x)))
+            .collect()
+    };
+    let (mut injector_node, mut note) = (cfg.injector_node.unwrap_or(c), None);
+    let mut injector_cpus = free_cpus(injector_node);
+    if injector_cpus.is_empty()
+        && cfg.injector_node.is_none()
+        && let Some(other) = nearest_with_cpus(topo, c, &free_cpus)
+    {
+        note = Some(format!(
+            "node {c} has no core besides the chase's: the injectors run on the nearest node with cores, node {other}"
+        ));
+        injector_node = other;
+        injector_cpus = free_cpus(other);
+    }
+    if let Some(n) = cfg.injectors {
+        injector_cpus.truncate(n);
+    }
+    if injector_cpus.is_empty() {
+        return Err(crate::error::usage(format!(
+            "no CPU of node {injector_node} is left to inject from: the chase runs on CPU {chase_cpu} (and its SMT siblings stay idle); name another --injector-node"
+        )));
+    }
+    let chase_bytes = match cfg.chase_bytes {
+        Some(b) => b,
+        None => {
+            cap(
+                topo,
+                (4 * llc_bytes(topo, &[chase_cpu]) as usize).max(256 << 20),
+                m,
+            )
+            .0
+        }
+    };
+    let injector_bytes = match cfg.injector_bytes {
+        Some(b) => b,
+        None => {
+            let n = injector_cpus.len();
+            let wanted = (4 * llc_bytes(topo, &injector_cpus) as usize / n).max(32 << 20);
+            // All injectors together in at most a quarter of the free memory.
+            let limit = (topo.node_free_bytes(m) / 4) as usize / n;
+            if limit > 0 { wanted.min(limit) } else { wanted }
+        }
+    };
+    Ok(Plan {
+        cpu_node: c,
+        mem_node: m,
+        chase_cpu,
+        injector_node,
+        injector_cpus,
+        chase_bytes: chase_bytes / CHUNK_BYTES * CHUNK_BYTES,
+        injector_bytes: (injector_bytes / CHUNK_BYTES).max(1) * CHUNK_BYTES,
+        note,
+    })
+}
+
+/// The CPU node nearest `c` (by SLIT distance, then number), other than
+/// `c`, with a CPU `free_cpus` leaves for injecting.
+fn nearest_with_cpus(
+    topo: &Topology,
+    c: usize,
+    free_cpus: &dyn Fn(usize) -> Vec<usize>,
+) -> Option<usize> {
+    topo.usable_cpu_nodes()
+        .iter()
+        .filter(|&n| n != c && !free_cpus(n).is_empty())
+        .min_by_key(|&n| (topo.distance(c, n).unwrap_or(u32::MAX), n))
+}
+
+/// Each pair's chase and injector buffers, all on its memory node at once,
+/// must fit there (exit 2 naming both figures, before anything is mapped).
+pub fn admit_plans(topo: &Topology, plans: &[Plan]) -> Result<()> {
+    for p in plans {
+        let bytes = p.chase_bytes as u64 + (p.injector_bytes * p.injector_cpus.len()) as u64;
+        admit(
+            topo,
+            &Footprint {
+                bytes,
+                nodes: Some(&[p.mem_node]),
+                what: format!(
+                    "--size {} + {} injector(s) x --injector-size {}",
+                    crate::units::bytes(p.chase_bytes as u64),
+                    p.injector_cpus.len(),
+                    crate::units::bytes(p.injector_bytes as u64)
+                ),
+                remedy: "give a smaller --size, --injector-size or fewer --injectors",
+            },
+        )?;
+    }
+    Ok(())
+}
+
+/// Measures a curve per pair; stops between points on a signal and keeps
+/// what was measured.
+pub fn run(topo: &Topology, cfg: &LoadedConfig, progress: &mut dyn FnMut(&str)) -> Result<Loaded> {
+    let plans = pairs(topo, cfg)?
+        .into_iter()
+        .map(|p| plan(topo, cfg, p))
+        .collect::<Result<Vec<_>>>()?;
+    admit_plans(topo, &plans)?;
+    let mut out = Loaded::default();
+    for p in &plans {
+        if crate::interrupt::requested().is_some() {
+            break;
+        }
+        progress(&format!(
+            "cpu node {} -> mem node {}: chase on CPU {}, {} injector(s)",
+            p.cpu_node,
+            p.mem_node,
+            p.chase_cpu,
+            p.injector_cpus.len()
+        ));
+        out.curves.push(inject::measure(p, cfg)?);
+    }
+    if let Some(sig) = crate::interrupt::requested() {
+        out.notes.push(format!(
+            "interrupted by {}: {} of {} pair(s) measured, the last one possibly in part",
+            crate::interrupt::name(sig),
+            out.curves.len(),
+            plans.len()
+        ));
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::topology::fixture;
+
+    #[test]
+    fn near_far_takes_the_first_cpu_node_nearest_and_farthest() {
+        let t = fixture("amd-4node");
+        let cfg = LoadedConfig {
+            pairs: Pairs::NearFar,
+            ..Default::default()
+        };
+        let p = pairs(&t, &cfg).unwrap();
+        assert_eq!(p.len(), 2);
+        assert_eq!(p[0], (0, 0));
+        let far = p[1].1;
+        for m in t.usable_memory_nodes().iter() {
+            assert!(t.distance(0, m) <= t.distance(0, far));
+        }
+        let all = pairs(&t, &LoadedConfig::default()).unwrap();
+        let n = t.usable_memory_nodes().len();
+        assert_eq!(all.len(), t.usable_cpu_nodes().len() * n);
+    }
+
+    #[test]
+    fn injectors_avoid_the_chase_core_and_its_siblings() {
+        let t = fixture("interleaved-smt");
+        let cfg = LoadedConfig::default();
+        let p = plan(&t, &cfg, (0, 0)).unwrap();
+        let sib = t.cpu(p.chase_cpu).unwrap().smt_siblings.clone();
+        assert!(!p.injector_cpus.is_empty());
+        assert!(p.injector_cpus.iter().all(|c| !sib.contains(*c)));
+        assert!(
+            p.injector_cpus
+                .iter()
+                .all(|&c| t.cpu(c).unwrap().node == Some(0))
+        );
+        let few = plan(
+            &t,
+            &LoadedConfig {
+                injectors: Some(2),
+                ..Default::default()
+            },
+            (0, 0),
+        )
+        .unwrap();
+        assert_eq!(few.injector_cpus, p.injector_cpus[..2]);
+        assert_eq!(p.chase_bytes % CHUNK_BYTES, 0);
+        assert!(p.injector_bytes >= CHUNK_BYTES);
+    }
+
+    #[test]
+    fn a_node_with_one_core_borrows_the_nearest_nodes_cores() {
+        let t = fixture("amd-4node");
+        let mut one = t.clone();
+        // Leave node 0 a single CPU.
+        let keep = node_cpus(&t, 0)[0];
+        for n in &mut one.nodes {
+            if n.id == 0 {
+                n.cpus = crate::ids::CpuSet::from_ids([keep]);
+            }
+        }
+        let p = plan(&one, &LoadedConfig::default(), (0, 0)).unwrap();
+        assert_ne!(p.injector_node, 0);
+        let nearest = one
+            .usable_cpu_nodes()
+            .iter()
+            .filter(|&n| n != 0)
+            .min_by_key(|&n| (one.distance(0, n).unwrap(), n))
+            .unwrap();
+        assert_eq!(p.injector_node, nearest);
+        assert!(p.note.unwrap().contains("nearest"));
+        // Named explicitly, the node is kept and the error says why.
+        let cfg = LoadedConfig {
+            injector_node: Some(0),
+            ..Default::default()
+        };
+        let e = plan(&one, &cfg, (0, 0)).unwrap_err().to_string();
+        assert!(e.contains("--injector-node"), "{e}");
+    }
+}
