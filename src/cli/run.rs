@@ -32,9 +32,8 @@ pub struct RunArgs {
 pub fn run(args: RunArgs) -> Result<()> {
     let outcome = crate::jobs::run::run(&crate::jobs::run::Options {
         dir: args.dir,
-        full: args.profile == "full",
-        matrix_only: args.profile == "quick",
-        smoke: args.profile == "smoke",
+        profile: crate::jobs::run::Profile::from_name(&args.profile)
+            .expect("clap admits only the profiles' names"),
     })?;
     match args.format.chosen() {
         None | Some(Format::Text) => crate::console::out(&outcome.text),

@@ -27,14 +27,37 @@ use std::time::Instant;
 pub struct Options {
     /// Where results folders go.
     pub dir: PathBuf,
-    /// Also the workload parts (perf's suite, AutoNUMA, numa_test).
-    pub full: bool,
-    /// The matrix alone, no sweep (`--profile quick`).
-    pub matrix_only: bool,
+    pub profile: Profile,
+}
+
+/// How much a run measures; each profile holds the one before it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Profile {
     /// The matrix on 8 MiB buffers with one timed run: seconds, and cache
-    /// figures, not memory's (`--profile smoke`, hidden; for tests of what
-    /// carries the results, such as `fleet submit`).
-    pub smoke: bool,
+    /// figures, not memory's (hidden; for tests of what carries the
+    /// results, such as `fleet submit`).
+    Smoke,
+    /// The matrix alone: what `fleet report` compares.
+    Quick,
+    /// The matrix, the sweep and the short probes (latency by pattern,
+    /// memory-level parallelism, loaded latency, peak injection,
+    /// core-to-core latency).
+    Default,
+    /// Also the workload parts (perf's suite, AutoNUMA, numa_test).
+    Full,
+}
+
+impl Profile {
+    /// The profile `--profile NAME` names.
+    pub fn from_name(name: &str) -> Option<Profile> {
+        Some(match name {
+            "smoke" => Profile::Smoke,
+            "quick" => Profile::Quick,
+            "default" => Profile::Default,
+            "full" => Profile::Full,
+            _ => return None,
+        })
+    }
 }
 
 /// What a run leaves for the command to print: the summary, the document,
@@ -92,31 +115,33 @@ pub fn run(opts: &Options) -> Result<Outcome> {
 /// The matrix, the sweep and, with `full`, the workload parts, one after
 /// the other until a stop.
 fn measure(topo: &Topology, opts: &Options) -> Result<Measured> {
-    let full = opts.full;
     let mut doc = Document::new(topo);
     let progress = Progress::new(false);
-    let steps = if full { 2 + parts::PARTS.len() } else { 2 };
+    let parts = parts::of(opts.profile);
+    let steps = if opts.profile >= Profile::Default {
+        2
+    } else {
+        1
+    } + parts.len();
     let show = |step: usize, what: &str| progress.step(&format!("[{}/{steps}] {what}", step + 1));
-    let cfg = if opts.smoke {
+    let cfg = if opts.profile == Profile::Smoke {
         smoke_config()?
     } else {
         MatrixConfig::new()?
     };
     measure_matrix(topo, &mut doc, cfg, &|w| show(0, &format!("matrix: {w}")))?;
-    if !(opts.matrix_only || opts.smoke) {
+    if opts.profile >= Profile::Default {
         measure_sweep(topo, &mut doc, &|w| show(1, &format!("sweep: {w}")))?;
     }
     let mut logs = Vec::new();
-    if full {
-        for (i, part) in parts::PARTS.iter().enumerate() {
-            if stopped() {
-                break;
-            }
-            show(2 + i, part.probe);
-            let ran = parts::run_part(part, topo, stopped);
-            doc.records.extend(ran.records);
-            logs.push((part.probe, ran.log));
+    for (i, part) in parts.iter().enumerate() {
+        if stopped() {
+            break;
         }
+        show(steps - parts.len() + i, part.probe);
+        let ran = parts::run_part(part, topo, stopped);
+        doc.records.extend(ran.records);
+        logs.push((part.probe, ran.log));
     }
     Ok(Measured { doc, logs })
 }

@@ -1,8 +1,10 @@
-//! The parts `run --profile full` adds, as a table, and how each runs: as a
-//! child numabench printing its results document (`--json`). The workload
+//! The parts a profile adds to the matrix and the sweep, as tables, and how
+//! each runs: as a child numabench printing its results document
+//! (`--json`). The workload
 //! engines fork, which wants a single-threaded parent, and a child keeps one
 //! part's failure from taking the others.
 
+use super::Profile;
 use crate::results::names::{probe, run::NOT_COMPLETE};
 use crate::results::{Document, Record};
 use crate::topology::Topology;
@@ -14,8 +16,58 @@ pub struct Part {
     pub args: fn(&Topology) -> Vec<String>,
 }
 
-/// The parts, in the order they run.
-pub const PARTS: [Part; 3] = [
+/// The parts of a profile, in the order they run.
+pub fn of(profile: Profile) -> Vec<&'static Part> {
+    let mut parts = Vec::new();
+    if profile >= Profile::Default {
+        parts.extend(PROBES.iter());
+    }
+    if profile >= Profile::Full {
+        parts.extend(WORKLOADS.iter());
+    }
+    parts
+}
+
+/// The short probes of the default profile, each a few seconds on a small
+/// machine and growing with its node or CPU count.
+pub const PROBES: [Part; 2] = [
+    Part {
+        probe: probe::LOADED,
+        // A short curve: idle, four load levels, near and far pair.
+        args: |_| {
+            words(&[
+                probe::LOADED,
+                "--pairs",
+                "near-far",
+                "--delays",
+                "0,100,400,1500,20000",
+                "--json",
+            ])
+        },
+    },
+    Part {
+        probe: probe::C2C,
+        // Fewer samples, and sampled pairs from 16 CPUs on, two per
+        // (class, node pair): the node summary, not every pair.
+        args: |_| {
+            words(&[
+                probe::C2C,
+                "-n",
+                "100",
+                "--sample-above",
+                "16",
+                "--per-group",
+                "2",
+                "--time-limit",
+                "10",
+                "--json",
+            ])
+        },
+    },
+];
+
+/// The workload parts `--profile full` adds.
+pub const WORKLOADS: [Part; 3] = [
     Part {
         probe: probe::MEM,
         args: |_| words(&[probe::MEM, "--all", "--secs", "5", "--json"]),
