@@ -2,12 +2,15 @@
 //! help text.
 
 mod autonuma;
+mod chase;
 mod classes;
 mod compare;
 mod gather;
 mod generate;
+mod latency;
 mod matrix;
 mod mem;
+mod mlp;
 mod model;
 mod omp;
 pub(crate) mod output;
@@ -69,6 +72,10 @@ pub enum Command {
     #[command(after_long_help = "Guide: docs/report-and-compare.md in the numabench source.")]
     Report(report::ReportArgs),
     Generate(generate::GenerateArgs),
+    #[command(after_long_help = "Guide: docs/latency.md in the numabench source.")]
+    Latency(latency::LatencyArgs),
+    #[command(after_long_help = "Guide: docs/mlp.md in the numabench source.")]
+    Mlp(mlp::MlpArgs),
 }
 
 impl Command {
@@ -84,7 +91,9 @@ impl Command {
             | Command::Mem(_)
             | Command::Autonuma(_)
             | Command::Sched(_)
-            | Command::Pcie(_) => true,
+            | Command::Pcie(_)
+            | Command::Latency(_)
+            | Command::Mlp(_) => true,
             _ => false,
         }
     }
@@ -136,6 +145,8 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Report(args) => report::run(args),
         Command::Run(args) => run::run(args),
         Command::Generate(args) => generate::run(args),
+        Command::Latency(args) => latency::run(args),
+        Command::Mlp(args) => mlp::run(args),
     }
 }
 

@@ -144,11 +144,6 @@ impl<'a> Chases<'a> {
         self.elements
     }
 
-    /// Chases built.
-    pub fn chases(&self) -> usize {
-        self.pos.len()
-    }
-
     /// Follows the first `n` chases `steps` loads each, interleaved, from
     /// where they stopped; returns nanoseconds per load over all `n x
     /// steps` loads (multichase's figure for `-c parallelN`), 0 for none.
@@ -224,7 +219,6 @@ unsafe fn step<const N: usize>(mut p: [*const u64; N], steps: u64) -> [*const u6
 
 #[cfg(test)]
 mod tests {
-    use super::super::pattern::DEFAULT_WINDOW;
     use super::*;
 
     /// Walks chase `j` from its position and returns the element indices
@@ -304,9 +298,7 @@ mod tests {
         let mut words = vec![0u64; 64 * 32];
         let mut c = Chases::build(
             &mut words,
-            &Pattern::PageLocal {
-                window: DEFAULT_WINDOW,
-            },
+            &Pattern::PageLocal { window: 256 << 10 },
             256,
             16,
             1,

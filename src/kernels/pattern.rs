@@ -21,28 +21,17 @@
 
 use std::fmt;
 
-/// Multichase's default TLB locality: 64 base pages.
-pub const DEFAULT_WINDOW: usize = 256 << 10;
 /// Multichase's default stride, the element spacing of page-local chases.
 pub const WIDE_SPACING: usize = 256;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum Pattern {
+    #[default]
     FullRandom,
     /// Random within windows of `window` bytes, one window after another.
-    PageLocal {
-        window: usize,
-    },
+    PageLocal { window: usize },
     /// Fixed `stride` bytes from one load to the next.
-    Stride {
-        stride: usize,
-    },
-}
-
-impl Default for Pattern {
-    fn default() -> Self {
-        Pattern::FullRandom
-    }
+    Stride { stride: usize },
 }
 
 impl Pattern {
@@ -154,11 +143,11 @@ mod tests {
 
     #[test]
     fn kernels_patterns_parse_resolve_and_name_themselves() {
-        let p = Pattern::from_parts("page-local", DEFAULT_WINDOW, 64).unwrap();
+        let p = Pattern::from_parts("page-local", 256 << 10, 64).unwrap();
         assert_eq!(p, Pattern::PageLocal { window: 256 << 10 });
         assert_eq!(p.to_string(), "page-local:256K");
         assert_eq!(p.spacing(), 256);
-        let s = Pattern::from_parts("stride", DEFAULT_WINDOW, 192).unwrap();
+        let s = Pattern::from_parts("stride", 256 << 10, 192).unwrap();
         assert_eq!((s.to_string().as_str(), s.spacing()), ("stride:192", 192));
         let f = Pattern::from_parts("full-random", 1, 1).unwrap();
         assert_eq!(

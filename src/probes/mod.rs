@@ -4,9 +4,11 @@
 //! timed kernels, CPU seats, the pinned team of threads.
 
 pub mod autonuma;
+pub mod latency;
 pub mod matrix;
 pub mod measure;
 pub mod mem;
+pub mod mlp;
 pub mod model;
 pub mod pcie;
 pub mod sched;
@@ -24,4 +26,6 @@ pub static VIEWS: &[&dyn crate::view::View] = &[
     &mem::MemView,
     &model::ModelView,
     &pcie::PcieView,
+    &latency::LatencyView,
+    &mlp::MlpView,
 ];
