@@ -2,7 +2,7 @@
 //! help text.
 
 mod autonuma;
-mod chase;
+pub(crate) mod chase;
 mod classes;
 mod compare;
 mod gather;

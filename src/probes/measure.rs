@@ -198,6 +198,8 @@ const WARMUP_MAX: usize = 10;
 #[derive(Debug, Clone)]
 pub struct Latency {
     pub size_bytes: usize,
+    /// The chase's access pattern.
+    pub pattern: Pattern,
     /// ns per load of each sample (~10 ms each).
     pub samples: Vec<f64>,
     pub elapsed_s: f64,
@@ -218,15 +220,10 @@ impl Latency {
     }
 }
 
-/// A thread pinned to `seat.cpu` chases a random cycle through every cache
-/// line of a `size`-byte buffer bound to `seat.node`.
-pub fn latency(seat: Seat, size: usize, pages: PageKind) -> Result<Latency> {
-    latency_in(seat, size, pages, &Pattern::FullRandom)
-}
-
-/// [`latency`] for a chase in `pattern`: full-random is the in-place
-/// Sattolo cycle over every line, the others [`Chases`] with one chase.
-pub fn latency_in(seat: Seat, size: usize, pages: PageKind, pattern: &Pattern) -> Result<Latency> {
+/// A thread pinned to `seat.cpu` chases a `size`-byte buffer bound to
+/// `seat.node` in `pattern`: full-random is the in-place Sattolo cycle
+/// through every cache line, the others [`Chases`] with one chase.
+pub fn latency(seat: Seat, size: usize, pages: PageKind, pattern: &Pattern) -> Result<Latency> {
     let begun = Instant::now();
     let (samples, seen) = on_chase_buffer(seat, size, pages, |words| {
         if *pattern == Pattern::FullRandom {
@@ -245,6 +242,7 @@ pub fn latency_in(seat: Seat, size: usize, pages: PageKind, pattern: &Pattern) -
     .with_context(|| format!("{pattern} latency at {} KiB", size / 1024))?;
     Ok(Latency {
         size_bytes: size,
+        pattern: *pattern,
         samples,
         elapsed_s: begun.elapsed().as_secs_f64(),
         seen,

@@ -97,7 +97,7 @@ pub fn run(
                         "cpu node {c} -> mem node {m}: {pattern}, {pages} pages"
                     ));
                     let seat = Seat { cpu, node: m };
-                    let latency = measure::latency_in(seat, cfg.size, pages, pattern)?;
+                    let latency = measure::latency(seat, cfg.size, pages, pattern)?;
                     out.cells.push(Cell {
                         cpu_node: c,
                         mem_node: m,

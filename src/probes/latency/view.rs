@@ -24,13 +24,7 @@ fn value(r: &Record, key: &str) -> Option<f64> {
     r.metrics.get(key).map(|m| m.value)
 }
 
-/// The pattern a record names, as `page-local:256K`.
-pub fn pattern_of(r: &Record) -> String {
-    let window = num(r, param::WINDOW_BYTES).unwrap_or(0) as usize;
-    let stride = num(r, param::STRIDE_BYTES).unwrap_or(0) as usize;
-    Pattern::from_parts(text(r, param::PATTERN), window, stride)
-        .map_or_else(|_| text(r, param::PATTERN).to_string(), |p| p.to_string())
-}
+use crate::analysis::atlas::pattern_label as pattern_of;
 
 /// (pattern, pages asked) groups in the order first met; stride chases
 /// are one group per page kind (their sweep is a chart).
