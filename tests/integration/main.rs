@@ -3,6 +3,7 @@
 mod architecture;
 mod autonuma;
 mod bad_input;
+mod chase;
 mod docs;
 mod fixtures;
 mod formats;
