@@ -66,6 +66,8 @@ pub struct Atlas {
     /// Idle latency, median ns per load.
     pub latency: Grid,
     pub latency_cv: Grid,
+    /// The chase pattern of the latency grid, as `page-local:256K`.
+    pub latency_pattern: Option<String>,
     /// Lowest verified placement (% of pages on the memory node) over the
     /// cell's measurements.
     pub verified: Grid,
@@ -172,6 +174,7 @@ impl Atlas {
                     if let Some(v) = value(metric::CV_PCT) {
                         a.latency_cv.values.insert((c, m), v);
                     }
+                    a.latency_pattern = Some(pattern_label(r));
                 }
                 _ => measured = false,
             }
@@ -197,6 +200,27 @@ impl Atlas {
 
     pub fn is_empty(&self) -> bool {
         self.cpu_nodes.is_empty()
+    }
+
+    /// The latency grid's pattern, `full-random` where the records predate
+    /// patterns (the chase was full-random then).
+    pub fn latency_pattern(&self) -> &str {
+        self.latency_pattern
+            .as_deref()
+            .unwrap_or(crate::kernels::pattern::Pattern::FULL_RANDOM)
+    }
+}
+
+/// The chase pattern a latency record names, as `full-random`,
+/// `page-local:256K` or `stride:128`; `full-random` where it names none
+/// (records from before patterns, whose chase was full-random).
+pub fn pattern_label(r: &Record) -> String {
+    use crate::kernels::pattern::Pattern;
+    let num = |k: &str| r.params.get(k).and_then(|v| v.as_u64()).unwrap_or(0) as usize;
+    match r.params.get(param::PATTERN).and_then(|v| v.as_str()) {
+        None => Pattern::FULL_RANDOM.to_string(),
+        Some(kind) => Pattern::from_parts(kind, num(param::WINDOW_BYTES), num(param::STRIDE_BYTES))
+            .map_or_else(|_| kind.to_string(), |p| p.to_string()),
     }
 }
 

@@ -48,7 +48,7 @@ fn is_secondary(record: &Record, metric: &str) -> bool {
         && record
             .metrics
             .keys()
-            .any(|k| k.starts_with("bandwidth") || k.starts_with("latency"));
+            .any(|k| k.starts_with("bandwidth") || k.starts_with("latency_"));
     spread || cost
 }
 

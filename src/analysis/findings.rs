@@ -83,7 +83,8 @@ fn matrix_findings(doc: &Document, a: &Atlas) -> Vec<Finding> {
         let bw = local_bw.map_or("-".into(), |b| format!("{:.0} MB/s", b.1));
         let lat = local_lat.map_or("-".into(), |l| format!("{:.1} ns", l.0));
         out.push(Finding::info(format!(
-            "one NUMA node: local single-thread bandwidth {bw}, idle latency {lat}; with no remote memory there is no remote penalty, no second class and no placement to advise on (a machine with two or more nodes, or scripts/numa-vm for behaviour, shows them)"
+            "one NUMA node: local single-thread bandwidth {bw}, idle latency {lat} ({} chase); with no remote memory there is no remote penalty, no second class and no placement to advise on (a machine with two or more nodes, or scripts/numa-vm for behaviour, shows them)",
+            a.latency_pattern()
         )));
     } else {
         if let (Some(l), Some(r)) = (local_bw, span(&a.single, false))
@@ -98,8 +99,10 @@ fn matrix_findings(doc: &Document, a: &Atlas) -> Vec<Finding> {
             && let Some(x) = ratio(r.1, l.0)
         {
             out.push(Finding::info(format!(
-                "idle latency: local {:.1} ns at best, worst remote {:.1} ns ({x:.2}x)",
-                l.0, r.1
+                "idle latency ({} chase): local {:.1} ns at best, worst remote {:.1} ns ({x:.2}x)",
+                a.latency_pattern(),
+                l.0,
+                r.1
             )));
         }
         let (_, system) = placement::system_classes(a);

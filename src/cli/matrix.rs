@@ -55,6 +55,18 @@ pub struct MatrixArgs {
     /// Skip the idle latency.
     #[arg(long)]
     pub no_latency: bool,
+    /// Latency chase pattern: full-random (one random cycle through the
+    /// whole buffer, page walks included), page-local (random within
+    /// --window, windows in turn: latency without page walks) or stride
+    /// (--stride bytes apart).
+    #[arg(long, value_name = "PATTERN", default_value = "full-random")]
+    pub pattern: String,
+    /// The page-local window (multichase -T).
+    #[arg(long, value_name = "SIZE", default_value = "256K")]
+    pub window: String,
+    /// Bytes from one load to the next for --pattern stride [default: 64].
+    #[arg(long, value_name = "BYTES")]
+    pub stride: Option<String>,
     /// Huge pages for the bandwidth arrays too (default: base pages, as a
     /// program that does not ask for them gets).
     #[arg(short = 'H', long)]
@@ -187,6 +199,11 @@ fn config(args: &MatrixArgs) -> Result<MatrixConfig> {
         })
         .measure(true, !args.no_saturated, !args.no_latency)
         .huge(args.huge)
+        .pattern(super::chase::one_pattern(
+            &args.pattern,
+            &args.window,
+            args.stride.as_deref(),
+        )?)
         .time_limit(units::limit(args.time_limit))
         .nodes(
             nodes(&args.cpu_nodes, "--cpu-nodes")?,

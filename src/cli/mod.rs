@@ -3,14 +3,17 @@
 
 mod autonuma;
 mod c2c;
+pub(crate) mod chase;
 mod classes;
 mod compare;
 mod fleet;
 mod gather;
 mod generate;
+mod latency;
 mod loaded;
 mod matrix;
 mod mem;
+mod mlp;
 mod model;
 mod omp;
 pub(crate) mod output;
@@ -81,6 +84,10 @@ pub enum Command {
     Fleet(fleet::FleetArgs),
     #[command(after_long_help = "Guide: docs/loaded.md in the numabench source.")]
     Loaded(loaded::LoadedArgs),
+    #[command(after_long_help = "Guide: docs/latency.md in the numabench source.")]
+    Latency(latency::LatencyArgs),
+    #[command(after_long_help = "Guide: docs/mlp.md in the numabench source.")]
+    Mlp(mlp::MlpArgs),
 }
 
 impl Command {
@@ -99,7 +106,9 @@ impl Command {
             | Command::Pcie(_)
             | Command::C2c(_)
             | Command::Tier(_)
-            | Command::Loaded(_) => true,
+            | Command::Loaded(_)
+            | Command::Latency(_)
+            | Command::Mlp(_) => true,
             _ => false,
         }
     }
@@ -155,6 +164,8 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Tier(args) => tier::run(args),
         Command::Fleet(args) => fleet::run(args),
         Command::Loaded(args) => loaded::run(args),
+        Command::Latency(args) => latency::run(args),
+        Command::Mlp(args) => mlp::run(args),
     }
 }
 

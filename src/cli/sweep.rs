@@ -58,6 +58,18 @@ pub struct SweepArgs {
     /// least 4 MiB; without it, base pages throughout.
     #[arg(short = 'H', long = "huge")]
     pub huge: bool,
+    /// Latency chase pattern: full-random (one random cycle through the
+    /// whole buffer, as sc-membench), page-local (random within --window,
+    /// windows in turn: latency without page walks) or stride (--stride
+    /// bytes apart, lat_mem_rd style).
+    #[arg(long, value_name = "PATTERN", default_value = "full-random")]
+    pub pattern: String,
+    /// The page-local window (multichase -T).
+    #[arg(long, value_name = "SIZE", default_value = "256K")]
+    pub window: String,
+    /// Bytes from one load to the next for --pattern stride [default: 64].
+    #[arg(long, value_name = "BYTES")]
+    pub stride: Option<String>,
     /// Stop starting new measurements after SECONDS (0 = no limit, at most
     /// 604800, a week).
     #[arg(
@@ -196,6 +208,7 @@ fn config(
         variants,
         min_run: Duration::from_millis(40),
         placing: env.placing,
+        pattern: super::chase::one_pattern(&args.pattern, &args.window, args.stride.as_deref())?,
     })
 }
 

@@ -197,7 +197,7 @@ unsafe fn chase(mut p: *const u64, loads: u64) -> *const u64 {
 }
 
 /// Small, fast, well-mixed and reproducible: the shuffle needs no more.
-struct SplitMix64(u64);
+pub(super) struct SplitMix64(pub(super) u64);
 
 impl SplitMix64 {
     fn next(&mut self) -> u64 {
@@ -209,7 +209,7 @@ impl SplitMix64 {
     }
 
     /// Uniform in `0..n` up to a bias of n / 2^64 (multiply-shift).
-    fn below(&mut self, n: usize) -> usize {
+    pub(super) fn below(&mut self, n: usize) -> usize {
         ((u128::from(self.next()) * n as u128) >> 64) as usize
     }
 }

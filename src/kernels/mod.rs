@@ -24,7 +24,9 @@
 //! a regular store causes. Non-temporal kernels avoid that extra read, which
 //! is why they can report more for the same operation.
 
+pub mod chase;
 pub mod latency;
+pub mod pattern;
 mod portable;
 mod registry;
 

@@ -5,7 +5,7 @@
 
 use super::team::{Seat, TeamMemory, with_team};
 use crate::ids::NodeSet;
-use crate::kernels::{self, KernelSpec, latency::Chain};
+use crate::kernels::{self, KernelSpec, chase::Chases, latency::Chain, pattern::Pattern};
 use crate::memory::{Buffer, BufferOptions, PageKind};
 use crate::placement::MemPolicy;
 use crate::stats;
@@ -198,6 +198,8 @@ const WARMUP_MAX: usize = 10;
 #[derive(Debug, Clone)]
 pub struct Latency {
     pub size_bytes: usize,
+    /// The chase's access pattern.
+    pub pattern: Pattern,
     /// ns per load of each sample (~10 ms each).
     pub samples: Vec<f64>,
     pub elapsed_s: f64,
@@ -218,11 +220,45 @@ impl Latency {
     }
 }
 
-/// A thread pinned to `seat.cpu` chases a random cycle through every cache
-/// line of a `size`-byte buffer bound to `seat.node`.
-pub fn latency(seat: Seat, size: usize, pages: PageKind) -> Result<Latency> {
+/// A thread pinned to `seat.cpu` chases a `size`-byte buffer bound to
+/// `seat.node` in `pattern`: full-random is the in-place Sattolo cycle
+/// through every cache line, the others [`Chases`] with one chase.
+pub fn latency(seat: Seat, size: usize, pages: PageKind, pattern: &Pattern) -> Result<Latency> {
     let begun = Instant::now();
-    let outcome = std::thread::scope(|scope| {
+    let (samples, seen) = on_chase_buffer(seat, size, pages, |words| {
+        if *pattern == Pattern::FullRandom {
+            let mut chain = Chain::build(words, kernels::latency::LINE_BYTES, size as u64)?;
+            let lap = chain.lines() as u64;
+            Ok(sample_chase(
+                &mut |loads| chain.chase_ns_per_load(loads),
+                lap,
+            ))
+        } else {
+            let mut c = Chases::build(words, pattern, pattern.spacing(), 1, size as u64)?;
+            let lap = c.elements() as u64;
+            Ok(sample_chase(&mut |loads| c.ns_per_access(1, loads), lap))
+        }
+    })
+    .with_context(|| format!("{pattern} latency at {} KiB", size / 1024))?;
+    Ok(Latency {
+        size_bytes: size,
+        pattern: *pattern,
+        samples,
+        elapsed_s: begun.elapsed().as_secs_f64(),
+        seen,
+    })
+}
+
+/// Runs `chase` on a thread pinned to `seat.cpu` over the words of a
+/// `size`-byte buffer of `pages` bound to `seat.node`, placement verified
+/// before `chase` links anything.
+pub fn on_chase_buffer<T: Send>(
+    seat: Seat,
+    size: usize,
+    pages: PageKind,
+    chase: impl FnOnce(&mut [u64]) -> Result<T> + Send,
+) -> Result<(T, Seen)> {
+    let (out, placement, cpu, kind) = std::thread::scope(|scope| {
         scope
             .spawn(|| -> Result<_> {
                 let cpu = crate::placement::pin_and_check(seat.cpu)?;
@@ -232,51 +268,84 @@ pub fn latency(seat: Seat, size: usize, pages: PageKind) -> Result<Latency> {
                 let mut buffer = Buffer::new(&opts)?;
                 let placement = buffer.verify()?;
                 let kind = buffer.page_kind();
-                let mut chain = Chain::build(
-                    buffer.as_mut_slice::<u64>(),
-                    kernels::latency::LINE_BYTES,
-                    size as u64,
-                )?;
-                let lines = chain.lines() as u64;
-                // Calibrate to ~10 ms per sample, then warm up until two
-                // consecutive runs agree: the first passes over a cold
-                // buffer pay for TLB and cache fills (and, in a VM, the
-                // host's own faults) that are not memory latency.
-                let first = chain.chase_ns_per_load(lines.min(100_000));
-                let loads = ((10e6 / first.max(0.1)) as u64).clamp(lines.min(100_000), 50_000_000);
-                let mut prev = chain.chase_ns_per_load(loads);
-                for _ in 0..WARMUP_MAX {
-                    let next = chain.chase_ns_per_load(loads);
-                    let settled = (next - prev).abs() <= 0.03 * prev;
-                    prev = next;
-                    if settled {
-                        break;
-                    }
-                }
-                let mut samples = Vec::new();
-                while samples.len() < MAX_SAMPLES {
-                    samples.push(chain.chase_ns_per_load(loads));
-                    if samples.len() >= MIN_SAMPLES && stats::cv_pct(&samples) < TARGET_CV_PCT {
-                        break;
-                    }
-                }
-                Ok((samples, placement, cpu, kind))
+                let out = chase(buffer.as_mut_slice::<u64>())?;
+                Ok((out, placement, cpu, kind))
             })
             .join()
             .map_err(|_| anyhow::anyhow!("the latency thread panicked"))?
-    });
-    let (samples, placement, cpu, kind) =
-        outcome.with_context(|| format!("latency at {} KiB", size / 1024))?;
-    Ok(Latency {
-        size_bytes: size,
-        samples,
-        elapsed_s: begun.elapsed().as_secs_f64(),
-        seen: Seen {
+    })?;
+    Ok((
+        out,
+        Seen {
             pages_by_node: placement.pages_by_node,
             verified_pct: placement.on_target_pct.unwrap_or(0.0),
             huge_pct: placement.huge_pct,
             cpus_seen: vec![cpu],
             page_kind: kind.to_string(),
         },
-    })
+    ))
+}
+
+/// Samples of `chase(loads)` (ns per load): calibrated to ~10 ms each,
+/// after a warm-up until two consecutive runs agree (the first passes over
+/// a cold buffer pay for TLB and cache fills, and in a VM the host's own
+/// faults, that are not memory latency); at least [`MIN_SAMPLES`], until
+/// the CV drops under [`TARGET_CV_PCT`] or [`MAX_SAMPLES`] are taken. `lap`
+/// is the loads of one pass over the buffer.
+pub fn sample_chase(chase: &mut dyn FnMut(u64) -> f64, lap: u64) -> Vec<f64> {
+    let first = chase(lap.min(100_000));
+    let loads = ((10e6 / first.max(0.1)) as u64).clamp(lap.min(100_000), 50_000_000);
+    let mut prev = chase(loads);
+    for _ in 0..WARMUP_MAX {
+        let next = chase(loads);
+        let settled = (next - prev).abs() <= 0.03 * prev;
+        prev = next;
+        if settled {
+            break;
+        }
+    }
+    let mut samples = Vec::new();
+    while samples.len() < MAX_SAMPLES {
+        samples.push(chase(loads));
+        if samples.len() >= MIN_SAMPLES && stats::cv_pct(&samples) < TARGET_CV_PCT {
+            break;
+        }
+    }
+    samples
+}
+
+impl Seen {
+    /// The record's `placement` object.
+    pub fn placement(&self) -> crate::results::Placement {
+        crate::results::Placement {
+            pages_by_node: self
+                .pages_by_node
+                .iter()
+                .map(|(k, v)| (k.to_string(), *v))
+                .collect(),
+            on_target_pct: Some(self.verified_pct),
+            huge_pct: self.huge_pct,
+            cpus_seen: self.cpus_seen.clone(),
+        }
+    }
+}
+
+/// `rec` with the params that name a chase's `pattern`: its kind, its
+/// window or stride, and its element spacing.
+pub fn with_pattern(
+    rec: crate::results::Record,
+    pattern: &Pattern,
+    spacing: usize,
+) -> crate::results::Record {
+    use crate::results::names::param;
+    let mut rec = rec
+        .param(param::PATTERN, pattern.kind())
+        .param(param::SPACING_BYTES, spacing);
+    if let Some(w) = pattern.window() {
+        rec = rec.param(param::WINDOW_BYTES, w);
+    }
+    if let Some(s) = pattern.stride() {
+        rec = rec.param(param::STRIDE_BYTES, s);
+    }
+    rec
 }

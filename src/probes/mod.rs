@@ -5,10 +5,12 @@
 
 pub mod autonuma;
 pub mod c2c;
+pub mod latency;
 pub mod loaded;
 pub mod matrix;
 pub mod measure;
 pub mod mem;
+pub mod mlp;
 pub mod model;
 pub mod pcie;
 pub mod sched;
@@ -30,4 +32,6 @@ pub static VIEWS: &[&dyn crate::view::View] = &[
     &c2c::C2cView,
     &tier::TierView,
     &loaded::LoadedView,
+    &latency::LatencyView,
+    &mlp::MlpView,
 ];

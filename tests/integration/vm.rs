@@ -1561,3 +1561,67 @@ fn loaded_curves_for_every_node_pair_of_four_nodes() {
         "{csv}"
     );
 }
+
+#[test]
+fn latency_and_mlp_measure_every_node_pair_of_four_nodes() {
+    let g = guest(
+        &["--preset", "4n"],
+        &[
+            ("lat", "numabench latency -s 4M --pages base,thp --json"),
+            (
+                "mlp",
+                "numabench mlp -s 4M -n 1,2,4 --pairs local-far --json",
+            ),
+        ],
+    );
+    assert_eq!(g.text("lat.rc"), "0", "{}", g.text("lat"));
+    assert_eq!(g.text("mlp.rc"), "0", "{}", g.text("mlp"));
+    let lat = g.json("lat");
+    let recs: Vec<&Value> = lat["records"].as_array().unwrap().iter().collect();
+    let every: Vec<(u64, u64)> = (0..4).flat_map(|c| (0..4).map(move |m| (c, m))).collect();
+    for pattern in ["full-random", "page-local"] {
+        for pages in ["base", "thp"] {
+            let these: Vec<&Value> = recs
+                .iter()
+                .copied()
+                .filter(|r| {
+                    r["params"]["pattern"] == pattern && r["params"]["pages_asked"] == pages
+                })
+                .collect();
+            let mut cells: Vec<(u64, u64)> = these.iter().map(|r| cell(r)).collect();
+            cells.sort();
+            assert_eq!(cells, every, "{pattern} {pages}");
+            for r in these {
+                assert_on_its_mem_node(r);
+                assert_eq!(ids(&r["placement"]["cpus_seen"]), [cell(r).0], "{r}");
+                assert!(r["metrics"]["latency_ns"]["value"].as_f64().unwrap() > 0.0);
+            }
+        }
+    }
+    // local-far: each node with itself and its farthest node (distance 22,
+    // the lower id of the two).
+    let mlp = g.json("mlp");
+    let recs: Vec<&Value> = mlp["records"].as_array().unwrap().iter().collect();
+    let mut pairs = pairs_of(&recs);
+    pairs.dedup();
+    assert_eq!(
+        pairs,
+        [
+            (0, 0),
+            (0, 2),
+            (1, 1),
+            (1, 2),
+            (2, 0),
+            (2, 2),
+            (3, 0),
+            (3, 3)
+        ]
+    );
+    assert_eq!(recs.len(), 8 * 3);
+    for r in recs {
+        assert_on_its_mem_node(r);
+        if r["params"]["chases"] == 1 {
+            assert_eq!(r["metrics"]["concurrency"]["value"], 1.0, "{r}");
+        }
+    }
+}

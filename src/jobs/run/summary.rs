@@ -67,8 +67,9 @@ fn matrix_lines(a: &Atlas) -> String {
         local_remote(&a.saturated, "MB/s", 0)
     ));
     out.push_str(&format!(
-        "  idle latency:       {}\n",
-        local_remote(&a.latency, "ns", 1)
+        "  idle latency:       {} ({} chase)\n",
+        local_remote(&a.latency, "ns", 1),
+        a.latency_pattern()
     ));
     let (_, classes) = crate::analysis::placement::system_classes(a);
     out.push_str(&format!(
@@ -224,6 +225,7 @@ mod tests {
             cpus_seen: vec![0],
             pages_by_node: Default::default(),
             page_kind: "base".into(),
+            pattern: None,
             notes: Vec::new(),
         }
     }

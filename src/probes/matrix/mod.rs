@@ -20,6 +20,7 @@ pub use view::MatrixView;
 use super::measure::{self, Bandwidth, Latency, Timing};
 use super::team::Seat;
 use crate::ids::NodeSet;
+use crate::kernels::pattern::Pattern;
 use crate::kernels::{KernelSpec, Op, Store};
 use crate::memory::PageKind;
 use crate::topology::Topology;
@@ -40,6 +41,8 @@ pub struct MatrixConfig {
     pub latency: bool,
     /// Huge pages for bandwidth arrays (latency always asks for them).
     pub huge: bool,
+    /// The latency chase's access pattern.
+    pub pattern: Pattern,
     /// Stop starting measurements after this long.
     pub time_limit: Option<Duration>,
     /// Restrict rows / columns.
@@ -62,6 +65,7 @@ impl MatrixConfig {
             saturated: true,
             latency: true,
             huge: false,
+            pattern: Pattern::FullRandom,
             time_limit: None,
             cpu_nodes: None,
             mem_nodes: None,
@@ -98,6 +102,12 @@ impl MatrixConfig {
 
     pub fn huge(mut self, huge: bool) -> Self {
         self.huge = huge;
+        self
+    }
+
+    /// The latency chase's access pattern.
+    pub fn pattern(mut self, pattern: Pattern) -> Self {
+        self.pattern = pattern;
         self
     }
 
@@ -376,7 +386,7 @@ fn measure_cell(
             cpu: cpus[0],
             node: m,
         };
-        cell.latency = Some(measure::latency(seat, size, PageKind::Auto)?);
+        cell.latency = Some(measure::latency(seat, size, PageKind::Auto, &cfg.pattern)?);
     }
     Ok(cell)
 }

@@ -78,14 +78,15 @@ fn saturated_record(c: usize, m: usize, s: &super::Scaling) -> Record {
 }
 
 fn latency_record(c: usize, m: usize, l: &measure::Latency) -> Record {
-    let mut rec = Record::new(probe::MATRIX, &format!("{} {c}->{m}", kind::LATENCY))
+    let rec = Record::new(probe::MATRIX, &format!("{} {c}->{m}", kind::LATENCY))
         .param(mx::param::KIND, kind::LATENCY)
         .param(param::CPU_NODE, c)
         .param(param::MEM_NODE, m)
         .param(param::THREADS, 1)
         .param(param::KERNEL, mx::CHASE)
         .param(param::SIZE_BYTES, l.size_bytes)
-        .param(param::PAGE_SIZE, l.seen.page_kind.clone())
+        .param(param::PAGE_SIZE, l.seen.page_kind.clone());
+    let mut rec = measure::with_pattern(rec, &l.pattern, l.pattern.spacing())
         .metric(metric::LATENCY_NS, l.median_ns(), "ns", Better::Lower)
         .metric(
             metric::LATENCY_STDDEV_NS,

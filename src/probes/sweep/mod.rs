@@ -15,6 +15,7 @@ pub use records::summarize;
 use super::measure::{self, Timing};
 use super::seats;
 use super::team::Seat;
+use crate::kernels::pattern::Pattern;
 use crate::kernels::{self, KernelSpec, Op, Store};
 use crate::memory::PageKind;
 use crate::results::names::sweep::{CHASE, LATENCY};
@@ -93,6 +94,8 @@ pub struct SweepConfig {
     pub min_run: Duration,
     /// Where the bandwidth threads go (`OMP_PROC_BIND`, `OMP_PLACES`).
     pub placing: seats::Placing,
+    /// The latency chase's access pattern (`--pattern`).
+    pub pattern: Pattern,
 }
 
 impl Default for SweepConfig {
@@ -111,6 +114,7 @@ impl Default for SweepConfig {
             variants: Vec::new(),
             min_run: Duration::from_millis(40),
             placing: seats::Placing::Nodes,
+            pattern: Pattern::FullRandom,
         }
     }
 }
@@ -145,6 +149,8 @@ pub struct SweepRow {
     pub cpus_seen: Vec<usize>,
     pub pages_by_node: BTreeMap<usize, u64>,
     pub page_kind: String,
+    /// The chase's access pattern, on a latency row.
+    pub pattern: Option<Pattern>,
     /// What the row says beyond its figures (a latency buffer capped).
     pub notes: Vec<String>,
 }
@@ -492,12 +498,13 @@ fn bandwidth_row(
         cpus_seen: m.seen.cpus_seen,
         pages_by_node: m.seen.pages_by_node,
         page_kind: m.seen.page_kind,
+        pattern: None,
         notes: Vec::new(),
     })
 }
 
 fn latency_row(seat: Seat, size: usize, cfg: &SweepConfig) -> Result<SweepRow> {
-    let m = measure::latency(seat, size, pages_for(cfg, size))?;
+    let m = measure::latency(seat, size, pages_for(cfg, size), &cfg.pattern)?;
     Ok(SweepRow {
         size_kb: (size / 1024) as u64,
         operation: LATENCY.into(),
@@ -518,6 +525,7 @@ fn latency_row(seat: Seat, size: usize, cfg: &SweepConfig) -> Result<SweepRow> {
         cpus_seen: m.seen.cpus_seen,
         pages_by_node: m.seen.pages_by_node,
         page_kind: m.seen.page_kind,
+        pattern: Some(m.pattern),
         notes: Vec::new(),
     })
 }

@@ -37,6 +37,9 @@ pub fn record(r: &SweepRow) -> Record {
     } else {
         bandwidth_metrics(rec, r)
     };
+    if let Some(p) = &r.pattern {
+        rec = crate::probes::measure::with_pattern(rec, p, p.spacing());
+    }
     rec.placement = Some(placement(r));
     rec.notes.extend(r.notes.iter().cloned());
     rec
@@ -276,6 +279,7 @@ mod tests {
             cpus_seen: vec![0, 1],
             pages_by_node: [(0, 10)].into_iter().collect(),
             page_kind: "base".into(),
+            pattern: None,
             notes: Vec::new(),
         }
     }

@@ -22,7 +22,7 @@ const TABLE_HEADER: [&str; 10] = [
     "op",
     "bandwidth",
     "STREAM-style",
-    "latency",
+    crate::results::names::sweep::LATENCY,
     "cv",
     "threads",
     "variant",

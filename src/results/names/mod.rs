@@ -8,9 +8,11 @@
 pub mod autonuma;
 pub mod c2c;
 pub mod fleet;
+pub mod latency;
 pub mod loaded;
 pub mod matrix;
 pub mod mem;
+pub mod mlp;
 pub mod model;
 pub mod pcie;
 pub mod run;
@@ -32,6 +34,8 @@ pub mod probe {
     pub const LOADED: &str = "loaded";
     /// The `run` job, on the record it leaves when stopped before measuring.
     pub const RUN: &str = "run";
+    pub const LATENCY: &str = "latency";
+    pub const MLP: &str = "mlp";
 }
 
 /// Params every probe that has the thing names the same way.
@@ -54,6 +58,16 @@ pub mod param {
     /// Set (to `true`) on a suite's test this machine could not run; the
     /// run summary counts those apart.
     pub const SKIPPED: &str = "skipped";
+    /// A pointer chase's access pattern: full-random, page-local or stride.
+    pub const PATTERN: &str = "pattern";
+    /// The window of a page-local chase.
+    pub const WINDOW_BYTES: &str = "window_bytes";
+    /// The stride of a stride chase.
+    pub const STRIDE_BYTES: &str = "stride_bytes";
+    /// Bytes between the elements a chase visits.
+    pub const SPACING_BYTES: &str = "spacing_bytes";
+    /// The page kind asked for (`page_size` is the kind the buffer got).
+    pub const PAGES_ASKED: &str = "pages_asked";
 }
 
 /// Metrics every probe that has the thing names the same way; units are

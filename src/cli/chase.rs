@@ -1,0 +1,181 @@
+//! The chase options several commands share: access pattern, page-local
+//! window and stride, and page kinds, parsed once with one wording.
+
+use super::select;
+use super::units::{parse_size, size_at_least};
+use crate::error::usage;
+use crate::ids::NodeSet;
+use crate::kernels::pattern::Pattern;
+use crate::memory::PageKind;
+use anyhow::Result;
+
+/// lat_mem_rd-style strides measured for `--pattern stride` without
+/// `--stride`.
+pub const STRIDE_SWEEP: [usize; 7] = [64, 128, 256, 512, 1024, 2048, 4096];
+
+/// A page-local window (`--window`), in bytes.
+pub fn window(text: &str) -> Result<usize> {
+    let w = parse_size(text).map_err(|e| usage(format!("--window {text}: {e}")))?;
+    Pattern::PageLocal { window: w }
+        .check()
+        .map_err(|e| usage(format!("--window {text}: {e}")))?;
+    Ok(w)
+}
+
+/// A stride (`--stride`): a plain number is bytes.
+pub fn stride(text: &str) -> Result<usize> {
+    let s = parse_size(text).map_err(|e| usage(format!("--stride {text}: {e}")))?;
+    Pattern::Stride { stride: s }
+        .check()
+        .map_err(|e| usage(format!("--stride {text}: {e}")))?;
+    Ok(s)
+}
+
+/// The patterns named by `--pattern` (each kind once), the stride kind
+/// expanded over `strides` (or [`STRIDE_SWEEP`] where none is given).
+pub fn patterns(kinds: &[String], window_text: &str, strides: &[String]) -> Result<Vec<Pattern>> {
+    let w = window(window_text)?;
+    let mut ss = Vec::new();
+    for s in strides {
+        ss.push(stride(s)?);
+    }
+    let mut out = Vec::new();
+    for k in kinds {
+        let k = k.trim();
+        if k == Pattern::STRIDE {
+            let list = if ss.is_empty() {
+                STRIDE_SWEEP.to_vec()
+            } else {
+                ss.clone()
+            };
+            out.extend(list.into_iter().map(|stride| Pattern::Stride { stride }));
+            continue;
+        }
+        let p = Pattern::from_parts(k, w, 64).map_err(|e| usage(format!("--pattern {e}")))?;
+        if !out.contains(&p) {
+            out.push(p);
+        }
+    }
+    if !ss.is_empty() && !out.iter().any(|p| p.kind() == Pattern::STRIDE) {
+        return Err(usage(format!(
+            "--stride {}: strides apply to --pattern stride, which is not asked for: add --pattern stride or leave --stride out",
+            strides.join(",")
+        )));
+    }
+    Ok(out)
+}
+
+/// One pattern (`--pattern` of sweep, matrix and mlp): a stride pattern
+/// takes one `--stride` (default 64).
+pub fn one_pattern(kind: &str, window_text: &str, stride_text: Option<&str>) -> Result<Pattern> {
+    let w = window(window_text)?;
+    let s = stride_text.map(stride).transpose()?;
+    if s.is_some() && kind.trim() != Pattern::STRIDE {
+        return Err(usage(format!(
+            "--stride applies to --pattern stride, not --pattern {kind}: leave --stride out"
+        )));
+    }
+    Pattern::from_parts(kind.trim(), w, s.unwrap_or(64))
+        .map_err(|e| usage(format!("--pattern {e}")))
+}
+
+/// Page kinds (`--pages`): base, thp, auto, hugetlb or hugetlb:SIZE.
+pub fn pages(kinds: &[String]) -> Result<Vec<PageKind>> {
+    let mut out = Vec::new();
+    for k in kinds {
+        let p: PageKind = k.parse().map_err(|e| usage(format!("--pages {e}")))?;
+        if !out.contains(&p) {
+            out.push(p);
+        }
+    }
+    Ok(out)
+}
+
+/// A chase buffer size (`--size`): at least 1 MiB.
+pub fn buffer_size(text: &str) -> Result<usize> {
+    size_at_least(text, 1 << 20).map_err(|e| usage(format!("--size {text}: {e}")))
+}
+
+/// A node list option (`--cpu-nodes`, `--mem-nodes`).
+pub fn node_list(text: &Option<String>, flag: &str) -> Result<Option<NodeSet>> {
+    text.as_deref()
+        .map(|t| select::node_list(t, flag))
+        .transpose()
+}
+
+/// The nodes named exist and may be used.
+pub fn check_nodes(
+    topo: &crate::topology::Topology,
+    cpu: &Option<NodeSet>,
+    mem: &Option<NodeSet>,
+) -> Result<()> {
+    for n in cpu.iter().flat_map(|s| s.iter()) {
+        select::cpu_node(topo, n, "--cpu-nodes")?;
+    }
+    for n in mem.iter().flat_map(|s| s.iter()) {
+        select::memory_node(topo, n, "--mem-nodes")?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn v(s: &[&str]) -> Vec<String> {
+        s.iter().map(|x| x.to_string()).collect()
+    }
+
+    #[test]
+    fn patterns_expand_strides_and_refuse_what_would_be_ignored() {
+        let p = patterns(
+            &v(&["full-random", "page-local", "full-random"]),
+            "256K",
+            &[],
+        )
+        .unwrap();
+        assert_eq!(
+            p,
+            vec![
+                Pattern::FullRandom,
+                Pattern::PageLocal { window: 256 << 10 }
+            ]
+        );
+        let s = patterns(&v(&["stride"]), "256K", &[]).unwrap();
+        assert_eq!(s.len(), STRIDE_SWEEP.len());
+        let s = patterns(&v(&["stride"]), "256K", &v(&["128", "1K"])).unwrap();
+        assert_eq!(
+            s,
+            vec![
+                Pattern::Stride { stride: 128 },
+                Pattern::Stride { stride: 1024 }
+            ]
+        );
+        for (kinds, window, strides, says) in [
+            (v(&["random"]), "256K", v(&[]), "not a pattern"),
+            (v(&["page-local"]), "100", v(&[]), "--window 100"),
+            (
+                v(&["full-random"]),
+                "256K",
+                v(&["64"]),
+                "--stride 64: strides apply",
+            ),
+            (v(&["stride"]), "256K", v(&["12"]), "--stride 12"),
+        ] {
+            let e = patterns(&kinds, window, &strides).unwrap_err();
+            assert_eq!(crate::error::exit_code(&e), crate::error::EXIT_USAGE);
+            assert!(e.to_string().contains(says), "{e}");
+        }
+        assert!(one_pattern("page-local", "256K", Some("64")).is_err());
+        assert_eq!(
+            one_pattern("stride", "256K", Some("256")).unwrap(),
+            Pattern::Stride { stride: 256 }
+        );
+        assert!(
+            pages(&v(&["thp", "huge"]))
+                .unwrap_err()
+                .to_string()
+                .contains("--pages")
+        );
+    }
+}

@@ -1,0 +1,181 @@
+//! `numabench mlp`: memory-level parallelism, N independent chases in one
+//! thread, per node pair.
+
+use super::chase;
+use super::output::{FormatArgs, SaveArgs};
+use crate::error::usage;
+use crate::kernels::chase::MAX_CHASES;
+use crate::memory::admission::admit_each;
+use crate::output::render::Format;
+use crate::probes::mlp::{self, MlpConfig, Pairs, records};
+use crate::results::Document;
+use crate::results::names::probe;
+use crate::topology::{SysfsRoot, read_topology};
+use anyhow::Result;
+
+/// Measure memory-level parallelism: one pinned thread follows N
+/// independent pointer chases at once (multichase -c parallelN), for each
+/// N, per (CPU node, memory node): ns per access (wall time / all loads),
+/// each chase's latency (N x that) and the achieved concurrency (ns per
+/// access with one chase / with N: misses overlapped, counted in idle
+/// latencies, = bandwidth x idle latency / line).
+#[derive(clap::Args, Debug)]
+pub struct MlpArgs {
+    /// Chase buffer, e.g. 1G or 256M (at least 1M); admitted against each
+    /// memory node's free memory before anything is mapped.
+    #[arg(short = 's', long, value_name = "SIZE", default_value = "1G")]
+    pub size: String,
+    /// Chase counts, comma-separated, 1 to 16 (1 is always measured: the
+    /// concurrency is relative to it).
+    #[arg(
+        short = 'n',
+        long,
+        value_name = "N",
+        value_delimiter = ',',
+        default_value = "1,2,4,8,16"
+    )]
+    pub chases: Vec<usize>,
+    /// Access pattern: page-local (multichase's default), full-random or
+    /// stride.
+    #[arg(long, value_name = "PATTERN", default_value = "page-local")]
+    pub pattern: String,
+    /// The page-local window (multichase -T).
+    #[arg(long, value_name = "SIZE", default_value = "256K")]
+    pub window: String,
+    /// Stride in bytes for --pattern stride [default: 256].
+    #[arg(long, value_name = "BYTES")]
+    pub stride: Option<String>,
+    /// Page kind: base, thp, auto, hugetlb or hugetlb:SIZE.
+    #[arg(long, value_name = "KIND", default_value = "thp")]
+    pub pages: String,
+    /// Node pairs: all (every CPU node with every memory node) or
+    /// local-far (each CPU node with its own and its farthest memory node).
+    #[arg(long, value_name = "PAIRS", default_value = "all")]
+    pub pairs: String,
+    /// Only these CPU nodes.
+    #[arg(long, value_name = "NODES")]
+    pub cpu_nodes: Option<String>,
+    /// Only these memory nodes.
+    #[arg(long, value_name = "NODES")]
+    pub mem_nodes: Option<String>,
+    /// Stop starting new node pairs after SECONDS (0 = no limit, at most
+    /// 604800, a week).
+    #[arg(
+        short = 't',
+        long = "time-limit",
+        value_name = "SECONDS",
+        default_value_t = 0.0,
+        value_parser = super::units::time_limit,
+        allow_negative_numbers = true
+    )]
+    pub time_limit: f64,
+    #[command(flatten)]
+    pub format: FormatArgs,
+    #[command(flatten)]
+    pub save: SaveArgs,
+    /// Show each node pair on stderr as it starts.
+    #[arg(short = 'v', long)]
+    pub verbose: bool,
+}
+
+/// The chase counts: 1 to [`MAX_CHASES`], ascending, 1 included.
+fn counts(given: &[usize]) -> Result<Vec<usize>> {
+    if let Some(bad) = given.iter().find(|n| !(1..=MAX_CHASES).contains(*n)) {
+        return Err(usage(format!(
+            "--chases {bad}: give 1 to {MAX_CHASES} chases (one thread keeps that many pointers in registers)"
+        )));
+    }
+    let mut out: Vec<usize> = given.to_vec();
+    out.push(1);
+    out.sort_unstable();
+    out.dedup();
+    Ok(out)
+}
+
+fn config(args: &MlpArgs) -> Result<MlpConfig> {
+    let pattern = chase::one_pattern(&args.pattern, &args.window, args.stride.as_deref())?;
+    if let Some(s) = pattern.stride()
+        && s < crate::kernels::pattern::WIDE_SPACING
+    {
+        return Err(usage(format!(
+            "--stride {s}: mlp chases sit in 8-byte slots of {} B elements; give --stride 256 or more",
+            crate::kernels::pattern::WIDE_SPACING
+        )));
+    }
+    let pages = chase::pages(std::slice::from_ref(&args.pages))?[0];
+    let pairs = match args.pairs.as_str() {
+        "all" => Pairs::All,
+        "local-far" => Pairs::LocalFar,
+        other => {
+            return Err(usage(format!("--pairs {other}: use all or local-far")));
+        }
+    };
+    Ok(MlpConfig {
+        size: chase::buffer_size(&args.size)?,
+        pattern,
+        pages,
+        counts: counts(&args.chases)?,
+        pairs,
+        cpu_nodes: chase::node_list(&args.cpu_nodes, "--cpu-nodes")?,
+        mem_nodes: chase::node_list(&args.mem_nodes, "--mem-nodes")?,
+        time_limit: super::units::limit(args.time_limit),
+    })
+}
+
+pub fn run(args: MlpArgs) -> Result<()> {
+    let topo = read_topology(&SysfsRoot::live())?;
+    let cfg = config(&args)?;
+    chase::check_nodes(&topo, &cfg.cpu_nodes, &cfg.mem_nodes)?;
+    let mut mem_nodes: Vec<usize> = mlp::pairs(&topo, &cfg).iter().map(|p| p.1).collect();
+    mem_nodes.sort_unstable();
+    mem_nodes.dedup();
+    admit_each(
+        &topo,
+        cfg.size as u64,
+        &mem_nodes,
+        &format!("--size {}", args.size),
+        "give a smaller --size",
+    )?;
+    args.save.check()?;
+    let format = args.format.chosen().unwrap_or(Format::Text);
+    let mut doc = Document::new(&topo);
+    let measured = {
+        let progress = crate::progress::Progress::new(args.verbose);
+        mlp::run(&topo, &cfg, &mut |what| progress.step(what))?
+    };
+    let interrupted = crate::interrupt::requested();
+    if measured.curves.is_empty() && interrupted.is_none() {
+        return Err(usage(format!(
+            "nothing was measured: {}; give a longer --time-limit",
+            measured.notes.join("; ")
+        )));
+    }
+    doc.records = records::records(&cfg, &measured);
+    match interrupted {
+        None => {
+            doc.finish();
+            doc.complete = measured.notes.is_empty();
+        }
+        Some(sig) => super::mark_interrupted(&mut doc, probe::MLP, sig),
+    }
+    args.save.save(&doc)?;
+    super::latency::print(&doc, format, interrupted)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn chase_counts_include_one_and_stay_in_registers() {
+        assert_eq!(counts(&[8, 2, 2]).unwrap(), vec![1, 2, 8]);
+        let e = counts(&[0]).unwrap_err();
+        assert_eq!(crate::error::exit_code(&e), crate::error::EXIT_USAGE);
+        assert!(
+            counts(&[17])
+                .unwrap_err()
+                .to_string()
+                .contains("--chases 17")
+        );
+    }
+}

@@ -1,0 +1,127 @@
+//! Idle latency by access pattern and page kind: one pinned thread chases
+//! a buffer bound to each memory node, from each CPU node, for every
+//! pattern (full-random, page-local, stride) and page kind asked (base,
+//! THP, hugetlb). The figure multichase and MLC users quote is page-local
+//! on huge pages; full-random adds the page walks of a TLB-missing load.
+//!
+//! `mod.rs` measures; `records.rs` turns the measurements into records;
+//! `view.rs` shows the records in every format.
+
+pub mod records;
+pub mod view;
+
+pub use view::LatencyView;
+
+use super::measure::{self, Latency};
+use super::team::Seat;
+use crate::ids::NodeSet;
+use crate::kernels::pattern::Pattern;
+use crate::memory::PageKind;
+use crate::topology::Topology;
+use anyhow::{Result, bail};
+use std::time::{Duration, Instant};
+
+#[derive(Debug, Clone)]
+pub struct LatencyConfig {
+    pub size: usize,
+    /// Patterns in the order measured (a stride sweep is a pattern each).
+    pub patterns: Vec<Pattern>,
+    pub pages: Vec<PageKind>,
+    pub cpu_nodes: Option<NodeSet>,
+    pub mem_nodes: Option<NodeSet>,
+    pub time_limit: Option<Duration>,
+}
+
+/// One measurement: a node pair, a pattern, a page kind.
+#[derive(Debug, Clone)]
+pub struct Cell {
+    pub cpu_node: usize,
+    pub mem_node: usize,
+    pub cpu: usize,
+    pub pattern: Pattern,
+    pub pages_asked: PageKind,
+    pub latency: Latency,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct Measured {
+    pub cells: Vec<Cell>,
+    pub notes: Vec<String>,
+}
+
+/// The nodes measured: usable ones, restricted to `only`.
+pub fn nodes(all: NodeSet, only: &Option<NodeSet>) -> Vec<usize> {
+    all.iter()
+        .filter(|n| only.as_ref().is_none_or(|o| o.contains(*n)))
+        .collect()
+}
+
+/// The CPU a node's chase runs on: its first usable core.
+pub fn first_cpu(topo: &Topology, node: usize) -> Option<usize> {
+    topo.cores_first(&topo.usable_cpus_of(node))
+        .first()
+        .copied()
+}
+
+/// Measures every (CPU node, memory node, pattern, page kind), pairs
+/// outermost so a stop leaves whole pairs; `size` is admitted on every
+/// memory node before this (one buffer is mapped at a time).
+pub fn run(
+    topo: &Topology,
+    cfg: &LatencyConfig,
+    progress: &mut dyn FnMut(&str),
+) -> Result<Measured> {
+    let cpu_nodes = nodes(topo.usable_cpu_nodes(), &cfg.cpu_nodes);
+    let mem_nodes = nodes(topo.usable_memory_nodes(), &cfg.mem_nodes);
+    if cpu_nodes.is_empty() || mem_nodes.is_empty() {
+        bail!(
+            "no CPU node or no memory node left to measure (check --cpu-nodes, --mem-nodes and the cpuset)"
+        );
+    }
+    let started = Instant::now();
+    let planned = cpu_nodes.len() * mem_nodes.len() * cfg.patterns.len() * cfg.pages.len();
+    let mut out = Measured::default();
+    'pairs: for &c in &cpu_nodes {
+        let Some(cpu) = first_cpu(topo, c) else {
+            continue;
+        };
+        for &m in &mem_nodes {
+            for &pages in &cfg.pages {
+                for pattern in &cfg.patterns {
+                    if crate::interrupt::requested().is_some()
+                        || cfg.time_limit.is_some_and(|t| started.elapsed() >= t)
+                    {
+                        break 'pairs;
+                    }
+                    progress(&format!(
+                        "cpu node {c} -> mem node {m}: {pattern}, {pages} pages"
+                    ));
+                    let seat = Seat { cpu, node: m };
+                    let latency = measure::latency(seat, cfg.size, pages, pattern)?;
+                    out.cells.push(Cell {
+                        cpu_node: c,
+                        mem_node: m,
+                        cpu,
+                        pattern: *pattern,
+                        pages_asked: pages,
+                        latency,
+                    });
+                }
+            }
+        }
+    }
+    if out.cells.len() < planned {
+        out.notes.push(match crate::interrupt::requested() {
+            Some(sig) => format!(
+                "interrupted by {}: {} of {planned} measurements made",
+                crate::interrupt::name(sig),
+                out.cells.len()
+            ),
+            None => format!(
+                "time limit reached: {} of {planned} measurements made",
+                out.cells.len()
+            ),
+        });
+    }
+    Ok(out)
+}

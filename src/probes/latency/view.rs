@@ -1,0 +1,307 @@
+//! How latency records are shown: a node x node grid per (pattern, page
+//! kind) with each cell's CV (text, Markdown, LaTeX; heatmaps in HTML), a
+//! chart of latency over stride where a stride sweep was measured, the
+//! placement, and one CSV line per record.
+
+use crate::kernels::pattern::Pattern;
+use crate::results::names::{metric, param, probe};
+use crate::results::{Document, Record};
+use crate::view::{Block, Chart, Csv, HeatRow, Heatmap, Line, Section, View};
+use std::collections::BTreeSet;
+
+/// The latency probe's view (registered in `probes::VIEWS`).
+pub struct LatencyView;
+
+fn num(r: &Record, key: &str) -> Option<u64> {
+    r.params.get(key).and_then(|v| v.as_u64())
+}
+
+fn text<'a>(r: &'a Record, key: &str) -> &'a str {
+    r.params.get(key).and_then(|v| v.as_str()).unwrap_or("?")
+}
+
+fn value(r: &Record, key: &str) -> Option<f64> {
+    r.metrics.get(key).map(|m| m.value)
+}
+
+use crate::analysis::atlas::pattern_label as pattern_of;
+
+/// (pattern, pages asked) groups in the order first met; stride chases
+/// are one group per page kind (their sweep is a chart).
+fn groups(records: &[&Record]) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = Vec::new();
+    for r in records
+        .iter()
+        .filter(|r| text(r, param::PATTERN) != Pattern::STRIDE)
+    {
+        let g = (pattern_of(r), text(r, param::PAGES_ASKED).to_string());
+        if !out.contains(&g) {
+            out.push(g);
+        }
+    }
+    out
+}
+
+fn in_group<'a>(records: &[&'a Record], g: &(String, String)) -> Vec<&'a Record> {
+    records
+        .iter()
+        .copied()
+        .filter(|r| pattern_of(r) == g.0 && text(r, param::PAGES_ASKED) == g.1)
+        .collect()
+}
+
+fn axes(records: &[&Record]) -> (Vec<u64>, Vec<u64>) {
+    let set = |k| -> BTreeSet<u64> { records.iter().filter_map(|r| num(r, k)).collect() };
+    (
+        set(param::CPU_NODE).into_iter().collect(),
+        set(param::MEM_NODE).into_iter().collect(),
+    )
+}
+
+fn cell<'a>(records: &[&'a Record], c: u64, m: u64) -> Option<&'a Record> {
+    records
+        .iter()
+        .copied()
+        .find(|r| num(r, param::CPU_NODE) == Some(c) && num(r, param::MEM_NODE) == Some(m))
+}
+
+/// What the pages of a group really were, where not what was asked.
+fn got(records: &[&Record]) -> String {
+    let kinds: BTreeSet<&str> = records.iter().map(|r| text(r, param::PAGE_SIZE)).collect();
+    kinds.into_iter().collect::<Vec<_>>().join("/")
+}
+
+fn title(g: &(String, String), records: &[&Record]) -> String {
+    let got = got(records);
+    let pages = if got == g.1 {
+        g.1.clone()
+    } else {
+        format!("{} asked, {got} got", g.1)
+    };
+    let size = records
+        .first()
+        .and_then(|r| num(r, param::SIZE_BYTES))
+        .map_or(String::new(), |b| {
+            format!(", {} buffer", crate::units::bytes(b))
+        });
+    format!(
+        "idle latency, {}, {pages} pages{size}: ns per load (CV %)",
+        g.0
+    )
+}
+
+fn grid(g: &(String, String), records: &[&Record]) -> Section {
+    let (cpus, mems) = axes(records);
+    let mut s = Section::new(title(g, records));
+    s.header = std::iter::once("cpu\\mem".to_string())
+        .chain(mems.iter().map(|m| m.to_string()))
+        .collect();
+    for &c in &cpus {
+        let mut row = vec![c.to_string()];
+        for &m in &mems {
+            row.push(cell(records, c, m).map_or("-".into(), |r| {
+                format!(
+                    "{:.1} ({:.1}%)",
+                    value(r, metric::LATENCY_NS).unwrap_or(f64::NAN),
+                    value(r, metric::CV_PCT).unwrap_or(f64::NAN)
+                )
+            }));
+        }
+        s.rows.push(row);
+    }
+    s.mark_column_best(true);
+    s
+}
+
+fn heatmap(g: &(String, String), records: &[&Record]) -> Heatmap {
+    let (cpus, mems) = axes(records);
+    Heatmap {
+        title: title(g, records).replace(" (CV %)", ""),
+        header: std::iter::once("cpu \\ mem".to_string())
+            .chain(mems.iter().map(|m| m.to_string()))
+            .collect(),
+        rows: cpus
+            .iter()
+            .map(|&c| {
+                let cells: Vec<Option<f64>> = mems
+                    .iter()
+                    .map(|&m| cell(records, c, m).and_then(|r| value(r, metric::LATENCY_NS)))
+                    .collect();
+                HeatRow {
+                    label: c.to_string(),
+                    reference: cells.iter().flatten().copied().reduce(f64::min),
+                    cells,
+                }
+            })
+            .collect(),
+        lower_better: true,
+        digits: 1,
+        compact: false,
+        by_range: false,
+    }
+}
+
+/// Latency over stride, a line per (pair, pages asked).
+fn stride_chart(records: &[&Record]) -> Option<Chart> {
+    let strides: Vec<&Record> = records
+        .iter()
+        .copied()
+        .filter(|r| text(r, param::PATTERN) == Pattern::STRIDE)
+        .collect();
+    let mut lines: Vec<Line> = Vec::new();
+    for r in &strides {
+        let label = format!(
+            "cpu {} -> mem {}, {}",
+            num(r, param::CPU_NODE).unwrap_or(0),
+            num(r, param::MEM_NODE).unwrap_or(0),
+            text(r, param::PAGES_ASKED)
+        );
+        let (Some(x), Some(y)) = (num(r, param::STRIDE_BYTES), value(r, metric::LATENCY_NS)) else {
+            continue;
+        };
+        match lines.iter_mut().find(|l| l.label == label) {
+            Some(l) => l.points.push((x as f64, y)),
+            None => lines.push(Line {
+                label,
+                points: vec![(x as f64, y)],
+            }),
+        }
+    }
+    (!lines.is_empty()).then(|| Chart {
+        title: "latency over stride (lat_mem_rd style)".into(),
+        x_label: "stride (bytes)".into(),
+        y_label: "ns per load".into(),
+        x_log2: true,
+        lines,
+        ..Default::default()
+    })
+}
+
+fn stride_section(records: &[&Record]) -> Option<Section> {
+    let chart = stride_chart(records)?;
+    let mut s = Section::new("latency over stride, ns per load (lat_mem_rd style)");
+    let mut xs: Vec<f64> = chart
+        .lines
+        .iter()
+        .flat_map(|l| l.points.iter().map(|p| p.0))
+        .collect();
+    xs.sort_by(f64::total_cmp);
+    xs.dedup();
+    s.header = std::iter::once("stride (bytes)".to_string())
+        .chain(chart.lines.iter().map(|l| l.label.clone()))
+        .collect();
+    for x in xs {
+        let mut row = vec![format!("{x:.0}")];
+        for l in &chart.lines {
+            row.push(
+                l.points
+                    .iter()
+                    .find(|p| p.0 == x)
+                    .map_or("-".into(), |p| format!("{:.1}", p.1)),
+            );
+        }
+        s.rows.push(row);
+    }
+    Some(s)
+}
+
+/// Placement and the run's notes.
+fn placement(records: &[&Record]) -> Section {
+    let mut s = Section::new("placement");
+    let lowest = records
+        .iter()
+        .filter_map(|r| r.placement.as_ref()?.on_target_pct)
+        .reduce(f64::min);
+    s.lines.push(match lowest {
+        Some(p) if p >= 99.95 => "every buffer's pages were checked on its memory node (100% verified), every chase ran on its CPU".into(),
+        Some(p) => format!("lowest verified placement: {p:.1}% of pages on the intended node"),
+        None => "placement was not verified".into(),
+    });
+    s.lines.push("page-local: random order within each window, windows one after another (multichase -T); full-random: one random cycle through the whole buffer, page walks included; the median of ~10 ms samples is shown".into());
+    s.lines
+        .extend(records.iter().flat_map(|r| r.notes.iter().cloned()));
+    s
+}
+
+impl View for LatencyView {
+    fn probe(&self) -> &'static str {
+        probe::LATENCY
+    }
+
+    fn heading(&self) -> String {
+        "Idle latency by access pattern".into()
+    }
+
+    fn intro(&self) -> Option<&'static str> {
+        Some(
+            "One thread on each CPU node (row) chases a pointer chain through a buffer on each memory node (column). Page-local keeps the chase inside a 256 KiB window at a time, so it is memory latency without page walks (the figure multichase and MLC quote); full-random adds the TLB misses of a load anywhere in the buffer. Colours compare a cell with its row's best.",
+        )
+    }
+
+    fn sections(&self, _doc: &Document, records: &[&Record]) -> Vec<Section> {
+        let mut out: Vec<Section> = groups(records)
+            .iter()
+            .map(|g| grid(g, &in_group(records, g)))
+            .collect();
+        out.extend(stride_section(records));
+        out.push(placement(records));
+        out
+    }
+
+    fn blocks(&self, _doc: &Document, records: &[&Record]) -> Vec<Block> {
+        let mut out: Vec<Block> = groups(records)
+            .iter()
+            .map(|g| Block::Heatmap(heatmap(g, &in_group(records, g))))
+            .collect();
+        out.extend(stride_chart(records).map(Block::Chart));
+        out.push(Block::Section(placement(records)));
+        out
+    }
+
+    fn csv(&self, _doc: &Document, records: &[&Record]) -> Option<Csv> {
+        let header = [
+            param::CPU_NODE,
+            param::MEM_NODE,
+            param::PATTERN,
+            param::WINDOW_BYTES,
+            param::STRIDE_BYTES,
+            param::PAGES_ASKED,
+            param::PAGE_SIZE,
+            param::SIZE_BYTES,
+            metric::LATENCY_NS,
+            metric::CV_PCT,
+            "placement_verified_pct",
+        ];
+        let rows = records
+            .iter()
+            .map(|r| {
+                let n = |k| num(r, k).map_or(String::new(), |v| v.to_string());
+                let v = |k| value(r, k).map_or(String::new(), |v| format!("{v:.2}"));
+                vec![
+                    n(param::CPU_NODE),
+                    n(param::MEM_NODE),
+                    text(r, param::PATTERN).to_string(),
+                    n(param::WINDOW_BYTES),
+                    n(param::STRIDE_BYTES),
+                    text(r, param::PAGES_ASKED).to_string(),
+                    text(r, param::PAGE_SIZE).to_string(),
+                    n(param::SIZE_BYTES),
+                    v(metric::LATENCY_NS),
+                    v(metric::CV_PCT),
+                    r.placement
+                        .as_ref()
+                        .and_then(|p| p.on_target_pct)
+                        .map_or(String::new(), |p| format!("{p:.1}")),
+                ]
+            })
+            .collect();
+        Some(Csv {
+            header: header.iter().map(|h| h.to_string()).collect(),
+            rows,
+            notes: records
+                .iter()
+                .flat_map(|r| r.notes.iter().cloned())
+                .collect(),
+        })
+    }
+}

@@ -1,0 +1,130 @@
+//! MLP curves as records: one per (pair, chase count) with ns per access,
+//! per-chase latency, achieved concurrency and line bandwidth, every sample
+//! and the verified placement.
+
+use super::{Curve, Measured, MlpConfig, Point};
+use crate::kernels::pattern::WIDE_SPACING;
+use crate::probes::measure::with_pattern;
+use crate::results::names::mlp as ml;
+use crate::results::names::{metric, param, probe};
+use crate::results::{Better, Record};
+use crate::stats;
+
+/// Bytes a load brings in: one cache line.
+const LINE: f64 = 64.0;
+
+fn record(cfg: &MlpConfig, c: &Curve, p: &Point, one: f64) -> Record {
+    let ns = p.ns_per_access();
+    let name = format!(
+        "mlp {} x{} {}->{}",
+        cfg.pattern, p.chases, c.cpu_node, c.mem_node
+    );
+    let rec = Record::new(probe::MLP, &name)
+        .param(param::CPU_NODE, c.cpu_node)
+        .param(param::MEM_NODE, c.mem_node)
+        .param(param::CPU, c.cpu)
+        .param(param::THREADS, 1)
+        .param(ml::param::CHASES, p.chases)
+        .param(param::SIZE_BYTES, cfg.size)
+        .param(param::PAGES_ASKED, cfg.pages.to_string())
+        .param(param::PAGE_SIZE, c.seen.page_kind.clone());
+    let mut rec = with_pattern(rec, &cfg.pattern, WIDE_SPACING)
+        .metric(ml::metric::NS_PER_ACCESS, ns, "ns", Better::Lower)
+        .metric(
+            ml::metric::CHASE_LATENCY_NS,
+            ns * p.chases as f64,
+            "ns",
+            Better::Lower,
+        )
+        .metric(ml::metric::CONCURRENCY, one / ns, "", Better::Higher)
+        .metric(
+            ml::metric::LINE_MB_S,
+            LINE / ns * 1e3,
+            "MB/s",
+            Better::Higher,
+        )
+        .metric(
+            metric::CV_PCT,
+            stats::cv_pct(&p.samples),
+            "%",
+            Better::Lower,
+        );
+    rec.samples
+        .insert(ml::metric::NS_PER_ACCESS.into(), p.samples.clone());
+    rec.placement = Some(c.seen.placement());
+    rec
+}
+
+/// Every point of every curve; the notes go on the first record.
+pub fn records(cfg: &MlpConfig, m: &Measured) -> Vec<Record> {
+    let mut out = Vec::new();
+    for c in &m.curves {
+        let Some(one) = c
+            .points
+            .iter()
+            .find(|p| p.chases == 1)
+            .map(Point::ns_per_access)
+        else {
+            continue;
+        };
+        let mut first = true;
+        for p in &c.points {
+            let mut rec = record(cfg, c, p, one);
+            if first {
+                rec = rec.metric(metric::RUNTIME_S, c.elapsed_s, "s", Better::Lower);
+                first = false;
+            }
+            out.push(rec);
+        }
+    }
+    if let Some(first) = out.first_mut() {
+        first.notes.extend(m.notes.iter().cloned());
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kernels::pattern::Pattern;
+    use crate::memory::PageKind;
+
+    #[test]
+    fn concurrency_is_idle_latency_over_ns_per_access() {
+        let cfg = MlpConfig {
+            size: 1 << 30,
+            pattern: Pattern::PageLocal { window: 256 << 10 },
+            pages: PageKind::Thp,
+            counts: vec![1, 4],
+            pairs: super::super::Pairs::All,
+            cpu_nodes: None,
+            mem_nodes: None,
+            time_limit: None,
+        };
+        let point = |chases, ns| Point {
+            chases,
+            samples: vec![ns, ns],
+        };
+        let m = Measured {
+            curves: vec![Curve {
+                cpu_node: 0,
+                mem_node: 1,
+                cpu: 0,
+                points: vec![point(1, 100.0), point(4, 40.0)],
+                seen: Default::default(),
+                elapsed_s: 1.0,
+            }],
+            notes: vec!["n".into()],
+        };
+        let r = records(&cfg, &m);
+        assert_eq!(r.len(), 2);
+        let get = |i: usize, k: &str| r[i].metrics[k].value;
+        assert_eq!(get(0, ml::metric::CONCURRENCY), 1.0);
+        assert_eq!(get(1, ml::metric::CONCURRENCY), 2.5);
+        assert_eq!(get(1, ml::metric::CHASE_LATENCY_NS), 160.0);
+        assert_eq!(get(1, ml::metric::LINE_MB_S), 1600.0);
+        assert_eq!(r[0].params[param::PATTERN], "page-local");
+        assert_eq!(r[0].params[param::WINDOW_BYTES], 256 << 10);
+        assert_eq!(r[0].notes, vec!["n".to_string()]);
+    }
+}
