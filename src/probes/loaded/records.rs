@@ -219,7 +219,7 @@ fn knee_record(c: &Curve, idle: &Point, loaded: &[Point]) -> Record {
         name: "latency vs injected bandwidth".into(),
         x_label: "injected bandwidth".into(),
         x_unit: "MB/s".into(),
-        y_label: "latency".into(),
+        y_label: "chase latency".into(),
         y_unit: "ns".into(),
         x: all.iter().map(|p| p.bandwidth_mb_s).collect(),
         lines: vec![Line {
