@@ -107,7 +107,7 @@ pub fn pick_kernel(name: &str) -> Result<&'static KernelSpec> {
             k.isa
         ))),
         None => Err(usage(format!(
-            "--kernel {name}: not an operation (read, write, copy, scale, add, triad) or a kernel name (see 'numabench sweep --list-kernels')"
+            "--kernel {name}: not an operation (read, write, copy, scale, add, triad, add3) or a kernel name (see 'numabench sweep --list-kernels')"
         ))),
     }
 }
