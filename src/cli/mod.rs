@@ -12,6 +12,7 @@ mod model;
 mod omp;
 pub(crate) mod output;
 mod pcie;
+mod peak;
 mod place;
 mod report;
 mod run;
@@ -69,6 +70,8 @@ pub enum Command {
     #[command(after_long_help = "Guide: docs/report-and-compare.md in the numabench source.")]
     Report(report::ReportArgs),
     Generate(generate::GenerateArgs),
+    #[command(after_long_help = "Guide: docs/peak.md in the numabench source.")]
+    Peak(peak::PeakArgs),
 }
 
 impl Command {
@@ -84,7 +87,8 @@ impl Command {
             | Command::Mem(_)
             | Command::Autonuma(_)
             | Command::Sched(_)
-            | Command::Pcie(_) => true,
+            | Command::Pcie(_)
+            | Command::Peak(_) => true,
             _ => false,
         }
     }
@@ -136,6 +140,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Report(args) => report::run(args),
         Command::Run(args) => run::run(args),
         Command::Generate(args) => generate::run(args),
+        Command::Peak(args) => peak::run(args),
     }
 }
 

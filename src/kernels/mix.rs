@@ -75,18 +75,6 @@ impl Mix {
             Mix::Triad => "triad",
         }
     }
-
-    /// One line on what the mix reads and writes.
-    pub fn describe(self) -> String {
-        let op = self.op();
-        format!(
-            "{}: {op}, {} read stream(s), {} write stream(s), {} bytes per element",
-            self.name(),
-            op.read_streams(),
-            op.write_streams(),
-            op.stream_bytes_per_element()
-        )
-    }
 }
 
 impl fmt::Display for Mix {
@@ -136,6 +124,5 @@ mod tests {
                 .to_string()
                 .contains("3:1")
         );
-        assert!(Mix::R3W1.describe().contains("3 read stream(s)"));
     }
 }

@@ -9,6 +9,7 @@ pub mod measure;
 pub mod mem;
 pub mod model;
 pub mod pcie;
+pub mod peak;
 pub mod sched;
 pub mod seats;
 pub mod sweep;
@@ -24,4 +25,5 @@ pub static VIEWS: &[&dyn crate::view::View] = &[
     &mem::MemView,
     &model::ModelView,
     &pcie::PcieView,
+    &peak::PeakView,
 ];

@@ -10,6 +10,7 @@ pub mod matrix;
 pub mod mem;
 pub mod model;
 pub mod pcie;
+pub mod peak;
 pub mod run;
 pub mod sched;
 pub mod sweep;
@@ -23,6 +24,7 @@ pub mod probe {
     pub const MEM: &str = "mem";
     pub const MODEL: &str = "model";
     pub const PCIE: &str = "pcie";
+    pub const PEAK: &str = "peak";
     /// The `run` job, on the record it leaves when stopped before measuring.
     pub const RUN: &str = "run";
 }
