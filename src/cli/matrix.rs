@@ -55,6 +55,10 @@ pub struct MatrixArgs {
     /// Skip the idle latency.
     #[arg(long)]
     pub no_latency: bool,
+    /// Skip the peak cell (every read/write mix with regular and
+    /// non-temporal stores from all the CPU node's cores, the best named).
+    #[arg(long)]
+    pub no_peak: bool,
     /// Huge pages for the bandwidth arrays too (default: base pages, as a
     /// program that does not ask for them gets).
     #[arg(short = 'H', long)]
@@ -135,6 +139,7 @@ fn check_combination(args: &MatrixArgs) -> Result<()> {
             (args.latency_size.is_some(), "--latency-size"),
             (args.no_saturated, "--no-saturated"),
             (args.no_latency, "--no-latency"),
+            (args.no_peak, "--no-peak"),
             (args.classes.tolerance.is_some(), "--tolerance"),
             (args.classes.merge_close_classes, "--merge-close-classes"),
         ] {
@@ -187,6 +192,7 @@ fn config(args: &MatrixArgs) -> Result<MatrixConfig> {
         })
         .measure(true, !args.no_saturated, !args.no_latency)
         .huge(args.huge)
+        .peak(!args.no_peak)
         .time_limit(units::limit(args.time_limit))
         .nodes(
             nodes(&args.cpu_nodes, "--cpu-nodes")?,

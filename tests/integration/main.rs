@@ -14,6 +14,7 @@ mod mem;
 mod mem_compare;
 mod model;
 mod pcie;
+mod peak;
 mod report;
 mod sched;
 mod sweep;

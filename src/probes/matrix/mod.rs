@@ -20,7 +20,7 @@ pub use view::MatrixView;
 use super::measure::{self, Bandwidth, Latency, Timing};
 use super::team::Seat;
 use crate::ids::NodeSet;
-use crate::kernels::{KernelSpec, Op, Store};
+use crate::kernels::{KernelSpec, Mix, Op, Store};
 use crate::memory::PageKind;
 use crate::topology::Topology;
 use anyhow::{Result, bail};
@@ -45,6 +45,9 @@ pub struct MatrixConfig {
     /// Restrict rows / columns.
     pub cpu_nodes: Option<NodeSet>,
     pub mem_nodes: Option<NodeSet>,
+    /// The peak cell: every read/write mix with both store kinds from all
+    /// the CPU node's cores, the best kept and named (see `probes::peak`).
+    pub peak: bool,
 }
 
 impl MatrixConfig {
@@ -65,7 +68,14 @@ impl MatrixConfig {
             time_limit: None,
             cpu_nodes: None,
             mem_nodes: None,
+            peak: false,
         })
+    }
+
+    /// Whether to measure the peak cell.
+    pub fn peak(mut self, peak: bool) -> Self {
+        self.peak = peak;
+        self
     }
 
     pub fn kernel(mut self, kernel: &'static KernelSpec) -> Self {
@@ -147,6 +157,17 @@ pub struct Cell {
     pub single: Option<Bandwidth>,
     pub saturated: Option<Scaling>,
     pub latency: Option<Latency>,
+    pub peak: Option<PeakCell>,
+}
+
+/// The best read/write mix and store kind of a node pair with all the CPU
+/// node's cores, and every candidate's figure.
+#[derive(Debug, Clone)]
+pub struct PeakCell {
+    pub mix: Mix,
+    pub best: Bandwidth,
+    /// (mix, kernel name, MB/s) of every candidate measured.
+    pub candidates: Vec<(Mix, &'static str, f64)>,
 }
 
 #[derive(Debug, Clone)]
@@ -330,6 +351,7 @@ fn measure_cell(
         single: None,
         saturated: None,
         latency: None,
+        peak: None,
     };
     let pages = bandwidth_pages(cfg);
     let arrays = cfg.kernel.op.arrays();
@@ -363,6 +385,9 @@ fn measure_cell(
     } else if cfg.single {
         cell.single = one(1)?.map(|(b, _)| b);
     }
+    if cfg.peak {
+        cell.peak = peak_cell(cpus, m, ws, pages, cfg.timing, stop, progress)?;
+    }
     if cfg.latency && !stop() {
         progress(&format!("cpu node {c} -> mem node {m}: latency"));
         let size = match cfg.latency_bytes {
@@ -379,6 +404,46 @@ fn measure_cell(
         cell.latency = Some(measure::latency(seat, size, PageKind::Auto)?);
     }
     Ok(cell)
+}
+
+/// Every mix with every store kind from all of `cpus` to memory node `m`;
+/// the best kept. `None` when stopped before all were measured: a best of
+/// some candidates would name a winner that is not one.
+fn peak_cell(
+    cpus: &[usize],
+    m: usize,
+    ws: usize,
+    pages: PageKind,
+    timing: Timing,
+    stop: &dyn Fn() -> bool,
+    progress: &mut dyn FnMut(&str),
+) -> Result<Option<PeakCell>> {
+    use super::peak;
+    let (kernels, _) = peak::kernels_for(&Mix::ALL, &[Store::Regular, Store::NonTemporal]);
+    let seats: Vec<Seat> = cpus.iter().map(|&cpu| Seat { cpu, node: m }).collect();
+    let runs = peak::measure_mixes(
+        &seats,
+        &peak::Target::Node(m),
+        ws,
+        &kernels,
+        (pages, timing),
+        stop,
+        progress,
+    )?;
+    if runs.len() < kernels.len() {
+        return Ok(None);
+    }
+    let candidates = runs
+        .iter()
+        .map(|(mix, b)| (*mix, b.kernel.name, b.stream_mb_s()))
+        .collect();
+    Ok(
+        peak::best(&runs, |r| r.1.stream_mb_s()).map(|(mix, best)| PeakCell {
+            mix: *mix,
+            best: best.clone(),
+            candidates,
+        }),
+    )
 }
 
 /// Why cells were left unmeasured, if any were.
