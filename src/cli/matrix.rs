@@ -6,7 +6,7 @@ use super::select;
 use super::units::{self, size_at_least};
 use crate::error::usage;
 use crate::ids::NodeSet;
-use crate::kernels::{self, KernelSpec, Op, Store};
+use crate::kernels::{self, KernelSpec, Mix, Op, Store};
 use crate::output::render::Format;
 use crate::probes::matrix::{self, MatrixConfig};
 use crate::probes::measure::Timing;
@@ -59,6 +59,10 @@ pub struct MatrixArgs {
     /// non-temporal stores from all the CPU node's cores, the best named).
     #[arg(long)]
     pub no_peak: bool,
+    /// Mixes of the peak cell, comma-separated: read, 3:1, 2:1, 1:1,
+    /// write, triad [default: all six].
+    #[arg(long, value_name = "LIST")]
+    pub peak_mix: Option<String>,
     /// Huge pages for the bandwidth arrays too (default: base pages, as a
     /// program that does not ask for them gets).
     #[arg(short = 'H', long)]
@@ -140,6 +144,7 @@ fn check_combination(args: &MatrixArgs) -> Result<()> {
             (args.no_saturated, "--no-saturated"),
             (args.no_latency, "--no-latency"),
             (args.no_peak, "--no-peak"),
+            (args.peak_mix.is_some(), "--peak-mix"),
             (args.classes.tolerance.is_some(), "--tolerance"),
             (args.classes.merge_close_classes, "--merge-close-classes"),
         ] {
@@ -163,6 +168,11 @@ fn check_combination(args: &MatrixArgs) -> Result<()> {
             )));
         }
     }
+    if args.no_peak && args.peak_mix.is_some() {
+        return Err(usage(
+            "--peak-mix with --no-peak: no peak cell is measured; leave one of them out",
+        ));
+    }
     if args.no_latency && args.latency_size.is_some() {
         return Err(usage(
             "--latency-size with --no-latency: no latency is measured; leave one of them out",
@@ -174,6 +184,18 @@ fn check_combination(args: &MatrixArgs) -> Result<()> {
         ));
     }
     Ok(())
+}
+
+/// The peak cell's mixes: none with --no-peak, else those of --peak-mix
+/// or all.
+fn peak_mixes(args: &MatrixArgs) -> Result<Vec<Mix>> {
+    if args.no_peak {
+        return Ok(Vec::new());
+    }
+    match &args.peak_mix {
+        None => Ok(Mix::ALL.to_vec()),
+        Some(text) => super::peak::mixes(text, "--peak-mix"),
+    }
 }
 
 fn config(args: &MatrixArgs) -> Result<MatrixConfig> {
@@ -192,7 +214,7 @@ fn config(args: &MatrixArgs) -> Result<MatrixConfig> {
         })
         .measure(true, !args.no_saturated, !args.no_latency)
         .huge(args.huge)
-        .peak(!args.no_peak)
+        .peak(peak_mixes(args)?)
         .time_limit(units::limit(args.time_limit))
         .nodes(
             nodes(&args.cpu_nodes, "--cpu-nodes")?,

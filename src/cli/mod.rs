@@ -12,7 +12,7 @@ mod model;
 mod omp;
 pub(crate) mod output;
 mod pcie;
-mod peak;
+pub(crate) mod peak;
 mod place;
 mod report;
 mod run;

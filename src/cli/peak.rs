@@ -100,6 +100,11 @@ fn list<T: PartialEq>(
     Ok(out)
 }
 
+/// A list of mixes (`read,3:1,...`).
+pub fn mixes(text: &str, flag: &str) -> Result<Vec<Mix>> {
+    list(text, flag, |s| s.parse::<Mix>().map_err(|e| e.to_string()))
+}
+
 fn threads(text: &str) -> Result<ThreadCounts> {
     let items = list(text, "--threads", |s| match s {
         "1" | "all" => Ok(s == "all"),
@@ -128,7 +133,7 @@ fn config(args: &PeakArgs) -> Result<PeakConfig> {
         )));
     }
     let mixes = match &args.mix {
-        Some(t) => list(t, "--mix", |s| s.parse::<Mix>().map_err(|e| e.to_string()))?,
+        Some(t) => mixes(t, "--mix")?,
         None => Mix::ALL.to_vec(),
     };
     let stores = match &args.store {

@@ -290,6 +290,9 @@ const WORDS: &[(&str, &str)] = &[
     // The thesis' symbol in a message about the values given, not a
     // record's metric.
     ("analysis/model.rs", "alpha"),
+    // The sweep summary's column: the curve's highest figure, not the
+    // `peak` probe.
+    ("probes/sweep/view.rs", "peak"),
 ];
 
 /// Every `"..."` constant under src/results/names of the given modules.

@@ -20,4 +20,4 @@ mod sched;
 mod sweep;
 mod trust;
 mod util;
-mod vm;
+pub(crate) mod vm;

@@ -79,7 +79,7 @@ fn text_names_the_best_and_shows_a_table_per_target() {
         text.contains("best with 1 thread(s): triad with regular stores"),
         "{text}"
     );
-    assert!(!text.contains("non-temporal"), "{text}");
+    assert!(!text.contains("1t non-temporal"), "{text}");
 }
 
 #[test]
@@ -91,4 +91,51 @@ fn bad_options_are_refused_before_measuring() {
     rejects(&["peak", "--min-run-ms", "0"], "--min-run-ms 0");
     rejects(&["peak", "--cpu-nodes", "7"], "--cpu-nodes");
     rejects(&["peak", "--size", "100T"], "--size");
+}
+
+/// Four emulated nodes, one CPU each: every CPU node reaches every memory
+/// node and interleaved memory, every team's pages verified where they were
+/// meant to be, and a best named for each.
+#[test]
+fn four_nodes_every_target_measured_and_verified() {
+    let g = crate::vm::guest(
+        &["--preset", "4n"],
+        &[(
+            "json",
+            "numabench peak --mix read,1:1 --store regular --threads all --size 8M -r 1 --min-run-ms 5 --json",
+        )],
+    );
+    assert_eq!(g.text("json.rc"), "0", "{}", g.text("json"));
+    let doc = g.json("json");
+    let mixes = of_kind(&doc, "mix");
+    let mut seen = Vec::new();
+    for r in &mixes {
+        let c = r["params"]["cpu_node"].as_u64().unwrap();
+        let target = r["params"]["target"].as_str().unwrap().to_string();
+        let pages = r["placement"]["pages_by_node"].as_object().unwrap();
+        assert_eq!(r["placement"]["on_target_pct"], 100.0, "{r}");
+        assert_eq!(r["placement"]["cpus_seen"], serde_json::json!([c]), "{r}");
+        if target == "interleave" {
+            // 2 MiB chunks round robin: every node holds some of them.
+            assert_eq!(pages.len(), 4, "{r}");
+        } else {
+            assert_eq!(pages.keys().collect::<Vec<_>>(), [&target], "{r}");
+            assert_eq!(r["params"]["mem_node"].to_string(), target);
+        }
+        assert!(mb_s(r) > 0.0, "{r}");
+        seen.push((c, target, r["params"]["mix"].as_str().unwrap().to_string()));
+    }
+    let targets = ["0", "1", "2", "3", "interleave"];
+    for c in 0..4u64 {
+        for t in targets {
+            for mix in ["read", "1:1"] {
+                assert!(
+                    seen.contains(&(c, t.to_string(), mix.to_string())),
+                    "{c}->{t} {mix} missing"
+                );
+            }
+        }
+    }
+    assert_eq!(of_kind(&doc, "best").len(), 4 * targets.len());
+    assert_eq!(doc["complete"], true);
 }

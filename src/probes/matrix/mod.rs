@@ -45,9 +45,10 @@ pub struct MatrixConfig {
     /// Restrict rows / columns.
     pub cpu_nodes: Option<NodeSet>,
     pub mem_nodes: Option<NodeSet>,
-    /// The peak cell: every read/write mix with both store kinds from all
-    /// the CPU node's cores, the best kept and named (see `probes::peak`).
-    pub peak: bool,
+    /// The peak cell: these read/write mixes (empty: none) with both store
+    /// kinds from all the CPU node's cores, the best kept and named (see
+    /// `probes::peak`).
+    pub peak: Vec<Mix>,
 }
 
 impl MatrixConfig {
@@ -68,12 +69,12 @@ impl MatrixConfig {
             time_limit: None,
             cpu_nodes: None,
             mem_nodes: None,
-            peak: false,
+            peak: Vec::new(),
         })
     }
 
-    /// Whether to measure the peak cell.
-    pub fn peak(mut self, peak: bool) -> Self {
+    /// The mixes of the peak cell; none leaves it out.
+    pub fn peak(mut self, peak: Vec<Mix>) -> Self {
         self.peak = peak;
         self
     }
@@ -385,8 +386,15 @@ fn measure_cell(
     } else if cfg.single {
         cell.single = one(1)?.map(|(b, _)| b);
     }
-    if cfg.peak {
-        cell.peak = peak_cell(cpus, m, ws, pages, cfg.timing, stop, progress)?;
+    if !cfg.peak.is_empty() {
+        cell.peak = peak_cell(
+            &cfg.peak,
+            (cpus, m),
+            ws,
+            (pages, cfg.timing),
+            stop,
+            progress,
+        )?;
     }
     if cfg.latency && !stop() {
         progress(&format!("cpu node {c} -> mem node {m}: latency"));
@@ -410,16 +418,15 @@ fn measure_cell(
 /// the best kept. `None` when stopped before all were measured: a best of
 /// some candidates would name a winner that is not one.
 fn peak_cell(
-    cpus: &[usize],
-    m: usize,
+    mixes: &[Mix],
+    (cpus, m): (&[usize], usize),
     ws: usize,
-    pages: PageKind,
-    timing: Timing,
+    (pages, timing): (PageKind, Timing),
     stop: &dyn Fn() -> bool,
     progress: &mut dyn FnMut(&str),
 ) -> Result<Option<PeakCell>> {
     use super::peak;
-    let (kernels, _) = peak::kernels_for(&Mix::ALL, &[Store::Regular, Store::NonTemporal]);
+    let (kernels, _) = peak::kernels_for(mixes, &[Store::Regular, Store::NonTemporal]);
     let seats: Vec<Seat> = cpus.iter().map(|&cpu| Seat { cpu, node: m }).collect();
     let runs = peak::measure_mixes(
         &seats,
