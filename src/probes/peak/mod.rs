@@ -322,7 +322,7 @@ pub fn run(topo: &Topology, cfg: &PeakConfig, progress: &mut dyn FnMut(&str)) ->
 }
 
 /// The best of `runs` by STREAM-counted bandwidth.
-pub fn best<'a, T>(runs: &'a [T], mb_s: impl Fn(&T) -> f64) -> Option<&'a T> {
+pub fn best<T>(runs: &[T], mb_s: impl Fn(&T) -> f64) -> Option<&T> {
     runs.iter()
         .filter(|r| mb_s(r).is_finite())
         .max_by(|a, b| mb_s(a).total_cmp(&mb_s(b)))
