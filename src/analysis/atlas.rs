@@ -7,6 +7,7 @@ use super::classes::ClassOptions;
 use super::model::Peak;
 use crate::results::Record;
 use crate::results::names::matrix::{kind, param as mx};
+use crate::results::names::peak::param as pk;
 use crate::results::names::{metric, param, probe};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -79,6 +80,11 @@ pub struct Atlas {
     pub notes: Vec<String>,
     /// Gamma as recorded with the measurement (from DMI), if it was.
     pub peak: Option<Peak>,
+    /// The peak cell: best read/write mix and store kind with all the CPU
+    /// node's cores, MB/s.
+    pub peak_mix: Grid,
+    /// What the peak cell's best was: "<mix> <store>" per cell.
+    pub peak_mix_names: BTreeMap<(usize, usize), String>,
     /// How the classes are found: as recorded with the measurement, else
     /// the default rule.
     pub class_options: ClassOptions,
@@ -175,6 +181,23 @@ impl Atlas {
                         a.latency_cv.values.insert((c, m), v);
                     }
                     a.latency_pattern = Some(pattern_label(r));
+                }
+                kind::PEAK_MIX => {
+                    if let Some(v) = value(metric::BANDWIDTH_MB_S) {
+                        a.peak_mix.values.insert((c, m), v);
+                    }
+                    let text = |k: &str| r.params.get(k).and_then(|v| v.as_str()).unwrap_or("?");
+                    let (mix, store) = (text(pk::MIX), text(pk::STORE));
+                    a.peak_mix_names.insert((c, m), format!("{mix} {store}"));
+                    // Its note lists every candidate: the record keeps it,
+                    // the atlas's notes do not.
+                    cpus.insert(c);
+                    mems.insert(m);
+                    if let Some(p) = r.placement.as_ref().and_then(|p| p.on_target_pct) {
+                        let v = a.verified.values.entry((c, m)).or_insert(p);
+                        *v = v.min(p);
+                    }
+                    continue;
                 }
                 _ => measured = false,
             }

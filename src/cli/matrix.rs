@@ -6,7 +6,7 @@ use super::select;
 use super::units::{self, size_at_least};
 use crate::error::usage;
 use crate::ids::NodeSet;
-use crate::kernels::{self, KernelSpec, Op, Store};
+use crate::kernels::{self, KernelSpec, Mix, Op, Store};
 use crate::output::render::Format;
 use crate::probes::matrix::{self, MatrixConfig};
 use crate::probes::measure::Timing;
@@ -67,6 +67,14 @@ pub struct MatrixArgs {
     /// Bytes from one load to the next for --pattern stride [default: 64].
     #[arg(long, value_name = "BYTES")]
     pub stride: Option<String>,
+    /// Skip the peak cell (every read/write mix with regular and
+    /// non-temporal stores from all the CPU node's cores, the best named).
+    #[arg(long)]
+    pub no_peak: bool,
+    /// Mixes of the peak cell, comma-separated: read, 3:1, 2:1, 1:1,
+    /// write, triad [default: all six].
+    #[arg(long, value_name = "LIST")]
+    pub peak_mix: Option<String>,
     /// Huge pages for the bandwidth arrays too (default: base pages, as a
     /// program that does not ask for them gets).
     #[arg(short = 'H', long)]
@@ -119,7 +127,7 @@ pub fn pick_kernel(name: &str) -> Result<&'static KernelSpec> {
             k.isa
         ))),
         None => Err(usage(format!(
-            "--kernel {name}: not an operation (read, write, copy, scale, add, triad) or a kernel name (see 'numabench sweep --list-kernels')"
+            "--kernel {name}: not an operation (read, write, copy, scale, add, triad, add3) or a kernel name (see 'numabench sweep --list-kernels')"
         ))),
     }
 }
@@ -147,6 +155,8 @@ fn check_combination(args: &MatrixArgs) -> Result<()> {
             (args.latency_size.is_some(), "--latency-size"),
             (args.no_saturated, "--no-saturated"),
             (args.no_latency, "--no-latency"),
+            (args.no_peak, "--no-peak"),
+            (args.peak_mix.is_some(), "--peak-mix"),
             (args.classes.tolerance.is_some(), "--tolerance"),
             (args.classes.merge_close_classes, "--merge-close-classes"),
         ] {
@@ -170,6 +180,11 @@ fn check_combination(args: &MatrixArgs) -> Result<()> {
             )));
         }
     }
+    if args.no_peak && args.peak_mix.is_some() {
+        return Err(usage(
+            "--peak-mix with --no-peak: no peak cell is measured; leave one of them out",
+        ));
+    }
     if args.no_latency && args.latency_size.is_some() {
         return Err(usage(
             "--latency-size with --no-latency: no latency is measured; leave one of them out",
@@ -181,6 +196,18 @@ fn check_combination(args: &MatrixArgs) -> Result<()> {
         ));
     }
     Ok(())
+}
+
+/// The peak cell's mixes: none with --no-peak, else those of --peak-mix
+/// or all.
+fn peak_mixes(args: &MatrixArgs) -> Result<Vec<Mix>> {
+    if args.no_peak {
+        return Ok(Vec::new());
+    }
+    match &args.peak_mix {
+        None => Ok(Mix::ALL.to_vec()),
+        Some(text) => super::peak::mixes(text, "--peak-mix"),
+    }
 }
 
 fn config(args: &MatrixArgs) -> Result<MatrixConfig> {
@@ -204,6 +231,7 @@ fn config(args: &MatrixArgs) -> Result<MatrixConfig> {
             &args.window,
             args.stride.as_deref(),
         )?)
+        .peak(peak_mixes(args)?)
         .time_limit(units::limit(args.time_limit))
         .nodes(
             nodes(&args.cpu_nodes, "--cpu-nodes")?,

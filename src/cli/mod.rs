@@ -18,6 +18,7 @@ mod model;
 mod omp;
 pub(crate) mod output;
 mod pcie;
+pub(crate) mod peak;
 mod place;
 mod report;
 mod run;
@@ -88,6 +89,8 @@ pub enum Command {
     Latency(latency::LatencyArgs),
     #[command(after_long_help = "Guide: docs/mlp.md in the numabench source.")]
     Mlp(mlp::MlpArgs),
+    #[command(after_long_help = "Guide: docs/peak.md in the numabench source.")]
+    Peak(peak::PeakArgs),
 }
 
 impl Command {
@@ -108,7 +111,8 @@ impl Command {
             | Command::Tier(_)
             | Command::Loaded(_)
             | Command::Latency(_)
-            | Command::Mlp(_) => true,
+            | Command::Mlp(_)
+            | Command::Peak(_) => true,
             _ => false,
         }
     }
@@ -166,6 +170,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Loaded(args) => loaded::run(args),
         Command::Latency(args) => latency::run(args),
         Command::Mlp(args) => mlp::run(args),
+        Command::Peak(args) => peak::run(args),
     }
 }
 

@@ -38,7 +38,7 @@ use std::time::Duration;
 /// refused (exit 2); the latency chase is always one thread.
 #[derive(clap::Args, Debug)]
 pub struct SweepArgs {
-    /// Operation: read, write, copy, scale, add, triad or latency; repeat for
+    /// Operation: read, write, copy, scale, add, triad, add3 or latency; repeat for
     /// several [default: read, write, copy, triad, latency]
     #[arg(short = 'o', long = "op", value_name = "OP")]
     pub ops: Vec<String>,

@@ -26,6 +26,7 @@
 
 pub mod chase;
 pub mod latency;
+mod mix;
 pub mod pattern;
 mod portable;
 mod registry;
@@ -40,6 +41,7 @@ use std::fmt;
 use std::hint::black_box;
 use std::str::FromStr;
 
+pub use mix::Mix;
 pub use registry::{KERNELS, available, best, find};
 
 /// What a kernel does to each element.
@@ -58,10 +60,21 @@ pub enum Op {
     Add,
     /// `dst[i] = src1[i] + q * src2[i]`
     Triad,
+    /// `dst[i] = src1[i] + src2[i] + src3[i]`: three read streams, one
+    /// write stream (the 3:1 read:write mix).
+    Add3,
 }
 
 impl Op {
-    pub const ALL: [Op; 6] = [Op::Read, Op::Write, Op::Copy, Op::Scale, Op::Add, Op::Triad];
+    pub const ALL: [Op; 7] = [
+        Op::Read,
+        Op::Write,
+        Op::Copy,
+        Op::Scale,
+        Op::Add,
+        Op::Triad,
+        Op::Add3,
+    ];
 
     /// Arrays the operation touches.
     pub fn arrays(self) -> usize {
@@ -69,7 +82,19 @@ impl Op {
             Op::Read | Op::Write => 1,
             Op::Copy | Op::Scale => 2,
             Op::Add | Op::Triad => 3,
+            Op::Add3 => 4,
         }
+    }
+
+    /// Arrays read per element (read streams).
+    pub fn read_streams(self) -> usize {
+        self.arrays() - self.write_streams()
+    }
+
+    /// Arrays written per element (write streams): one for every storing
+    /// operation.
+    pub fn write_streams(self) -> usize {
+        usize::from(self.stores())
     }
 
     /// Bytes read plus bytes written per element, STREAM style (no
@@ -90,7 +115,12 @@ impl Op {
 
     /// Whether `src2` is read.
     fn reads_src2(self) -> bool {
-        matches!(self, Op::Add | Op::Triad)
+        matches!(self, Op::Add | Op::Triad | Op::Add3)
+    }
+
+    /// Whether `src3` is read.
+    fn reads_src3(self) -> bool {
+        self == Op::Add3
     }
 
     fn name(self) -> &'static str {
@@ -101,6 +131,7 @@ impl Op {
             Op::Scale => "scale",
             Op::Add => "add",
             Op::Triad => "triad",
+            Op::Add3 => "add3",
         }
     }
 }
@@ -272,8 +303,10 @@ pub struct KernelArgs<'a> {
     pub dst: &'a mut [u64],
     /// First read array (read, copy, scale, add, triad).
     pub src1: &'a [u64],
-    /// Second read array (add, triad); empty otherwise.
+    /// Second read array (add, triad, add3); empty otherwise.
     pub src2: &'a [u64],
+    /// Third read array (add3); empty otherwise.
+    pub src3: &'a [u64],
     /// `q` for scale and triad; for write, `scalar.to_bits()` is the word
     /// stored.
     pub scalar: f64,
@@ -283,7 +316,8 @@ pub struct KernelArgs<'a> {
 /// array the op uses has the same length. Implementations still slice their
 /// inputs to `dst.len()` (or `src1.len()` for read), so a broken length
 /// contract panics rather than reading out of bounds.
-type RawKernel = unsafe fn(dst: &mut [u64], src1: &[u64], src2: &[u64], q: f64) -> u64;
+type RawKernel =
+    unsafe fn(dst: &mut [u64], src1: &[u64], src2: &[u64], src3: &[u64], q: f64) -> u64;
 
 /// One kernel and what it measures.
 pub struct KernelSpec {
@@ -333,6 +367,7 @@ impl KernelSpec {
         for (used, name, len) in [
             (op.reads_src1(), "src1", args.src1.len()),
             (op.reads_src2(), "src2", args.src2.len()),
+            (op.reads_src3(), "src3", args.src3.len()),
         ] {
             assert!(
                 !used || len == n,
@@ -346,7 +381,7 @@ impl KernelSpec {
         let q = black_box(args.scalar);
         // SAFETY: the ISA is available (asserted above) and the arrays the
         // op reads have dst's length, which is RawKernel's contract.
-        let sum = unsafe { (self.func)(args.dst, args.src1, args.src2, q) };
+        let sum = unsafe { (self.func)(args.dst, args.src1, args.src2, args.src3, q) };
         let sum = if op.stores() {
             edge_checksum(black_box(&*args.dst))
         } else {

@@ -94,7 +94,7 @@ fn fill<const K: usize>(
 
 #[target_feature(enable = "neon")]
 #[inline(never)]
-pub(super) fn read(_dst: &mut [u64], src1: &[u64], _src2: &[u64], _q: f64) -> u64 {
+pub(super) fn read(_dst: &mut [u64], src1: &[u64], _src2: &[u64], _src3: &[u64], _q: f64) -> u64 {
     let n = src1.len();
     let head = head_len(src1.as_ptr(), n);
     let mut sum = src1[..head].iter().fold(0, |x, w| x ^ w);
@@ -120,7 +120,7 @@ pub(super) fn read(_dst: &mut [u64], src1: &[u64], _src2: &[u64], _q: f64) -> u6
 
 #[target_feature(enable = "neon")]
 #[inline(never)]
-pub(super) fn write(dst: &mut [u64], _src1: &[u64], _src2: &[u64], q: f64) -> u64 {
+pub(super) fn write(dst: &mut [u64], _src1: &[u64], _src2: &[u64], _src3: &[u64], q: f64) -> u64 {
     let word = q.to_bits();
     let v = vdupq_n_u64(word);
     fill::<0>(dst, [], |[]| v, |[]| word);
@@ -129,7 +129,7 @@ pub(super) fn write(dst: &mut [u64], _src1: &[u64], _src2: &[u64], q: f64) -> u6
 
 #[target_feature(enable = "neon")]
 #[inline(never)]
-pub(super) fn copy(dst: &mut [u64], src1: &[u64], _src2: &[u64], _q: f64) -> u64 {
+pub(super) fn copy(dst: &mut [u64], src1: &[u64], _src2: &[u64], _src3: &[u64], _q: f64) -> u64 {
     let a = &src1[..dst.len()];
     fill::<1>(dst, [a], |[a]| a, |[a]| a);
     0
@@ -137,7 +137,7 @@ pub(super) fn copy(dst: &mut [u64], src1: &[u64], _src2: &[u64], _q: f64) -> u64
 
 #[target_feature(enable = "neon")]
 #[inline(never)]
-pub(super) fn scale(dst: &mut [u64], src1: &[u64], _src2: &[u64], q: f64) -> u64 {
+pub(super) fn scale(dst: &mut [u64], src1: &[u64], _src2: &[u64], _src3: &[u64], q: f64) -> u64 {
     let a = &src1[..dst.len()];
     let vq = vdupq_n_f64(q);
     fill::<1>(
@@ -151,7 +151,7 @@ pub(super) fn scale(dst: &mut [u64], src1: &[u64], _src2: &[u64], q: f64) -> u64
 
 #[target_feature(enable = "neon")]
 #[inline(never)]
-pub(super) fn add(dst: &mut [u64], src1: &[u64], src2: &[u64], _q: f64) -> u64 {
+pub(super) fn add(dst: &mut [u64], src1: &[u64], src2: &[u64], _src3: &[u64], _q: f64) -> u64 {
     let n = dst.len();
     fill::<2>(
         dst,
@@ -166,7 +166,7 @@ pub(super) fn add(dst: &mut [u64], src1: &[u64], src2: &[u64], _q: f64) -> u64 {
 /// scalar formula.
 #[target_feature(enable = "neon")]
 #[inline(never)]
-pub(super) fn triad(dst: &mut [u64], src1: &[u64], src2: &[u64], q: f64) -> u64 {
+pub(super) fn triad(dst: &mut [u64], src1: &[u64], src2: &[u64], _src3: &[u64], q: f64) -> u64 {
     let n = dst.len();
     let vq = vdupq_n_f64(q);
     fill::<2>(
@@ -174,6 +174,20 @@ pub(super) fn triad(dst: &mut [u64], src1: &[u64], src2: &[u64], q: f64) -> u64 
         [&src1[..n], &src2[..n]],
         |[a, b]| u64s(vaddq_f64(f64s(a), vmulq_f64(vq, f64s(b)))),
         |[a, b]| (f64::from_bits(a) + q * f64::from_bits(b)).to_bits(),
+    );
+    0
+}
+
+/// Three reads, one write: the 3:1 read:write mix.
+#[target_feature(enable = "neon")]
+#[inline(never)]
+pub(super) fn add3(dst: &mut [u64], src1: &[u64], src2: &[u64], src3: &[u64], _q: f64) -> u64 {
+    let n = dst.len();
+    fill::<3>(
+        dst,
+        [&src1[..n], &src2[..n], &src3[..n]],
+        |[a, b, c]| u64s(vaddq_f64(vaddq_f64(f64s(a), f64s(b)), f64s(c))),
+        |[a, b, c]| (f64::from_bits(a) + f64::from_bits(b) + f64::from_bits(c)).to_bits(),
     );
     0
 }

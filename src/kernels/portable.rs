@@ -16,7 +16,7 @@ use std::hint::black_box;
 /// XOR of all words; eight accumulators so no single dependency chain limits
 /// the load rate.
 #[inline(never)]
-pub(super) fn read(_dst: &mut [u64], src1: &[u64], _src2: &[u64], _q: f64) -> u64 {
+pub(super) fn read(_dst: &mut [u64], src1: &[u64], _src2: &[u64], _src3: &[u64], _q: f64) -> u64 {
     let mut acc = [0u64; 8];
     let mut chunks = src1.chunks_exact(8);
     for chunk in &mut chunks {
@@ -31,7 +31,7 @@ pub(super) fn read(_dst: &mut [u64], src1: &[u64], _src2: &[u64], _q: f64) -> u6
 }
 
 #[inline(never)]
-pub(super) fn write(dst: &mut [u64], _src1: &[u64], _src2: &[u64], q: f64) -> u64 {
+pub(super) fn write(dst: &mut [u64], _src1: &[u64], _src2: &[u64], _src3: &[u64], q: f64) -> u64 {
     let word = q.to_bits();
     for d in dst.iter_mut() {
         *d = word;
@@ -40,7 +40,7 @@ pub(super) fn write(dst: &mut [u64], _src1: &[u64], _src2: &[u64], q: f64) -> u6
 }
 
 #[inline(never)]
-pub(super) fn copy(dst: &mut [u64], src1: &[u64], _src2: &[u64], _q: f64) -> u64 {
+pub(super) fn copy(dst: &mut [u64], src1: &[u64], _src2: &[u64], _src3: &[u64], _q: f64) -> u64 {
     let src1 = &src1[..dst.len()];
     let zero = black_box(0u64);
     for (d, a) in dst.iter_mut().zip(src1) {
@@ -50,7 +50,7 @@ pub(super) fn copy(dst: &mut [u64], src1: &[u64], _src2: &[u64], _q: f64) -> u64
 }
 
 #[inline(never)]
-pub(super) fn scale(dst: &mut [u64], src1: &[u64], _src2: &[u64], q: f64) -> u64 {
+pub(super) fn scale(dst: &mut [u64], src1: &[u64], _src2: &[u64], _src3: &[u64], q: f64) -> u64 {
     let src1 = &src1[..dst.len()];
     for (d, a) in dst.iter_mut().zip(src1) {
         *d = (q * f64::from_bits(*a)).to_bits();
@@ -59,7 +59,7 @@ pub(super) fn scale(dst: &mut [u64], src1: &[u64], _src2: &[u64], q: f64) -> u64
 }
 
 #[inline(never)]
-pub(super) fn add(dst: &mut [u64], src1: &[u64], src2: &[u64], _q: f64) -> u64 {
+pub(super) fn add(dst: &mut [u64], src1: &[u64], src2: &[u64], _src3: &[u64], _q: f64) -> u64 {
     let n = dst.len();
     let (src1, src2) = (&src1[..n], &src2[..n]);
     for ((d, a), b) in dst.iter_mut().zip(src1).zip(src2) {
@@ -70,11 +70,22 @@ pub(super) fn add(dst: &mut [u64], src1: &[u64], src2: &[u64], _q: f64) -> u64 {
 
 /// Multiply, then add: two roundings, as in every other triad kernel.
 #[inline(never)]
-pub(super) fn triad(dst: &mut [u64], src1: &[u64], src2: &[u64], q: f64) -> u64 {
+pub(super) fn triad(dst: &mut [u64], src1: &[u64], src2: &[u64], _src3: &[u64], q: f64) -> u64 {
     let n = dst.len();
     let (src1, src2) = (&src1[..n], &src2[..n]);
     for ((d, a), b) in dst.iter_mut().zip(src1).zip(src2) {
         *d = (f64::from_bits(*a) + q * f64::from_bits(*b)).to_bits();
+    }
+    0
+}
+
+/// Three reads, one write: the 3:1 read:write mix.
+#[inline(never)]
+pub(super) fn add3(dst: &mut [u64], src1: &[u64], src2: &[u64], src3: &[u64], _q: f64) -> u64 {
+    let n = dst.len();
+    let (src1, src2, src3) = (&src1[..n], &src2[..n], &src3[..n]);
+    for (((d, a), b), c) in dst.iter_mut().zip(src1).zip(src2).zip(src3) {
+        *d = (f64::from_bits(*a) + f64::from_bits(*b) + f64::from_bits(*c)).to_bits();
     }
     0
 }

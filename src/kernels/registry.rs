@@ -57,6 +57,7 @@ pub static KERNELS: &[KernelSpec] = &[
     kernel!(portable, Portable, scale, Scale),
     kernel!(portable, Portable, add, Add),
     kernel!(portable, Portable, triad, Triad),
+    kernel!(portable, Portable, add3, Add3),
     #[cfg(target_arch = "x86_64")]
     kernel!(avx2, Avx2, read, Read),
     #[cfg(target_arch = "x86_64")]
@@ -80,6 +81,10 @@ pub static KERNELS: &[KernelSpec] = &[
     #[cfg(target_arch = "x86_64")]
     kernel!(avx2, Avx2, triad, Triad, nt),
     #[cfg(target_arch = "x86_64")]
+    kernel!(avx2, Avx2, add3, Add3, regular),
+    #[cfg(target_arch = "x86_64")]
+    kernel!(avx2, Avx2, add3, Add3, nt),
+    #[cfg(target_arch = "x86_64")]
     kernel!(avx512, Avx512, read, Read),
     #[cfg(target_arch = "x86_64")]
     kernel!(avx512, Avx512, write, Write, regular),
@@ -101,6 +106,10 @@ pub static KERNELS: &[KernelSpec] = &[
     kernel!(avx512, Avx512, triad, Triad, regular),
     #[cfg(target_arch = "x86_64")]
     kernel!(avx512, Avx512, triad, Triad, nt),
+    #[cfg(target_arch = "x86_64")]
+    kernel!(avx512, Avx512, add3, Add3, regular),
+    #[cfg(target_arch = "x86_64")]
+    kernel!(avx512, Avx512, add3, Add3, nt),
     #[cfg(target_arch = "aarch64")]
     kernel!(neon, Neon, read, Read),
     #[cfg(target_arch = "aarch64")]
@@ -113,6 +122,8 @@ pub static KERNELS: &[KernelSpec] = &[
     kernel!(neon, Neon, add, Add),
     #[cfg(target_arch = "aarch64")]
     kernel!(neon, Neon, triad, Triad),
+    #[cfg(target_arch = "aarch64")]
+    kernel!(neon, Neon, add3, Add3),
 ];
 
 /// The kernels this CPU can run.

@@ -51,7 +51,7 @@ fn double(seed: u64, i: usize) -> u64 {
 }
 
 /// What `op` must produce, element by element, written the obvious way.
-fn reference(op: Op, a: &[u64], b: &[u64], q: f64, n: usize) -> Vec<u64> {
+fn reference(op: Op, [a, b, c]: [&[u64]; 3], q: f64, n: usize) -> Vec<u64> {
     let f = f64::from_bits;
     (0..n)
         .map(|i| match op {
@@ -61,6 +61,7 @@ fn reference(op: Op, a: &[u64], b: &[u64], q: f64, n: usize) -> Vec<u64> {
             Op::Scale => (q * f(a[i])).to_bits(),
             Op::Add => (f(a[i]) + f(b[i])).to_bits(),
             Op::Triad => (f(a[i]) + q * f(b[i])).to_bits(),
+            Op::Add3 => (f(a[i]) + f(b[i]) + f(c[i])).to_bits(),
         })
         .collect()
 }
@@ -76,12 +77,14 @@ fn kernels_match_the_reference_for_every_length_and_offset() {
                 // also tested misaligned relative to the stores.
                 let a = Aligned::new(n, (offset + 3) % 8, |i| double(1, i));
                 let b = Aligned::new(n, (offset + 5) % 8, |i| double(2, i));
+                let c = Aligned::new(n, (offset + 6) % 8, |i| double(5, i));
                 let mut d = Aligned::new(n, offset, |_| 0x7FF0_DEAD_0000_0001);
                 let uses = |used: bool| if used { n } else { 0 };
                 let mut args = KernelArgs {
                     dst: d.slice_mut(uses(k.op.stores())),
                     src1: a.slice(uses(k.op.reads_src1())),
                     src2: b.slice(uses(k.op.reads_src2())),
+                    src3: c.slice(uses(k.op.reads_src3())),
                     scalar: q,
                 };
                 let sum = k.run(&mut args);
@@ -89,7 +92,7 @@ fn kernels_match_the_reference_for_every_length_and_offset() {
                     let expected = a.slice(n).iter().fold(0, |x, w| x ^ w);
                     assert_eq!(sum, expected, "{} n={n} offset={offset}", k.name);
                 } else {
-                    let expected = reference(k.op, a.slice(n), b.slice(n), q, n);
+                    let expected = reference(k.op, [a.slice(n), b.slice(n), c.slice(n)], q, n);
                     let got = d.slice(n);
                     if let Some(i) = (0..n).find(|&i| got[i] != expected[i]) {
                         panic!(
@@ -104,12 +107,12 @@ fn kernels_match_the_reference_for_every_length_and_offset() {
                     "{} n={n} offset={offset} wrote outside dst",
                     k.name
                 );
-                assert!(a.guards_intact(n) && b.guards_intact(n));
+                assert!(a.guards_intact(n) && b.guards_intact(n) && c.guards_intact(n));
                 checked += 1;
             }
         }
     }
-    assert!(checked >= 6 * LENGTHS.len() * OFFSETS.len());
+    assert!(checked >= Op::ALL.len() * LENGTHS.len() * OFFSETS.len());
 }
 
 #[test]
@@ -117,6 +120,7 @@ fn kernels_nontemporal_write_what_regular_ones_do() {
     let n = 10_000 + 13;
     let a = Aligned::new(n, 0, |i| double(3, i));
     let b = Aligned::new(n, 0, |i| double(4, i));
+    let c = Aligned::new(n, 0, |i| double(6, i));
     let mut pairs = 0;
     for nt in available().filter(|k| k.store == Store::NonTemporal) {
         let regular = KERNELS
@@ -129,6 +133,7 @@ fn kernels_nontemporal_write_what_regular_ones_do() {
                 dst: d.slice_mut(n),
                 src1: a.slice(if nt.op == Op::Write { 0 } else { n }),
                 src2: b.slice(if nt.op.reads_src2() { n } else { 0 }),
+                src3: c.slice(if nt.op.reads_src3() { n } else { 0 }),
                 scalar: -1.25,
             });
             (sum, d.slice(n).to_vec())
@@ -156,6 +161,7 @@ fn kernels_reject_mismatched_lengths_with_a_clear_message() {
             dst: &mut d,
             src1: &a,
             src2: &b,
+            src3: &[],
             scalar: 1.0,
         })
     }))
@@ -177,6 +183,7 @@ fn kernels_unavailable_isa_panics_instead_of_faulting() {
             dst: &mut [],
             src1: &[],
             src2: &[],
+            src3: &[],
             scalar: 0.0,
         })
     });
@@ -215,9 +222,9 @@ fn kernels_op_metadata_follows_stream() {
         .iter()
         .map(|op| op.stream_bytes_per_element())
         .collect();
-    assert_eq!(bytes, [8, 8, 16, 16, 24, 24]);
+    assert_eq!(bytes, [8, 8, 16, 16, 24, 24, 32]);
     let arrays: Vec<usize> = Op::ALL.iter().map(|op| op.arrays()).collect();
-    assert_eq!(arrays, [1, 1, 2, 2, 3, 3]);
+    assert_eq!(arrays, [1, 1, 2, 2, 3, 3, 4]);
     assert!(Op::ALL.iter().all(|&op| op.stores() == (op != Op::Read)));
     assert_eq!(find("triad_portable").unwrap().stream_bytes(1000), 24_000);
 }
@@ -244,6 +251,7 @@ fn time_reps(k: &KernelSpec, dst: &mut [u64], reps: u32, first: f64) -> Duration
             dst,
             src1: &[],
             src2: &[],
+            src3: &[],
             scalar: first + f64::from(r),
         });
     }
@@ -312,11 +320,13 @@ fn kernels_report_bandwidth_and_latency() {
         let per = words.len() / k.op.arrays() / 512 * 512;
         let (dst, rest) = words.split_at_mut(if k.op.stores() { per } else { 0 });
         let (src1, rest) = rest.split_at(if k.op.reads_src1() { per } else { 0 });
-        let src2 = &rest[..if k.op.reads_src2() { per } else { 0 }];
+        let (src2, rest) = rest.split_at(if k.op.reads_src2() { per } else { 0 });
+        let src3 = &rest[..if k.op.reads_src3() { per } else { 0 }];
         let mut args = KernelArgs {
             dst,
             src1,
             src2,
+            src3,
             scalar: 1.0,
         };
         k.run(&mut args);

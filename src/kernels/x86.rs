@@ -155,6 +155,7 @@ macro_rules! simd_kernels {
                 _dst: &mut [u64],
                 src1: &[u64],
                 _src2: &[u64],
+                _src3: &[u64],
                 _q: f64,
             ) -> u64 {
                 let n = src1.len();
@@ -191,6 +192,7 @@ macro_rules! simd_kernels {
                 dst: &mut [u64],
                 _src1: &[u64],
                 _src2: &[u64],
+                _src3: &[u64],
                 q: f64,
             ) -> u64 {
                 let word = q.to_bits();
@@ -205,6 +207,7 @@ macro_rules! simd_kernels {
                 dst: &mut [u64],
                 src1: &[u64],
                 _src2: &[u64],
+                _src3: &[u64],
                 _q: f64,
             ) -> u64 {
                 let a = &src1[..dst.len()];
@@ -218,6 +221,7 @@ macro_rules! simd_kernels {
                 dst: &mut [u64],
                 src1: &[u64],
                 _src2: &[u64],
+                _src3: &[u64],
                 q: f64,
             ) -> u64 {
                 let a = &src1[..dst.len()];
@@ -237,6 +241,7 @@ macro_rules! simd_kernels {
                 dst: &mut [u64],
                 src1: &[u64],
                 src2: &[u64],
+                _src3: &[u64],
                 _q: f64,
             ) -> u64 {
                 let n = dst.len();
@@ -255,6 +260,7 @@ macro_rules! simd_kernels {
                 dst: &mut [u64],
                 src1: &[u64],
                 src2: &[u64],
+                _src3: &[u64],
                 q: f64,
             ) -> u64 {
                 let n = dst.len();
@@ -264,6 +270,28 @@ macro_rules! simd_kernels {
                     [&src1[..n], &src2[..n]],
                     |[a, b]| si(add_pd(pd(a), mul_pd(vq, pd(b)))),
                     |[a, b]| (f64::from_bits(a) + q * f64::from_bits(b)).to_bits(),
+                );
+                0
+            }
+
+            /// Three reads, one write: the 3:1 read:write mix.
+            #[target_feature(enable = $feature)]
+            #[inline(never)]
+            pub(in crate::kernels) fn add3<const NT: bool>(
+                dst: &mut [u64],
+                src1: &[u64],
+                src2: &[u64],
+                src3: &[u64],
+                _q: f64,
+            ) -> u64 {
+                let n = dst.len();
+                fill::<NT, 3>(
+                    dst,
+                    [&src1[..n], &src2[..n], &src3[..n]],
+                    |[a, b, c]| si(add_pd(add_pd(pd(a), pd(b)), pd(c))),
+                    |[a, b, c]| {
+                        (f64::from_bits(a) + f64::from_bits(b) + f64::from_bits(c)).to_bits()
+                    },
                 );
                 0
             }

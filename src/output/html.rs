@@ -178,6 +178,7 @@ fn block(b: &Block) -> String {
         Block::Section(s) => section(s),
         Block::Heatmap(h) => heatmap_block(h),
         Block::Chart(c) => svg::render(c),
+        Block::Bars(b) => super::bars::render(b),
         Block::Note(n) => format!("<p class=\"note\">{}</p>", escape(n)),
         Block::Caption(n) => format!("<p class=\"note\">{}</p>", escape_text(n)),
     }

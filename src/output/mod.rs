@@ -1,6 +1,7 @@
 //! Rendering records and models for people: tables now, more formats as
 //! probes arrive. Nothing here measures anything.
 
+pub(crate) mod bars;
 pub(crate) mod compare;
 pub(crate) mod compare_metric;
 pub(crate) mod fleet;

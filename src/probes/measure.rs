@@ -45,6 +45,22 @@ pub struct Seen {
     pub page_kind: String,
 }
 
+impl Seen {
+    /// As the results document holds it.
+    pub fn placement(&self) -> crate::results::Placement {
+        crate::results::Placement {
+            pages_by_node: self
+                .pages_by_node
+                .iter()
+                .map(|(k, v)| (k.to_string(), *v))
+                .collect(),
+            on_target_pct: Some(self.verified_pct),
+            huge_pct: self.huge_pct,
+            cpus_seen: self.cpus_seen.clone(),
+        }
+    }
+}
+
 /// One bandwidth measurement of a team.
 #[derive(Debug, Clone)]
 pub struct Bandwidth {
@@ -312,22 +328,6 @@ pub fn sample_chase(chase: &mut dyn FnMut(u64) -> f64, lap: u64) -> Vec<f64> {
         }
     }
     samples
-}
-
-impl Seen {
-    /// The record's `placement` object.
-    pub fn placement(&self) -> crate::results::Placement {
-        crate::results::Placement {
-            pages_by_node: self
-                .pages_by_node
-                .iter()
-                .map(|(k, v)| (k.to_string(), *v))
-                .collect(),
-            on_target_pct: Some(self.verified_pct),
-            huge_pct: self.huge_pct,
-            cpus_seen: self.cpus_seen.clone(),
-        }
-    }
 }
 
 /// `rec` with the params that name a chase's `pattern`: its kind, its

@@ -13,6 +13,7 @@ pub mod mem;
 pub mod mlp;
 pub mod model;
 pub mod pcie;
+pub mod peak;
 pub mod sched;
 pub mod seats;
 pub mod sweep;
@@ -34,4 +35,5 @@ pub static VIEWS: &[&dyn crate::view::View] = &[
     &loaded::LoadedView,
     &latency::LatencyView,
     &mlp::MlpView,
+    &peak::PeakView,
 ];

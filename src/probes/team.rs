@@ -32,7 +32,7 @@ const ARRAY_GAP: usize = 17 * 64;
 pub struct TeamMemory {
     /// Bytes per array per thread.
     pub array_bytes: usize,
-    /// Arrays per thread (3 covers every kernel).
+    /// Arrays per thread (4 covers every kernel).
     pub arrays: usize,
     pub pages: PageKind,
     /// Spread each thread's memory over nodes instead of its seat's node:
@@ -302,11 +302,13 @@ fn run_kernel(
     let stride_words = stride(memory.array_bytes) / 8;
     let all = buffer.as_mut_slice::<u64>();
     let (a, rest) = all.split_at_mut(stride_words);
-    let (b, c) = rest.split_at_mut(stride_words.min(rest.len()));
-    let (a, b, c) = (
+    let (b, rest) = rest.split_at_mut(stride_words.min(rest.len()));
+    let (c, d) = rest.split_at_mut(stride_words.min(rest.len()));
+    let (a, b, c, d) = (
         &mut a[..words],
         &b[..words.min(b.len())],
         &c[..words.min(c.len())],
+        &d[..words.min(d.len())],
     );
     let start = Instant::now();
     for rep in 0..reps {
@@ -318,24 +320,35 @@ fn run_kernel(
                 dst: &mut [],
                 src1: &*a,
                 src2: &[],
+                src3: &[],
                 scalar,
             },
             Op::Write => KernelArgs {
                 dst: &mut *a,
                 src1: &[],
                 src2: &[],
+                src3: &[],
                 scalar,
             },
             Op::Copy | Op::Scale => KernelArgs {
                 dst: &mut *a,
                 src1: b,
                 src2: &[],
+                src3: &[],
                 scalar,
             },
             Op::Add | Op::Triad => KernelArgs {
                 dst: &mut *a,
                 src1: b,
                 src2: c,
+                src3: &[],
+                scalar,
+            },
+            Op::Add3 => KernelArgs {
+                dst: &mut *a,
+                src1: b,
+                src2: c,
+                src3: d,
                 scalar,
             },
         };

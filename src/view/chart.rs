@@ -38,3 +38,23 @@ pub fn lines_of(series: &crate::results::Series) -> Vec<Line> {
         })
         .collect()
 }
+
+/// A grouped bar chart: one group per category (e.g. a read/write mix),
+/// one bar per series within each group (e.g. a store kind), all bars
+/// from zero on one value axis.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Bars {
+    pub title: String,
+    pub y_label: String,
+    /// The legend: one label per bar of a group, in order.
+    pub series: Vec<String>,
+    pub groups: Vec<BarGroup>,
+}
+
+/// One category: its label and one value per series (`None`: not measured,
+/// no bar).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct BarGroup {
+    pub label: String,
+    pub values: Vec<Option<f64>>,
+}

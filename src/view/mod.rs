@@ -8,7 +8,7 @@ pub mod chart;
 pub mod section;
 pub mod table;
 
-pub use chart::{Chart, Line, Marker};
+pub use chart::{BarGroup, Bars, Chart, Line, Marker};
 pub use section::Section;
 
 use crate::results::{Document, Record};
@@ -81,6 +81,8 @@ pub enum Block {
     Heatmap(Heatmap),
     /// A line chart.
     Chart(Chart),
+    /// A grouped bar chart.
+    Bars(Bars),
     /// A note under what came before.
     Note(String),
     /// A note in HTML text, where only `&`, `<` and `>` need escaping (a

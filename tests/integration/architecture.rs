@@ -292,6 +292,9 @@ const WORDS: &[(&str, &str)] = &[
     ("analysis/model.rs", "alpha"),
     // topo's node table column: a node's memory tier id, not the probe.
     ("output/topo_tables.rs", "tier"),
+    // The sweep summary's column: the curve's highest figure, not the
+    // `peak` probe.
+    ("probes/sweep/view.rs", "peak"),
 ];
 
 /// Every `"..."` constant under src/results/names of the given modules.

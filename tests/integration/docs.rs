@@ -257,7 +257,7 @@ fn every_guide_that_help_names_exists() {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let commands = [
         "run", "topo", "gather", "place", "sweep", "matrix", "model", "pcie", "mem", "autonuma",
-        "sched", "compare", "report", "fleet",
+        "sched", "compare", "report", "fleet", "peak", "latency", "mlp", "loaded", "c2c", "tier",
     ];
     for c in commands {
         let out = numabench().args([c, "--help"]).output().unwrap();

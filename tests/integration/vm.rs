@@ -14,19 +14,19 @@ use std::sync::Mutex;
 /// well inside its timeout.
 static ONE_GUEST_AT_A_TIME: Mutex<()> = Mutex::new(());
 
-struct Guest {
+pub(crate) struct Guest {
     sections: BTreeMap<String, String>,
     raw: String,
 }
 
 impl Guest {
-    fn text(&self, name: &str) -> &str {
+    pub(crate) fn text(&self, name: &str) -> &str {
         self.sections
             .get(name)
             .unwrap_or_else(|| panic!("no section {name} in guest output:\n{}", self.raw))
     }
 
-    fn json(&self, name: &str) -> Value {
+    pub(crate) fn json(&self, name: &str) -> Value {
         serde_json::from_str(self.text(name))
             .unwrap_or_else(|e| panic!("section {name} is not JSON ({e}):\n{}", self.text(name)))
     }
@@ -34,7 +34,7 @@ impl Guest {
 
 /// Boots a guest with `vm_args`, runs each (name, shell command) pair and
 /// collects every command's output (stdout and stderr) and exit code.
-fn guest(vm_args: &[&str], steps: &[(&str, &str)]) -> Guest {
+pub(crate) fn guest(vm_args: &[&str], steps: &[(&str, &str)]) -> Guest {
     let _lock = ONE_GUEST_AT_A_TIME
         .lock()
         .unwrap_or_else(|e| e.into_inner());
@@ -478,19 +478,24 @@ fn matrix_measures_every_node_pair_of_four_nodes() {
         &[
             (
                 "text",
-                "numabench matrix --size 8M --latency-size 8M -r 1 --save /tmp/m.json",
+                "numabench matrix --size 8M --latency-size 8M -r 1 --peak-mix read --save /tmp/m.json",
             ),
             ("json", "cat /tmp/m.json"),
             (
                 "part",
-                "numabench matrix --cpu-nodes 1 --mem-nodes 2-3 --size 8M -r 1 --no-saturated --no-latency --csv",
+                "numabench matrix --cpu-nodes 1 --mem-nodes 2-3 --size 8M -r 1 --no-saturated --no-latency --no-peak --csv",
             ),
         ],
     );
     assert_eq!(g.text("text.rc"), "0", "{}", g.text("text"));
     let doc = g.json("json");
     let every: Vec<(u64, u64)> = (0..4).flat_map(|c| (0..4).map(move |m| (c, m))).collect();
-    for kind in ["bandwidth_1t", "bandwidth_saturated", "latency"] {
+    for kind in [
+        "bandwidth_1t",
+        "bandwidth_saturated",
+        "latency",
+        "bandwidth_peak_mix",
+    ] {
         let recs = of_kind(&doc, kind);
         let mut cells: Vec<(u64, u64)> = recs.iter().map(|r| cell(r)).collect();
         cells.sort();
@@ -666,9 +671,9 @@ fn matrix_has_a_column_but_no_row_for_a_memory_only_node() {
         &[
             (
                 "json",
-                "numabench matrix --size 8M --latency-size 8M -r 1 --no-saturated --json",
+                "numabench matrix --size 8M --latency-size 8M -r 1 --no-saturated --no-peak --json",
             ),
-            ("row2", "numabench matrix --cpu-nodes 2 --size 8M"),
+            ("row2", "numabench matrix --cpu-nodes 2 --size 8M --no-peak"),
             (
                 "percore",
                 "numabench matrix --per-core 1:2 --size 8M -r 1 --json",
@@ -716,7 +721,10 @@ fn model_validate_splits_memory_by_weight_and_matrix_saturates_per_node() {
                 "three",
                 "numabench model --validate --weights 3:1 --size 8M",
             ),
-            ("sat", "numabench matrix --size 8M -r 1 --no-latency --json"),
+            (
+                "sat",
+                "numabench matrix --size 8M -r 1 --no-latency --no-peak --json",
+            ),
         ],
     );
     // Rows: memory node, weight, theta asked, theta found, MB/s alone.

@@ -275,6 +275,7 @@ fn inject(
                     dst: &mut [],
                     src1: &a[r],
                     src2: &[],
+                    src3: &[],
                     scalar: 1.0,
                 }
             } else {
@@ -282,6 +283,7 @@ fn inject(
                     dst: &mut a[r.clone()],
                     src1: &b[r],
                     src2: &[],
+                    src3: &[],
                     scalar: 1.0,
                 }
             };

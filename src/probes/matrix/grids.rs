@@ -67,6 +67,7 @@ pub fn measured_sections(a: &Atlas) -> Vec<Section> {
             None => format!("{v:.0}"),
         },
     ));
+    out.extend(peak_section(a));
     out.extend(grid_section(
         a,
         "idle latency, ns per load (CV %)",
@@ -78,6 +79,20 @@ pub fn measured_sections(a: &Atlas) -> Vec<Section> {
         },
     ));
     out
+}
+
+/// The peak cells: each with its best mix and store kind named.
+pub fn peak_section(a: &Atlas) -> Option<Section> {
+    grid_section(
+        a,
+        "peak bandwidth, all cores, best read/write mix and store kind, MB/s",
+        &a.peak_mix,
+        Some(Better::Higher),
+        |c, m, v| match a.peak_mix_names.get(&(c, m)) {
+            Some(name) => format!("{v:.0} ({name})"),
+            None => format!("{v:.0}"),
+        },
+    )
 }
 
 /// What the firmware says beside the measurement: the SLIT, and HMAT
@@ -202,9 +217,16 @@ pub fn csv(a: &Atlas, topo: &Topology) -> Csv {
         .to_vec(),
         ..Default::default()
     };
+    // Only matrices with the peak cell have its columns, so older files
+    // keep their shape.
+    let peak = !a.peak_mix.is_empty();
+    if peak {
+        out.header.push("bandwidth_peak_mix_mb_s".into());
+        out.header.push("peak_mix".into());
+    }
     for &c in &a.cpu_nodes {
         for &m in &a.mem_nodes {
-            out.rows.push(vec![
+            let mut row = vec![
                 c.to_string(),
                 m.to_string(),
                 opt(a.single.get(c, m), 1),
@@ -215,7 +237,12 @@ pub fn csv(a: &Atlas, topo: &Topology) -> Csv {
                 opt(a.latency_cv.get(c, m), 2),
                 topo.distance(c, m).map_or(String::new(), |d| d.to_string()),
                 opt(a.verified.get(c, m), 1),
-            ]);
+            ];
+            if peak {
+                row.push(opt(a.peak_mix.get(c, m), 1));
+                row.push(a.peak_mix_names.get(&(c, m)).cloned().unwrap_or_default());
+            }
+            out.rows.push(row);
         }
     }
     out

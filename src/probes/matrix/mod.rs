@@ -21,7 +21,7 @@ use super::measure::{self, Bandwidth, Latency, Timing};
 use super::team::Seat;
 use crate::ids::NodeSet;
 use crate::kernels::pattern::Pattern;
-use crate::kernels::{KernelSpec, Op, Store};
+use crate::kernels::{KernelSpec, Mix, Op, Store};
 use crate::memory::PageKind;
 use crate::topology::Topology;
 use anyhow::{Result, bail};
@@ -48,6 +48,10 @@ pub struct MatrixConfig {
     /// Restrict rows / columns.
     pub cpu_nodes: Option<NodeSet>,
     pub mem_nodes: Option<NodeSet>,
+    /// The peak cell: these read/write mixes (empty: none) with both store
+    /// kinds from all the CPU node's cores, the best kept and named (see
+    /// `probes::peak`).
+    pub peak: Vec<Mix>,
 }
 
 impl MatrixConfig {
@@ -69,7 +73,14 @@ impl MatrixConfig {
             time_limit: None,
             cpu_nodes: None,
             mem_nodes: None,
+            peak: Vec::new(),
         })
+    }
+
+    /// The mixes of the peak cell; none leaves it out.
+    pub fn peak(mut self, peak: Vec<Mix>) -> Self {
+        self.peak = peak;
+        self
     }
 
     pub fn kernel(mut self, kernel: &'static KernelSpec) -> Self {
@@ -157,6 +168,17 @@ pub struct Cell {
     pub single: Option<Bandwidth>,
     pub saturated: Option<Scaling>,
     pub latency: Option<Latency>,
+    pub peak: Option<PeakCell>,
+}
+
+/// The best read/write mix and store kind of a node pair with all the CPU
+/// node's cores, and every candidate's figure.
+#[derive(Debug, Clone)]
+pub struct PeakCell {
+    pub mix: Mix,
+    pub best: Bandwidth,
+    /// (mix, kernel name, MB/s) of every candidate measured.
+    pub candidates: Vec<(Mix, &'static str, f64)>,
 }
 
 #[derive(Debug, Clone)]
@@ -340,6 +362,7 @@ fn measure_cell(
         single: None,
         saturated: None,
         latency: None,
+        peak: None,
     };
     let pages = bandwidth_pages(cfg);
     let arrays = cfg.kernel.op.arrays();
@@ -373,6 +396,16 @@ fn measure_cell(
     } else if cfg.single {
         cell.single = one(1)?.map(|(b, _)| b);
     }
+    if !cfg.peak.is_empty() {
+        cell.peak = peak_cell(
+            &cfg.peak,
+            (cpus, m),
+            ws,
+            (pages, cfg.timing),
+            stop,
+            progress,
+        )?;
+    }
     if cfg.latency && !stop() {
         progress(&format!("cpu node {c} -> mem node {m}: latency"));
         let size = match cfg.latency_bytes {
@@ -389,6 +422,45 @@ fn measure_cell(
         cell.latency = Some(measure::latency(seat, size, PageKind::Auto, &cfg.pattern)?);
     }
     Ok(cell)
+}
+
+/// Every mix with every store kind from all of `cpus` to memory node `m`;
+/// the best kept. `None` when stopped before all were measured: a best of
+/// some candidates would name a winner that is not one.
+fn peak_cell(
+    mixes: &[Mix],
+    (cpus, m): (&[usize], usize),
+    ws: usize,
+    (pages, timing): (PageKind, Timing),
+    stop: &dyn Fn() -> bool,
+    progress: &mut dyn FnMut(&str),
+) -> Result<Option<PeakCell>> {
+    use super::peak;
+    let (kernels, _) = peak::kernels_for(mixes, &[Store::Regular, Store::NonTemporal]);
+    let seats: Vec<Seat> = cpus.iter().map(|&cpu| Seat { cpu, node: m }).collect();
+    let runs = peak::measure_mixes(
+        &seats,
+        &peak::Target::Node(m),
+        ws,
+        &kernels,
+        (pages, timing),
+        stop,
+        progress,
+    )?;
+    if runs.len() < kernels.len() {
+        return Ok(None);
+    }
+    let candidates = runs
+        .iter()
+        .map(|(mix, b)| (*mix, b.kernel.name, b.stream_mb_s()))
+        .collect();
+    Ok(
+        peak::best(&runs, |r| r.1.stream_mb_s()).map(|(mix, best)| PeakCell {
+            mix: *mix,
+            best: best.clone(),
+            candidates,
+        }),
+    )
 }
 
 /// Why cells were left unmeasured, if any were.

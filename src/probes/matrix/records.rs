@@ -77,6 +77,27 @@ fn saturated_record(c: usize, m: usize, s: &super::Scaling) -> Record {
     rec
 }
 
+/// The best mix and store kind of a node pair, every candidate in a note.
+fn peak_cell_record(c: usize, m: usize, p: &super::PeakCell) -> Record {
+    use crate::results::names::peak::param as pk;
+    let store = p.best.kernel.store.to_string();
+    let mut rec = bandwidth_record(kind::PEAK_MIX, c, m, &p.best)
+        .param(pk::MIX, p.mix.name())
+        .param(pk::STORE, store.clone());
+    let all: Vec<String> = p
+        .candidates
+        .iter()
+        .map(|(mix, name, mb_s)| format!("{mix} {name} {mb_s:.0}"))
+        .collect();
+    rec.notes.push(format!(
+        "best of {} mix and store kind pair(s): {} with {store} stores; all, MB/s: {}",
+        p.candidates.len(),
+        p.mix,
+        all.join(", ")
+    ));
+    rec
+}
+
 fn latency_record(c: usize, m: usize, l: &measure::Latency) -> Record {
     let rec = Record::new(probe::MATRIX, &format!("{} {c}->{m}", kind::LATENCY))
         .param(mx::param::KIND, kind::LATENCY)
@@ -168,6 +189,9 @@ impl Matrix {
             }
             if let Some(l) = &cell.latency {
                 out.push(latency_record(c, m, l));
+            }
+            if let Some(p) = &cell.peak {
+                out.push(peak_cell_record(c, m, p));
             }
         }
         if let Some(first) = out.first_mut() {

@@ -87,6 +87,12 @@ impl View for MatrixView {
         for (title, grid, lower, digits) in [
             ("single-thread bandwidth, MB/s", &a.single, false, 0),
             ("saturated bandwidth, MB/s", &a.saturated, false, 0),
+            (
+                "peak bandwidth, all cores, best read/write mix and store kind (named in the table below), MB/s",
+                &a.peak_mix,
+                false,
+                0,
+            ),
             ("idle latency, ns per load", &a.latency, true, 1),
         ] {
             if !grid.is_empty() {
@@ -95,6 +101,7 @@ impl View for MatrixView {
                 )));
             }
         }
+        out.extend(grids::peak_section(&a).map(Block::Section));
         let sections = grids::firmware_sections(&a, &doc.host.topology)
             .into_iter()
             .chain(std::iter::once(grids::placement_section(&a)))

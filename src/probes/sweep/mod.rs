@@ -55,7 +55,7 @@ impl SweepOp {
         }
         text.parse::<Op>().map(SweepOp::bandwidth).map_err(|_| {
             format!(
-                "'{text}' is not an operation (use read, write, copy, scale, add, triad or latency)"
+                "'{text}' is not an operation (use read, write, copy, scale, add, triad, add3 or latency)"
             )
         })
     }

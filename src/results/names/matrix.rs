@@ -8,6 +8,8 @@ pub mod kind {
     pub const PER_CORE: &str = "bandwidth_per_core";
     pub const PER_CORE_SUMMARY: &str = "per_core_summary";
     pub const PEAK: &str = "peak";
+    /// The best read/write mix and store kind with all the CPU node's cores.
+    pub const PEAK_MIX: &str = "bandwidth_peak_mix";
     pub const CLASS_RULE: &str = "class_rule";
 }
 

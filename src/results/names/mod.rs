@@ -15,6 +15,7 @@ pub mod mem;
 pub mod mlp;
 pub mod model;
 pub mod pcie;
+pub mod peak;
 pub mod run;
 pub mod sched;
 pub mod sweep;
@@ -32,6 +33,7 @@ pub mod probe {
     pub const C2C: &str = "c2c";
     pub const TIER: &str = "tier";
     pub const LOADED: &str = "loaded";
+    pub const PEAK: &str = "peak";
     /// The `run` job, on the record it leaves when stopped before measuring.
     pub const RUN: &str = "run";
     pub const LATENCY: &str = "latency";

@@ -1,0 +1,240 @@
+//! `numabench peak`: peak injection bandwidth of every read/write mix with
+//! both store kinds, from each CPU node to local, remote and interleaved
+//! memory, one thread and all threads; the best mix named per target.
+
+use super::output::emit;
+use super::select;
+use super::units::{self, size_at_least};
+use crate::error::usage;
+use crate::ids::NodeSet;
+use crate::kernels::{Mix, Store};
+use crate::output::render::Format;
+use crate::probes::measure::Timing;
+use crate::probes::peak::{self, PeakConfig, ThreadCounts};
+use crate::results::Document;
+use crate::results::names::probe;
+use crate::topology::{SysfsRoot, read_topology};
+use anyhow::Result;
+use std::time::Duration;
+
+/// Measure peak injection bandwidth: all cores of a CPU node running one
+/// read/write mix (read, 3:1, 2:1, 1:1, write, triad) with regular and
+/// non-temporal stores against local, each remote, and interleaved memory;
+/// one thread and all threads; the best mix and store kind named per
+/// target. Memory admitted, bound and verified as in `matrix`.
+#[derive(clap::Args, Debug)]
+pub struct PeakArgs {
+    /// Mixes, comma-separated: read (all reads), 3:1, 2:1, 1:1 (reads to
+    /// writes: three, two or one read stream per write stream), write
+    /// (all writes), triad (STREAM a = b + q*c) [default: all six].
+    #[arg(short = 'm', long, value_name = "LIST")]
+    pub mix: Option<String>,
+    /// Store kinds, comma-separated: regular, nt (non-temporal)
+    /// [default: both].
+    #[arg(long, value_name = "LIST")]
+    pub store: Option<String>,
+    /// Thread counts: 1, all (every allowed core of the CPU node) or 1,all
+    /// [default: 1,all].
+    #[arg(long, value_name = "LIST", default_value = "1,all")]
+    pub threads: String,
+    /// Working set of a measurement, all arrays and threads together, e.g.
+    /// 512M [default: 4x the L3 of the CPU node, at least 64 MiB, at most
+    /// half the target's free memory].
+    #[arg(short = 's', long, value_name = "SIZE")]
+    pub size: Option<String>,
+    /// Timed runs per measurement after one warm-up; the best is reported,
+    /// every run is kept in the results document (1 to 1000).
+    #[arg(short = 'r', long = "tries", value_name = "N", default_value_t = 3)]
+    pub tries: usize,
+    /// Shortest timed run, in milliseconds; repetitions are scaled to
+    /// reach it (1 to 60000).
+    #[arg(long, value_name = "MS", default_value_t = 40)]
+    pub min_run_ms: u64,
+    /// Stop starting new measurements after SECONDS (0 = no limit, at most
+    /// 604800, a week).
+    #[arg(
+        short = 't',
+        long = "time-limit",
+        value_name = "SECONDS",
+        default_value_t = 0.0,
+        value_parser = units::time_limit,
+        allow_negative_numbers = true
+    )]
+    pub time_limit: f64,
+    /// Huge pages for the arrays (default: base pages).
+    #[arg(short = 'H', long)]
+    pub huge: bool,
+    /// Leave out memory interleaved over all allowed nodes (measured by
+    /// default where there are two or more).
+    #[arg(long)]
+    pub no_interleave: bool,
+    /// Only these CPU nodes, e.g. 0,2-3.
+    #[arg(long, value_name = "NODES")]
+    pub cpu_nodes: Option<String>,
+    /// Only these memory nodes as targets (and as the nodes interleaved).
+    #[arg(long, value_name = "NODES")]
+    pub mem_nodes: Option<String>,
+    #[command(flatten)]
+    pub format: super::output::FormatArgs,
+    #[command(flatten)]
+    pub save: super::output::SaveArgs,
+    /// Show each measurement on stderr as it starts.
+    #[arg(short = 'v', long)]
+    pub verbose: bool,
+}
+
+/// A comma-separated list, each item parsed, duplicates dropped, none
+/// empty.
+fn list<T: PartialEq>(
+    text: &str,
+    flag: &str,
+    parse: impl Fn(&str) -> Result<T, String>,
+) -> Result<Vec<T>> {
+    let mut out = Vec::new();
+    for item in text.split(',').map(str::trim) {
+        let v = parse(item).map_err(|e| usage(format!("{flag} {text}: {e}")))?;
+        if !out.contains(&v) {
+            out.push(v);
+        }
+    }
+    Ok(out)
+}
+
+/// A list of mixes (`read,3:1,...`).
+pub fn mixes(text: &str, flag: &str) -> Result<Vec<Mix>> {
+    list(text, flag, |s| s.parse::<Mix>().map_err(|e| e.to_string()))
+}
+
+fn threads(text: &str) -> Result<ThreadCounts> {
+    let items = list(text, "--threads", |s| match s {
+        "1" | "all" => Ok(s == "all"),
+        _ => Err(format!(
+            "'{s}' is not a thread count (give 1, all or 1,all)"
+        )),
+    })?;
+    Ok(ThreadCounts {
+        one: items.contains(&false),
+        all: items.contains(&true),
+    })
+}
+
+fn nodes(text: &Option<String>, flag: &str) -> Result<Option<NodeSet>> {
+    text.as_deref()
+        .map(|t| select::node_list(t, flag))
+        .transpose()
+}
+
+fn config(args: &PeakArgs) -> Result<PeakConfig> {
+    super::units::tries(args.tries, "--tries", "timed run")?;
+    if !(1..=60_000).contains(&args.min_run_ms) {
+        return Err(usage(format!(
+            "--min-run-ms {}: give 1 to 60000 milliseconds",
+            args.min_run_ms
+        )));
+    }
+    let mixes = match &args.mix {
+        Some(t) => mixes(t, "--mix")?,
+        None => Mix::ALL.to_vec(),
+    };
+    let stores = match &args.store {
+        Some(t) => list(t, "--store", |s| {
+            s.parse::<Store>().map_err(|e| e.to_string())
+        })?,
+        None => vec![Store::Regular, Store::NonTemporal],
+    };
+    let working_set = args
+        .size
+        .as_deref()
+        .map(|t| size_at_least(t, 1 << 20).map_err(|e| usage(format!("--size {t}: {e}"))))
+        .transpose()?;
+    Ok(PeakConfig {
+        mixes,
+        stores,
+        threads: threads(&args.threads)?,
+        working_set,
+        timing: Timing {
+            tries: args.tries,
+            min_run: Duration::from_millis(args.min_run_ms),
+        },
+        huge: args.huge,
+        interleave: !args.no_interleave,
+        time_limit: units::limit(args.time_limit),
+        cpu_nodes: nodes(&args.cpu_nodes, "--cpu-nodes")?,
+        mem_nodes: nodes(&args.mem_nodes, "--mem-nodes")?,
+    })
+}
+
+pub fn run(args: PeakArgs) -> Result<()> {
+    let topo = read_topology(&SysfsRoot::live())?;
+    let cfg = config(&args)?;
+    for n in cfg.cpu_nodes.iter().flat_map(|s| s.iter()) {
+        select::cpu_node(&topo, n, "--cpu-nodes")?;
+    }
+    for n in cfg.mem_nodes.iter().flat_map(|s| s.iter()) {
+        select::memory_node(&topo, n, "--mem-nodes")?;
+    }
+    args.save.check()?;
+    let format = args.format.chosen().unwrap_or(Format::Text);
+    let mut doc = Document::new(&topo);
+    let progress = crate::progress::Progress::new(args.verbose);
+    let mut step = |what: &str| progress.step(what);
+    let result = peak::run(&topo, &cfg, &mut step);
+    drop(progress);
+    let measured = result?;
+    let interrupted = crate::interrupt::requested();
+    if measured.runs.is_empty() && interrupted.is_none() {
+        return Err(usage(format!(
+            "nothing was measured: {}; give a longer --time-limit",
+            measured.notes.join("; ")
+        )));
+    }
+    let cut_short = measured.notes.iter().any(|n| n.starts_with("time limit"));
+    doc.records = measured.records();
+    match interrupted {
+        None => {
+            doc.finish();
+            doc.complete = !cut_short;
+        }
+        Some(sig) => super::mark_interrupted(&mut doc, probe::PEAK, sig),
+    }
+    args.save.save(&doc)?;
+    let Some(sig) = interrupted else {
+        return emit(&doc, format);
+    };
+    let text = crate::output::render::render(&doc, format, crate::probes::VIEWS)?;
+    crate::console::out(&super::with_stop_line(
+        text,
+        sig,
+        &format!("{} record(s) measured before the stop", doc.records.len()),
+        matches!(format, Format::Text | Format::Markdown),
+    ));
+    super::exit_interrupted(sig)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lists_parse_and_refuse_what_is_not_a_mix_store_or_count() {
+        let t = threads("all,1,all").unwrap();
+        assert!(t.one && t.all);
+        assert!(!threads("all").unwrap().one);
+        let e = threads("2").unwrap_err();
+        assert_eq!(crate::error::exit_code(&e), crate::error::EXIT_USAGE);
+        assert!(e.to_string().contains("'2' is not a thread count"), "{e}");
+        let mixes = list("3:1,read,3:1", "--mix", |s| {
+            s.parse::<Mix>().map_err(|e| e.to_string())
+        })
+        .unwrap();
+        assert_eq!(mixes, [Mix::R3W1, Mix::Read]);
+        let e = list("4:1", "--mix", |s| {
+            s.parse::<Mix>().map_err(|e| e.to_string())
+        })
+        .unwrap_err();
+        assert!(
+            e.to_string().starts_with("--mix 4:1: unknown mix '4:1'"),
+            "{e}"
+        );
+    }
+}

@@ -1,0 +1,384 @@
+//! Peak injection bandwidth: every core this process may use on a CPU node
+//! injects one read/write mix into the memory of one target (the local
+//! node, each remote node, memory interleaved over every allowed node), for
+//! every mix with every store kind, one thread and all threads; per CPU node,
+//! target and thread count the best mix and store kind is named.
+//!
+//! A mix is one kernel operation ([`Mix`]); with both store kinds measured
+//! a figure never hides which store it used, and the best is the best of
+//! both. Bytes are counted the STREAM way (read + written, no
+//! write-allocate, MB = 10^6). Memory is admitted before it is mapped, bound
+//! to the target and verified, threads pinned and checked, as in the matrix:
+//! both go through `measure::bandwidth_split`.
+//!
+//! `mod.rs` measures; `records.rs` turns the measurements into records;
+//! `view.rs` shows the records in every format.
+
+mod records;
+pub(crate) mod view;
+
+pub use view::PeakView;
+
+use super::matrix::{array_bytes, cap, llc_bytes, node_cpus};
+use super::measure::{self, Bandwidth, Timing};
+use super::team::Seat;
+use crate::ids::NodeSet;
+use crate::kernels::{self, KernelSpec, Mix, Store};
+use crate::memory::PageKind;
+use crate::topology::Topology;
+use anyhow::{Result, bail};
+use std::time::{Duration, Instant};
+
+/// Where a team's memory lives.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Target {
+    /// Bound to one node.
+    Node(usize),
+    /// Interleaved page-chunk by chunk over these nodes (2 MiB chunks,
+    /// round robin).
+    Interleave(Vec<usize>),
+}
+
+impl Target {
+    /// The target as records name it: the node number or `interleave`.
+    pub fn name(&self) -> String {
+        match self {
+            Target::Node(n) => n.to_string(),
+            Target::Interleave(_) => crate::results::names::peak::INTERLEAVE.to_string(),
+        }
+    }
+
+    fn nodes(&self) -> Vec<usize> {
+        match self {
+            Target::Node(n) => vec![*n],
+            Target::Interleave(nodes) => nodes.clone(),
+        }
+    }
+}
+
+/// Which thread counts to measure.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ThreadCounts {
+    pub one: bool,
+    pub all: bool,
+}
+
+#[derive(Debug, Clone)]
+pub struct PeakConfig {
+    pub mixes: Vec<Mix>,
+    pub stores: Vec<Store>,
+    pub threads: ThreadCounts,
+    /// All threads' arrays together; `None`: 4x the CPU node's L3, at
+    /// least 64 MiB, at most half the target's free memory.
+    pub working_set: Option<usize>,
+    pub timing: Timing,
+    pub huge: bool,
+    /// Measure memory interleaved over all allowed memory nodes too (only
+    /// where there are two or more).
+    pub interleave: bool,
+    pub time_limit: Option<Duration>,
+    pub cpu_nodes: Option<NodeSet>,
+    pub mem_nodes: Option<NodeSet>,
+}
+
+impl Default for PeakConfig {
+    fn default() -> Self {
+        PeakConfig {
+            mixes: Mix::ALL.to_vec(),
+            stores: vec![Store::Regular, Store::NonTemporal],
+            threads: ThreadCounts {
+                one: true,
+                all: true,
+            },
+            working_set: None,
+            timing: Timing::default(),
+            huge: false,
+            interleave: true,
+            time_limit: None,
+            cpu_nodes: None,
+            mem_nodes: None,
+        }
+    }
+}
+
+/// One mix with one store kind, from one CPU node to one target.
+#[derive(Debug, Clone)]
+pub struct MixRun {
+    pub cpu_node: usize,
+    pub target: Target,
+    pub mix: Mix,
+    pub bandwidth: Bandwidth,
+}
+
+impl MixRun {
+    pub fn mb_s(&self) -> f64 {
+        self.bandwidth.stream_mb_s()
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Peak {
+    pub runs: Vec<MixRun>,
+    pub notes: Vec<String>,
+}
+
+/// The kernel of each (mix, store kind) asked for that this CPU runs, the
+/// widest instruction set first; the pairs it cannot run (read has no
+/// stores, so no non-temporal read; no streaming stores on portable or
+/// NEON) are left out and named in a note.
+pub fn kernels_for(
+    mixes: &[Mix],
+    stores: &[Store],
+) -> (Vec<(Mix, &'static KernelSpec)>, Vec<String>) {
+    let mut out = Vec::new();
+    let mut missing = Vec::new();
+    for &mix in mixes {
+        for &store in stores {
+            match kernels::best(mix.op(), store) {
+                Some(k) => out.push((mix, k)),
+                None if mix.op().stores() => missing.push(format!("{mix} {store}")),
+                None => {}
+            }
+        }
+    }
+    let notes = if missing.is_empty() {
+        Vec::new()
+    } else {
+        vec![format!(
+            "not measured, no kernel on this CPU: {}",
+            missing.join(", ")
+        )]
+    };
+    (out, notes)
+}
+
+/// Measures every (mix, store kind) of `kernels` with `seats` over
+/// `working_set` bytes (all arrays and threads together) at `target`;
+/// `stop` is asked before each measurement.
+pub fn measure_mixes(
+    seats: &[Seat],
+    target: &Target,
+    working_set: usize,
+    kernels: &[(Mix, &'static KernelSpec)],
+    (pages, timing): (PageKind, Timing),
+    stop: &dyn Fn() -> bool,
+    progress: &mut dyn FnMut(&str),
+) -> Result<Vec<(Mix, Bandwidth)>> {
+    let split: Vec<(usize, u32)> = match target {
+        Target::Node(_) => Vec::new(),
+        Target::Interleave(nodes) => nodes.iter().map(|&n| (n, 1)).collect(),
+    };
+    let mut out = Vec::new();
+    for &(mix, kernel) in kernels {
+        if stop() {
+            break;
+        }
+        progress(&format!(
+            "{mix} {} -> {}: {} thread(s)",
+            kernel.name,
+            target.name(),
+            seats.len()
+        ));
+        let bytes = array_bytes(working_set, kernel.op.arrays(), seats.len()).max(4096);
+        let b = measure::bandwidth_split(seats, bytes, kernel, pages, timing, &split)?;
+        out.push((mix, b));
+    }
+    Ok(out)
+}
+
+/// The targets from CPU node rows: each memory node, then interleaved
+/// memory where there are two or more nodes and it is asked for.
+fn targets(mem_nodes: &[usize], interleave: bool) -> Vec<Target> {
+    let mut out: Vec<Target> = mem_nodes.iter().map(|&m| Target::Node(m)).collect();
+    if interleave && mem_nodes.len() > 1 {
+        out.push(Target::Interleave(mem_nodes.to_vec()));
+    }
+    out
+}
+
+/// The working set for a CPU node's threads at a target: as given, or 4x
+/// the node's L3, at least 64 MiB, at most half the free memory the target
+/// offers (over all its nodes when interleaved).
+fn working_set(
+    topo: &Topology,
+    cfg: &PeakConfig,
+    cpus: &[usize],
+    target: &Target,
+) -> (usize, Option<String>) {
+    if let Some(w) = cfg.working_set {
+        return (w, None);
+    }
+    let nodes = target.nodes();
+    let wanted = (4 * llc_bytes(topo, cpus) as usize).max(64 << 20);
+    // Each node of an interleaved target holds its share.
+    let share = wanted.div_ceil(nodes.len());
+    let mut got = wanted;
+    let mut note = None;
+    for &m in &nodes {
+        let (w, n) = cap(topo, share, m);
+        if w < share {
+            got = got.min(w * nodes.len());
+            note = n;
+        }
+    }
+    (got, note)
+}
+
+/// Measures peak injection bandwidth.
+pub fn run(topo: &Topology, cfg: &PeakConfig, progress: &mut dyn FnMut(&str)) -> Result<Peak> {
+    let pick = |all: NodeSet, only: &Option<NodeSet>| -> Vec<usize> {
+        all.iter()
+            .filter(|n| only.as_ref().is_none_or(|o| o.contains(*n)))
+            .collect()
+    };
+    let cpu_nodes = pick(topo.usable_cpu_nodes(), &cfg.cpu_nodes);
+    let mem_nodes = pick(topo.usable_memory_nodes(), &cfg.mem_nodes);
+    if cpu_nodes.is_empty() || mem_nodes.is_empty() {
+        bail!(
+            "no CPU node or no memory node left to measure (check --cpu-nodes, --mem-nodes and the cpuset)"
+        );
+    }
+    if let Some(w) = cfg.working_set {
+        crate::memory::admission::admit_each(
+            topo,
+            w as u64,
+            &mem_nodes,
+            "--size",
+            "give a smaller --size",
+        )?;
+    }
+    let (kernels, mut notes) = kernels_for(&cfg.mixes, &cfg.stores);
+    if kernels.is_empty() {
+        bail!("no kernel on this CPU for the mixes and store kinds asked for");
+    }
+    let started = Instant::now();
+    let out_of_time = || cfg.time_limit.is_some_and(|t| started.elapsed() >= t);
+    let stop = || crate::interrupt::requested().is_some() || out_of_time();
+    let pages = if cfg.huge {
+        PageKind::Auto
+    } else {
+        PageKind::Base
+    };
+    let planned = cpu_nodes.len()
+        * targets(&mem_nodes, cfg.interleave).len()
+        * kernels.len()
+        * (usize::from(cfg.threads.one) + usize::from(cfg.threads.all));
+    let mut runs = Vec::new();
+    for &c in &cpu_nodes {
+        let cpus = node_cpus(topo, c);
+        let mut counts = Vec::new();
+        if cfg.threads.one {
+            counts.push(1);
+        }
+        if cfg.threads.all && !counts.contains(&cpus.len()) {
+            counts.push(cpus.len());
+        }
+        for target in targets(&mem_nodes, cfg.interleave) {
+            let (ws, note) = working_set(topo, cfg, &cpus, &target);
+            notes.extend(note.filter(|n| !notes.contains(n)));
+            let seat_node = target.nodes()[0];
+            for &n in &counts {
+                let seats: Vec<Seat> = cpus[..n]
+                    .iter()
+                    .map(|&cpu| Seat {
+                        cpu,
+                        node: seat_node,
+                    })
+                    .collect();
+                let measured = measure_mixes(
+                    &seats,
+                    &target,
+                    ws,
+                    &kernels,
+                    (pages, cfg.timing),
+                    &stop,
+                    progress,
+                )?;
+                runs.extend(measured.into_iter().map(|(mix, bandwidth)| MixRun {
+                    cpu_node: c,
+                    target: target.clone(),
+                    mix,
+                    bandwidth,
+                }));
+            }
+        }
+    }
+    if let Some(sig) = crate::interrupt::requested() {
+        notes.push(format!(
+            "interrupted by {}: {} of {planned} measurement(s) made",
+            crate::interrupt::name(sig),
+            runs.len()
+        ));
+    } else if runs.len() < planned
+        && let Some(t) = cfg.time_limit
+    {
+        notes.push(format!(
+            "time limit of {} s reached: {} of {planned} measurement(s) made",
+            t.as_secs_f64(),
+            runs.len()
+        ));
+    }
+    Ok(Peak { runs, notes })
+}
+
+/// The best of `runs` by STREAM-counted bandwidth.
+pub fn best<T>(runs: &[T], mb_s: impl Fn(&T) -> f64) -> Option<&T> {
+    runs.iter()
+        .filter(|r| mb_s(r).is_finite())
+        .max_by(|a, b| mb_s(a).total_cmp(&mb_s(b)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn read_has_no_nontemporal_kernel_and_is_not_reported_missing() {
+        let (ks, notes) = kernels_for(&Mix::ALL, &[Store::Regular, Store::NonTemporal]);
+        assert!(ks.iter().all(|(m, k)| k.op == m.op()));
+        assert!(
+            !ks.iter()
+                .any(|(m, k)| *m == Mix::Read && k.store == Store::NonTemporal)
+        );
+        let regular = ks.iter().filter(|(_, k)| k.store == Store::Regular).count();
+        assert_eq!(regular, Mix::ALL.len());
+        let nt = ks.len() - regular;
+        if nt == 0 {
+            assert!(notes[0].contains("write nontemporal"), "{notes:?}");
+        } else {
+            assert_eq!(nt, Mix::ALL.len() - 1);
+            assert!(notes.is_empty());
+        }
+    }
+
+    #[test]
+    fn interleave_is_a_target_only_over_two_nodes_or_more() {
+        assert_eq!(targets(&[0], true), [Target::Node(0)]);
+        let t = targets(&[0, 2], true);
+        assert_eq!(t.len(), 3);
+        assert_eq!(t[2], Target::Interleave(vec![0, 2]));
+        assert_eq!(t[2].name(), "interleave");
+        assert_eq!(targets(&[0, 2], false).len(), 2);
+    }
+
+    #[test]
+    fn interleaved_working_set_is_capped_by_each_nodes_share() {
+        let mut t = crate::topology::fixture("two-node");
+        let cpus = node_cpus(&t, 0);
+        let cfg = PeakConfig::default();
+        let both = Target::Interleave(vec![0, 1]);
+        let (full, note) = working_set(&t, &cfg, &cpus, &both);
+        assert!(note.is_none());
+        t.nodes[1].mem_free_bytes = 32 << 20;
+        let (capped, note) = working_set(&t, &cfg, &cpus, &both);
+        assert_eq!(capped, 2 * (16 << 20));
+        assert!(capped < full && note.unwrap().contains("node 1"));
+    }
+
+    #[test]
+    fn best_ignores_figures_that_are_not_finite() {
+        let v = [1.0, f64::NAN, 3.0, 2.0];
+        assert_eq!(best(&v, |x| *x), Some(&3.0));
+        assert_eq!(best(&[] as &[f64], |x| *x), None);
+    }
+}
