@@ -30,7 +30,40 @@ pub fn of(profile: Profile) -> Vec<&'static Part> {
 
 /// The short probes of the default profile, each a few seconds on a small
 /// machine and growing with its node or CPU count.
-pub const PROBES: [Part; 2] = [
+pub const PROBES: [Part; 5] = [
+    Part {
+        probe: probe::LATENCY,
+        // Full-random and page-local on every node pair, THP, past the L3.
+        args: |topo| {
+            let size = chase_size(topo);
+            words(&[
+                probe::LATENCY,
+                "-s",
+                &size,
+                "--pages",
+                "thp",
+                "-t",
+                "12",
+                "--json",
+            ])
+        },
+    },
+    Part {
+        probe: probe::MLP,
+        args: |topo| {
+            let size = chase_size(topo);
+            words(&[
+                probe::MLP,
+                "-s",
+                &size,
+                "--pairs",
+                "all",
+                "-t",
+                "10",
+                "--json",
+            ])
+        },
+    },
     Part {
         probe: probe::LOADED,
         // A short curve: idle, four load levels, near and far pair.
@@ -64,7 +97,33 @@ pub const PROBES: [Part; 2] = [
             ])
         },
     },
+    PEAK,
 ];
+
+/// Peak injection: the four mixes that bound the others, both store
+/// kinds, all cores of each CPU node into every target.
+const PEAK: Part = Part {
+    probe: probe::PEAK,
+    args: |_| {
+        words(&[
+            probe::PEAK,
+            "--mix",
+            "read,1:1,triad,write",
+            "--threads",
+            "all",
+            "--time-limit",
+            "20",
+            "--json",
+        ])
+    },
+};
+
+/// The chase buffer of the latency parts: 8x the L3 and at least 256 MiB,
+/// so a chase runs in memory on machines with large caches too.
+fn chase_size(topo: &Topology) -> String {
+    let l3 = super::levels::Levels::of(topo, None).l3;
+    format!("{}M", ((8 * l3) >> 20).max(256))
+}
 
 /// The workload parts `--profile full` adds.
 pub const WORKLOADS: [Part; 3] = [
