@@ -64,6 +64,16 @@ pub enum Command {
     Matrix(matrix::MatrixArgs),
     #[command(after_long_help = "Guide: docs/matrix.md in the numabench source.")]
     Model(model::ModelArgs),
+    #[command(after_long_help = "Guide: docs/latency.md in the numabench source.")]
+    Latency(latency::LatencyArgs),
+    #[command(after_long_help = "Guide: docs/mlp.md in the numabench source.")]
+    Mlp(mlp::MlpArgs),
+    #[command(after_long_help = "Guide: docs/loaded.md in the numabench source.")]
+    Loaded(loaded::LoadedArgs),
+    #[command(after_long_help = "Guide: docs/peak.md in the numabench source.")]
+    Peak(peak::PeakArgs),
+    #[command(after_long_help = "Guide: docs/c2c.md in the numabench source.")]
+    C2c(c2c::C2cArgs),
     #[command(after_long_help = "Guide: docs/pcie.md in the numabench source.")]
     Pcie(pcie::PcieArgs),
     #[command(after_long_help = "Guide: docs/mem.md in the numabench source.")]
@@ -72,25 +82,15 @@ pub enum Command {
     Autonuma(autonuma::AutonumaArgs),
     #[command(after_long_help = "Guide: docs/sched.md in the numabench source.")]
     Sched(sched::SchedArgs),
+    #[command(after_long_help = "Guide: docs/tier.md in the numabench source.")]
+    Tier(tier::TierArgs),
+    #[command(after_long_help = "Guide: docs/fleet.md in the numabench source.")]
+    Fleet(fleet::FleetArgs),
     #[command(after_long_help = "Guide: docs/report-and-compare.md in the numabench source.")]
     Compare(compare::CompareArgs),
     #[command(after_long_help = "Guide: docs/report-and-compare.md in the numabench source.")]
     Report(report::ReportArgs),
     Generate(generate::GenerateArgs),
-    #[command(after_long_help = "Guide: docs/c2c.md in the numabench source.")]
-    C2c(c2c::C2cArgs),
-    #[command(after_long_help = "Guide: docs/tier.md in the numabench source.")]
-    Tier(tier::TierArgs),
-    #[command(after_long_help = "Guide: docs/fleet.md in the numabench source.")]
-    Fleet(fleet::FleetArgs),
-    #[command(after_long_help = "Guide: docs/loaded.md in the numabench source.")]
-    Loaded(loaded::LoadedArgs),
-    #[command(after_long_help = "Guide: docs/latency.md in the numabench source.")]
-    Latency(latency::LatencyArgs),
-    #[command(after_long_help = "Guide: docs/mlp.md in the numabench source.")]
-    Mlp(mlp::MlpArgs),
-    #[command(after_long_help = "Guide: docs/peak.md in the numabench source.")]
-    Peak(peak::PeakArgs),
 }
 
 impl Command {

@@ -6,8 +6,12 @@
 use super::{Config, Figure, Machine, SPECS};
 use crate::analysis::atlas::Atlas;
 use crate::analysis::model::PeakSource;
+use crate::kernels::pattern::Pattern;
+use crate::results::names::c2c::variant::CAS;
 use crate::results::names::fleet::{config as cfg, figure as id};
+use crate::results::names::loaded::{kind as ld_kind, metric as ld_metric, param as ld};
 use crate::results::names::matrix::{kind, param as mx};
+use crate::results::names::peak::{kind as pk_kind, param as pk};
 use crate::results::names::{metric, param, probe};
 use crate::results::{LeanDocument, LeanRecord, Record};
 
@@ -27,6 +31,57 @@ fn cells<'a>(records: &'a [LeanRecord], which: &str, m: &str) -> Vec<Cell<'a>> {
             Some((c, n, v, s))
         })
         .collect()
+}
+
+/// The cells of `probe`'s records whose param `is.0` is `is.1`.
+fn probe_cells<'a>(
+    records: &'a [LeanRecord],
+    probe: &str,
+    is: (&str, &str),
+    m: &str,
+) -> Vec<Cell<'a>> {
+    records
+        .iter()
+        .filter(|r| r.probe == probe)
+        .filter(|r| r.params.get(is.0).and_then(|k| k.as_str()) == Some(is.1))
+        .filter_map(|r| {
+            let c = r.params.get(param::CPU_NODE)?.as_u64()?;
+            let n = r.params.get(param::MEM_NODE)?.as_u64()?;
+            let v = r.metrics.get(m)?.value;
+            Some((c, n, v, &[][..]))
+        })
+        .collect()
+}
+
+/// Of `cells` (peak's, in record order), those of the most threads: the
+/// all-cores figures, not the one-thread ones.
+fn most_threads<'a>(records: &[LeanRecord], cells: Vec<Cell<'a>>) -> Vec<Cell<'a>> {
+    let threads = |c: &Cell<'_>| {
+        records
+            .iter()
+            .filter(|r| r.probe == probe::PEAK)
+            .filter(|r| r.params.get(pk::KIND).and_then(|k| k.as_str()) == Some(pk_kind::BEST))
+            .filter(|r| r.params.get(param::CPU_NODE).and_then(|v| v.as_u64()) == Some(c.0))
+            .filter(|r| r.params.get(param::MEM_NODE).and_then(|v| v.as_u64()) == Some(c.1))
+            .filter(|r| r.metrics.get(metric::BANDWIDTH_MB_S).map(|m| m.value) == Some(c.2))
+            .filter_map(|r| r.params.get(param::THREADS)?.as_u64())
+            .next()
+            .unwrap_or(0)
+    };
+    let most = cells.iter().map(threads).max().unwrap_or(0);
+    cells.into_iter().filter(|c| threads(c) == most).collect()
+}
+
+/// The median compare-and-swap latency over the CPU pairs `c2c` measured.
+fn median_pair(records: &[LeanRecord]) -> Option<Figure> {
+    let mut v: Vec<f64> = records
+        .iter()
+        .filter(|r| r.probe == probe::C2C)
+        .filter(|r| r.params.get(param::VARIANT).and_then(|k| k.as_str()) == Some(CAS))
+        .filter_map(|r| r.metrics.get(metric::LATENCY_NS).map(|m| m.value))
+        .collect();
+    v.sort_by(f64::total_cmp);
+    plain(*v.get(v.len() / 2)?)
 }
 
 /// The worst local (or remote) cell: the lowest bandwidth, the highest
@@ -76,6 +131,34 @@ fn figure(doc: &LeanDocument, spec_id: &str, atlas: &Atlas) -> Option<Figure> {
         }
         id::NODES => plain(doc.host.topology.nodes.len() as f64).filter(|f| f.value > 0.0),
         id::MEMORY_GIB => plain(memory_bytes(doc) as f64 / GIB).filter(|f| f.value > 0.0),
+        id::LOCAL_PAGE_LOCAL_LATENCY => {
+            let c = probe_cells(
+                r,
+                probe::LATENCY,
+                (param::PATTERN, Pattern::PAGE_LOCAL),
+                metric::LATENCY_NS,
+            );
+            worst(&c, true, true)
+        }
+        id::LOCAL_LOADED_LATENCY => {
+            let c = probe_cells(
+                r,
+                probe::LOADED,
+                (ld::KIND, ld_kind::KNEE),
+                ld_metric::MAX_LOAD_LATENCY_NS,
+            );
+            worst(&c, true, true)
+        }
+        id::LOCAL_PEAK_BW => {
+            let c = probe_cells(
+                r,
+                probe::PEAK,
+                (pk::KIND, pk_kind::BEST),
+                metric::BANDWIDTH_MB_S,
+            );
+            worst(&most_threads(r, c), true, false)
+        }
+        id::C2C_LATENCY => median_pair(r),
         _ => None,
     }
 }

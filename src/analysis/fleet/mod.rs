@@ -77,6 +77,25 @@ pub const SPECS: &[Spec] = &[
     spec(id::CLASSES, "bandwidth classes", "", Better::Lower),
     spec(id::NODES, "NUMA nodes", "", Better::Higher),
     spec(id::MEMORY_GIB, "memory", "GiB", Better::Higher),
+    spec(
+        id::LOCAL_PAGE_LOCAL_LATENCY,
+        "local page-local latency",
+        "ns",
+        Better::Lower,
+    ),
+    spec(
+        id::LOCAL_LOADED_LATENCY,
+        "local latency at full load",
+        "ns",
+        Better::Lower,
+    ),
+    spec(
+        id::LOCAL_PEAK_BW,
+        "local peak injection",
+        "MB/s",
+        Better::Higher,
+    ),
+    spec(id::C2C_LATENCY, "core-to-core latency", "ns", Better::Lower),
 ];
 
 /// One figure of one machine.

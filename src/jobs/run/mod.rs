@@ -6,6 +6,7 @@
 mod folder;
 mod levels;
 mod parts;
+mod probe_lines;
 mod summary;
 
 use crate::analysis::classes::ClassOptions;

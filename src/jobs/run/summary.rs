@@ -24,6 +24,7 @@ pub fn summary(doc: &Document, secs: f64) -> String {
         &sweep_points(&records),
         &levels,
     ));
+    out.push_str(&super::probe_lines::probe_lines(&doc.records));
     out.push_str(&part_lines(&doc.records));
     out
 }

@@ -22,6 +22,14 @@ pub mod figure {
     pub const NODES: &str = "numa_nodes";
     /// Memory of all nodes together.
     pub const MEMORY_GIB: &str = "memory_gib";
+    /// Page-local idle latency (`latency`), the slowest local cell.
+    pub const LOCAL_PAGE_LOCAL_LATENCY: &str = "local_page_local_latency_ns";
+    /// Latency at full load (`loaded`), the slowest local pair.
+    pub const LOCAL_LOADED_LATENCY: &str = "local_loaded_latency_ns";
+    /// Peak injection with every core (`peak`), the weakest local cell.
+    pub const LOCAL_PEAK_BW: &str = "local_peak_mb_s";
+    /// Core-to-core latency (`c2c`, compare-and-swap), the median pair.
+    pub const C2C_LATENCY: &str = "c2c_cas_latency_ns";
 }
 
 /// Configuration items compared within a machine kind.
