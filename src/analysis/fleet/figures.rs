@@ -338,6 +338,55 @@ pub(crate) mod tests {
         assert_eq!(value(&m, id::NODES), Some(2.0));
     }
 
+    #[test]
+    fn the_short_probes_give_their_figures_where_present() {
+        let mut d = two_node_doc("c", 10_000.0, 6_000.0);
+        let at = |name: &str, c: u64, m: u64| {
+            Record::new(name, "r")
+                .param(param::CPU_NODE, c)
+                .param(param::MEM_NODE, m)
+        };
+        for (c, m, ns) in [(0, 0, 95.0), (1, 1, 101.0), (0, 1, 150.0)] {
+            d.records.push(
+                at(probe::LATENCY, c, m)
+                    .param(param::PATTERN, Pattern::PAGE_LOCAL)
+                    .metric(metric::LATENCY_NS, ns, "ns", Better::Lower),
+            );
+        }
+        d.records.push(
+            at(probe::LOADED, 0, 0)
+                .param(ld::KIND, ld_kind::KNEE)
+                .metric(ld_metric::MAX_LOAD_LATENCY_NS, 210.0, "ns", Better::Lower),
+        );
+        // The one-thread best is lower than every all-core one: not the figure.
+        for (threads, bw) in [(1, 20_000.0), (16, 90_000.0)] {
+            for c in [0, 1] {
+                let bw = if c == 1 { bw - 1_000.0 } else { bw };
+                d.records.push(
+                    at(probe::PEAK, c, c)
+                        .param(pk::KIND, pk_kind::BEST)
+                        .param(param::THREADS, threads)
+                        .metric(metric::BANDWIDTH_MB_S, bw, "MB/s", Better::Higher),
+                );
+            }
+        }
+        for ns in [30.0, 110.0, 120.0] {
+            d.records.push(
+                Record::new(probe::C2C, "cas")
+                    .param(param::VARIANT, CAS)
+                    .metric(metric::LATENCY_NS, ns, "ns", Better::Lower),
+            );
+        }
+        let m = read(&lean(&d), "c.json");
+        assert_eq!(value(&m, id::LOCAL_PAGE_LOCAL_LATENCY), Some(101.0));
+        assert_eq!(value(&m, id::LOCAL_LOADED_LATENCY), Some(210.0));
+        assert_eq!(value(&m, id::LOCAL_PEAK_BW), Some(89_000.0));
+        assert_eq!(value(&m, id::C2C_LATENCY), Some(110.0));
+        let bare = read(&lean(&two_node_doc("d", 1.0, 1.0)), "d.json");
+        assert_eq!(value(&bare, id::C2C_LATENCY), None);
+        assert_eq!(value(&bare, id::LOCAL_PEAK_BW), None);
+    }
+
     proptest::proptest! {
         #![proptest_config(proptest::prelude::ProptestConfig::with_cases(200))]
         /// A document with any byte changed reads as a machine or an error,
