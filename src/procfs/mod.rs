@@ -1,5 +1,5 @@
 //! Parsers of `/proc` files: a process's mappings (`maps`, `smaps`,
-//! `numa_maps`) and its tasks' `stat` lines. Plain text in, plain data out:
+//! `numa_maps`), its tasks' `stat` lines and the kernel's `vmstat` counters. Plain text in, plain data out:
 //! below placement, memory and the probes that read them.
 
 pub mod lines;
@@ -7,3 +7,4 @@ pub mod maps;
 pub mod numa_maps;
 pub mod smaps;
 pub mod stat;
+pub mod vmstat;

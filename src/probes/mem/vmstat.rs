@@ -2,7 +2,6 @@
 //! much scanning, hinting-fault and migration work a run caused.
 
 use crate::results::names::{mem::metric as mem, metric};
-use std::collections::BTreeMap;
 
 /// The counters read, in the order reported.
 pub const KEYS: [&str; 5] = [
@@ -13,33 +12,15 @@ pub const KEYS: [&str; 5] = [
     metric::NUMA_PAGES_MIGRATED,
 ];
 
-/// Counter values by name; absent on kernels without NUMA balancing.
-pub type Counters = BTreeMap<String, u64>;
+pub use crate::procfs::vmstat::{Counters, delta};
 
-pub fn parse(text: &str) -> Counters {
-    text.lines()
-        .filter_map(|l| {
-            let (k, v) = l.split_once(' ')?;
-            KEYS.contains(&k)
-                .then(|| v.trim().parse().ok().map(|v| (k.to_string(), v)))
-                .flatten()
-        })
-        .collect()
+#[cfg(test)]
+fn parse(text: &str) -> Counters {
+    crate::procfs::vmstat::parse(text, &KEYS)
 }
 
 pub fn read() -> Counters {
-    std::fs::read_to_string("/proc/vmstat")
-        .map(|t| parse(&t))
-        .unwrap_or_default()
-}
-
-/// `after - before` for the counters present in both (counters never go
-/// down, a wrap or reset reads as 0).
-pub fn delta(before: &Counters, after: &Counters) -> Counters {
-    after
-        .iter()
-        .filter_map(|(k, a)| before.get(k).map(|b| (k.clone(), a.saturating_sub(*b))))
-        .collect()
+    crate::procfs::vmstat::read(&KEYS)
 }
 
 #[cfg(test)]

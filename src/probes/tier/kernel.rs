@@ -181,32 +181,15 @@ pub const KEYS: [&str; 9] = [
     metric::NUMA_PAGES_MIGRATED,
 ];
 
-/// Counter values by name; a counter this kernel lacks is absent.
-pub type Counters = BTreeMap<String, u64>;
+pub use crate::procfs::vmstat::{Counters, delta};
 
-pub fn parse_vmstat(text: &str) -> Counters {
-    text.lines()
-        .filter_map(|l| {
-            let (k, v) = l.split_once(' ')?;
-            KEYS.contains(&k)
-                .then(|| v.trim().parse().ok().map(|v| (k.to_string(), v)))
-                .flatten()
-        })
-        .collect()
+#[cfg(test)]
+fn parse_vmstat(text: &str) -> Counters {
+    crate::procfs::vmstat::parse(text, &KEYS)
 }
 
 pub fn read_vmstat() -> Counters {
-    std::fs::read_to_string("/proc/vmstat")
-        .map(|t| parse_vmstat(&t))
-        .unwrap_or_default()
-}
-
-/// `after - before` for the counters in both.
-pub fn delta(before: &Counters, after: &Counters) -> Counters {
-    after
-        .iter()
-        .filter_map(|(k, a)| before.get(k).map(|b| (k.clone(), a.saturating_sub(*b))))
-        .collect()
+    crate::procfs::vmstat::read(&KEYS)
 }
 
 /// Pages demoted, by any path.
