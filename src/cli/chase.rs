@@ -96,13 +96,6 @@ pub fn buffer_size(text: &str) -> Result<usize> {
     size_at_least(text, 1 << 20).map_err(|e| usage(format!("--size {text}: {e}")))
 }
 
-/// A node list option (`--cpu-nodes`, `--mem-nodes`).
-pub fn node_list(text: &Option<String>, flag: &str) -> Result<Option<NodeSet>> {
-    text.as_deref()
-        .map(|t| select::node_list(t, flag))
-        .transpose()
-}
-
 /// The nodes named exist and may be used.
 pub fn check_nodes(
     topo: &crate::topology::Topology,

@@ -87,8 +87,8 @@ fn config(args: &LatencyArgs) -> Result<LatencyConfig> {
         size: chase::buffer_size(&args.size)?,
         patterns,
         pages,
-        cpu_nodes: chase::node_list(&args.cpu_nodes, "--cpu-nodes")?,
-        mem_nodes: chase::node_list(&args.mem_nodes, "--mem-nodes")?,
+        cpu_nodes: super::select::optional_node_list(&args.cpu_nodes, "--cpu-nodes")?,
+        mem_nodes: super::select::optional_node_list(&args.mem_nodes, "--mem-nodes")?,
         time_limit: super::units::limit(args.time_limit),
     })
 }

@@ -5,7 +5,6 @@ use super::output::emit;
 use super::select;
 use super::units::size_at_least;
 use crate::error::usage;
-use crate::ids::NodeSet;
 use crate::output::render::Format;
 use crate::probes::loaded::{self, DEFAULT_DELAYS_NS, LoadedConfig, Mix, Pairs};
 use crate::results::Document;
@@ -104,12 +103,6 @@ fn size(text: &Option<String>, flag: &str, min: usize) -> Result<Option<usize>> 
         .transpose()
 }
 
-fn nodes(text: &Option<String>, flag: &str) -> Result<Option<NodeSet>> {
-    text.as_deref()
-        .map(|t| select::node_list(t, flag))
-        .transpose()
-}
-
 fn config(args: &LoadedArgs) -> Result<LoadedConfig> {
     let mix = match args.mix.as_str() {
         "read" => Mix::Read,
@@ -135,8 +128,8 @@ fn config(args: &LoadedArgs) -> Result<LoadedConfig> {
         injectors: args.injectors,
         injector_node: args.injector_node,
         pairs,
-        cpu_nodes: nodes(&args.cpu_nodes, "--cpu-nodes")?,
-        mem_nodes: nodes(&args.mem_nodes, "--mem-nodes")?,
+        cpu_nodes: select::optional_node_list(&args.cpu_nodes, "--cpu-nodes")?,
+        mem_nodes: select::optional_node_list(&args.mem_nodes, "--mem-nodes")?,
     })
 }
 

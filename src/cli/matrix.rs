@@ -5,7 +5,6 @@ use super::output::emit;
 use super::select;
 use super::units::{self, size_at_least};
 use crate::error::usage;
-use crate::ids::NodeSet;
 use crate::kernels::{self, KernelSpec, Mix, Op, Store};
 use crate::output::render::Format;
 use crate::probes::matrix::{self, MatrixConfig};
@@ -138,14 +137,6 @@ fn size(text: &Option<String>, flag: &str) -> Result<Option<usize>> {
         .transpose()
 }
 
-/// A node list option; an empty list would leave nothing to measure, so it
-/// is refused here rather than after the topology is read.
-fn nodes(text: &Option<String>, flag: &str) -> Result<Option<NodeSet>> {
-    text.as_deref()
-        .map(|t| select::node_list(t, flag))
-        .transpose()
-}
-
 /// Options that would be silently ignored in the combination given.
 fn check_combination(args: &MatrixArgs) -> Result<()> {
     if args.per_core.is_some() {
@@ -234,8 +225,8 @@ fn config(args: &MatrixArgs) -> Result<MatrixConfig> {
         .peak(peak_mixes(args)?)
         .time_limit(units::limit(args.time_limit))
         .nodes(
-            nodes(&args.cpu_nodes, "--cpu-nodes")?,
-            nodes(&args.mem_nodes, "--mem-nodes")?,
+            select::optional_node_list(&args.cpu_nodes, "--cpu-nodes")?,
+            select::optional_node_list(&args.mem_nodes, "--mem-nodes")?,
         ))
 }
 

@@ -116,8 +116,8 @@ fn config(args: &MlpArgs) -> Result<MlpConfig> {
         pages,
         counts: counts(&args.chases)?,
         pairs,
-        cpu_nodes: chase::node_list(&args.cpu_nodes, "--cpu-nodes")?,
-        mem_nodes: chase::node_list(&args.mem_nodes, "--mem-nodes")?,
+        cpu_nodes: super::select::optional_node_list(&args.cpu_nodes, "--cpu-nodes")?,
+        mem_nodes: super::select::optional_node_list(&args.mem_nodes, "--mem-nodes")?,
         time_limit: super::units::limit(args.time_limit),
     })
 }

@@ -6,7 +6,6 @@ use super::output::emit;
 use super::select;
 use super::units::{self, size_at_least};
 use crate::error::usage;
-use crate::ids::NodeSet;
 use crate::kernels::{Mix, Store};
 use crate::output::render::Format;
 use crate::probes::measure::Timing;
@@ -118,12 +117,6 @@ fn threads(text: &str) -> Result<ThreadCounts> {
     })
 }
 
-fn nodes(text: &Option<String>, flag: &str) -> Result<Option<NodeSet>> {
-    text.as_deref()
-        .map(|t| select::node_list(t, flag))
-        .transpose()
-}
-
 fn config(args: &PeakArgs) -> Result<PeakConfig> {
     super::units::tries(args.tries, "--tries", "timed run")?;
     if !(1..=60_000).contains(&args.min_run_ms) {
@@ -159,8 +152,8 @@ fn config(args: &PeakArgs) -> Result<PeakConfig> {
         huge: args.huge,
         interleave: !args.no_interleave,
         time_limit: units::limit(args.time_limit),
-        cpu_nodes: nodes(&args.cpu_nodes, "--cpu-nodes")?,
-        mem_nodes: nodes(&args.mem_nodes, "--mem-nodes")?,
+        cpu_nodes: select::optional_node_list(&args.cpu_nodes, "--cpu-nodes")?,
+        mem_nodes: select::optional_node_list(&args.mem_nodes, "--mem-nodes")?,
     })
 }
 

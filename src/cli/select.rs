@@ -21,6 +21,11 @@ pub fn node_list(text: &str, flag: &str) -> Result<NodeSet> {
     Ok(set)
 }
 
+/// [`node_list`] of an option that may be absent.
+pub fn optional_node_list(text: &Option<String>, flag: &str) -> Result<Option<NodeSet>> {
+    text.as_deref().map(|t| node_list(t, flag)).transpose()
+}
+
 /// A node that exists and that this process may allocate from.
 pub fn memory_node(topo: &Topology, id: usize, flag: &str) -> Result<()> {
     let Some(node) = topo.node(id) else {
