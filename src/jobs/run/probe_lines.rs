@@ -4,7 +4,7 @@
 //! local beside the farthest remote where the machine has several nodes.
 
 use crate::results::Record;
-use crate::results::names::{c2c, loaded, metric, mlp, param, peak, probe};
+use crate::results::names::{c2c, loaded, metric, mlp, param, peak, probe, run};
 
 fn text<'a>(r: &'a Record, key: &str) -> Option<&'a str> {
     r.params.get(key).and_then(|v| v.as_str())
@@ -212,18 +212,32 @@ fn c2c_line(records: &[Record]) -> Option<String> {
     (!parts.is_empty()).then(|| format!("  core to core:       {}\n", parts.join("; ")))
 }
 
-/// The lines of every short probe that left records, in run's order.
+/// One probe's summary line from a document's records.
+type LineOf = fn(&[Record]) -> Option<String>;
+
+/// The lines of every short probe that left records, in run's order; a
+/// part that failed says so in place of its figures.
 pub fn probe_lines(records: &[Record]) -> String {
-    [
-        latency_line(records),
-        mlp_line(records),
-        loaded_line(records),
-        peak_line(records),
-        c2c_line(records),
-    ]
-    .into_iter()
-    .flatten()
-    .collect()
+    let lines: [(&str, LineOf); 5] = [
+        (probe::LATENCY, latency_line),
+        (probe::MLP, mlp_line),
+        (probe::LOADED, loaded_line),
+        (probe::PEAK, peak_line),
+        (probe::C2C, c2c_line),
+    ];
+    lines
+        .iter()
+        .filter_map(|(name, line)| {
+            let failed = records
+                .iter()
+                .any(|r| r.probe == *name && r.name == run::NOT_COMPLETE);
+            if failed {
+                Some(format!("  {name:<19} NOT COMPLETE, see {name}.log\n"))
+            } else {
+                line(records)
+            }
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -296,5 +310,17 @@ mod tests {
             "{text}"
         );
         assert!(!text.contains("parallel chases"), "{text}");
+    }
+
+    #[test]
+    fn a_failed_part_says_so_instead_of_its_figures() {
+        let records = vec![
+            at(probe::LOADED, 0, 0)
+                .param(loaded::param::KIND, loaded::kind::KNEE)
+                .metric(loaded::metric::IDLE_LATENCY_NS, 170.0, "ns", Better::Lower),
+            Record::new(probe::LOADED, run::NOT_COMPLETE),
+        ];
+        let text = probe_lines(&records);
+        assert_eq!(text, "  loaded              NOT COMPLETE, see loaded.log\n");
     }
 }
