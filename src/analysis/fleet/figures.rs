@@ -33,17 +33,20 @@ fn cells<'a>(records: &'a [LeanRecord], which: &str, m: &str) -> Vec<Cell<'a>> {
         .collect()
 }
 
-/// The cells of `probe`'s records whose param `is.0` is `is.1`.
+/// The cells of `probe`'s records whose param `is.0` is `is.1` and that
+/// `keep` keeps.
 fn probe_cells<'a>(
     records: &'a [LeanRecord],
     probe: &str,
     is: (&str, &str),
     m: &str,
+    keep: impl Fn(&LeanRecord) -> bool,
 ) -> Vec<Cell<'a>> {
     records
         .iter()
         .filter(|r| r.probe == probe)
         .filter(|r| r.params.get(is.0).and_then(|k| k.as_str()) == Some(is.1))
+        .filter(|r| keep(r))
         .filter_map(|r| {
             let c = r.params.get(param::CPU_NODE)?.as_u64()?;
             let n = r.params.get(param::MEM_NODE)?.as_u64()?;
@@ -53,23 +56,20 @@ fn probe_cells<'a>(
         .collect()
 }
 
-/// Of `cells` (peak's, in record order), those of the most threads: the
-/// all-cores figures, not the one-thread ones.
-fn most_threads<'a>(records: &[LeanRecord], cells: Vec<Cell<'a>>) -> Vec<Cell<'a>> {
-    let threads = |c: &Cell<'_>| {
-        records
-            .iter()
-            .filter(|r| r.probe == probe::PEAK)
-            .filter(|r| r.params.get(pk::KIND).and_then(|k| k.as_str()) == Some(pk_kind::BEST))
-            .filter(|r| r.params.get(param::CPU_NODE).and_then(|v| v.as_u64()) == Some(c.0))
-            .filter(|r| r.params.get(param::MEM_NODE).and_then(|v| v.as_u64()) == Some(c.1))
-            .filter(|r| r.metrics.get(metric::BANDWIDTH_MB_S).map(|m| m.value) == Some(c.2))
-            .filter_map(|r| r.params.get(param::THREADS)?.as_u64())
-            .next()
-            .unwrap_or(0)
-    };
-    let most = cells.iter().map(threads).max().unwrap_or(0);
-    cells.into_iter().filter(|c| threads(c) == most).collect()
+/// Peak's best cells with the most threads: the all-cores figures, not
+/// the one-thread ones.
+fn all_core_peak(records: &[LeanRecord]) -> Vec<Cell<'_>> {
+    let threads = |r: &LeanRecord| r.params.get(param::THREADS).and_then(|v| v.as_u64());
+    let best = (pk::KIND, pk_kind::BEST);
+    let most = records
+        .iter()
+        .filter(|r| r.probe == probe::PEAK)
+        .filter(|r| r.params.get(best.0).and_then(|k| k.as_str()) == Some(best.1))
+        .filter_map(threads)
+        .max();
+    probe_cells(records, probe::PEAK, best, metric::BANDWIDTH_MB_S, |r| {
+        threads(r) == most
+    })
 }
 
 /// The median compare-and-swap latency over the CPU pairs `c2c` measured.
@@ -137,6 +137,7 @@ fn figure(doc: &LeanDocument, spec_id: &str, atlas: &Atlas) -> Option<Figure> {
                 probe::LATENCY,
                 (param::PATTERN, Pattern::PAGE_LOCAL),
                 metric::LATENCY_NS,
+                |_| true,
             );
             worst(&c, true, true)
         }
@@ -146,18 +147,11 @@ fn figure(doc: &LeanDocument, spec_id: &str, atlas: &Atlas) -> Option<Figure> {
                 probe::LOADED,
                 (ld::KIND, ld_kind::KNEE),
                 ld_metric::MAX_LOAD_LATENCY_NS,
+                |_| true,
             );
             worst(&c, true, true)
         }
-        id::LOCAL_PEAK_BW => {
-            let c = probe_cells(
-                r,
-                probe::PEAK,
-                (pk::KIND, pk_kind::BEST),
-                metric::BANDWIDTH_MB_S,
-            );
-            worst(&most_threads(r, c), true, false)
-        }
+        id::LOCAL_PEAK_BW => worst(&all_core_peak(r), true, false),
         id::C2C_LATENCY => median_pair(r),
         _ => None,
     }
