@@ -24,6 +24,13 @@
 # (--size MiB, all arrays and threads together), each thread first-touching
 # its own chunks.
 #
+# Settings by environment variable (bench-peers' options stay its own):
+#   LB_NUMABENCH  numabench kernels to consider, comma-separated (default all
+#                 of the pattern this CPU runs), e.g. read_nt_avx2
+#   LB_LIKWID     likwid-bench tests to consider, e.g. load_mem
+# A name that is not a candidate of the pattern is an error, so a typo never
+# turns into a silent comparison against something else.
+#
 # Needs from bench-peers: nb, nb_extra, tmp, tries, rounds, size_mib,
 # thread_counts, has_test, isa_ok, parse_numabench, median, note, fail,
 # show_tail.
@@ -84,6 +91,22 @@ lb_lw_run() {
     echo "$bw"
 }
 
+# Narrows the array named $1 to the comma-separated list $3 (unchanged when
+# empty); $2 names the setting for the error. Runs in the main shell so that
+# a bad name stops the script.
+lb_narrow() {
+    local -n arr=$1
+    local side=$2 want=$3 c
+    local -a names=() kept=()
+    [ -n "$want" ] || return 0
+    IFS=, read -r -a names <<<"$want"
+    for c in "${names[@]}"; do
+        [[ " ${arr[*]} " == *" $c "* ]] || fail "$side: '$c' is not a candidate here (candidates: ${arr[*]})"
+        kept+=("$c")
+    done
+    arr=("${kept[@]}")
+}
+
 # Prints "<best candidate> <its figure>" from "name figure" lines on stdin.
 lb_pick() { sort -k2,2gr | head -n1; }
 
@@ -102,6 +125,8 @@ run_likwid_best() {
         streams=$(lb_streams "$pattern")
         mapfile -t lw_cands < <(lb_likwid_candidates "$pattern")
         mapfile -t nb_cands < <(lb_nb_candidates "$op")
+        lb_narrow lw_cands LB_LIKWID "${LB_LIKWID:-}"
+        lb_narrow nb_cands LB_NUMABENCH "${LB_NUMABENCH:-}"
         [ "${#lw_cands[@]}" -gt 0 ] || fail "likwid-bench has no $pattern test this CPU runs"
         [ "${#nb_cands[@]}" -gt 0 ] || fail "numabench has no $op kernel this CPU runs"
         for t in "${thread_counts[@]}"; do

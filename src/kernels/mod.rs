@@ -231,14 +231,16 @@ impl FromStr for Isa {
     }
 }
 
-/// How a kernel writes.
+/// How a kernel writes, or for read, which has no stores, how it loads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Store {
     /// Ordinary stores: each line is read for ownership, then written back
     /// when evicted.
     Regular,
-    /// Streaming stores that bypass the caches, followed by a fence.
+    /// Streaming stores that bypass the caches, followed by a fence; for
+    /// read, streaming loads (`movntdqa`), which ask the caches not to keep
+    /// the lines.
     NonTemporal,
 }
 
@@ -327,6 +329,19 @@ pub struct KernelSpec {
     pub isa: Isa,
     pub store: Store,
     func: RawKernel,
+}
+
+impl KernelSpec {
+    /// The memory accesses that `store` picks, in words: read has only
+    /// loads, every other operation is told apart by its stores.
+    pub fn access(&self) -> &'static str {
+        match (self.op.stores(), self.store) {
+            (true, Store::Regular) => "regular stores",
+            (true, Store::NonTemporal) => "non-temporal stores",
+            (false, Store::Regular) => "regular loads",
+            (false, Store::NonTemporal) => "non-temporal loads",
+        }
+    }
 }
 
 impl fmt::Debug for KernelSpec {

@@ -369,3 +369,14 @@ fn kernels_report_bandwidth_and_latency() {
         );
     }
 }
+
+#[test]
+fn kernels_name_their_accesses_by_op_and_store_kind() {
+    let access = |name: &str| find(name).map(KernelSpec::access);
+    assert_eq!(access("read_portable"), Some("regular loads"));
+    assert_eq!(access("copy_portable"), Some("regular stores"));
+    if cfg!(target_arch = "x86_64") {
+        assert_eq!(access("read_nt_avx2"), Some("non-temporal loads"));
+        assert_eq!(access("write_nt_avx512"), Some("non-temporal stores"));
+    }
+}

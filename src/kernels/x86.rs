@@ -70,6 +70,25 @@ macro_rules! simd_kernels {
                 unsafe { loadu_si(p.cast()) }
             }
 
+            /// A load that is non-temporal (`NT`: a hint to keep the line out
+            /// of the caches' recently-used ways) or ordinary.
+            ///
+            /// # Safety
+            /// `p` is valid for reads of one vector and, with `NT`, aligned
+            /// to its size.
+            #[target_feature(enable = $feature)]
+            #[inline]
+            unsafe fn fetch<const NT: bool>(p: *const u64) -> VI {
+                // SAFETY: guaranteed by the caller.
+                unsafe {
+                    if NT {
+                        stream_load_si(p.cast())
+                    } else {
+                        load(p)
+                    }
+                }
+            }
+
             /// # Safety
             /// `p` is valid for writes of one vector and aligned to its size.
             #[target_feature(enable = $feature)]
@@ -151,7 +170,7 @@ macro_rules! simd_kernels {
 
             #[target_feature(enable = $feature)]
             #[inline(never)]
-            pub(in crate::kernels) fn read(
+            pub(in crate::kernels) fn read<const NT: bool>(
                 _dst: &mut [u64],
                 src1: &[u64],
                 _src2: &[u64],
@@ -159,7 +178,8 @@ macro_rules! simd_kernels {
                 _q: f64,
             ) -> u64 {
                 let n = src1.len();
-                // Aligned loads never split a line.
+                // Aligned loads never split a line, and streaming loads
+                // need the alignment.
                 let head = head_len(src1.as_ptr(), n);
                 let mut sum = src1[..head].iter().fold(0, |x, w| x ^ w);
                 let p = src1.as_ptr();
@@ -168,14 +188,15 @@ macro_rules! simd_kernels {
                 while n - i >= ACCUMULATORS * LANES {
                     for (k, a) in acc.iter_mut().enumerate() {
                         // SAFETY: i + (k + 1) * LANES <= i + ACCUMULATORS *
-                        // LANES <= n, inside `src1`.
-                        *a = xor_si(*a, unsafe { load(p.add(i + k * LANES)) });
+                        // LANES <= n, inside `src1`; p + head is on a line
+                        // boundary and i - head a multiple of LANES.
+                        *a = xor_si(*a, unsafe { fetch::<NT>(p.add(i + k * LANES)) });
                     }
                     i += ACCUMULATORS * LANES;
                 }
                 while n - i >= LANES {
-                    // SAFETY: i + LANES <= n.
-                    acc[0] = xor_si(acc[0], unsafe { load(p.add(i)) });
+                    // SAFETY: i + LANES <= n, aligned as above.
+                    acc[0] = xor_si(acc[0], unsafe { fetch::<NT>(p.add(i)) });
                     i += LANES;
                 }
                 sum = src1[i..].iter().fold(sum, |x, w| x ^ w);
@@ -304,6 +325,7 @@ simd_kernels! {
     mod avx512, feature = "avx512f", vector = __m512i, doubles = __m512d,
     {
         loadu_si = _mm512_loadu_si512,
+        stream_load_si = _mm512_stream_load_si512,
         storeu_si = _mm512_storeu_si512,
         store_si = _mm512_store_si512,
         stream_si = _mm512_stream_si512,
@@ -323,6 +345,7 @@ simd_kernels! {
     mod avx2, feature = "avx2", vector = __m256i, doubles = __m256d,
     {
         loadu_si = _mm256_loadu_si256,
+        stream_load_si = _mm256_stream_load_si256,
         storeu_si = _mm256_storeu_si256,
         store_si = _mm256_store_si256,
         stream_si = _mm256_stream_si256,

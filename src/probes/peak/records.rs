@@ -88,10 +88,10 @@ impl Peak {
             };
             let mut rec = base(kind::BEST, format!("{} {c}->{t} {n}t", kind::BEST), top);
             rec.notes.push(format!(
-                "best of {} mix and store kind pair(s): {} with {} stores ({})",
+                "best of {} mix and store kind pair(s): {} with {} ({})",
                 of.len(),
                 top.mix,
-                top.bandwidth.kernel.store,
+                top.bandwidth.kernel.access(),
                 top.bandwidth.kernel.name
             ));
             out.push(rec);

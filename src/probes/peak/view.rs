@@ -98,10 +98,12 @@ fn cell<'a>(of: &[&'a Record], mix: &str, (n, store): &(u64, String)) -> Option<
 }
 
 fn best_line(r: &Record) -> String {
+    let mix = text(r, pk::param::MIX);
+    // Read has no stores: its store kind is the kind of its loads.
+    let accesses = if mix == "read" { "loads" } else { "stores" };
     format!(
-        "best with {} thread(s): {} with {} stores ({}), {:.0} MB/s",
+        "best with {} thread(s): {mix} with {} {accesses} ({}), {:.0} MB/s",
         number(r, param::THREADS),
-        text(r, pk::param::MIX),
         store_label(text(r, pk::param::STORE)),
         text(r, param::VARIANT),
         mb_s(r).unwrap_or(f64::NAN)

@@ -355,7 +355,14 @@ fn cache_markers(doc: &Document) -> Vec<Marker> {
 /// The kernel registry as a table: which kernels this CPU can run.
 pub fn kernel_table() -> String {
     let mut t = Table::new(
-        &["kernel", "op", "isa", "stores", "STREAM bytes/elem", "here"],
+        &[
+            "kernel",
+            "op",
+            "isa",
+            "accesses",
+            "STREAM bytes/elem",
+            "here",
+        ],
         &[Align::Left; 6],
     );
     for k in kernels::KERNELS {
@@ -363,7 +370,7 @@ pub fn kernel_table() -> String {
             k.name.to_string(),
             k.op.to_string(),
             k.isa.to_string(),
-            format!("{:?}", k.store).to_lowercase(),
+            k.access().to_string(),
             k.op.stream_bytes_per_element().to_string(),
             if k.is_available() { "yes" } else { "no" }.into(),
         ]);
