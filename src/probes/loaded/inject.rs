@@ -29,7 +29,8 @@ const PARK: u8 = 0;
 const RUN: u8 = 1;
 const STOP: u8 = 2;
 
-/// Chunks an injector works through between two looks at the state.
+/// Chunks an injector moves in one kernel call, between two looks at the
+/// state; their spins follow the call.
 const BATCH: usize = 16;
 /// Length of one latency sample at idle; loaded samples last longer.
 const SAMPLE_NS: f64 = 20e6;
@@ -260,39 +261,35 @@ fn inject(
             _ => {}
         }
         let spins = control.spins.load(Ordering::Relaxed);
-        // Without a delay, one kernel call spans the batch: a call's fixed
-        // cost (the fence after non-temporal stores, the checksum's reads)
-        // would otherwise be paid every 4 KiB and cap the full load.
-        let (steps, span) = if spins == 0 {
-            (1, BATCH.min(chunks - k))
+        // One kernel call spans a batch of chunks and the batch's spins are
+        // paid after it: a call's fixed cost (the fence after non-temporal
+        // stores waits for them to reach memory, the checksum's reads) paid
+        // every 4 KiB would cap the load at every delay but 0, and the curve
+        // would jump between its last two points.
+        let span = BATCH.min(chunks - k);
+        let r = k * chunk..(k + span) * chunk;
+        let mut args = if b.is_empty() {
+            KernelArgs {
+                dst: &mut [],
+                src1: &a[r],
+                src2: &[],
+                src3: &[],
+                scalar: 1.0,
+            }
         } else {
-            (BATCH, 1)
+            KernelArgs {
+                dst: &mut a[r.clone()],
+                src1: &b[r],
+                src2: &[],
+                src3: &[],
+                scalar: 1.0,
+            }
         };
-        for _ in 0..steps {
-            let r = k * chunk..(k + span) * chunk;
-            let mut args = if b.is_empty() {
-                KernelArgs {
-                    dst: &mut [],
-                    src1: &a[r],
-                    src2: &[],
-                    src3: &[],
-                    scalar: 1.0,
-                }
-            } else {
-                KernelArgs {
-                    dst: &mut a[r.clone()],
-                    src1: &b[r],
-                    src2: &[],
-                    src3: &[],
-                    scalar: 1.0,
-                }
-            };
-            sum ^= kernel.run(&mut args);
-            moved += per_chunk * span as u64;
-            counter.store(moved, Ordering::Relaxed);
-            spin(spins);
-            k = (k + span) % chunks;
-        }
+        sum ^= kernel.run(&mut args);
+        moved += per_chunk * span as u64;
+        counter.store(moved, Ordering::Relaxed);
+        spin(spins * span as u64);
+        k = (k + span) % chunks;
     }
     black_box(sum);
 }
