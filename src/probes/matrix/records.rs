@@ -90,9 +90,10 @@ fn peak_cell_record(c: usize, m: usize, p: &super::PeakCell) -> Record {
         .map(|(mix, name, mb_s)| format!("{mix} {name} {mb_s:.0}"))
         .collect();
     rec.notes.push(format!(
-        "best of {} mix and store kind pair(s): {} with {store} stores; all, MB/s: {}",
+        "best of {} mix and store kind pair(s): {} with {}; all, MB/s: {}",
         p.candidates.len(),
         p.mix,
+        p.best.kernel.access(),
         all.join(", ")
     ));
     rec

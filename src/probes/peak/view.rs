@@ -191,7 +191,7 @@ fn summary(records: &[&Record]) -> Option<Section> {
         s.rows.push(row);
     }
     s.lines.push(
-        "MB/s = 10^6 bytes/s, STREAM convention (bytes read + bytes written, no write-allocate); mixes R:W: read, 3:1 (add3), 2:1 (add), 1:1 (copy), write, triad (a = b + q*c); nt = non-temporal stores".into(),
+        "MB/s = 10^6 bytes/s, STREAM convention (bytes read + bytes written, no write-allocate); mixes R:W: read, 3:1 (add3), 2:1 (add), 1:1 (copy), write, triad (a = b + q*c); nt = non-temporal stores (read: non-temporal loads)".into(),
     );
     Some(s)
 }
