@@ -36,8 +36,9 @@ fn every_mix_and_store_kind_is_measured_verified_and_the_best_named() {
     let doc = peak_json(&["--mix", "read,1:1,write", "--threads", "1"]);
     let mixes = of_kind(&doc, "mix");
     let nt = std::arch::is_x86_feature_detected!("avx2");
-    // read has one store kind; 1:1 and write two where streaming stores exist.
-    assert_eq!(mixes.len(), if nt { 5 } else { 3 }, "{doc}");
+    // Each mix twice where streaming loads and stores exist (read's
+    // non-temporal kernel streams its loads), once elsewhere.
+    assert_eq!(mixes.len(), if nt { 6 } else { 3 }, "{doc}");
     for r in &mixes {
         assert!(mb_s(r) > 0.0, "{r}");
         assert_eq!(r["params"]["threads"], 1);
@@ -138,4 +139,23 @@ fn four_nodes_every_target_measured_and_verified() {
     }
     assert_eq!(of_kind(&doc, "best").len(), 4 * targets.len());
     assert_eq!(doc["complete"], true);
+}
+
+#[test]
+fn read_with_streaming_loads_is_named_by_its_loads() {
+    if !std::arch::is_x86_feature_detected!("avx2") {
+        return;
+    }
+    let args: Vec<&str> = ["peak"]
+        .iter()
+        .chain(&SHORT)
+        .chain(&["--mix", "read", "--store", "nt"])
+        .copied()
+        .collect();
+    let text = String::from_utf8(stdout_of(args)).unwrap();
+    assert!(
+        text.contains("best with 1 thread(s): read with non-temporal loads (read_nt_"),
+        "{text}"
+    );
+    assert!(!text.contains("read with non-temporal stores"), "{text}");
 }
