@@ -278,7 +278,7 @@ impl View for PeakView {
 
     fn intro(&self) -> Option<&'static str> {
         Some(
-            "Every core of a CPU node injecting one read/write mix into local, remote or interleaved memory, with regular and with non-temporal stores. The best mix and store kind is named for each target: a bandwidth that silently picks one store kind can be wrong by a third.",
+            "Every core of a CPU node injecting one read/write mix into local, remote or interleaved memory, with regular and with non-temporal stores (for read, loads). The best mix and store kind is named for each target: a bandwidth that silently picks one store kind can be wrong by a third.",
         )
     }
 
