@@ -165,11 +165,18 @@ fn part(id: &str, content: String) -> String {
     }
 }
 
-/// Text between tags: `&`, `<` and `>` escaped, nothing else needs it.
+/// Text between tags: `&`, `<` and `>` escaped, control characters as in
+/// [`escape`].
 fn escape_text(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
+    s.chars()
+        .map(|c| match c {
+            '&' => "&amp;".to_string(),
+            '<' => "&lt;".to_string(),
+            '>' => "&gt;".to_string(),
+            c if c.is_control() && !matches!(c, '\t' | '\n' | '\r') => '\u{FFFD}'.to_string(),
+            c => c.to_string(),
+        })
+        .collect()
 }
 
 /// A view's block as HTML.

@@ -5,11 +5,14 @@ use std::fmt::Write;
 
 pub use crate::view::chart::{Chart, Line, Marker, lines_of};
 
-/// Escapes text for HTML and SVG content and attribute values.
+/// Escapes text for HTML and SVG content and attribute values. Control
+/// characters (but tab and line ends), which HTML does not allow and which
+/// a terminal would obey when someone prints the file, become U+FFFD.
 pub fn escape(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for ch in s.chars() {
         match ch {
+            c if c.is_control() && !matches!(c, '\t' | '\n' | '\r') => out.push('\u{FFFD}'),
             '&' => out.push_str("&amp;"),
             '<' => out.push_str("&lt;"),
             '>' => out.push_str("&gt;"),
@@ -325,6 +328,15 @@ fn line(s: &mut String, c: &Chart, f: &Frame, i: usize, l: &Line) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn control_characters_never_reach_the_page() {
+        assert_eq!(
+            escape("a\u{1b}[31mb\u{7}c\td"),
+            "a\u{FFFD}[31mb\u{FFFD}c\td"
+        );
+        assert_eq!(escape("<&>"), "&lt;&amp;&gt;");
+    }
 
     fn chart() -> Chart {
         Chart {
