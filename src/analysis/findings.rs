@@ -218,7 +218,36 @@ fn host_findings(doc: &Document) -> Vec<Finding> {
         ))),
         None => {}
     }
+    for d in h.topology.damon.iter().filter(|d| d.on) {
+        out.push(if d.moves_memory() {
+            Finding::flag(format!(
+                "DAMON ({}) is running with {}: it {}, so memory a test leaves idle for a while can leave its node or RAM mid-run; for measurements stop it ({})",
+                d.name,
+                d.actions.join(", "),
+                damon_effect(d),
+                d.stop_command()
+            ))
+        } else {
+            Finding::info(format!(
+                "DAMON ({}) is watching memory accesses; none of its schemes moves memory",
+                d.name
+            ))
+        });
+    }
     out
+}
+
+/// What a DAMON worker's memory-moving actions do, in words.
+fn damon_effect(d: &crate::topology::Damon) -> String {
+    let has = |a: &str| d.actions.iter().any(|x| x == a);
+    let mut effects = Vec::new();
+    if has("pageout") {
+        effects.push("pages out memory it finds idle");
+    }
+    if has("migrate_hot") || has("migrate_cold") {
+        effects.push("moves pages it finds hot or cold to another node");
+    }
+    effects.join(" and ")
 }
 
 #[cfg(test)]
@@ -375,5 +404,49 @@ mod tests {
                 .any(|t| t == "best single-thread bandwidth is 50% of Gamma (20000 MB/s)"),
             "{t:?}"
         );
+    }
+
+    #[test]
+    fn damon_moving_memory_is_flagged_with_how_to_stop_it() {
+        use crate::topology::Damon;
+        let damon = |name: &str, on: bool, actions: &[&str]| Damon {
+            name: name.into(),
+            on,
+            operations: vec!["paddr".into()],
+            actions: actions.iter().map(|a| a.to_string()).collect(),
+        };
+        let mut d = two_nodes();
+        d.host.topology.damon = vec![
+            damon("kdamond 0", true, &["pageout"]),
+            damon("kdamond 1", false, &["migrate_cold"]),
+            damon("damon_lru_sort", true, &["lru_prio", "lru_deprio"]),
+            damon("damon_reclaim", true, &["pageout"]),
+        ];
+        let f = findings(&d);
+        let of = |name: &str| {
+            f.iter()
+                .filter(|f| f.text.contains(&format!("DAMON ({name})")))
+                .collect::<Vec<_>>()
+        };
+        let k0 = of("kdamond 0");
+        assert!(k0.len() == 1 && k0[0].flag, "{f:?}");
+        assert!(k0[0].text.contains("pages out memory it finds idle"));
+        assert!(
+            k0[0]
+                .text
+                .contains("echo off > /sys/kernel/mm/damon/admin/kdamonds/0/state")
+        );
+        assert!(of("kdamond 1").is_empty(), "a stopped worker says nothing");
+        let lru = of("damon_lru_sort");
+        assert!(lru.len() == 1 && !lru[0].flag, "{f:?}");
+        let reclaim = of("damon_reclaim");
+        assert!(reclaim[0].flag);
+        assert!(
+            reclaim[0]
+                .text
+                .contains("echo N > /sys/module/damon_reclaim/parameters/enabled")
+        );
+        d.host.topology.damon.clear();
+        assert!(findings(&d).iter().all(|f| !f.text.contains("DAMON")));
     }
 }

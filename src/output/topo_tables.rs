@@ -276,7 +276,22 @@ fn settings(t: &Topology) -> Section {
         ]);
     }
     rows.extend(tiering_rows(t));
+    for d in &t.damon {
+        rows.push(vec!["DAMON".into(), damon_line(d)]);
+    }
     table("settings", &["setting", "value"], rows)
+}
+
+/// `kdamond 0 on: paddr; schemes pageout`.
+pub(super) fn damon_line(d: &crate::topology::Damon) -> String {
+    let mut line = format!("{} {}", d.name, if d.on { "on" } else { "off" });
+    if !d.operations.is_empty() {
+        line += &format!(": {}", d.operations.join(", "));
+    }
+    if !d.actions.is_empty() {
+        line += &format!("; schemes {}", d.actions.join(", "));
+    }
+    line
 }
 
 /// The kernel's own view of tiering, where there is more than one tier

@@ -175,6 +175,13 @@ fn settings(t: &Topology) -> String {
     for line in topo_tables::tiering_rows(t) {
         let _ = writeln!(out, "{:<14} {}", line[0], line[1]);
     }
+    for d in &t.damon {
+        let _ = writeln!(
+            out,
+            "DAMON          {}",
+            super::escape(&topo_tables::damon_line(d))
+        );
+    }
     out
 }
 

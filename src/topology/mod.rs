@@ -53,6 +53,13 @@ pub struct Topology {
     /// The kernel's memory-tiering settings, where it shows them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tiering: Option<Tiering>,
+    /// DAMON workers and modules, running or not (empty without DAMON).
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "at_most::<_, _, MAX_DAMON>"
+    )]
+    pub damon: Vec<Damon>,
     /// GPUs and other PCI accelerators.
     pub accelerators: Vec<Accelerator>,
     /// `MemTotal` of `/proc/meminfo`, to check the per-node figures against.
@@ -67,6 +74,43 @@ pub struct Topology {
     /// nodes that are copies of each other, HMAT figures of 0).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
+}
+
+/// Most DAMON workers and modules a topology in a document may list.
+const MAX_DAMON: usize = 256;
+
+/// A DAMON worker (`kdamond N`, set up through sysfs) or DAMON module
+/// (`damon_reclaim`, `damon_lru_sort`, `damon_stat`).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Damon {
+    pub name: String,
+    /// Running now.
+    pub on: bool,
+    /// The address spaces it watches: `vaddr`, `fvaddr` or `paddr`.
+    pub operations: Vec<String>,
+    /// What its schemes do to the memory they match: `pageout`,
+    /// `migrate_hot`, `migrate_cold`, `lru_prio`, `stat`, ...
+    pub actions: Vec<String>,
+}
+
+impl Damon {
+    /// Running with an action that takes pages out of memory or moves them
+    /// between nodes under a benchmark.
+    pub fn moves_memory(&self) -> bool {
+        self.on
+            && self
+                .actions
+                .iter()
+                .any(|a| matches!(a.as_str(), "pageout" | "migrate_hot" | "migrate_cold"))
+    }
+
+    /// How to stop it, as a command line.
+    pub fn stop_command(&self) -> String {
+        match self.name.strip_prefix("kdamond ") {
+            Some(id) => format!("echo off > /sys/kernel/mm/damon/admin/kdamonds/{id}/state"),
+            None => format!("echo N > /sys/module/{}/parameters/enabled", self.name),
+        }
+    }
 }
 
 /// Most caches a topology in a document may list: every CPU with its own

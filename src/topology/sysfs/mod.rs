@@ -10,12 +10,14 @@ use super::*;
 use crate::ids::IdSet;
 
 mod cpuinfo;
+mod damon;
 mod devices;
 mod memory;
 #[cfg(test)]
 mod tests;
 
 use cpuinfo::*;
+use damon::read_damon;
 use devices::*;
 use memory::*;
 
@@ -219,6 +221,7 @@ pub fn read_topology(src: &SysfsRoot) -> Result<Topology, TopologyError> {
         numa_balancing: number(src, "proc/sys/kernel/numa_balancing")?,
         memory_tiers,
         tiering: read_tiering(src)?,
+        damon: read_damon(src),
         accelerators: read_accelerators(src)?,
         system_mem_total_bytes: meminfo.total_free()?.map(|m| m.0),
         system_mem_free_bytes: meminfo.total_free()?.map(|m| m.1),
