@@ -15,7 +15,8 @@
 # Flow per pattern and thread count: a screening pass runs every candidate of
 # both sides (--screen N times, alternating numabench and likwid-bench) and
 # keeps each side's fastest; then --rounds alternating rounds of the two
-# winners, every round printed. Reported: each side's MEDIAN over the rounds
+# winners, every round printed, the side that runs first swapping every
+# round. Reported: each side's MEDIAN over the rounds
 # (this machine's 2-thread bandwidth is bimodal, so a best-of would reward
 # the lucky side) and ratio = numabench / likwid-bench.
 #
@@ -168,11 +169,18 @@ run_likwid_best() {
             note "$name: best after screening: numabench $nb_w, likwid-bench $lw_w"
             local -a nb_runs=() lw_runs=()
             for ((r = 1; r <= rounds; r++)); do
-                nb_best=$(lb_nb_run "$op" "$nb_w" "$per_kib" "$t") || exit 1
-                lw_best=$(lb_lw_run "$lw_w" "$lw_size" "$t") || exit 1
+                # Who goes first alternates (ABBA), so neither side always
+                # runs on the machine the other has just warmed or heated.
+                if ((r % 2)); then
+                    nb_best=$(lb_nb_run "$op" "$nb_w" "$per_kib" "$t") || exit 1
+                    lw_best=$(lb_lw_run "$lw_w" "$lw_size" "$t") || exit 1
+                else
+                    lw_best=$(lb_lw_run "$lw_w" "$lw_size" "$t") || exit 1
+                    nb_best=$(lb_nb_run "$op" "$nb_w" "$per_kib" "$t") || exit 1
+                fi
                 nb_runs+=("$nb_best")
                 lw_runs+=("$lw_best")
-                note "$name: round $r/$rounds: numabench $nb_w $nb_best MB/s, likwid-bench $lw_w $lw_best MB/s"
+                note "$name: round $r/$rounds ($( ((r % 2)) && echo "numabench first" || echo "likwid-bench first")): numabench $nb_w $nb_best MB/s, likwid-bench $lw_w $lw_best MB/s"
             done
             local mn ml
             mn=$(median "${nb_runs[@]}")

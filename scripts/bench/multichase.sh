@@ -1,7 +1,8 @@
 # shellcheck shell=bash
 # Sourced by scripts/bench-peers: numabench latency and mlp next to
 # multichase (github.com/google/multichase), alternating rounds, every round
-# on stderr, one CSV line per test: peer,test,numabench,peer,ratio.
+# on stderr, one CSV line per test: peer,test,numabench,peer,ratio. The
+# side that runs first swaps every round.
 #
 # Pairs (same buffer, same page kind, one thread on the first allowed CPU):
 #   full-random   numabench latency -s SIZE --pages thp --pattern full-random
@@ -44,11 +45,19 @@ mc_pair() {
     note "$name: $mc $mcargs"
     for ((r = 1; r <= mc_rounds; r++)); do
         local out="$tmp/mc-nb.csv"
+        # Who goes first alternates (ABBA), so neither side always runs
+        # right after the other.
+        if ((r % 2 == 0)); then
+            # shellcheck disable=SC2086
+            "$mc" $mcargs >"$tmp/mc.out" 2>&1 || { note "$name: multichase failed:"; show_tail "$tmp/mc.out"; exit 1; }
+        fi
         # shellcheck disable=SC2086
         "$nb" $nbargs --csv >"$out" 2>"$tmp/mc-nb.err" || { note "$name: numabench failed:"; show_tail "$tmp/mc-nb.err"; exit 1; }
         nbv=$(mc_csv_field "$out" "$mc_col" "$fcol" "$fval")
-        # shellcheck disable=SC2086
-        "$mc" $mcargs >"$tmp/mc.out" 2>&1 || { note "$name: multichase failed:"; show_tail "$tmp/mc.out"; exit 1; }
+        if ((r % 2)); then
+            # shellcheck disable=SC2086
+            "$mc" $mcargs >"$tmp/mc.out" 2>&1 || { note "$name: multichase failed:"; show_tail "$tmp/mc.out"; exit 1; }
+        fi
         mcv=$(mc_figure "$tmp/mc.out")
         [ -n "$nbv" ] || { note "$name: no figure in numabench's CSV:"; show_tail "$out"; exit 1; }
         [ -n "$mcv" ] || { note "$name: no figure from multichase:"; show_tail "$tmp/mc.out"; exit 1; }
