@@ -1,7 +1,7 @@
 //! `numabench c2c`: core-to-core latency, a cache line handed between two
 //! pinned threads for every pair of CPUs.
 
-use super::output::{FormatArgs, SaveArgs, emit};
+use super::output::{FormatArgs, SaveArgs, emit_or_stop};
 use crate::error::usage;
 use crate::ids::CpuSet;
 use crate::output::render::Format;
@@ -192,21 +192,8 @@ pub fn run(args: C2cArgs) -> Result<()> {
         Some(sig) => super::mark_interrupted(&mut doc, probe::C2C, sig),
     }
     args.save.save(&doc)?;
-    if let Some(sig) = interrupted {
-        let kept = format!("{} pair(s) measured before the stop", out.results.len());
-        let for_people = matches!(format, Format::Text | Format::Markdown);
-        crate::console::out(&super::with_stop_line(
-            String::new(),
-            sig,
-            &kept,
-            for_people,
-        ));
-    }
-    emit(&doc, format)?;
-    if let Some(sig) = interrupted {
-        super::exit_interrupted(sig);
-    }
-    Ok(())
+    let kept = format!("{} pair(s) measured before the stop", out.results.len());
+    emit_or_stop(&doc, format, interrupted, &kept)
 }
 
 #[cfg(test)]

@@ -2,7 +2,7 @@
 //! access pattern and page kind.
 
 use super::chase;
-use super::output::{FormatArgs, SaveArgs, emit};
+use super::output::{FormatArgs, SaveArgs, emit_or_stop, records_kept};
 use crate::error::usage;
 use crate::memory::admission::admit_each;
 use crate::output::render::Format;
@@ -128,20 +128,5 @@ pub fn run(args: LatencyArgs) -> Result<()> {
         Some(sig) => super::mark_interrupted(&mut doc, probe::LATENCY, sig),
     }
     args.save.save(&doc)?;
-    print(&doc, format, interrupted)
-}
-
-/// The document in `format`; after a stop, with the stop line, then exit.
-pub(super) fn print(doc: &Document, format: Format, interrupted: Option<i32>) -> Result<()> {
-    let Some(sig) = interrupted else {
-        return emit(doc, format);
-    };
-    let text = crate::output::render::render(doc, format, crate::probes::VIEWS)?;
-    crate::console::out(&super::with_stop_line(
-        text,
-        sig,
-        &format!("{} record(s) measured before the stop", doc.records.len()),
-        matches!(format, Format::Text | Format::Markdown),
-    ));
-    super::exit_interrupted(sig)
+    emit_or_stop(&doc, format, interrupted, &records_kept(&doc))
 }

@@ -1,7 +1,7 @@
 //! `numabench loaded`: latency under load, as a curve of the chase's
 //! latency against the bandwidth injector threads move, per node pair.
 
-use super::output::emit;
+use super::output::{emit_or_stop, records_kept};
 use super::select;
 use super::units::size_at_least;
 use crate::error::usage;
@@ -165,15 +165,5 @@ pub fn run(args: LoadedArgs) -> Result<()> {
         Some(sig) => super::mark_interrupted(&mut doc, probe::LOADED, sig),
     }
     args.save.save(&doc)?;
-    let Some(sig) = interrupted else {
-        return emit(&doc, format);
-    };
-    let text = crate::output::render::render(&doc, format, crate::probes::VIEWS)?;
-    crate::console::out(&super::with_stop_line(
-        text,
-        sig,
-        &format!("{} record(s) measured before the stop", doc.records.len()),
-        matches!(format, Format::Text | Format::Markdown),
-    ));
-    super::exit_interrupted(sig)
+    emit_or_stop(&doc, format, interrupted, &records_kept(&doc))
 }

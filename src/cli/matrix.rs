@@ -1,7 +1,7 @@
 //! `numabench matrix`: node x node bandwidth (one thread and saturated) and
 //! idle latency, with bandwidth classes and the model's parameters.
 
-use super::output::emit;
+use super::output::{emit_or_stop, records_kept};
 use super::select;
 use super::units::{self, size_at_least};
 use crate::error::usage;
@@ -319,7 +319,8 @@ pub fn run(args: MatrixArgs) -> Result<()> {
         Some(sig) => super::mark_interrupted(&mut doc, probe::MATRIX, sig),
     }
     args.save.save(&doc)?;
-    print(&shown(&doc, args.peak), format, interrupted)
+    let shown = shown(&doc, args.peak);
+    emit_or_stop(&shown, format, interrupted, &records_kept(&shown))
 }
 
 /// The document as shown: with `--peak`, Gamma as given replaces the
@@ -330,21 +331,4 @@ fn shown(doc: &Document, peak: Option<f64>) -> Document {
         matrix::give_peak(&mut out.records, mb_s);
     }
     out
-}
-
-/// The document on stdout; after a stop, under the INTERRUPTED line where
-/// a person reads it (text, Markdown), with it on stderr elsewhere, then the
-/// exit a shell expects.
-fn print(doc: &Document, format: Format, interrupted: Option<i32>) -> Result<()> {
-    let Some(sig) = interrupted else {
-        return emit(doc, format);
-    };
-    let text = crate::output::render::render(doc, format, crate::probes::VIEWS)?;
-    crate::console::out(&super::with_stop_line(
-        text,
-        sig,
-        &format!("{} record(s) measured before the stop", doc.records.len()),
-        matches!(format, Format::Text | Format::Markdown),
-    ));
-    super::exit_interrupted(sig)
 }

@@ -2,7 +2,7 @@
 //! thread, per node pair.
 
 use super::chase;
-use super::output::{FormatArgs, SaveArgs};
+use super::output::{FormatArgs, SaveArgs, emit_or_stop, records_kept};
 use crate::error::usage;
 use crate::kernels::chase::MAX_CHASES;
 use crate::memory::admission::admit_each;
@@ -159,7 +159,7 @@ pub fn run(args: MlpArgs) -> Result<()> {
         Some(sig) => super::mark_interrupted(&mut doc, probe::MLP, sig),
     }
     args.save.save(&doc)?;
-    super::latency::print(&doc, format, interrupted)
+    emit_or_stop(&doc, format, interrupted, &records_kept(&doc))
 }
 
 #[cfg(test)]

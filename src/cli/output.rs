@@ -88,3 +88,31 @@ pub fn emit(doc: &Document, format: Format) -> Result<()> {
     crate::console::out(&render(doc, format, crate::probes::VIEWS)?);
     Ok(())
 }
+
+/// [`emit`], or after a stop by the signal in `interrupted`: the document
+/// under the INTERRUPTED line naming what was `kept` where a person reads
+/// it (text, Markdown), with the line on stderr elsewhere, then the exit a
+/// shell expects.
+pub fn emit_or_stop(
+    doc: &Document,
+    format: Format,
+    interrupted: Option<i32>,
+    kept: &str,
+) -> Result<()> {
+    let Some(sig) = interrupted else {
+        return emit(doc, format);
+    };
+    let text = render(doc, format, crate::probes::VIEWS)?;
+    crate::console::out(&super::with_stop_line(
+        text,
+        sig,
+        kept,
+        matches!(format, Format::Text | Format::Markdown),
+    ));
+    super::exit_interrupted(sig)
+}
+
+/// What a stopped document kept, counted in records.
+pub fn records_kept(doc: &Document) -> String {
+    format!("{} record(s) measured before the stop", doc.records.len())
+}

@@ -2,7 +2,7 @@
 //! GPU (SHOC's BusSpeedDownload and BusSpeedReadback per node), with Phi,
 //! alpha_p and bandwidth classes.
 
-use super::output::{FormatArgs, SaveArgs, emit};
+use super::output::{FormatArgs, SaveArgs, emit, emit_or_stop};
 use super::select;
 use super::units::parse_size;
 use crate::error::usage;
@@ -234,19 +234,12 @@ pub fn run(args: PcieArgs) -> Result<()> {
         Some(sig) => super::mark_interrupted(&mut doc, pcie::PROBE, sig),
     }
     args.save.save(&doc)?;
-    if let Some(sig) = interrupted {
-        crate::console::out(&super::with_stop_line(
-            String::new(),
-            sig,
-            "the sizes and nodes measured before the stop",
-            matches!(format, Format::Text | Format::Markdown),
-        ));
-    }
-    emit(&doc, format)?;
-    if let Some(sig) = interrupted {
-        super::exit_interrupted(sig);
-    }
-    Ok(())
+    emit_or_stop(
+        &doc,
+        format,
+        interrupted,
+        "the sizes and nodes measured before the stop",
+    )
 }
 
 /// The document as JSON with a top-level `notes` list (readers of the

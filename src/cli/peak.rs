@@ -2,7 +2,7 @@
 //! both store kinds, from each CPU node to local, remote and interleaved
 //! memory, one thread and all threads; the best mix named per target.
 
-use super::output::emit;
+use super::output::{emit_or_stop, records_kept};
 use super::select;
 use super::units::{self, size_at_least};
 use crate::error::usage;
@@ -191,17 +191,7 @@ pub fn run(args: PeakArgs) -> Result<()> {
         Some(sig) => super::mark_interrupted(&mut doc, probe::PEAK, sig),
     }
     args.save.save(&doc)?;
-    let Some(sig) = interrupted else {
-        return emit(&doc, format);
-    };
-    let text = crate::output::render::render(&doc, format, crate::probes::VIEWS)?;
-    crate::console::out(&super::with_stop_line(
-        text,
-        sig,
-        &format!("{} record(s) measured before the stop", doc.records.len()),
-        matches!(format, Format::Text | Format::Markdown),
-    ));
-    super::exit_interrupted(sig)
+    emit_or_stop(&doc, format, interrupted, &records_kept(&doc))
 }
 
 #[cfg(test)]

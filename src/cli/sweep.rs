@@ -2,7 +2,7 @@
 //! option-compatible with sc-membench where the options overlap.
 
 use super::omp::OmpEnv;
-use super::output::{FormatArgs, SaveArgs, emit};
+use super::output::{FormatArgs, SaveArgs, emit_or_stop};
 use super::units::parse_size;
 use crate::error::usage;
 use crate::kernels::{self, KernelSpec};
@@ -370,21 +370,8 @@ pub fn run(args: SweepArgs) -> Result<()> {
     }
     records::keep_warnings(&mut doc, &comparability_warnings(&args, &env, max));
     args.save.save(&doc)?;
-    if let Some(sig) = interrupted {
-        let kept = format!("{} row(s) measured before the stop", rows.len());
-        let for_people = matches!(format, Format::Text | Format::Markdown);
-        crate::console::out(&super::with_stop_line(
-            String::new(),
-            sig,
-            &kept,
-            for_people,
-        ));
-    }
-    emit(&doc, format)?;
-    if let Some(sig) = interrupted {
-        super::exit_interrupted(sig);
-    }
-    Ok(())
+    let kept = format!("{} row(s) measured before the stop", rows.len());
+    emit_or_stop(&doc, format, interrupted, &kept)
 }
 
 #[cfg(test)]

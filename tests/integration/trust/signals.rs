@@ -164,6 +164,32 @@ fn matrix_keeps_what_it_measured_on_sigterm() {
 }
 
 #[test]
+fn latency_and_peak_keep_what_they_measured_on_sigint() {
+    // Text: the stop line opens what a person reads.
+    let (end, d, _dir) = interrupted_with(&["latency", "-s", "1G"], libc::SIGINT);
+    assert!(
+        end.stdout.starts_with("INTERRUPTED by SIGINT"),
+        "{}",
+        end.stdout
+    );
+    let kept = format!(
+        "{} record(s) measured before the stop",
+        d["records"].as_array().unwrap().len()
+    );
+    assert!(end.stdout.contains(&kept), "{}", end.stdout);
+    // JSON: stdout stays the document, the stop line goes to stderr.
+    let (end, d, _dir) = interrupted_with(&["peak", "--json"], libc::SIGINT);
+    let shown: Value = serde_json::from_str(&end.stdout).unwrap();
+    assert_eq!(shown["complete"], false);
+    assert_eq!(shown["records"], d["records"]);
+    assert!(
+        end.stderr.contains("INTERRUPTED by SIGINT"),
+        "{}",
+        end.stderr
+    );
+}
+
+#[test]
 fn model_validate_keeps_the_pure_placements_on_sigint() {
     let (end, d, _dir) = interrupted_with(&["model", "--validate", "-s", "512M"], libc::SIGINT);
     assert!(
