@@ -133,6 +133,15 @@ pub fn records_of<'a>(doc: &'a Document, probe: &str) -> Vec<&'a Record> {
     doc.records.iter().filter(|r| r.probe == probe).collect()
 }
 
+/// The lowest share of pages found on their intended node over `records`
+/// (`placement.on_target_pct`); `None` where none was verified.
+pub fn lowest_verified_pct(records: &[&Record]) -> Option<f64> {
+    records
+        .iter()
+        .filter_map(|r| r.placement.as_ref()?.on_target_pct)
+        .reduce(f64::min)
+}
+
 /// Every series of `records` as a chart titled by its record, with the
 /// record's moment of convergence (`convergence_s`) marked.
 pub fn series_charts(records: &[&Record]) -> Vec<Chart> {

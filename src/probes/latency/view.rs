@@ -208,11 +208,7 @@ fn stride_section(records: &[&Record]) -> Option<Section> {
 /// Placement and the run's notes.
 fn placement(records: &[&Record]) -> Section {
     let mut s = Section::new("placement");
-    let lowest = records
-        .iter()
-        .filter_map(|r| r.placement.as_ref()?.on_target_pct)
-        .reduce(f64::min);
-    s.lines.push(match lowest {
+    s.lines.push(match crate::view::lowest_verified_pct(records) {
         Some(p) if p >= 99.95 => "every buffer's pages were checked on its memory node (100% verified), every chase ran on its CPU".into(),
         Some(p) => format!("lowest verified placement: {p:.1}% of pages on the intended node"),
         None => "placement was not verified".into(),

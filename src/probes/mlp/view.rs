@@ -88,17 +88,14 @@ fn chart(records: &[&Record], title: &str, key: &str, y: &str, ideal: bool) -> C
 fn notes(records: &[&Record]) -> Section {
     let mut s = Section::new("how to read");
     s.lines.push("ns/access: wall time / all loads of all chases (multichase -c parallelN prints this); chase latency: chases x ns/access, each chase's wait from one load to its next; concurrency: ns/access with 1 chase / ns/access with N = bandwidth x idle latency / 64 B line, the idle-latency misses the core and memory overlap".into());
-    let lowest = records
-        .iter()
-        .filter_map(|r| r.placement.as_ref()?.on_target_pct)
-        .reduce(f64::min);
-    s.lines.push(match lowest {
-        Some(p) if p >= 99.95 => {
-            "placement: every buffer's pages checked on its memory node (100% verified)".into()
-        }
-        Some(p) => format!("placement: lowest verified {p:.1}% of pages on the intended node"),
-        None => "placement was not verified".into(),
-    });
+    s.lines
+        .push(match crate::view::lowest_verified_pct(records) {
+            Some(p) if p >= 99.95 => {
+                "placement: every buffer's pages checked on its memory node (100% verified)".into()
+            }
+            Some(p) => format!("placement: lowest verified {p:.1}% of pages on the intended node"),
+            None => "placement was not verified".into(),
+        });
     s.lines
         .extend(records.iter().flat_map(|r| r.notes.iter().cloned()));
     s

@@ -135,11 +135,7 @@ fn pair_section(records: &[&Record], c: u64, t: &str) -> Section {
     for b in of_pair(&of_kind(records, kind::BEST), c, t) {
         s.lines.push(best_line(b));
     }
-    let verified = of
-        .iter()
-        .filter_map(|r| r.placement.as_ref()?.on_target_pct)
-        .fold(f64::INFINITY, f64::min);
-    if verified.is_finite() {
+    if let Some(verified) = crate::view::lowest_verified_pct(&of) {
         s.lines.push(format!(
             "placement verified: at least {verified:.1}% of every team's pages on {}",
             if t == pk::INTERLEAVE {
