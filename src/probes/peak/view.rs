@@ -99,8 +99,11 @@ fn cell<'a>(of: &[&'a Record], mix: &str, (n, store): &(u64, String)) -> Option<
 
 fn best_line(r: &Record) -> String {
     let mix = text(r, pk::param::MIX);
-    // Read has no stores: its store kind is the kind of its loads.
-    let accesses = if mix == "read" { "loads" } else { "stores" };
+    // A mix without stores (read): its store kind is the kind of its loads.
+    let stores = mix
+        .parse::<crate::kernels::Mix>()
+        .map_or(true, |m| m.op().stores());
+    let accesses = if stores { "stores" } else { "loads" };
     format!(
         "best with {} thread(s): {mix} with {} {accesses} ({}), {:.0} MB/s",
         number(r, param::THREADS),
