@@ -4,7 +4,7 @@
 //! column; the report reads in full without it.
 
 use super::sections::Section;
-use super::svg::{self, Chart, Marker, escape};
+use super::svg::{self, Chart, Marker, escape, escape_text};
 use crate::results::{Document, Record};
 use crate::view::{Block, Heatmap, View, records_of};
 use std::collections::BTreeMap;
@@ -163,20 +163,6 @@ fn part(id: &str, content: String) -> String {
     } else {
         format!("<div class=\"part\" id=\"{id}\">{content}</div>")
     }
-}
-
-/// Text between tags: `&`, `<` and `>` escaped, control characters as in
-/// [`escape`].
-fn escape_text(s: &str) -> String {
-    s.chars()
-        .map(|c| match c {
-            '&' => "&amp;".to_string(),
-            '<' => "&lt;".to_string(),
-            '>' => "&gt;".to_string(),
-            c if c.is_control() && !matches!(c, '\t' | '\n' | '\r') => '\u{FFFD}'.to_string(),
-            c => c.to_string(),
-        })
-        .collect()
 }
 
 /// A view's block as HTML.

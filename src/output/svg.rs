@@ -9,16 +9,25 @@ pub use crate::view::chart::{Chart, Line, Marker, lines_of};
 /// characters (but tab and line ends), which HTML does not allow and which
 /// a terminal would obey when someone prints the file, become U+FFFD.
 pub fn escape(s: &str) -> String {
+    escape_chars(s, true)
+}
+
+/// [`escape`] for text between tags only, where quotes need no escape.
+pub fn escape_text(s: &str) -> String {
+    escape_chars(s, false)
+}
+
+fn escape_chars(s: &str, quotes: bool) -> String {
     let mut out = String::with_capacity(s.len());
     for ch in s.chars() {
         match ch {
-            c if c.is_control() && !matches!(c, '\t' | '\n' | '\r') => out.push('\u{FFFD}'),
             '&' => out.push_str("&amp;"),
             '<' => out.push_str("&lt;"),
             '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            _ => out.push(ch),
+            '"' if quotes => out.push_str("&quot;"),
+            '\'' if quotes => out.push_str("&#39;"),
+            c if c.is_control() && !matches!(c, '\t' | '\n' | '\r') => out.push('\u{FFFD}'),
+            c => out.push(c),
         }
     }
     out
@@ -336,6 +345,8 @@ mod tests {
             "a\u{FFFD}[31mb\u{FFFD}c\td"
         );
         assert_eq!(escape("<&>"), "&lt;&amp;&gt;");
+        assert_eq!(escape_text("'\u{1b}\""), "'\u{FFFD}\"");
+        assert_eq!(escape("'\""), "&#39;&quot;");
     }
 
     fn chart() -> Chart {
