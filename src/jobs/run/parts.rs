@@ -198,12 +198,11 @@ fn stage(args: &[String]) -> (Vec<Record>, String, Option<String>) {
     let log = String::from_utf8_lossy(&out.stderr).to_string();
     let doc = serde_json::from_slice::<Document>(&out.stdout);
     let failure = if !out.status.success() {
-        let last = log
-            .lines()
-            .rev()
-            .find(|l| !l.trim().is_empty())
-            .unwrap_or("");
-        Some(format!("failed ({}): {last}", out.status))
+        let last = log.lines().rev().find(|l| !l.trim().is_empty());
+        Some(match last {
+            Some(last) => format!("failed ({}): {last}", out.status),
+            None => format!("failed ({}) with nothing on stderr", out.status),
+        })
     } else {
         doc.as_ref()
             .err()
