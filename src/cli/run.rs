@@ -45,5 +45,13 @@ pub fn run(args: RunArgs) -> Result<()> {
     if let Some(sig) = outcome.interrupted {
         super::exit_interrupted(sig);
     }
+    if !outcome.failed.is_empty() {
+        let logs: Vec<String> = outcome.failed.iter().map(|p| format!("{p}.log")).collect();
+        anyhow::bail!(
+            "part(s) {} did not complete (see {}); the folder holds every other part, marked incomplete",
+            outcome.failed.join(", "),
+            logs.join(", ")
+        );
+    }
     Ok(())
 }

@@ -16,7 +16,7 @@ use crate::probes::matrix::{self, MatrixConfig};
 use crate::probes::sweep;
 use crate::probes::sweep::view::SweepView;
 use crate::progress::Progress;
-use crate::results::names::probe;
+use crate::results::names::{probe, run::NOT_COMPLETE};
 use crate::results::{Document, write_output};
 use crate::topology::{SysfsRoot, Topology, read_topology};
 use crate::view::View;
@@ -68,6 +68,8 @@ pub struct Outcome {
     /// The results document the folder holds.
     pub doc: Document,
     pub interrupted: Option<i32>,
+    /// The parts whose child failed, by probe name.
+    pub failed: Vec<&'static str>,
 }
 
 /// What was measured: the document and the logs of the parts.
@@ -91,6 +93,12 @@ pub fn run(opts: &Options) -> Result<Outcome> {
         None => m.doc.finish(),
         Some(sig) => super::mark_interrupted(&mut m.doc, probe::RUN, sig),
     }
+    let failed = failed_parts(&m);
+    // A run without one of its parts is not the run asked for: a fleet
+    // submits such a machine again.
+    if !failed.is_empty() {
+        m.doc.complete = false;
+    }
     let folder = folder::new_folder(&opts.dir, &topo.hostname, &m.doc.started)?;
     write_folder(&folder, &m)?;
     let mut text = String::new();
@@ -110,7 +118,22 @@ pub fn run(opts: &Options) -> Result<Outcome> {
         text,
         doc: m.doc,
         interrupted,
+        failed,
     })
+}
+
+/// The parts that ran and left a `NOT_COMPLETE` record, in run order.
+fn failed_parts(m: &Measured) -> Vec<&'static str> {
+    m.logs
+        .iter()
+        .map(|(name, _)| *name)
+        .filter(|name| {
+            m.doc
+                .records
+                .iter()
+                .any(|r| r.probe == *name && r.name == NOT_COMPLETE)
+        })
+        .collect()
 }
 
 /// The matrix, the sweep and, with `full`, the workload parts, one after
@@ -231,4 +254,25 @@ fn write_folder(folder: &Path, m: &Measured) -> Result<()> {
         crate::probes::VIEWS,
     );
     write_output(&folder.join("report.html"), html.as_bytes())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::results::Record;
+
+    #[test]
+    fn a_part_with_a_not_complete_record_is_failed_and_only_it() {
+        let mut doc = Document::new(&crate::topology::fixture("two-node"));
+        doc.records.push(Record::new(probe::LATENCY, "chase 0->0"));
+        doc.records.push(Record::new(probe::PEAK, NOT_COMPLETE));
+        let m = Measured {
+            doc,
+            logs: vec![
+                (probe::LATENCY, String::new()),
+                (probe::PEAK, String::new()),
+            ],
+        };
+        assert_eq!(failed_parts(&m), [probe::PEAK]);
+    }
 }
