@@ -85,44 +85,70 @@ fn matrix_lines(a: &Atlas) -> String {
     out
 }
 
-/// (operation, per-thread bytes, MB/s or ns) of every sweep measurement.
-fn sweep_points(records: &[&Record]) -> Vec<(String, usize, f64)> {
-    let own: Vec<&Record> = records
+/// One sweep measurement as the summary shows it.
+struct SweepPoint {
+    operation: String,
+    /// Per-thread bytes.
+    size: usize,
+    /// MB/s (each buffer counted once) or ns per load.
+    value: f64,
+    /// The chase that measured a latency, as `full-random chase on base pages`.
+    chase: String,
+}
+
+/// Every sweep measurement.
+fn sweep_points(records: &[&Record]) -> Vec<SweepPoint> {
+    records
         .iter()
-        .copied()
         .filter(|r| r.probe == probe::SWEEP)
-        .collect();
-    crate::probes::sweep::records::rows(&own)
-        .iter()
-        .map(|r| {
-            let value = if r.operation == crate::results::names::sweep::LATENCY {
-                r.latency_ns
-            } else {
-                r.bandwidth_mb_s
-            };
-            (r.operation.clone(), r.size_kb as usize * 1024, value)
+        .filter_map(|r| {
+            let row = crate::probes::sweep::records::row(r)?;
+            let pages = r
+                .params
+                .get(param::PAGE_SIZE)
+                .and_then(|v| v.as_str())
+                .unwrap_or("base");
+            Some(SweepPoint {
+                value: if row.is_latency() {
+                    row.latency_ns
+                } else {
+                    row.bandwidth_mb_s
+                },
+                size: row.size_kb as usize * 1024,
+                operation: row.operation,
+                chase: format!(
+                    "{} chase on {pages} pages",
+                    crate::analysis::atlas::pattern_label(r)
+                ),
+            })
         })
         .collect()
 }
 
 /// Per operation its peak with the level it was measured in, and its
 /// figure at the largest size where that is memory; then the latency at
-/// the largest size, named the same way.
-fn sweep_lines(s: &Summary, points: &[(String, usize, f64)], levels: &Levels) -> String {
+/// the largest size, named the same way, with its chase and pages. The
+/// sweep counts each buffer once (sc-membench) where the lines around it
+/// count every byte moved (STREAM), so its lines open by saying so.
+fn sweep_lines(s: &Summary, points: &[SweepPoint], levels: &Levels) -> String {
     let mut out = String::new();
     let size = |b: usize| crate::units::bytes(b as u64);
     let largest = |op: &str| {
         points
             .iter()
-            .filter(|p| p.0 == op)
-            .max_by_key(|p| p.1)
-            .map(|p| (p.1, p.2))
+            .filter(|p| p.operation == op)
+            .max_by_key(|p| p.size)
     };
+    if !s.ops.is_empty() {
+        out.push_str(
+            "  sweep MB/s count each buffer once, as sc-membench does; STREAM's count, as in the lines above, is 2x that for copy and 3x for triad\n",
+        );
+    }
     for o in &s.ops {
         let at_peak = points
             .iter()
-            .find(|p| p.0 == o.operation && p.2 == o.peak_mb_s)
-            .map(|p| p.1);
+            .find(|p| p.operation == o.operation && p.value == o.peak_mb_s)
+            .map(|p| p.size);
         let peak = match at_peak {
             Some(b) => format!(
                 "peak ({}) {:.0} MB/s at {}",
@@ -133,13 +159,16 @@ fn sweep_lines(s: &Summary, points: &[(String, usize, f64)], levels: &Levels) ->
             None => format!("peak {:.0} MB/s", o.peak_mb_s),
         };
         let memory = match largest(&o.operation) {
-            Some((b, v)) if b >= levels.memory_from() => {
-                format!("memory ({}) {v:.0} MB/s at {}", levels.name(b), size(b))
-            }
-            Some((b, _)) => format!(
+            Some(p) if p.size >= levels.memory_from() => format!(
+                "memory ({}) {:.0} MB/s at {}",
+                levels.name(p.size),
+                p.value,
+                size(p.size)
+            ),
+            Some(p) => format!(
                 "no memory figure (largest size {}, {})",
-                size(b),
-                levels.name(b)
+                size(p.size),
+                levels.name(p.size)
             ),
             None => String::new(),
         };
@@ -148,16 +177,18 @@ fn sweep_lines(s: &Summary, points: &[(String, usize, f64)], levels: &Levels) ->
             o.operation, o.weighted_avg_mb_s
         ));
     }
-    if let Some((b, ns)) = largest(crate::results::names::sweep::LATENCY) {
-        let what = if b >= levels.memory_from() {
+    if let Some(p) = largest(crate::results::names::sweep::LATENCY) {
+        let what = if p.size >= levels.memory_from() {
             "memory latency:    "
         } else {
             "latency (not RAM): "
         };
         out.push_str(&format!(
-            "  {what} {ns:.1} ns at {} ({})\n",
-            size(b),
-            levels.name(b)
+            "  {what} {:.1} ns at {} ({}; {})\n",
+            p.value,
+            size(p.size),
+            levels.name(p.size),
+            p.chase
         ));
     }
     out
@@ -249,6 +280,10 @@ mod tests {
             l3: 32 << 20,
         };
         let lines = sweep_lines(&sweep::summarize(&refs), &sweep_points(&refs), &levels);
+        assert!(
+            lines.starts_with("  sweep MB/s count each buffer once, as sc-membench"),
+            "{lines}"
+        );
         // The same summary as the rows give.
         assert_eq!(sweep::summarize(&refs).ops, summarize(&rows).ops);
         assert!(
@@ -261,7 +296,9 @@ mod tests {
             "{lines}"
         );
         assert!(
-            lines.contains("memory latency:     97.5 ns at 1 GiB (memory, 32x L3)"),
+            lines.contains(
+                "memory latency:     97.5 ns at 1 GiB (memory, 32x L3; full-random chase on base pages)"
+            ),
             "{lines}"
         );
     }
