@@ -32,6 +32,20 @@
 # A name that is not a candidate of the pattern is an error, so a typo never
 # turns into a silent comparison against something else.
 #
+# Where the host places the CPUs (all-thread tests): in a virtual machine the
+# host may run two virtual CPUs as SMT siblings of one core, on two cores of
+# one die, or on two dies, and may move them while a test runs; the bandwidth
+# of a multi-thread run follows that (on the development VM a cache-line
+# handoff between its two CPUs reads about 10, 27 or 105 ns, and 2-thread
+# reads move about 30 GB/s on siblings and about 45 across dies, on either
+# tool). Before and after every run of a multi-thread test the script times
+# that handoff between the first two allowed CPUs (`numabench c2c --variant
+# cas`, 20 samples, a few ms) and prints it with the round. A run whose two
+# handoffs agree within 1.3x ran in one placement; such runs are grouped by
+# placement (handoffs within 1.3x of each other) and, per group where both
+# sides have runs, each side's median is printed with the CSV line
+# <test>@<ns>ns: the two tools compared with the CPUs placed alike.
+#
 # Needs from bench-peers: nb, nb_extra, tmp, tries, rounds, size_mib,
 # thread_counts, has_test, isa_ok, parse_numabench, median, note, fail,
 # show_tail.
@@ -108,6 +122,59 @@ lb_narrow() {
     arr=("${kept[@]}")
 }
 
+# The first two CPUs this process may use, as "A,B" (empty with one CPU).
+lb_first_pair() {
+    awk -F: '/^Cpus_allowed_list/ {
+        gsub(/[ \t]/, "", $2); n = split($2, parts, ",")
+        for (i = 1; i <= n && got < 2; i++) {
+            m = split(parts[i], r, "-"); hi = (m > 1 ? r[2] : r[1])
+            for (c = r[1]; c <= hi && got < 2; c++) cpus[got++] = c
+        }
+        if (got == 2) print cpus[0] "," cpus[1]
+    }' /proc/self/status
+}
+
+# One-way cache-line handoff between the CPUs of $lb_pair in ns (median of
+# 20 samples of 1000 round trips); empty where it cannot be measured.
+lb_handoff() {
+    [ -n "$lb_pair" ] || return 0
+    "$nb" c2c --variant cas --cpus "$lb_pair" -i 1000 -n 20 --csv 2>/dev/null |
+        awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) h[$i] = i; next }
+                 NR == 2 { print $h["latency_ns"] }'
+}
+
+# "lo-hi" of two handoffs ("-" where either is missing).
+lb_span() {
+    if [ -n "$1" ] && [ -n "$2" ]; then
+        awk -v a="$1" -v b="$2" 'BEGIN { lo = a; hi = b; if (b < a) { lo = b; hi = a }; printf "%.1f-%.1f", lo, hi }'
+    else
+        echo "-"
+    fi
+}
+
+# Per placement group, "<handoff ns> <numabench median> <runs> <likwid-bench
+# median> <runs>", from "<side> <MB/s> <lo-hi handoffs>" lines on stdin
+# (side nb or lw). Runs whose handoffs differ by more than 1.3x are left
+# out; the rest are sorted by their slower handoff and a group starts
+# wherever one exceeds 1.3x of the group's first.
+lb_placement_groups() {
+    awk '{ split($3, h, "-"); if (h[2] == "" || h[2] + 0 > 1.3 * h[1]) next
+           print h[2], $1, $2 }' |
+        sort -g |
+        awk 'function med(a, n,   i, j, t) {
+                 for (i = 2; i <= n; i++) for (j = i; j > 1 && a[j - 1] > a[j]; j--) { t = a[j]; a[j] = a[j - 1]; a[j - 1] = t }
+                 return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+             }
+             function flush() {
+                 if (nn > 0 && nl > 0) printf "%.0f %.1f %d %.1f %d\n", first, med(nb, nn), nn, med(lw, nl), nl
+                 nn = 0; nl = 0; split("", nb); split("", lw)
+             }
+             NR == 1 || $1 > 1.3 * first { flush(); first = $1 }
+             $2 == "nb" { nb[++nn] = $3 }
+             $2 == "lw" { lw[++nl] = $3 }
+             END { flush() }'
+}
+
 # Prints "<best candidate> <its figure>" from "name figure" lines on stdin.
 lb_pick() { sort -k2,2gr | head -n1; }
 
@@ -167,20 +234,33 @@ run_likwid_best() {
             read -r nb_w _ < <(lb_pick <"$tmp/lb-nb-screen")
             read -r lw_w _ < <(lb_pick <"$tmp/lb-lw-screen") || fail "$name: no likwid-bench candidate ran"
             note "$name: best after screening: numabench $nb_w, likwid-bench $lw_w"
-            local -a nb_runs=() lw_runs=()
+            local -a nb_runs=() lw_runs=() nb_pairs=() lw_pairs=()
+            local h0 h1 h2 placed lb_pair
+            # Handoffs only matter where threads share the machine.
+            lb_pair=""
+            [ "$t" -gt 1 ] && lb_pair=$(lb_first_pair)
             for ((r = 1; r <= rounds; r++)); do
                 # Who goes first alternates (ABBA), so neither side always
                 # runs on the machine the other has just warmed or heated.
+                h0=$(lb_handoff)
                 if ((r % 2)); then
                     nb_best=$(lb_nb_run "$op" "$nb_w" "$per_kib" "$t") || exit 1
+                    h1=$(lb_handoff)
                     lw_best=$(lb_lw_run "$lw_w" "$lw_size" "$t") || exit 1
+                    h2=$(lb_handoff)
+                    nb_pairs+=("$(lb_span "$h0" "$h1")") lw_pairs+=("$(lb_span "$h1" "$h2")")
                 else
                     lw_best=$(lb_lw_run "$lw_w" "$lw_size" "$t") || exit 1
+                    h1=$(lb_handoff)
                     nb_best=$(lb_nb_run "$op" "$nb_w" "$per_kib" "$t") || exit 1
+                    h2=$(lb_handoff)
+                    lw_pairs+=("$(lb_span "$h0" "$h1")") nb_pairs+=("$(lb_span "$h1" "$h2")")
                 fi
                 nb_runs+=("$nb_best")
                 lw_runs+=("$lw_best")
-                note "$name: round $r/$rounds ($( ((r % 2)) && echo "numabench first" || echo "likwid-bench first")): numabench $nb_w $nb_best MB/s, likwid-bench $lw_w $lw_best MB/s"
+                placed=""
+                [ -z "$lb_pair" ] || placed="; CPUs $lb_pair handoff ns: numabench's run ${nb_pairs[-1]}, likwid-bench's ${lw_pairs[-1]}"
+                note "$name: round $r/$rounds ($( ((r % 2)) && echo "numabench first" || echo "likwid-bench first")): numabench $nb_w $nb_best MB/s, likwid-bench $lw_w $lw_best MB/s$placed"
             done
             local mn ml
             mn=$(median "${nb_runs[@]}")
@@ -188,6 +268,19 @@ run_likwid_best() {
             note "$name: medians: numabench $nb_w $mn MB/s, likwid-bench $lw_w $ml MB/s (rounds: numabench ${nb_runs[*]}; likwid-bench ${lw_runs[*]})"
             awk -v n="$name" -v a="$mn" -v b="$ml" \
                 'BEGIN { printf "likwid-best,%s,%.1f,%.1f,%.3f\n", n, a, b, (b > 0 ? a / b : 0) }'
+            if [ -n "$lb_pair" ]; then
+                local ns nmed ncount lmed lcount
+                for i in "${!nb_runs[@]}"; do
+                    echo "nb ${nb_runs[$i]} ${nb_pairs[$i]}"
+                    echo "lw ${lw_runs[$i]} ${lw_pairs[$i]}"
+                done | lb_placement_groups >"$tmp/lb-groups"
+                [ -s "$tmp/lb-groups" ] || note "$name: no placement in which both sides ran steadily; no like-for-like line"
+                while read -r ns nmed ncount lmed lcount; do
+                    note "$name: CPUs $lb_pair at ~$ns ns handoff, steady runs: numabench $ncount, median $nmed MB/s; likwid-bench $lcount, median $lmed MB/s"
+                    awk -v n="${name}@${ns}ns" -v a="$nmed" -v b="$lmed" \
+                        'BEGIN { printf "likwid-best,%s,%.1f,%.1f,%.3f\n", n, a, b, (b > 0 ? a / b : 0) }'
+                done <"$tmp/lb-groups"
+            fi
         done
     done
 }
