@@ -234,6 +234,11 @@ fn host_findings(doc: &Document) -> Vec<Finding> {
             ))
         });
     }
+    if let Some(vm) = &h.topology.virtual_machine {
+        out.push(Finding::info(format!(
+            "virtual machine, {vm}: its CPUs, caches and nodes are what the host declares, and the host decides where the virtual CPUs run (as SMT siblings of one core, on one die or on several) and may move them; multi-thread bandwidth and core-to-core figures follow that placement, so repeat them before comparing runs"
+        )));
+    }
     out
 }
 
@@ -448,5 +453,28 @@ mod tests {
         );
         d.host.topology.damon.clear();
         assert!(findings(&d).iter().all(|f| !f.text.contains("DAMON")));
+    }
+
+    #[test]
+    fn a_virtual_machine_is_named_with_what_its_host_decides() {
+        let mut d = two_nodes();
+        d.host.topology.virtual_machine = None;
+        assert!(
+            findings(&d)
+                .iter()
+                .all(|f| !f.text.contains("virtual machine"))
+        );
+        d.host.topology.virtual_machine = Some("KVM (DMI product_name)".into());
+        let f = findings(&d);
+        let vm: Vec<_> = f
+            .iter()
+            .filter(|f| {
+                f.text
+                    .starts_with("virtual machine, KVM (DMI product_name):")
+            })
+            .collect();
+        assert_eq!(vm.len(), 1, "{f:?}");
+        assert!(!vm[0].flag);
+        assert!(vm[0].text.contains("where the virtual CPUs run"));
     }
 }

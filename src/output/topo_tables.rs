@@ -279,6 +279,9 @@ fn settings(t: &Topology) -> Section {
     for d in &t.damon {
         rows.push(vec!["DAMON".into(), damon_line(d)]);
     }
+    if let Some(vm) = &t.virtual_machine {
+        rows.push(vec!["virtual machine".into(), vm.clone()]);
+    }
     table("settings", &["setting", "value"], rows)
 }
 

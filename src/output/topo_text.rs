@@ -182,6 +182,9 @@ fn settings(t: &Topology) -> String {
             super::escape(&topo_tables::damon_line(d))
         );
     }
+    if let Some(vm) = &t.virtual_machine {
+        let _ = writeln!(out, "virtual        {}", super::escape(vm));
+    }
     out
 }
 

@@ -60,6 +60,11 @@ pub struct Topology {
         deserialize_with = "at_most::<_, _, MAX_DAMON>"
     )]
     pub damon: Vec<Damon>,
+    /// Which hypervisor runs this kernel and how that is known, where
+    /// something says so: its CPUs, caches and nodes are then what the
+    /// host declares, and the host places the virtual CPUs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub virtual_machine: Option<String>,
     /// GPUs and other PCI accelerators.
     pub accelerators: Vec<Accelerator>,
     /// `MemTotal` of `/proc/meminfo`, to check the per-node figures against.

@@ -15,11 +15,13 @@ mod devices;
 mod memory;
 #[cfg(test)]
 mod tests;
+mod virt;
 
 use cpuinfo::*;
 use damon::read_damon;
 use devices::*;
 use memory::*;
+use virt::read_virtual_machine;
 
 /// Highest CPU count read from a tree: CPU ids must be below it. Linux
 /// allows at most 8192 CPUs (`NR_CPUS` with `CONFIG_MAXSMP`), and each CPU
@@ -200,10 +202,12 @@ pub fn read_topology(src: &SysfsRoot) -> Result<Topology, TopologyError> {
     let caches = read_caches(src, &cpus_online)?;
     let memory_tiers = read_tiers(src, &mut nodes)?;
     let allowed = read_allowed(src, &cpus_online, &nodes)?;
+    let cpuinfo = src.read("proc/cpuinfo")?.unwrap_or_default();
     Ok(Topology {
         hostname: text(src, "proc/sys/kernel/hostname")?,
         kernel: text(src, "proc/sys/kernel/osrelease")?,
-        cpu_model: cpu_model(src.read("proc/cpuinfo")?.as_deref().unwrap_or("")),
+        cpu_model: cpu_model(&cpuinfo),
+        virtual_machine: read_virtual_machine(src, &cpuinfo),
         nodes,
         cpus,
         cpus_possible,
