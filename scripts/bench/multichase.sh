@@ -13,7 +13,11 @@
 #                 multichase -m SIZE -H -c parallelN (N = 1: -c simple)
 # Figures are ns per load: numabench's median of ~10 ms samples (mlp: ns per
 # access over all chases), multichase's best of its 0.5 s samples. Each side's
-# figure is the median over the rounds.
+# figure is the median over the rounds. Each round also shows each side's
+# spread within the run: numabench's CV over its samples, and the CV over
+# multichase's own 0.5 s samples (it runs with -v, which prints them), so a
+# noisy machine shows on both tools alike; the medians of those CVs close
+# each test.
 #
 # Settings by environment variable (bench-peers' options stay its own):
 #   MC_SIZE    buffer, multichase's syntax (default 1g)
@@ -33,14 +37,24 @@ mc_csv_field() {
         fcol == "" || $h[fcol] == fval { print $h[col]; exit }' "$1"
 }
 
+# CV in % of multichase's samples (the lines -v prints, "<ns>  avg=<ns>");
+# empty with fewer than two.
+mc_cv() {
+    awk '/avg=/ { v[++n] = $1 }
+         END { if (n < 2) exit
+               for (i = 1; i <= n; i++) s += v[i]; m = s / n
+               for (i = 1; i <= n; i++) q += (v[i] - m) ^ 2
+               printf "%.1f", 100 * sqrt(q / (n - 1)) / m }' "$1"
+}
+
 # The last number multichase printed.
 mc_figure() { awk '/^ *[0-9]+(\.[0-9]+)? *$/ { v = $1 } END { print v }' "$1"; }
 
 # One pair: $1 test name, $2 numabench args, $3 filter column, $4 filter
 # value, $5 multichase args.
 mc_pair() {
-    local name=$1 nbargs=$2 fcol=$3 fval=$4 mcargs=$5 r nbv mcv
-    local -a all_nb=() all_mc=()
+    local name=$1 nbargs=$2 fcol=$3 fval=$4 mcargs="$5 -v" r nbv mcv nbcv mccv
+    local -a all_nb=() all_mc=() cv_nb=() cv_mc=()
     note "$name: $nb $nbargs --csv"
     note "$name: $mc $mcargs"
     for ((r = 1; r <= mc_rounds; r++)); do
@@ -61,12 +75,19 @@ mc_pair() {
         mcv=$(mc_figure "$tmp/mc.out")
         [ -n "$nbv" ] || { note "$name: no figure in numabench's CSV:"; show_tail "$out"; exit 1; }
         [ -n "$mcv" ] || { note "$name: no figure from multichase:"; show_tail "$tmp/mc.out"; exit 1; }
-        note "$name: round $r/$mc_rounds: numabench $nbv ns, multichase $mcv ns"
+        nbcv=$(mc_csv_field "$out" cv_pct "$fcol" "$fval")
+        mccv=$(mc_cv "$tmp/mc.out")
+        note "$name: round $r/$mc_rounds: numabench $nbv ns (CV ${nbcv:-?}%), multichase $mcv ns (CV ${mccv:-?}% over its 0.5 s samples)"
         all_nb+=("$nbv") all_mc+=("$mcv")
+        [ -z "$nbcv" ] || cv_nb+=("$nbcv")
+        [ -z "$mccv" ] || cv_mc+=("$mccv")
     done
     local a b
     a=$(median "${all_nb[@]}") b=$(median "${all_mc[@]}")
     note "$name: median numabench $a ns (${all_nb[*]}), multichase $b ns (${all_mc[*]})"
+    if [ "${#cv_nb[@]}" -gt 0 ] && [ "${#cv_mc[@]}" -gt 0 ]; then
+        note "$name: median within-run CV: numabench $(median "${cv_nb[@]}")% (${cv_nb[*]}), multichase $(median "${cv_mc[@]}")% (${cv_mc[*]})"
+    fi
     awk -v n="$name" -v a="$a" -v b="$b" \
         'BEGIN { printf "multichase,%s,%.2f,%.2f,%.3f\n", n, a, b, (b > 0 ? a / b : 0) }'
 }
