@@ -119,7 +119,7 @@ fn node_label(n: Option<usize>) -> String {
 }
 
 /// What was measured, in words.
-fn about(records: &[&Record], groups: &[(String, Vec<Cell>)]) -> Section {
+fn about(doc: &Document, records: &[&Record], groups: &[(String, Vec<Cell>)]) -> Section {
     let mut s = Section::new("what was measured");
     let all: Vec<&Cell> = groups.iter().flat_map(|(_, c)| c).collect();
     let pairs: BTreeSet<(usize, usize)> = all.iter().map(|c| (c.a, c.b)).collect();
@@ -142,6 +142,9 @@ fn about(records: &[&Record], groups: &[(String, Vec<Cell>)]) -> Section {
     } else {
         format!("pinning NOT verified for {unverified} pair(s): their figures are left out (see the notes)")
     });
+    if let Some(vm) = &doc.host.topology.virtual_machine {
+        s.lines.push(format!("virtual machine, {vm}: the classes are what the host declares, and the host decides where the virtual CPUs run and may move them; a pair's figure can change from run to run, and a wide spread can mean its CPUs moved while it was measured"));
+    }
     if sampled(records) {
         s.lines.push("sampled: not every pair of this machine was measured (see the note below); the node and class summaries stand on the pairs measured".into());
     }
@@ -363,11 +366,11 @@ fn notes(records: &[&Record]) -> Option<Section> {
     })
 }
 
-fn all_blocks(records: &[&Record], heat: bool) -> Vec<Block> {
+fn all_blocks(doc: &Document, records: &[&Record], heat: bool) -> Vec<Block> {
     let groups = by_variant(records);
     let mut out = Vec::new();
     if !groups.is_empty() {
-        out.push(Block::Section(about(records, &groups)));
+        out.push(Block::Section(about(doc, records, &groups)));
     }
     for (v, cells) in &groups {
         out.extend(variant_blocks(v, cells, heat));
@@ -391,8 +394,8 @@ impl View for C2cView {
         )
     }
 
-    fn sections(&self, _doc: &Document, records: &[&Record]) -> Vec<Section> {
-        all_blocks(records, false)
+    fn sections(&self, doc: &Document, records: &[&Record]) -> Vec<Section> {
+        all_blocks(doc, records, false)
             .into_iter()
             .map(|b| match b {
                 Block::Section(s) => s,
@@ -406,8 +409,8 @@ impl View for C2cView {
             .collect()
     }
 
-    fn blocks(&self, _doc: &Document, records: &[&Record]) -> Vec<Block> {
-        all_blocks(records, true)
+    fn blocks(&self, doc: &Document, records: &[&Record]) -> Vec<Block> {
+        all_blocks(doc, records, true)
     }
 
     fn csv(&self, _doc: &Document, records: &[&Record]) -> Option<Csv> {
@@ -530,5 +533,28 @@ mod tests {
         let csv = C2cView.csv(&doc, &refs).unwrap();
         assert_eq!(csv.rows.len(), 6);
         assert!(csv.rows.iter().all(|r| r.len() == csv.header.len()));
+    }
+
+    #[test]
+    fn a_virtual_machine_is_said_beside_the_classes() {
+        let recs = doc_records(4);
+        let refs: Vec<&Record> = recs.iter().collect();
+        let about = |vm: Option<&str>| {
+            let mut topo = crate::topology::fixture("amd-4node");
+            topo.virtual_machine = vm.map(str::to_string);
+            let secs = C2cView.sections(&Document::new(&topo), &refs);
+            secs.into_iter()
+                .find(|s| s.title == "what was measured")
+                .unwrap()
+                .lines
+        };
+        assert!(about(None).iter().all(|l| !l.contains("virtual machine")));
+        let lines = about(Some("KVM (DMI product_name)"));
+        assert!(
+            lines.iter().any(|l| l.starts_with(
+                "virtual machine, KVM (DMI product_name): the classes are what the host declares"
+            )),
+            "{lines:?}"
+        );
     }
 }
