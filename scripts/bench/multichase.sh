@@ -17,7 +17,9 @@
 # spread within the run: numabench's CV over its samples, and the CV over
 # multichase's own 0.5 s samples (it runs with -v, which prints them), so a
 # noisy machine shows on both tools alike; the medians of those CVs close
-# each test.
+# each test. Since multichase's figure is a best-of and numabench's a median,
+# a second CSV line per test, <test>_median, sets numabench's figure beside
+# the median of multichase's own samples: the same statistic on both sides.
 #
 # Settings by environment variable (bench-peers' options stay its own):
 #   MC_SIZE    buffer, multichase's syntax (default 1g)
@@ -47,14 +49,20 @@ mc_cv() {
                printf "%.1f", 100 * sqrt(q / (n - 1)) / m }' "$1"
 }
 
+# Median of multichase's samples (the lines -v prints); empty with none.
+mc_sample_median() {
+    awk '/avg=/ { print $1 }' "$1" | sort -g |
+        awk '{ v[NR] = $1 } END { if (NR) print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+
 # The last number multichase printed.
 mc_figure() { awk '/^ *[0-9]+(\.[0-9]+)? *$/ { v = $1 } END { print v }' "$1"; }
 
 # One pair: $1 test name, $2 numabench args, $3 filter column, $4 filter
 # value, $5 multichase args.
 mc_pair() {
-    local name=$1 nbargs=$2 fcol=$3 fval=$4 mcargs="$5 -v" r nbv mcv nbcv mccv
-    local -a all_nb=() all_mc=() cv_nb=() cv_mc=()
+    local name=$1 nbargs=$2 fcol=$3 fval=$4 mcargs="$5 -v" r nbv mcv nbcv mccv mcmed
+    local -a all_nb=() all_mc=() cv_nb=() cv_mc=() med_mc=()
     note "$name: $nb $nbargs --csv"
     note "$name: $mc $mcargs"
     for ((r = 1; r <= mc_rounds; r++)); do
@@ -77,7 +85,9 @@ mc_pair() {
         [ -n "$mcv" ] || { note "$name: no figure from multichase:"; show_tail "$tmp/mc.out"; exit 1; }
         nbcv=$(mc_csv_field "$out" cv_pct "$fcol" "$fval")
         mccv=$(mc_cv "$tmp/mc.out")
-        note "$name: round $r/$mc_rounds: numabench $nbv ns (CV ${nbcv:-?}%), multichase $mcv ns (CV ${mccv:-?}% over its 0.5 s samples)"
+        mcmed=$(mc_sample_median "$tmp/mc.out")
+        note "$name: round $r/$mc_rounds: numabench $nbv ns (CV ${nbcv:-?}%), multichase $mcv ns (median of its 0.5 s samples ${mcmed:-?}, CV ${mccv:-?}%)"
+        [ -z "$mcmed" ] || med_mc+=("$mcmed")
         all_nb+=("$nbv") all_mc+=("$mcv")
         [ -z "$nbcv" ] || cv_nb+=("$nbcv")
         [ -z "$mccv" ] || cv_mc+=("$mccv")
@@ -90,6 +100,12 @@ mc_pair() {
     fi
     awk -v n="$name" -v a="$a" -v b="$b" \
         'BEGIN { printf "multichase,%s,%.2f,%.2f,%.3f\n", n, a, b, (b > 0 ? a / b : 0) }'
+    if [ "${#med_mc[@]}" -eq "$mc_rounds" ]; then
+        b=$(median "${med_mc[@]}")
+        note "$name: median numabench $a ns, median over rounds of multichase's sample medians $b ns (${med_mc[*]})"
+        awk -v n="${name}_median" -v a="$a" -v b="$b" \
+            'BEGIN { printf "multichase,%s,%.2f,%.2f,%.3f\n", n, a, b, (b > 0 ? a / b : 0) }'
+    fi
 }
 
 run_multichase_pairs() {
