@@ -14,12 +14,15 @@
 # Figures are ns per load: numabench's median of ~10 ms samples (mlp: ns per
 # access over all chases), multichase's best of its 0.5 s samples. Each side's
 # figure is the median over the rounds. Each round also shows each side's
-# spread within the run: numabench's CV over its samples, and the CV over
-# multichase's own 0.5 s samples (it runs with -v, which prints them), so a
-# noisy machine shows on both tools alike; the medians of those CVs close
-# each test. Since multichase's figure is a best-of and numabench's a median,
-# a second CSV line per test, <test>_median, sets numabench's figure beside
-# the median of multichase's own samples: the same statistic on both sides.
+# spread within the run: numabench's CV over its ~10 ms samples, and the CV
+# over multichase's own 0.5 s samples (it runs with -v, which prints them).
+# The windows differ: a 0.5 s sample averages out bursts a 10 ms one shows,
+# so for the same noise multichase's CV reads lower; where it reads as high
+# as numabench's, the noise is slower than half a second. The medians of
+# those CVs close each test. Since multichase's figure is a best-of and
+# numabench's a median, a second CSV line per test, <test>_median, sets
+# numabench's figure beside the median of multichase's own samples: median
+# against median, over samples of those two lengths.
 #
 # Settings by environment variable (bench-peers' options stay its own):
 #   MC_SIZE    buffer, multichase's syntax (default 1g)
@@ -100,7 +103,9 @@ mc_pair() {
     fi
     awk -v n="$name" -v a="$a" -v b="$b" \
         'BEGIN { printf "multichase,%s,%.2f,%.2f,%.3f\n", n, a, b, (b > 0 ? a / b : 0) }'
-    if [ "${#med_mc[@]}" -eq "$mc_rounds" ]; then
+    if [ "${#med_mc[@]}" -ne "$mc_rounds" ]; then
+        note "$name: multichase printed no samples in $((mc_rounds - ${#med_mc[@]})) round(s); no ${name}_median line"
+    else
         b=$(median "${med_mc[@]}")
         note "$name: median numabench $a ns, median over rounds of multichase's sample medians $b ns (${med_mc[*]})"
         awk -v n="${name}_median" -v a="$a" -v b="$b" \

@@ -92,8 +92,9 @@ struct SweepPoint {
     size: usize,
     /// MB/s (each buffer counted once) or ns per load.
     value: f64,
-    /// The chase that measured a latency, as `full-random chase on base pages`.
-    chase: String,
+    /// The chase that measured a latency, as `full-random chase on base
+    /// pages`; `None` for bandwidth.
+    chase: Option<String>,
 }
 
 /// Every sweep measurement.
@@ -108,6 +109,13 @@ fn sweep_points(records: &[&Record]) -> Vec<SweepPoint> {
                 .get(param::PAGE_SIZE)
                 .and_then(|v| v.as_str())
                 .unwrap_or("base");
+            let chase = row.is_latency().then(|| {
+                let pattern = crate::analysis::atlas::pattern_label(r);
+                match pages {
+                    "thp" => format!("{pattern} chase on thp pages, {:.0}% huge", row.huge_pct),
+                    _ => format!("{pattern} chase on {pages} pages"),
+                }
+            });
             Some(SweepPoint {
                 value: if row.is_latency() {
                     row.latency_ns
@@ -116,10 +124,7 @@ fn sweep_points(records: &[&Record]) -> Vec<SweepPoint> {
                 },
                 size: row.size_kb as usize * 1024,
                 operation: row.operation,
-                chase: format!(
-                    "{} chase on {pages} pages",
-                    crate::analysis::atlas::pattern_label(r)
-                ),
+                chase,
             })
         })
         .collect()
@@ -128,8 +133,9 @@ fn sweep_points(records: &[&Record]) -> Vec<SweepPoint> {
 /// Per operation its peak with the level it was measured in, and its
 /// figure at the largest size where that is memory; then the latency at
 /// the largest size, named the same way, with its chase and pages. The
-/// sweep counts each buffer once (sc-membench) where the lines around it
-/// count every byte moved (STREAM), so its lines open by saying so.
+/// sweep counts the buffer once per pass (sc-membench) where the lines
+/// around it count every byte moved (STREAM), so its lines open by saying
+/// so.
 fn sweep_lines(s: &Summary, points: &[SweepPoint], levels: &Levels) -> String {
     let mut out = String::new();
     let size = |b: usize| crate::units::bytes(b as u64);
@@ -141,7 +147,7 @@ fn sweep_lines(s: &Summary, points: &[SweepPoint], levels: &Levels) -> String {
     };
     if !s.ops.is_empty() {
         out.push_str(
-            "  sweep MB/s count each buffer once, as sc-membench does; STREAM's count, as in the lines above, is 2x that for copy and 3x for triad\n",
+            "  sweep MB/s count the buffer once per pass, as sc-membench does; STREAM's count, as in the lines above, is 2x that for copy and 3x for triad\n",
         );
     }
     for o in &s.ops {
@@ -183,12 +189,16 @@ fn sweep_lines(s: &Summary, points: &[SweepPoint], levels: &Levels) -> String {
         } else {
             "latency (not RAM): "
         };
+        let chase = p
+            .chase
+            .as_deref()
+            .map(|c| format!("; {c}"))
+            .unwrap_or_default();
         out.push_str(&format!(
-            "  {what} {:.1} ns at {} ({}; {})\n",
+            "  {what} {:.1} ns at {} ({}{chase})\n",
             p.value,
             size(p.size),
-            levels.name(p.size),
-            p.chase
+            levels.name(p.size)
         ));
     }
     out
@@ -281,7 +291,7 @@ mod tests {
         };
         let lines = sweep_lines(&sweep::summarize(&refs), &sweep_points(&refs), &levels);
         assert!(
-            lines.starts_with("  sweep MB/s count each buffer once, as sc-membench"),
+            lines.starts_with("  sweep MB/s count the buffer once per pass, as sc-membench"),
             "{lines}"
         );
         // The same summary as the rows give.

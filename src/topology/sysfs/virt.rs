@@ -33,7 +33,7 @@ pub(super) fn read_virtual_machine(src: &SysfsRoot, cpuinfo: &str) -> Option<Str
             .filter(|t| !t.is_empty())
     };
     if let Some(kind) = read("sys/hypervisor/type") {
-        return Some(format!("{} (sys/hypervisor/type)", escape_name(&kind)));
+        return Some(format!("{} (sys/hypervisor/type)", shown_name(&kind)));
     }
     for (file, text, name) in DMI_NAMES {
         if read(&format!("sys/class/dmi/id/{file}")).is_some_and(|v| v.contains(text)) {
@@ -53,9 +53,12 @@ fn hypervisor_flag(cpuinfo: &str) -> bool {
         .any(|(_, v)| v.split_whitespace().any(|f| f == "hypervisor"))
 }
 
-/// At most 32 printable characters of a name read from a file.
-fn escape_name(s: &str) -> String {
-    s.chars().filter(|c| !c.is_control()).take(32).collect()
+/// The first 32 characters of a name read from a file, control characters
+/// shown as `\xNN` so a planted one stays visible and never reaches a
+/// terminal.
+fn shown_name(s: &str) -> String {
+    let head: String = s.chars().take(32).collect();
+    crate::text::escape(&head).into_owned()
 }
 
 #[cfg(test)]
@@ -121,10 +124,11 @@ mod tests {
     }
 
     #[test]
-    fn a_planted_name_is_cut_short_and_loses_its_control_characters() {
+    fn a_planted_name_is_cut_short_and_its_control_characters_are_shown() {
         let (_d, src) = root(&[("sys/hypervisor/type", "x\u{1b}[31m".repeat(40).as_str())]);
         let line = read_virtual_machine(&src, "").unwrap();
         assert!(!line.chars().any(char::is_control), "{line:?}");
-        assert!(line.len() < 80, "{line:?}");
+        assert!(line.starts_with(r"x\x1b[31mx\x1b[31m"), "{line:?}");
+        assert!(line.len() < 200, "{line:?}");
     }
 }
