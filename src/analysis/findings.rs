@@ -236,7 +236,7 @@ fn host_findings(doc: &Document) -> Vec<Finding> {
     }
     if let Some(vm) = &h.topology.virtual_machine {
         out.push(Finding::info(format!(
-            "virtual machine, {vm}: its CPUs, caches and nodes are what the host declares, and the host decides where the virtual CPUs run (as SMT siblings of one core, on one die or on several) and may move them; multi-thread bandwidth and core-to-core figures follow that placement, so repeat them before comparing runs"
+            "this kernel runs in a virtual machine under {vm}: its CPUs, caches and nodes are what the host declares, and the host decides where the virtual CPUs run (as SMT siblings of one core, on one die or on several) and may move them; multi-thread bandwidth and core-to-core figures follow that placement, so repeat them before comparing runs"
         )));
     }
     out
@@ -469,8 +469,9 @@ mod tests {
         let vm: Vec<_> = f
             .iter()
             .filter(|f| {
-                f.text
-                    .starts_with("virtual machine, KVM (DMI product_name):")
+                f.text.starts_with(
+                    "this kernel runs in a virtual machine under KVM (DMI product_name):",
+                )
             })
             .collect();
         assert_eq!(vm.len(), 1, "{f:?}");

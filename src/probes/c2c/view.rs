@@ -143,7 +143,7 @@ fn about(doc: &Document, records: &[&Record], groups: &[(String, Vec<Cell>)]) ->
         format!("pinning NOT verified for {unverified} pair(s): their figures are left out (see the notes)")
     });
     if let Some(vm) = &doc.host.topology.virtual_machine {
-        s.lines.push(format!("virtual machine, {vm}: the classes are what the host declares, and the host decides where the virtual CPUs run and may move them; a pair's figure can change from run to run, and a wide spread can mean its CPUs moved while it was measured"));
+        s.lines.push(format!("virtual machine under {vm}: the classes are what the host declares, and the host decides where the virtual CPUs run and may move them; a pair's figure can change from run to run, and a wide spread can mean its CPUs moved while it was measured"));
     }
     if sampled(records) {
         s.lines.push("sampled: not every pair of this machine was measured (see the note below); the node and class summaries stand on the pairs measured".into());
@@ -552,7 +552,7 @@ mod tests {
         let lines = about(Some("KVM (DMI product_name)"));
         assert!(
             lines.iter().any(|l| l.starts_with(
-                "virtual machine, KVM (DMI product_name): the classes are what the host declares"
+                "virtual machine under KVM (DMI product_name): the classes are what the host declares"
             )),
             "{lines:?}"
         );
