@@ -69,6 +69,8 @@ pub struct Atlas {
     pub latency_cv: Grid,
     /// The chase pattern of the latency grid, as `page-local:256K`.
     pub latency_pattern: Option<String>,
+    /// The pages the latency grid's chase ran on, as `thp` or `base`.
+    pub latency_pages: Option<String>,
     /// Lowest verified placement (% of pages on the memory node) over the
     /// cell's measurements.
     pub verified: Grid,
@@ -181,6 +183,11 @@ impl Atlas {
                         a.latency_cv.values.insert((c, m), v);
                     }
                     a.latency_pattern = Some(pattern_label(r));
+                    a.latency_pages = r
+                        .params
+                        .get(param::PAGE_SIZE)
+                        .and_then(|v| v.as_str())
+                        .map(str::to_string);
                 }
                 kind::PEAK_MIX => {
                     if let Some(v) = value(metric::BANDWIDTH_MB_S) {

@@ -67,8 +67,13 @@ fn matrix_lines(a: &Atlas) -> String {
         "  triad, saturated:   {}\n",
         local_remote(&a.saturated, "MB/s", 0)
     ));
+    let pages = a
+        .latency_pages
+        .as_deref()
+        .map(|p| format!(" on {} pages", crate::text::escape(p)))
+        .unwrap_or_default();
     out.push_str(&format!(
-        "  idle latency:       {} ({} chase)\n",
+        "  idle latency:       {} ({} chase{pages})\n",
         local_remote(&a.latency, "ns", 1),
         a.latency_pattern()
     ));
@@ -310,6 +315,30 @@ mod tests {
                 "memory latency:     97.5 ns at 1 GiB (memory, 32x L3; full-random chase on base pages)"
             ),
             "{lines}"
+        );
+    }
+
+    #[test]
+    fn the_idle_latency_line_names_its_chase_and_pages() {
+        let mut a = Atlas::default();
+        a.latency.values.insert((0, 0), 150.0);
+        a.latency.values.insert((0, 1), 240.0);
+        let line = |a: &Atlas| {
+            matrix_lines(a)
+                .lines()
+                .find(|l| l.contains("idle latency"))
+                .unwrap()
+                .to_string()
+        };
+        assert_eq!(
+            line(&a),
+            "  idle latency:       local 150.0 ns, remote 240.0 ns (full-random chase)"
+        );
+        a.latency_pattern = Some("page-local:256K".into());
+        a.latency_pages = Some("thp".into());
+        assert_eq!(
+            line(&a),
+            "  idle latency:       local 150.0 ns, remote 240.0 ns (page-local:256K chase on thp pages)"
         );
     }
 
