@@ -96,6 +96,10 @@ fn node_param(r: &Record, key: &str) -> Option<usize> {
     r.params.get(key)?.as_u64().map(|v| v as usize)
 }
 
+fn text_param(r: &Record, key: &str) -> Option<String> {
+    r.params.get(key)?.as_str().map(str::to_string)
+}
+
 /// The class options a `class_rule` record holds; what is missing or out
 /// of range keeps its default.
 fn class_rule(r: &Record) -> ClassOptions {
@@ -147,16 +151,8 @@ impl Atlas {
                     if let Some(v) = value(metric::BANDWIDTH_MB_S) {
                         a.single.values.insert((c, m), v);
                     }
-                    a.kernel = r
-                        .params
-                        .get(param::KERNEL)
-                        .and_then(|v| v.as_str())
-                        .map(Into::into);
-                    a.variant = r
-                        .params
-                        .get(param::VARIANT)
-                        .and_then(|v| v.as_str())
-                        .map(Into::into);
+                    a.kernel = text_param(r, param::KERNEL);
+                    a.variant = text_param(r, param::VARIANT);
                 }
                 kind::SATURATED => {
                     if let Some(v) = value(metric::BANDWIDTH_MB_S) {
@@ -183,11 +179,7 @@ impl Atlas {
                         a.latency_cv.values.insert((c, m), v);
                     }
                     a.latency_pattern = Some(pattern_label(r));
-                    a.latency_pages = r
-                        .params
-                        .get(param::PAGE_SIZE)
-                        .and_then(|v| v.as_str())
-                        .map(str::to_string);
+                    a.latency_pages = text_param(r, param::PAGE_SIZE);
                 }
                 kind::PEAK_MIX => {
                     if let Some(v) = value(metric::BANDWIDTH_MB_S) {
