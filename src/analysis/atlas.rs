@@ -96,10 +96,6 @@ fn node_param(r: &Record, key: &str) -> Option<usize> {
     r.params.get(key)?.as_u64().map(|v| v as usize)
 }
 
-fn text_param(r: &Record, key: &str) -> Option<String> {
-    r.params.get(key)?.as_str().map(str::to_string)
-}
-
 /// The class options a `class_rule` record holds; what is missing or out
 /// of range keeps its default.
 fn class_rule(r: &Record) -> ClassOptions {
@@ -151,8 +147,8 @@ impl Atlas {
                     if let Some(v) = value(metric::BANDWIDTH_MB_S) {
                         a.single.values.insert((c, m), v);
                     }
-                    a.kernel = text_param(r, param::KERNEL);
-                    a.variant = text_param(r, param::VARIANT);
+                    a.kernel = r.str_param(param::KERNEL).map(Into::into);
+                    a.variant = r.str_param(param::VARIANT).map(Into::into);
                 }
                 kind::SATURATED => {
                     if let Some(v) = value(metric::BANDWIDTH_MB_S) {
@@ -179,7 +175,7 @@ impl Atlas {
                         a.latency_cv.values.insert((c, m), v);
                     }
                     a.latency_pattern = Some(pattern_label(r));
-                    a.latency_pages = text_param(r, param::PAGE_SIZE);
+                    a.latency_pages = r.str_param(param::PAGE_SIZE).map(Into::into);
                 }
                 kind::PEAK_MIX => {
                     if let Some(v) = value(metric::BANDWIDTH_MB_S) {

@@ -109,11 +109,7 @@ fn sweep_points(records: &[&Record]) -> Vec<SweepPoint> {
         .filter(|r| r.probe == probe::SWEEP)
         .filter_map(|r| {
             let row = crate::probes::sweep::records::row(r)?;
-            let pages = r
-                .params
-                .get(param::PAGE_SIZE)
-                .and_then(|v| v.as_str())
-                .unwrap_or("base");
+            let pages = r.str_param(param::PAGE_SIZE).unwrap_or("base");
             let chase = row.is_latency().then(|| {
                 let pattern = crate::analysis::atlas::pattern_label(r);
                 match pages {

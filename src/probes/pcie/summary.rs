@@ -100,13 +100,9 @@ pub(super) fn param_usize(rec: &Record, key: &str) -> Option<usize> {
         .and_then(|v| usize::try_from(v).ok())
 }
 
-pub(super) fn param_str<'r>(rec: &'r Record, key: &str) -> Option<&'r str> {
-    rec.params.get(key).and_then(Value::as_str)
-}
-
 fn phi_of_record(rec: &Record) -> Option<Phi> {
     let mb_s = rec.metrics.get(pm::PHI_MB_S)?.value;
-    let source = match param_str(rec, pp::PHI_SOURCE) {
+    let source = match rec.str_param(pp::PHI_SOURCE) {
         Some(phi_source::LINK) => PhiSource::Link {
             speed_gt_s: rec.params.get(pp::LINK_SPEED_GT_S)?.as_f64()?,
             width: u32::try_from(rec.params.get(pp::LINK_WIDTH)?.as_u64()?).ok()?,
@@ -190,8 +186,8 @@ impl Gathered {
     fn add(&mut self, g: usize, rec: &Record, opts: &ClassOptions) {
         let summary = self.gpus.entry(g).or_insert_with(|| GpuSummary {
             gpu: g,
-            name: param_str(rec, pp::GPU_NAME).unwrap_or("?").to_string(),
-            pci_bus_id: param_str(rec, pp::PCI_BUS_ID).unwrap_or("?").to_string(),
+            name: rec.str_param(pp::GPU_NAME).unwrap_or("?").to_string(),
+            pci_bus_id: rec.str_param(pp::PCI_BUS_ID).unwrap_or("?").to_string(),
             gpu_node: param_usize(rec, pp::GPU_NODE),
             phi: None,
             rows: Vec::new(),
@@ -200,7 +196,7 @@ impl Gathered {
             notes: Vec::new(),
             pairs: Vec::new(),
         });
-        match param_str(rec, pp::KIND) {
+        match rec.str_param(pp::KIND) {
             Some(kind::GPU) => {
                 summary.phi = phi_of_record(rec);
                 summary.notes = rec.notes.clone();
@@ -214,7 +210,7 @@ impl Gathered {
     fn add_size(&mut self, g: usize, rec: &Record) {
         let (Some(node), Some(dir), Some(size)) = (
             param_usize(rec, param::MEM_NODE),
-            param_str(rec, pp::DIRECTION).and_then(Direction::from_name),
+            rec.str_param(pp::DIRECTION).and_then(Direction::from_name),
             param_usize(rec, param::SIZE_BYTES),
         ) else {
             return;
@@ -243,7 +239,7 @@ impl Gathered {
         let (Some(c), Some(m), Some(dir), Some(size)) = (
             param_usize(rec, param::CPU_NODE),
             param_usize(rec, param::MEM_NODE),
-            param_str(rec, pp::DIRECTION).and_then(Direction::from_name),
+            rec.str_param(pp::DIRECTION).and_then(Direction::from_name),
             param_usize(rec, param::SIZE_BYTES),
         ) else {
             return;
@@ -345,10 +341,10 @@ fn recorded_classes(s: &GpuSummary, dir: Direction, records: &[&Record]) -> Opti
     let class_of = |node: usize| {
         records.iter().find_map(|r| {
             (r.probe == PROBE
-                && param_str(r, pp::KIND) == Some(kind::BEST)
+                && r.str_param(pp::KIND) == Some(kind::BEST)
                 && param_usize(r, pp::GPU) == Some(s.gpu)
                 && param_usize(r, param::MEM_NODE) == Some(node)
-                && param_str(r, pp::DIRECTION) == Some(dir.name()))
+                && r.str_param(pp::DIRECTION) == Some(dir.name()))
             .then(|| param_usize(r, pp::CLASS))
             .flatten()
         })

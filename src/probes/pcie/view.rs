@@ -6,9 +6,7 @@
 //! (`--per-size`), and the notes; as CSV, a line per size and per best
 //! figure.
 
-use super::summary::{
-    GpuSummary, NodeRow, param_str, param_usize, summarise, use_recorded_classes,
-};
+use super::summary::{GpuSummary, NodeRow, param_usize, summarise, use_recorded_classes};
 use super::{Direction, LARGE_SIZES, PROBE};
 use crate::analysis::classes::ClassOptions;
 use crate::ids::NodeSet;
@@ -79,7 +77,7 @@ fn summaries_of(records: &[&Record]) -> Vec<GpuSummary> {
 }
 
 fn is_kind(rec: &Record, k: &str) -> bool {
-    rec.probe == PROBE && param_str(rec, pp::KIND) == Some(k)
+    rec.probe == PROBE && rec.str_param(pp::KIND) == Some(k)
 }
 
 /// The sizes copied, ascending, and the timed copies per size.
@@ -296,7 +294,7 @@ fn per_size_section(records: &[&Record], s: &GpuSummary, dir: Direction) -> Sect
     for rec in records.iter().filter(|r| {
         is_kind(r, kind::SIZE)
             && param_usize(r, pp::GPU) == Some(s.gpu)
-            && param_str(r, pp::DIRECTION) == Some(dir.name())
+            && r.str_param(pp::DIRECTION) == Some(dir.name())
     }) {
         if let (Some(size), Some(node), Some(m)) = (
             param_usize(rec, param::SIZE_BYTES),

@@ -152,10 +152,6 @@ impl Row {
     }
 }
 
-fn text_param(r: &Record, key: &str) -> Option<String> {
-    r.params.get(key)?.as_str().map(str::to_string)
-}
-
 fn u64_param(r: &Record, key: &str) -> Option<u64> {
     r.params.get(key)?.as_u64()
 }
@@ -168,7 +164,7 @@ fn figure(r: &Record, key: &str) -> f64 {
 /// The row of a measurement record; `None` for a record that holds only
 /// notes (e.g. a stop before the first measurement).
 pub fn row(r: &Record) -> Option<Row> {
-    let operation = text_param(r, own::OPERATION)?;
+    let operation = r.str_param(own::OPERATION).map(str::to_string)?;
     let size_kb = u64_param(r, param::SIZE_BYTES)? / 1024;
     let latency_samples = if operation == LATENCY {
         r.samples.get(metric::LATENCY_NS).map_or(0, Vec::len)
@@ -185,7 +181,10 @@ pub fn row(r: &Record) -> Option<Row> {
         threads: u64_param(r, param::THREADS).unwrap_or(0),
         iterations: u64_param(r, own::ITERATIONS),
         elapsed_s: figure(r, metric::RUNTIME_S),
-        variant: text_param(r, param::VARIANT).unwrap_or_default(),
+        variant: r
+            .str_param(param::VARIANT)
+            .map(str::to_string)
+            .unwrap_or_default(),
         bytes_per_element: u64_param(r, own::BYTES_PER_ELEMENT).unwrap_or(0),
         stream_bandwidth_mb_s: figure(r, own_metric::STREAM_BANDWIDTH_MB_S),
         placement_verified_pct: placement.and_then(|p| p.on_target_pct).unwrap_or(0.0),
