@@ -167,21 +167,27 @@ lb_span() {
 # out; the rest are sorted by their slower handoff and a group starts
 # wherever one exceeds 1.3x of the group's first.
 lb_placement_groups() {
-    awk '{ split($3, h, "-"); if (h[2] == "" || h[2] + 0 > 1.3 * h[1]) next
-           print h[2], $1, $2 }' |
-        sort -g |
-        awk 'function med(a, n,   i, j, t) {
-                 for (i = 2; i <= n; i++) for (j = i; j > 1 && a[j - 1] > a[j]; j--) { t = a[j]; a[j] = a[j - 1]; a[j - 1] = t }
-                 return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
-             }
-             function flush() {
-                 if (nn > 0 && nl > 0) printf "%.0f %.1f %d %.1f %d\n", first, med(nb, nn), nn, med(lw, nl), nl
-                 nn = 0; nl = 0; split("", nb); split("", lw)
-             }
-             NR == 1 || $1 > 1.3 * first { flush(); first = $1 }
-             $2 == "nb" { nb[++nn] = $3 }
-             $2 == "lw" { lw[++nl] = $3 }
-             END { flush() }'
+    local g
+    local -a labelled nbv lwv
+    mapfile -t labelled < <(
+        awk '{ split($3, h, "-"); if (h[2] == "" || h[2] + 0 > 1.3 * h[1]) next
+               print h[2], $1, $2 }' |
+            sort -g |
+            awk 'NR == 1 || $1 > 1.3 * first { first = $1 }
+                 { printf "%.0f %s %s\n", first, $2, $3 }'
+    )
+    for g in $(printf '%s\n' "${labelled[@]}" | awk 'NF { print $1 }' | uniq); do
+        mapfile -t nbv < <(printf '%s\n' "${labelled[@]}" | awk -v g="$g" '$1 == g && $2 == "nb" { print $3 }')
+        mapfile -t lwv < <(printf '%s\n' "${labelled[@]}" | awk -v g="$g" '$1 == g && $2 == "lw" { print $3 }')
+        [ "${#nbv[@]}" -gt 0 ] && [ "${#lwv[@]}" -gt 0 ] || continue
+        echo "$g $(median "${nbv[@]}") ${#nbv[@]} $(median "${lwv[@]}") ${#lwv[@]}"
+    done
+}
+
+# One CSV line: test $1, numabench $2, likwid-bench $3, their ratio.
+lb_csv() {
+    awk -v n="$1" -v a="$2" -v b="$3" \
+        'BEGIN { printf "likwid-best,%s,%.1f,%.1f,%.3f\n", n, a, b, (b > 0 ? a / b : 0) }'
 }
 
 # Prints "<best candidate> <its figure>" from "name figure" lines on stdin.
@@ -279,8 +285,7 @@ run_likwid_best() {
             mn=$(median "${nb_runs[@]}")
             ml=$(median "${lw_runs[@]}")
             note "$name: medians: numabench $nb_w $mn MB/s, likwid-bench $lw_w $ml MB/s (rounds: numabench ${nb_runs[*]}; likwid-bench ${lw_runs[*]})"
-            awk -v n="$name" -v a="$mn" -v b="$ml" \
-                'BEGIN { printf "likwid-best,%s,%.1f,%.1f,%.3f\n", n, a, b, (b > 0 ? a / b : 0) }'
+            lb_csv "$name" "$mn" "$ml"
             if [ -n "$lb_pair" ]; then
                 local ns nmed ncount lmed lcount
                 for i in "${!nb_runs[@]}"; do
@@ -297,8 +302,7 @@ run_likwid_best() {
                 fi
                 while read -r ns nmed ncount lmed lcount; do
                     note "$name: CPUs $lb_pair at ~$ns ns handoff, steady runs: numabench $ncount, median $nmed MB/s; likwid-bench $lcount, median $lmed MB/s"
-                    awk -v n="${name}@${ns}ns" -v a="$nmed" -v b="$lmed" \
-                        'BEGIN { printf "likwid-best,%s,%.1f,%.1f,%.3f\n", n, a, b, (b > 0 ? a / b : 0) }'
+                    lb_csv "${name}@${ns}ns" "$nmed" "$lmed"
                 done <"$tmp/lb-groups"
             fi
         done

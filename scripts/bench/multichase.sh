@@ -54,8 +54,15 @@ mc_cv() {
 
 # Median of multichase's samples (the lines -v prints); empty with none.
 mc_sample_median() {
-    awk '/avg=/ { print $1 }' "$1" | sort -g |
-        awk '{ v[NR] = $1 } END { if (NR) print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+    local -a v
+    mapfile -t v < <(awk '/avg=/ { print $1 }' "$1")
+    [ "${#v[@]}" -eq 0 ] || median "${v[@]}"
+}
+
+# One CSV line: test $1, numabench $2, multichase $3, their ratio.
+mc_csv() {
+    awk -v n="$1" -v a="$2" -v b="$3" \
+        'BEGIN { printf "multichase,%s,%.2f,%.2f,%.3f\n", n, a, b, (b > 0 ? a / b : 0) }'
 }
 
 # The last number multichase printed.
@@ -101,15 +108,13 @@ mc_pair() {
     if [ "${#cv_nb[@]}" -gt 0 ] && [ "${#cv_mc[@]}" -gt 0 ]; then
         note "$name: median within-run CV: numabench $(median "${cv_nb[@]}")% (${cv_nb[*]}), multichase $(median "${cv_mc[@]}")% (${cv_mc[*]})"
     fi
-    awk -v n="$name" -v a="$a" -v b="$b" \
-        'BEGIN { printf "multichase,%s,%.2f,%.2f,%.3f\n", n, a, b, (b > 0 ? a / b : 0) }'
+    mc_csv "$name" "$a" "$b"
     if [ "${#med_mc[@]}" -ne "$mc_rounds" ]; then
         note "$name: multichase printed no samples in $((mc_rounds - ${#med_mc[@]})) round(s); no ${name}_median line"
     else
         b=$(median "${med_mc[@]}")
         note "$name: median numabench $a ns, median over rounds of multichase's sample medians $b ns (${med_mc[*]})"
-        awk -v n="${name}_median" -v a="$a" -v b="$b" \
-            'BEGIN { printf "multichase,%s,%.2f,%.2f,%.3f\n", n, a, b, (b > 0 ? a / b : 0) }'
+        mc_csv "${name}_median" "$a" "$b"
     fi
 }
 
