@@ -84,6 +84,9 @@ struct Chased {
     cpu: usize,
     kind: PageKind,
     ns_per_spin: f64,
+    /// Delays not measured because they came to the spins of a longer
+    /// delay that was: (skipped, measured).
+    merged: Vec<DelayPair>,
 }
 
 /// The injectors' kernel: the fastest read or copy with the mix's stores.
@@ -146,6 +149,7 @@ pub(super) fn measure(plan: &Plan, cfg: &LoadedConfig) -> Result<Curve> {
         .filter_map(Result::ok)
         .collect();
     let mut notes: Vec<String> = plan.note.iter().cloned().collect();
+    notes.extend(merged_note(&chased.merged, chased.ns_per_spin));
     for r in &reports {
         if let Some(f) = &r.fallback
             && !notes.contains(f)
@@ -326,6 +330,49 @@ pub(super) fn spins_for(delay_ns: u64, ns_per_spin: f64) -> u64 {
     }
 }
 
+/// Two figures of a delay: (delay, spins) or (skipped, measured).
+type DelayPair = (u64, u64);
+
+/// The delays (longest first) as (delay, spins) steps, each offering a
+/// load of its own: a delay that comes to the same spins as the one
+/// before it would measure the same load again under another name (a slow
+/// spin, as under emulation, rounds short delays alike), so it is left
+/// out and returned as (skipped, measured).
+fn distinct_loads(delays: &[u64], ns_per_spin: f64) -> (Vec<DelayPair>, Vec<DelayPair>) {
+    let (mut steps, mut merged) = (Vec::<DelayPair>::new(), Vec::new());
+    for &d in delays {
+        let spins = spins_for(d, ns_per_spin);
+        match steps.last() {
+            Some(&(kept, s)) if s == spins => merged.push((d, kept)),
+            _ => steps.push((d, spins)),
+        }
+    }
+    (steps, merged)
+}
+
+/// One note per measured delay that others were merged into.
+fn merged_note(merged: &[DelayPair], ns_per_spin: f64) -> Vec<String> {
+    let mut kept: Vec<u64> = merged.iter().map(|&(_, k)| k).collect();
+    kept.dedup();
+    kept.iter()
+        .map(|&k| {
+            let skipped: Vec<String> = merged
+                .iter()
+                .filter(|&&(_, m)| m == k)
+                .map(|(d, _)| d.to_string())
+                .collect();
+            let spins = spins_for(k, ns_per_spin);
+            format!(
+                "{} {} ns {} to {spins} spin{}, as {k} ns does, on this CPU (one spin takes {ns_per_spin:.1} ns): that load was measured once, as {k} ns",
+                if skipped.len() == 1 { "delay" } else { "delays" },
+                skipped.join(", "),
+                if skipped.len() == 1 { "comes" } else { "come" },
+                if spins == 1 { "" } else { "s" },
+            )
+        })
+        .collect()
+}
+
 fn chase(
     plan: &Plan,
     delays: &[u64],
@@ -360,11 +407,11 @@ fn chase(
     let ns_per_spin = ns_per_spin();
     let loads = settle(&mut chain);
     let mut points = vec![point(&mut chain, control, None, 0, loads)];
-    for &d in delays {
+    let (steps, merged) = distinct_loads(delays, ns_per_spin);
+    for (d, spins) in steps {
         if crate::interrupt::requested().is_some() {
             break;
         }
-        let spins = spins_for(d, ns_per_spin);
         control.spins.store(spins, Ordering::Relaxed);
         control.state.store(RUN, Ordering::Release);
         points.push(point(&mut chain, control, Some(d), spins, loads));
@@ -376,6 +423,7 @@ fn chase(
         cpu,
         kind,
         ns_per_spin,
+        merged,
     })
 }
 
@@ -448,6 +496,26 @@ mod tests {
         assert_eq!(spins_for(1, 5.0), 1, "a delay never rounds to none");
         assert_eq!(spins_for(1000, 5.0), 200);
         assert_eq!(spins_for(1000, 20.0), 50);
+    }
+
+    #[test]
+    fn delays_that_come_to_the_same_spins_are_measured_once() {
+        // A slow spin (300 ns) rounds 400, 200, 100 and 50 ns alike.
+        let (steps, merged) = distinct_loads(&[20000, 1000, 400, 200, 100, 50, 0], 300.0);
+        assert_eq!(steps, vec![(20000, 67), (1000, 3), (400, 1), (0, 0)]);
+        assert_eq!(merged, vec![(200, 400), (100, 400), (50, 400)]);
+        let notes = merged_note(&merged, 300.0);
+        assert_eq!(notes.len(), 1);
+        assert!(
+            notes[0].starts_with("delays 200, 100, 50 ns come to 1 spin,"),
+            "{}",
+            notes[0]
+        );
+        assert!(notes[0].contains("as 400 ns"), "{}", notes[0]);
+        // A fast spin keeps every delay.
+        let (steps, merged) = distinct_loads(&[400, 200, 100, 50, 0], 5.0);
+        assert_eq!(steps.len(), 5);
+        assert!(merged.is_empty() && merged_note(&merged, 5.0).is_empty());
     }
 
     #[test]
