@@ -256,4 +256,13 @@ mod tests {
         );
         assert!(!detected.contains(&Isa::Neon));
     }
+
+    #[cfg(target_arch = "aarch64")]
+    #[test]
+    fn neon_is_detected_on_arm() {
+        // Advanced SIMD is part of every AArch64 Linux CPU: without it the
+        // figures would silently come from the portable kernels.
+        let detected = Isa::detected();
+        assert_eq!(detected, [Isa::Portable, Isa::Neon]);
+    }
 }
