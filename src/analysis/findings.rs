@@ -234,6 +234,11 @@ fn host_findings(doc: &Document) -> Vec<Finding> {
             ))
         });
     }
+    if !h.topology.numa_sysfs {
+        out.push(Finding::info(
+            "this kernel has no NUMA support (no /sys/devices/system/node): all memory is one node, node 0; a page's place cannot be asked, so a placement check says the pages are resident, which on one node means on node 0".to_string(),
+        ));
+    }
     if let Some(vm) = &h.topology.virtual_machine {
         out.push(Finding::info(format!(
             "this kernel runs in a virtual machine under {vm}: its CPUs, caches and nodes are what the host declares, and the host decides where the virtual CPUs run (as SMT siblings of one core, on one die or on several) and may move them; multi-thread bandwidth and core-to-core figures follow that placement, so repeat them before comparing runs"
@@ -453,6 +458,20 @@ mod tests {
         );
         d.host.topology.damon.clear();
         assert!(findings(&d).iter().all(|f| !f.text.contains("DAMON")));
+    }
+
+    #[test]
+    fn a_kernel_without_numa_is_said_once() {
+        let mut d = two_nodes();
+        assert!(findings(&d).iter().all(|f| !f.text.contains("no NUMA")));
+        d.host.topology.numa_sysfs = false;
+        let f = findings(&d);
+        let said: Vec<_> = f
+            .iter()
+            .filter(|f| f.text.contains("no NUMA support"))
+            .collect();
+        assert_eq!(said.len(), 1, "{f:?}");
+        assert!(said[0].text.contains("resident"));
     }
 
     #[test]

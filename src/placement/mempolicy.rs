@@ -417,6 +417,11 @@ fn check_nodes(target: Target, policy: &MemPolicy) -> Result<(), PlacementError>
 
 fn apply(target: Target, policy: &MemPolicy) -> Result<MemPolicy, PlacementError> {
     check_nodes(target, policy)?;
+    // A kernel without NUMA has node 0 alone, which holds every page: a
+    // policy of node 0 or of no node is already what happens.
+    if !sys::kernel_has_numa() && policy.nodes().iter().all(|n| n == 0) {
+        return Ok(policy.clone());
+    }
     let err = match target.invoke(policy) {
         Ok(()) => return Ok(policy.clone()),
         Err(e) => e,
@@ -464,6 +469,9 @@ pub fn bind_range(
 /// Reads a policy back, growing the mask if the kernel has more nodes than
 /// the possible-node file said.
 fn query_policy(addr: usize, flags: u32, what: &str) -> Result<MemPolicy, PlacementError> {
+    if !sys::kernel_has_numa() {
+        return Ok(MemPolicy::Default);
+    }
     let mut words = sys::nodemask_words();
     loop {
         let mut mask = vec![0u64; words];

@@ -100,6 +100,11 @@ fn query(
     addrs: impl ExactSizeIterator<Item = usize>,
     args: impl Fn() -> String,
 ) -> Result<Vec<i32>, PlacementError> {
+    if pid == 0 && !sys::kernel_has_numa() {
+        // Without NUMA every page is on node 0; whether it is there at all
+        // is what is left to check.
+        return Ok(sys::residency(&addrs.collect::<Vec<_>>()));
+    }
     let mut status = Vec::with_capacity(addrs.len());
     let mut batch = Vec::with_capacity(addrs.len().min(MOVE_PAGES_BATCH));
     let mut addrs = addrs.peekable();

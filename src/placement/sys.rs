@@ -260,6 +260,47 @@ pub fn move_pages_of(
     check(ret).map(|n| n as usize)
 }
 
+/// Whether this kernel has the memory-policy calls. One built without NUMA
+/// (`CONFIG_NUMA` off, as on some small Arm boards and minimal guests)
+/// answers `mbind`, `set_mempolicy`, `get_mempolicy` and `move_pages` with
+/// ENOSYS; node 0 is then the only node and holds every page.
+pub fn kernel_has_numa() -> bool {
+    static HAS: OnceLock<bool> = OnceLock::new();
+    *HAS.get_or_init(|| {
+        get_mempolicy(&mut [], 0, 0).map_err(|e| e.raw_os_error()) != Err(Some(libc::ENOSYS))
+    })
+}
+
+/// Where each page is on a kernel without NUMA, in `move_pages`' terms:
+/// 0 (node 0, the only one) for a page `mincore` finds resident,
+/// `-ENOENT` for one not resident, `-EFAULT` for an address not mapped.
+/// Each address stands for the base page that holds it.
+pub fn residency(addrs: &[usize]) -> Vec<i32> {
+    let page = crate::sys::mmap::base_page_size();
+    addrs
+        .iter()
+        .map(|&a| {
+            let mut vec = [0u8; 1];
+            // SAFETY: mincore only reads this process's page tables for the
+            // one page at the aligned address and writes one byte per page
+            // of the range, here one, into `vec`; an unmapped address is an
+            // error (ENOMEM), not a fault.
+            let ret = unsafe {
+                libc::mincore(
+                    (a - a % page) as *mut c_void,
+                    page,
+                    vec.as_mut_ptr() as *mut libc::c_uchar,
+                )
+            };
+            match (ret, vec[0] & 1) {
+                (0, 1) => 0,
+                (0, _) => -libc::ENOENT,
+                _ => -libc::EFAULT,
+            }
+        })
+        .collect()
+}
+
 /// Raw `sched_setaffinity(0, bytes, mask)` for the calling thread, free of
 /// `cpu_set_t`'s 1024-CPU limit.
 pub fn sched_setaffinity(mask: &[u64]) -> io::Result<()> {
@@ -321,6 +362,38 @@ pub fn sched_getcpu() -> io::Result<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn residency_agrees_with_move_pages() {
+        let page = crate::sys::mmap::base_page_size();
+        let mut v = vec![0u8; 64 * page];
+        let start = (v.as_ptr() as usize).next_multiple_of(page);
+        // Touch every other page of the page-aligned part.
+        let base = start - v.as_ptr() as usize;
+        for i in (0..62).step_by(2) {
+            v[base + i * page] = 1;
+        }
+        let addrs: Vec<usize> = (0..62).map(|i| start + i * page).collect();
+        let by_mincore = residency(&addrs);
+        for i in (0..62).step_by(2) {
+            assert_eq!(by_mincore[i], 0, "a touched page is resident");
+        }
+        if kernel_has_numa() {
+            let mut status = vec![0; addrs.len()];
+            move_pages(&addrs, None, &mut status, 0).unwrap();
+            let present = |s: i32| s >= 0;
+            for (i, (&m, &k)) in by_mincore.iter().zip(&status).enumerate() {
+                assert_eq!(
+                    present(m),
+                    present(k),
+                    "page {i}: mincore {m}, move_pages {k}"
+                );
+            }
+        }
+        // An address nobody mapped reads as unmapped.
+        assert_eq!(residency(&[page]), [-libc::EFAULT]);
+        std::hint::black_box(&v);
+    }
 
     #[test]
     fn node_files_of_this_kernel() {

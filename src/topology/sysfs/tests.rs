@@ -159,6 +159,31 @@ mod damaged_trees {
     }
 
     #[test]
+    fn a_kernel_without_numa_is_one_node_with_every_cpu_and_all_memory() {
+        let tmp = copy_of("local-1node");
+        std::fs::remove_dir_all(tmp.path().join("sys/devices/system/node")).unwrap();
+        let topo = read_topology(&SysfsRoot::new(tmp.path())).unwrap();
+        assert!(!topo.numa_sysfs);
+        assert_eq!(topo.nodes.len(), 1);
+        let node = &topo.nodes[0];
+        assert_eq!(node.id, 0);
+        assert_eq!(node.cpus, topo.cpus_online);
+        assert!(node.has_cpu && node.has_memory);
+        assert!(node.mem_total_bytes > 0 && node.mem_free_bytes <= node.mem_total_bytes);
+        assert_eq!(node.distances, [10]);
+        assert!(
+            topo.cpus.iter().all(|c| c.node == Some(0)),
+            "{:?}",
+            topo.cpus
+        );
+        let text = crate::output::topo_text::render(&topo);
+        assert!(
+            text.contains("no NUMA information; shown as one node"),
+            "{text}"
+        );
+    }
+
+    #[test]
     fn zero_hmat_figures_are_not_reported_and_noted() {
         let tmp = copy_of("cxl-memonly");
         let dir = tmp
