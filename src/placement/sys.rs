@@ -263,11 +263,16 @@ pub fn move_pages_of(
 /// Whether this kernel has the memory-policy calls. One built without NUMA
 /// (`CONFIG_NUMA` off, as on some small Arm boards and minimal guests)
 /// answers `mbind`, `set_mempolicy`, `get_mempolicy` and `move_pages` with
-/// ENOSYS; node 0 is then the only node and holds every page.
+/// ENOSYS; node 0 is then the only node and holds every page. The calls
+/// count as missing only where node 0 is the only online node too: on a
+/// machine with more, a filter that answers ENOSYS is hiding them, and
+/// their errors must reach the user.
 pub fn kernel_has_numa() -> bool {
     static HAS: OnceLock<bool> = OnceLock::new();
     *HAS.get_or_init(|| {
-        get_mempolicy(&mut [], 0, 0).map_err(|e| e.raw_os_error()) != Err(Some(libc::ENOSYS))
+        let missing =
+            get_mempolicy(&mut [], 0, 0).map_err(|e| e.raw_os_error()) == Err(Some(libc::ENOSYS));
+        !(missing && online_nodes() == NodeSet::from_ids([0]))
     })
 }
 
