@@ -236,7 +236,7 @@ fn host_findings(doc: &Document) -> Vec<Finding> {
     }
     if !h.topology.numa_sysfs {
         out.push(Finding::info(
-            "this kernel has no NUMA support (no /sys/devices/system/node): all memory is one node, node 0; a page's place cannot be asked, so a placement check says the pages are resident, which on one node means on node 0".to_string(),
+            "this kernel exposes no NUMA information (no /sys/devices/system/node), as one built without NUMA does: all memory is shown as one node, node 0; where the kernel lacks the NUMA calls too, a placement check can only see that pages are resident, which on one node means on node 0".to_string(),
         ));
     }
     if let Some(vm) = &h.topology.virtual_machine {
@@ -468,7 +468,7 @@ mod tests {
         let f = findings(&d);
         let said: Vec<_> = f
             .iter()
-            .filter(|f| f.text.contains("no NUMA support"))
+            .filter(|f| f.text.contains("exposes no NUMA information"))
             .collect();
         assert_eq!(said.len(), 1, "{f:?}");
         assert!(said[0].text.contains("resident"));

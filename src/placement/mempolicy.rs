@@ -420,6 +420,18 @@ fn apply(target: Target, policy: &MemPolicy) -> Result<MemPolicy, PlacementError
     // A kernel without NUMA has node 0 alone, which holds every page: a
     // policy of node 0 or of no node is already what happens.
     if !sys::kernel_has_numa() && policy.nodes().iter().all(|n| n == 0) {
+        // mbind's own check of the range, which no call makes here.
+        if let Target::Range { addr, .. } = target
+            && addr % crate::sys::mmap::base_page_size() != 0
+        {
+            let err = io::Error::from_raw_os_error(libc::EINVAL);
+            let hint = hint_for(target, policy, &err);
+            let e = PlacementError::new(target.call(), target.args(policy), err);
+            return Err(match hint {
+                Some(h) => e.with_hint(h),
+                None => e,
+            });
+        }
         return Ok(policy.clone());
     }
     let err = match target.invoke(policy) {

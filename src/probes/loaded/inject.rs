@@ -407,7 +407,7 @@ fn chase(
     let ns_per_spin = ns_per_spin();
     let loads = settle(&mut chain);
     let mut points = vec![point(&mut chain, control, None, 0, loads)];
-    let (steps, merged) = distinct_loads(delays, ns_per_spin);
+    let (steps, mut merged) = distinct_loads(delays, ns_per_spin);
     for (d, spins) in steps {
         if crate::interrupt::requested().is_some() {
             break;
@@ -417,6 +417,8 @@ fn chase(
         points.push(point(&mut chain, control, Some(d), spins, loads));
     }
     control.state.store(PARK, Ordering::Release);
+    // A stop before a delay leaves nothing measured for what merged into it.
+    merged.retain(|&(_, kept)| points.iter().any(|p| p.delay_ns == Some(kept)));
     Ok(Chased {
         points,
         placement,

@@ -151,6 +151,11 @@ fn mix(atlas: &Atlas, gamma: &m::Peak, cpu_node: Option<usize>, thetas: &[f64]) 
 
 fn process(atlas: &Atlas, topo: &Topology, gamma: &m::Peak, pid: u32) -> Result<Process> {
     let maps = numa_maps::read_numa_maps(pid).map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound if std::path::Path::new(&format!("/proc/{pid}")).exists() => {
+            usage(format!(
+                "--pid {pid}: the process has no numa_maps: this kernel was built without NUMA support, so all its memory is on node 0"
+            ))
+        }
         std::io::ErrorKind::NotFound => usage(format!("--pid {pid}: no such process")),
         std::io::ErrorKind::PermissionDenied => usage(format!(
             "--pid {pid}: cannot read its numa_maps (permission denied; run as its owner or root)"
