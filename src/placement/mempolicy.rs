@@ -283,6 +283,17 @@ impl Target {
 
     fn invoke(self, policy: &MemPolicy) -> io::Result<()> {
         let nodes = policy.nodes();
+        // A kernel without NUMA has node 0 alone, which holds every page: a
+        // policy of node 0 or of no node is already what happens. Only
+        // mbind's own check of the range is left to make.
+        if !sys::kernel_has_numa() && nodes.iter().all(|n| n == 0) {
+            return match self {
+                Target::Range { addr, .. } if addr % crate::sys::mmap::base_page_size() != 0 => {
+                    Err(io::Error::from_raw_os_error(libc::EINVAL))
+                }
+                _ => Ok(()),
+            };
+        }
         let mask = if nodes.is_empty() {
             Vec::new()
         } else {
@@ -417,23 +428,6 @@ fn check_nodes(target: Target, policy: &MemPolicy) -> Result<(), PlacementError>
 
 fn apply(target: Target, policy: &MemPolicy) -> Result<MemPolicy, PlacementError> {
     check_nodes(target, policy)?;
-    // A kernel without NUMA has node 0 alone, which holds every page: a
-    // policy of node 0 or of no node is already what happens.
-    if !sys::kernel_has_numa() && policy.nodes().iter().all(|n| n == 0) {
-        // mbind's own check of the range, which no call makes here.
-        if let Target::Range { addr, .. } = target
-            && addr % crate::sys::mmap::base_page_size() != 0
-        {
-            let err = io::Error::from_raw_os_error(libc::EINVAL);
-            let hint = hint_for(target, policy, &err);
-            let e = PlacementError::new(target.call(), target.args(policy), err);
-            return Err(match hint {
-                Some(h) => e.with_hint(h),
-                None => e,
-            });
-        }
-        return Ok(policy.clone());
-    }
     let err = match target.invoke(policy) {
         Ok(()) => return Ok(policy.clone()),
         Err(e) => e,
