@@ -151,7 +151,7 @@ fn mix(atlas: &Atlas, gamma: &m::Peak, cpu_node: Option<usize>, thetas: &[f64]) 
 
 fn process(atlas: &Atlas, topo: &Topology, gamma: &m::Peak, pid: u32) -> Result<Process> {
     let maps = numa_maps::read_numa_maps(pid).map_err(|e| match e.kind() {
-        std::io::ErrorKind::NotFound if std::path::Path::new(&format!("/proc/{pid}")).exists() => {
+        std::io::ErrorKind::NotFound if !crate::placement::sys::kernel_has_numa() => {
             usage(format!(
                 "--pid {pid}: the process has no numa_maps: this kernel was built without NUMA support, so all its memory is on node 0"
             ))
