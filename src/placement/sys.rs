@@ -286,27 +286,50 @@ pub fn kernel_has_numa() -> bool {
 pub fn residency(addrs: &[usize], status: &mut [i32]) {
     assert_eq!(addrs.len(), status.len(), "one status per page");
     let page = crate::sys::mmap::base_page_size();
-    for (&a, out) in addrs.iter().zip(status.iter_mut()) {
-        *out = {
-            let mut vec = [0u8; 1];
-            // SAFETY: mincore only reads this process's page tables for the
-            // one page at the aligned address and writes one byte per page
-            // of the range, here one, into `vec`; an unmapped address is an
-            // error (ENOMEM), not a fault.
-            let ret = unsafe {
-                libc::mincore(
-                    (a - a % page) as *mut c_void,
-                    page,
-                    vec.as_mut_ptr() as *mut libc::c_uchar,
-                )
-            };
-            match (ret, vec[0] & 1) {
-                (0, 1) => 0,
-                (0, _) => -libc::ENOENT,
-                _ => -libc::EFAULT,
+    let mut i = 0;
+    while i < addrs.len() {
+        // One call for each run of addresses a page apart.
+        let first = addrs[i] - addrs[i] % page;
+        let mut n = 1;
+        while i + n < addrs.len() && addrs[i + n] - addrs[i + n] % page == first + n * page {
+            n += 1;
+        }
+        let out = &mut status[i..i + n];
+        if mincore(first, out).is_err() {
+            // A hole in the run: page by page, each unmapped one -EFAULT.
+            for (k, s) in out.iter_mut().enumerate() {
+                if mincore(first + k * page, std::slice::from_mut(s)).is_err() {
+                    *s = -libc::EFAULT;
+                }
             }
-        };
+        }
+        i += n;
     }
+}
+
+/// `mincore` over `status.len()` pages from the page-aligned `addr`: each
+/// status 0 (resident) or -ENOENT.
+fn mincore(addr: usize, status: &mut [i32]) -> io::Result<()> {
+    let page = crate::sys::mmap::base_page_size();
+    let mut vec = vec![0u8; status.len()];
+    // SAFETY: mincore only reads this process's page tables for the
+    // `status.len()` pages from `addr` and writes one byte per page into
+    // `vec`, which holds that many; an unmapped page is an error (ENOMEM),
+    // not a fault.
+    let ret = unsafe {
+        libc::mincore(
+            addr as *mut c_void,
+            status.len() * page,
+            vec.as_mut_ptr() as *mut libc::c_uchar,
+        )
+    };
+    if ret != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    for (s, v) in status.iter_mut().zip(vec) {
+        *s = if v & 1 == 1 { 0 } else { -libc::ENOENT };
+    }
+    Ok(())
 }
 
 /// Raw `sched_setaffinity(0, bytes, mask)` for the calling thread, free of
@@ -398,6 +421,27 @@ mod tests {
                     "page {i}: mincore {m}, move_pages {k}"
                 );
             }
+        }
+        // A run with a hole in it: the hole is unmapped, its neighbours not.
+        // SAFETY: a fresh private anonymous mapping of three pages, written
+        // and unmapped only here, never used as Rust memory.
+        unsafe {
+            let p = libc::mmap(
+                std::ptr::null_mut(),
+                3 * page,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            ) as usize;
+            assert_ne!(p, libc::MAP_FAILED as usize);
+            *(p as *mut u8) = 1;
+            assert_eq!(libc::munmap((p + page) as *mut c_void, page), 0);
+            let mut run = [7; 3];
+            residency(&[p, p + page, p + 2 * page], &mut run);
+            assert_eq!(run, [0, -libc::EFAULT, -libc::ENOENT]);
+            libc::munmap(p as *mut c_void, page);
+            libc::munmap((p + 2 * page) as *mut c_void, page);
         }
         // An address nobody mapped reads as unmapped.
         let mut unmapped = [0];
