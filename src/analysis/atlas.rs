@@ -69,8 +69,8 @@ pub struct Atlas {
     pub latency_cv: Grid,
     /// The chase pattern of the latency grid, as `page-local:256K`.
     pub latency_pattern: Option<String>,
-    /// The pages the latency grid's chase ran on, as `thp` or `base`.
-    pub latency_pages: Option<String>,
+    /// The latency grid's chase, as `page-local:256K chase on thp pages`.
+    pub latency_chase: Option<String>,
     /// Lowest verified placement (% of pages on the memory node) over the
     /// cell's measurements.
     pub verified: Grid,
@@ -175,7 +175,7 @@ impl Atlas {
                         a.latency_cv.values.insert((c, m), v);
                     }
                     a.latency_pattern = Some(pattern_label(r));
-                    a.latency_pages = r.str_param(param::PAGE_SIZE).map(Into::into);
+                    a.latency_chase = Some(chase_label(r));
                 }
                 kind::PEAK_MIX => {
                     if let Some(v) = value(metric::BANDWIDTH_MB_S) {
@@ -227,6 +227,23 @@ impl Atlas {
             .as_deref()
             .unwrap_or(crate::kernels::pattern::Pattern::FULL_RANDOM)
     }
+
+    /// The latency grid's chase, as [`chase_label`] words it.
+    pub fn latency_chase(&self) -> String {
+        self.latency_chase
+            .clone()
+            .unwrap_or_else(|| format!("{} chase", self.latency_pattern()))
+    }
+}
+
+/// The chase a latency record ran, as `full-random chase on thp pages`;
+/// without its pages where the record does not name them.
+pub fn chase_label(r: &Record) -> String {
+    let pattern = pattern_label(r);
+    match r.str_param(param::PAGE_SIZE) {
+        Some(pages) => format!("{pattern} chase on {} pages", crate::text::escape(pages)),
+        None => format!("{pattern} chase"),
+    }
 }
 
 /// The chase pattern a latency record names, as `full-random`,
@@ -246,6 +263,22 @@ pub fn pattern_label(r: &Record) -> String {
 mod tests {
     use super::*;
     use crate::results::{Better, Placement};
+
+    #[test]
+    fn a_latency_record_names_its_chase_and_pages() {
+        let lat = || rec(kind::LATENCY, 0, 1, metric::LATENCY_NS, 150.0);
+        assert_eq!(chase_label(&lat()), "full-random chase");
+        let local = lat()
+            .param(param::PATTERN, "page-local")
+            .param(param::WINDOW_BYTES, 262144)
+            .param(param::PAGE_SIZE, "thp");
+        assert_eq!(chase_label(&local), "page-local:256K chase on thp pages");
+        let a = Atlas::from_records([&local]);
+        assert_eq!(a.latency_chase(), "page-local:256K chase on thp pages");
+        let odd = lat().param(param::PAGE_SIZE, "x\u{1b}[31m");
+        assert_eq!(chase_label(&odd), "full-random chase on x\\x1b[31m pages");
+        assert_eq!(Atlas::default().latency_chase(), "full-random chase");
+    }
 
     fn rec(kind: &str, c: usize, m: usize, metric: &str, v: f64) -> Record {
         let mut r = Record::new("matrix", &format!("{kind} {c}->{m}"))

@@ -67,15 +67,10 @@ fn matrix_lines(a: &Atlas) -> String {
         "  triad, saturated:   {}\n",
         local_remote(&a.saturated, "MB/s", 0)
     ));
-    let pages = a
-        .latency_pages
-        .as_deref()
-        .map(|p| format!(" on {} pages", crate::text::escape(p)))
-        .unwrap_or_default();
     out.push_str(&format!(
-        "  idle latency:       {} ({} chase{pages})\n",
+        "  idle latency:       {} ({})\n",
         local_remote(&a.latency, "ns", 1),
-        a.latency_pattern()
+        a.latency_chase()
     ));
     let (_, classes) = crate::analysis::placement::system_classes(a);
     out.push_str(&format!(
@@ -109,12 +104,11 @@ fn sweep_points(records: &[&Record]) -> Vec<SweepPoint> {
         .filter(|r| r.probe == probe::SWEEP)
         .filter_map(|r| {
             let row = crate::probes::sweep::records::row(r)?;
-            let pages = r.str_param(param::PAGE_SIZE).unwrap_or("base");
             let chase = row.is_latency().then(|| {
-                let pattern = crate::analysis::atlas::pattern_label(r);
-                match pages {
-                    "thp" => format!("{pattern} chase on thp pages, {:.0}% huge", row.huge_pct),
-                    _ => format!("{pattern} chase on {pages} pages"),
+                let chase = crate::analysis::atlas::chase_label(r);
+                match r.str_param(param::PAGE_SIZE) {
+                    Some("thp") => format!("{chase}, {:.0}% huge", row.huge_pct),
+                    _ => chase,
                 }
             });
             Some(SweepPoint {
@@ -331,7 +325,7 @@ mod tests {
             "  idle latency:       local 150.0 ns, remote 240.0 ns (full-random chase)"
         );
         a.latency_pattern = Some("page-local:256K".into());
-        a.latency_pages = Some("thp".into());
+        a.latency_chase = Some("page-local:256K chase on thp pages".into());
         assert_eq!(
             line(&a),
             "  idle latency:       local 150.0 ns, remote 240.0 ns (page-local:256K chase on thp pages)"
