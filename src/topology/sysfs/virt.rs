@@ -35,22 +35,29 @@ pub(super) fn read_virtual_machine(src: &SysfsRoot, cpuinfo: &str) -> Option<Str
     if let Some(kind) = read("sys/hypervisor/type") {
         return Some(format!("{} (sys/hypervisor/type)", shown_name(&kind)));
     }
+    // Each DMI file once, then the table against it.
+    let dmi = ["product_name", "sys_vendor"].map(|f| (f, read(&format!("sys/class/dmi/id/{f}"))));
     for (file, text, name) in DMI_NAMES {
-        if read(&format!("sys/class/dmi/id/{file}")).is_some_and(|v| v.contains(text)) {
+        let value = dmi
+            .iter()
+            .find(|(f, _)| *f == file)
+            .and_then(|(_, v)| v.as_deref());
+        if value.is_some_and(|v| v.contains(text)) {
             return Some(format!("{name} (DMI {file})"));
         }
     }
     hypervisor_flag(cpuinfo).then(|| "a hypervisor (the CPU's hypervisor flag)".to_string())
 }
 
-/// Whether an x86 `flags` line of `/proc/cpuinfo` holds `hypervisor`, the
-/// bit a hypervisor sets in the CPUID of its guests.
+/// Whether the first x86 `flags` line of `/proc/cpuinfo` holds
+/// `hypervisor`, the bit a hypervisor sets in the CPUID of its guests (every
+/// CPU's line says the same).
 fn hypervisor_flag(cpuinfo: &str) -> bool {
     cpuinfo
         .lines()
         .filter_map(|l| l.split_once(':'))
-        .filter(|(k, _)| k.trim() == "flags")
-        .any(|(_, v)| v.split_whitespace().any(|f| f == "hypervisor"))
+        .find(|(k, _)| k.trim() == "flags")
+        .is_some_and(|(_, v)| v.split_whitespace().any(|f| f == "hypervisor"))
 }
 
 /// The first 32 characters of a name read from a file, control characters
