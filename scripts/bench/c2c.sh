@@ -86,8 +86,7 @@ run_c2c_pairs() {
             [ -n "$pm" ] || { note "c2c $test $pair: the peer has no figure for this pair"; continue; }
             # shellcheck disable=SC2086
             pm=$(median $pm)
-            awk -v n="${test}_$pair" -v a="$nbm" -v b="$pm" \
-                'BEGIN { printf "core-to-core-latency,%s,%.2f,%.2f,%.3f\n", n, a, b, (b > 0 ? a / b : 0) }'
+            ratio_line core-to-core-latency "${test}_$pair" "$nbm" "$pm" 2
         done
     done
 }

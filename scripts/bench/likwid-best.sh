@@ -49,8 +49,8 @@
 # two tools compared with the CPUs placed alike.
 #
 # Needs from bench-peers: nb, nb_extra, tmp, tries, rounds, size_mib,
-# thread_counts, has_test, isa_ok, parse_numabench, median, note, fail,
-# show_tail.
+# thread_counts, has_test, isa_ok, parse_numabench, median, ratio_line,
+# note, fail, show_tail.
 
 lb_nb_op() { echo "$1"; }
 lb_families() {
@@ -185,10 +185,7 @@ lb_placement_groups() {
 }
 
 # One CSV line: test $1, numabench $2, likwid-bench $3, their ratio.
-lb_csv() {
-    awk -v n="$1" -v a="$2" -v b="$3" \
-        'BEGIN { printf "likwid-best,%s,%.1f,%.1f,%.3f\n", n, a, b, (b > 0 ? a / b : 0) }'
-}
+lb_csv() { ratio_line likwid-best "$1" "$2" "$3" 1; }
 
 # Prints "<best candidate> <its figure>" from "name figure" lines on stdin.
 lb_pick() { sort -k2,2gr | head -n1; }

@@ -60,10 +60,7 @@ mc_sample_median() {
 }
 
 # One CSV line: test $1, numabench $2, multichase $3, their ratio.
-mc_csv() {
-    awk -v n="$1" -v a="$2" -v b="$3" \
-        'BEGIN { printf "multichase,%s,%.2f,%.2f,%.3f\n", n, a, b, (b > 0 ? a / b : 0) }'
-}
+mc_csv() { ratio_line multichase "$1" "$2" "$3" 2; }
 
 # The last number multichase printed.
 mc_figure() { awk '/^ *[0-9]+(\.[0-9]+)? *$/ { v = $1 } END { print v }' "$1"; }

@@ -118,17 +118,14 @@ run_multiload_pairs() {
         local a b
         a=$(median "${nb_at[@]}") b=$(median "${ml_lat[@]}")
         note "$test: median latency at multiload's bandwidth: numabench $a ns (${nb_at[*]}), multiload $b ns (${ml_lat[*]})"
-        awk -v n="$test-latency_ns" -v a="$a" -v b="$b" \
-            'BEGIN { printf "multiload,%s,%.2f,%.2f,%.3f\n", n, a, b, (b > 0 ? a / b : 0) }'
+        ratio_line multiload "$test-latency_ns" "$a" "$b" 2
         if [ "$test" != idle ]; then
             a=$(median "${nb_lat[@]}")
             note "$test: median latency at each tool's full load: numabench $a ns (${nb_lat[*]}), multiload $b ns"
-            awk -v n="$test-full-latency_ns" -v a="$a" -v b="$b" \
-                'BEGIN { printf "multiload,%s,%.2f,%.2f,%.3f\n", n, a, b, (b > 0 ? a / b : 0) }'
+            ratio_line multiload "$test-full-latency_ns" "$a" "$b" 2
             a=$(median "${nb_bw[@]}") b=$(median "${ml_bw[@]}")
             note "$test: median injected numabench $a MB/s (${nb_bw[*]}), multiload $b MB/s (${ml_bw[*]})"
-            awk -v n="$test-mb_s" -v a="$a" -v b="$b" \
-                'BEGIN { printf "multiload,%s,%.1f,%.1f,%.3f\n", n, a, b, (b > 0 ? a / b : 0) }'
+            ratio_line multiload "$test-mb_s" "$a" "$b" 1
         fi
     done
 }
