@@ -5,6 +5,7 @@ use super::output::{emit_or_stop, records_kept};
 use super::select;
 use super::units::size_at_least;
 use crate::error::usage;
+use crate::kernels::{self, KernelSpec};
 use crate::output::render::Format;
 use crate::probes::loaded::{self, DEFAULT_DELAYS_NS, LoadedConfig, Mix, Pairs};
 use crate::results::Document;
@@ -33,6 +34,12 @@ pub struct LoadedArgs {
     /// bytes, as STREAM does.
     #[arg(short = 'm', long, value_name = "MIX", default_value = "read")]
     pub mix: String,
+    /// The injectors' kernel by name, in place of the widest one of the
+    /// mix: a read kernel (regular or streaming loads) for read, a copy
+    /// with regular stores for copy, with non-temporal stores for copy-nt
+    /// ('numabench sweep --list-kernels' lists them).
+    #[arg(long = "kernel-variant", value_name = "NAME")]
+    pub kernel_variant: Option<String>,
     /// Chase buffer, e.g. 1G [default: 4x the L3 of the chase's core, at
     /// least 256 MiB, at most half the memory node's free memory].
     #[arg(short = 's', long, value_name = "SIZE")]
@@ -103,6 +110,40 @@ fn size(text: &Option<String>, flag: &str, min: usize) -> Result<Option<usize>> 
         .transpose()
 }
 
+/// The kernel `--kernel-variant name` asks for, if it exists, runs here
+/// and makes the traffic of `--mix mix_name`.
+fn injector_kernel(name: &str, mix: Mix, mix_name: &str) -> Result<&'static KernelSpec> {
+    let fitting = || {
+        kernels::available()
+            .filter(|k| mix.accepts(k))
+            .map(|k| k.name)
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let k = kernels::find(name).ok_or_else(|| {
+        usage(format!(
+            "--kernel-variant {name}: no such kernel (for --mix {mix_name} use one of: {})",
+            fitting()
+        ))
+    })?;
+    if !mix.accepts(k) {
+        return Err(usage(format!(
+            "--kernel-variant {name}: a {} kernel with {}, which --mix {mix_name} does not run (use one of: {})",
+            k.op,
+            k.access(),
+            fitting()
+        )));
+    }
+    if !k.is_available() {
+        return Err(usage(format!(
+            "--kernel-variant {name}: this CPU cannot run {} code (use one of: {})",
+            k.isa,
+            fitting()
+        )));
+    }
+    Ok(k)
+}
+
 fn config(args: &LoadedArgs) -> Result<LoadedConfig> {
     let mix = match args.mix.as_str() {
         "read" => Mix::Read,
@@ -110,6 +151,11 @@ fn config(args: &LoadedArgs) -> Result<LoadedConfig> {
         "copy-nt" => Mix::CopyNt,
         m => return Err(usage(format!("--mix {m}: use read, copy or copy-nt"))),
     };
+    let kernel = args
+        .kernel_variant
+        .as_deref()
+        .map(|name| injector_kernel(name, mix, &args.mix))
+        .transpose()?;
     let pairs = match args.pairs.as_str() {
         "all" => Pairs::All,
         "near-far" => Pairs::NearFar,
@@ -123,6 +169,7 @@ fn config(args: &LoadedArgs) -> Result<LoadedConfig> {
     Ok(LoadedConfig {
         delays_ns: delays(&args.delays)?,
         mix,
+        kernel,
         chase_bytes: size(&args.size, "--size", 1 << 20)?,
         injector_bytes: size(&args.injector_size, "--injector-size", 64 << 10)?,
         injectors: args.injectors,

@@ -111,4 +111,49 @@ fn bad_options_are_refused_before_measuring() {
     rejects(&["loaded", "--mem-nodes", "7"], "--mem-nodes 7");
     rejects(&["loaded", "--injector-node", "9"], "--injector-node 9");
     rejects(&["loaded", "--size", "100T"], &["--size", "free"]);
+    rejects(
+        &["loaded", "--kernel-variant", "read_sse9"],
+        &[
+            "--kernel-variant read_sse9",
+            "no such kernel",
+            "read_portable",
+        ],
+    );
+    rejects(
+        &["loaded", "--kernel-variant", "write_portable"],
+        &["write_portable", "--mix read", "read_portable"],
+    );
+    rejects(
+        &[
+            "loaded",
+            "--mix",
+            "copy-nt",
+            "--kernel-variant",
+            "copy_portable",
+        ],
+        &["copy_portable", "regular stores", "--mix copy-nt"],
+    );
+}
+
+#[test]
+fn a_kernel_asked_for_by_name_injects_and_is_recorded() {
+    let doc: Value = serde_json::from_str(&run(&[
+        "--json",
+        "--mix",
+        "copy",
+        "--kernel-variant",
+        "copy_portable",
+        "--delays",
+        "0",
+    ]))
+    .unwrap();
+    let points = kind(&doc, "point");
+    assert_eq!(points.len(), 2, "idle and full load");
+    for r in points.iter().chain(&kind(&doc, "knee")) {
+        assert_eq!(r["params"]["kernel"], "copy_portable", "{r}");
+    }
+    let full = points[1]["metrics"]["bandwidth_mb_s"]["value"].as_f64();
+    assert!(full.unwrap() > 0.0, "{}", points[1]);
+    let text = run(&["--kernel-variant", "read_portable", "--delays", "0"]);
+    assert!(text.contains("read with kernel read_portable"), "{text}");
 }

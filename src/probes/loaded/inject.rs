@@ -11,9 +11,9 @@
 //! the bandwidth injected during that very sample, counted by the
 //! injectors themselves.
 
-use super::{CHUNK_BYTES, Curve, LoadedConfig, Mix, Plan, PointRun};
+use super::{CHUNK_BYTES, Curve, LoadedConfig, Plan, PointRun};
 use crate::kernels::latency::{Chain, LINE_BYTES};
-use crate::kernels::{self, KernelArgs, KernelSpec, Op, Store};
+use crate::kernels::{self, KernelArgs, KernelSpec, Op};
 use crate::memory::{Buffer, BufferOptions, PageKind, Placement};
 use crate::placement::MemPolicy;
 use crate::probes::measure::Seen;
@@ -89,13 +89,13 @@ struct Chased {
     merged: Vec<DelayPair>,
 }
 
-/// The injectors' kernel: the fastest read or copy with the mix's stores.
-fn kernel_for(mix: Mix) -> Result<&'static KernelSpec> {
-    let (op, store) = match mix {
-        Mix::Read => (Op::Read, Store::Regular),
-        Mix::Copy => (Op::Copy, Store::Regular),
-        Mix::CopyNt => (Op::Copy, Store::NonTemporal),
-    };
+/// The injectors' kernel: the one asked for, else the widest read or copy
+/// with the mix's stores.
+fn kernel_for(cfg: &LoadedConfig) -> Result<&'static KernelSpec> {
+    if let Some(k) = cfg.kernel {
+        return Ok(k);
+    }
+    let (op, store) = cfg.mix.kernel_kind();
     kernels::best(op, store)
         .ok_or_else(|| anyhow!("no {op} kernel with {store} stores runs on this CPU"))
 }
@@ -108,7 +108,7 @@ fn build_chase(words: &mut [u64]) -> Result<Chain<'_>> {
 
 /// Measures one pair's curve.
 pub(super) fn measure(plan: &Plan, cfg: &LoadedConfig) -> Result<Curve> {
-    let kernel = kernel_for(cfg.mix)?;
+    let kernel = kernel_for(cfg)?;
     let arrays = kernel.op.arrays();
     let array_bytes = (plan.injector_bytes / arrays / CHUNK_BYTES).max(1) * CHUNK_BYTES;
     let memory = TeamMemory {

@@ -21,6 +21,7 @@ pub use view::LoadedView;
 use super::matrix::{cap, llc_bytes, node_cpus};
 use super::measure::Seen;
 use crate::ids::NodeSet;
+use crate::kernels::{KernelSpec, Op, Store};
 use crate::memory::admission::{Footprint, admit};
 use crate::topology::Topology;
 use anyhow::{Result, bail};
@@ -49,6 +50,22 @@ pub enum Mix {
 }
 
 impl Mix {
+    /// The kernel operation and store kind this mix runs.
+    pub fn kernel_kind(self) -> (Op, Store) {
+        match self {
+            Mix::Read => (Op::Read, Store::Regular),
+            Mix::Copy => (Op::Copy, Store::Regular),
+            Mix::CopyNt => (Op::Copy, Store::NonTemporal),
+        }
+    }
+
+    /// Whether `kernel` makes this mix's traffic: a read kernel of either
+    /// load kind for read, a copy with the mix's stores for the copies.
+    pub fn accepts(self, kernel: &KernelSpec) -> bool {
+        let (op, store) = self.kernel_kind();
+        kernel.op == op && (op == Op::Read || kernel.store == store)
+    }
+
     pub fn name(self) -> &'static str {
         use crate::results::names::loaded::{COPY, COPY_NT, READ};
         match self {
@@ -74,6 +91,9 @@ pub struct LoadedConfig {
     /// Spin between chunks per point, ns; measured from the longest down.
     pub delays_ns: Vec<u64>,
     pub mix: Mix,
+    /// The injectors' kernel, checked against the mix; `None`: the widest
+    /// one of the mix's operation and stores.
+    pub kernel: Option<&'static KernelSpec>,
     /// Chase buffer; `None`: 4x the chase core's L3, at least 256 MiB.
     pub chase_bytes: Option<usize>,
     /// Each injector's buffer; `None`: the injectors together 4x the L3
@@ -310,6 +330,22 @@ pub fn run(topo: &Topology, cfg: &LoadedConfig, progress: &mut dyn FnMut(&str)) 
 mod tests {
     use super::*;
     use crate::topology::fixture;
+
+    #[test]
+    fn each_mix_accepts_only_kernels_that_make_its_traffic() {
+        let k = |n: &str| crate::kernels::find(n).unwrap();
+        assert!(Mix::Read.accepts(k("read_portable")));
+        assert!(
+            Mix::Read.accepts(k("read_nt_avx2")),
+            "streaming loads read too"
+        );
+        assert!(!Mix::Read.accepts(k("copy_portable")));
+        assert!(Mix::Copy.accepts(k("copy_avx2")));
+        assert!(!Mix::Copy.accepts(k("copy_nt_avx2")));
+        assert!(Mix::CopyNt.accepts(k("copy_nt_avx2")));
+        assert!(!Mix::CopyNt.accepts(k("copy_portable")));
+        assert!(!Mix::CopyNt.accepts(k("write_nt_avx2")));
+    }
 
     #[test]
     fn near_far_takes_the_first_cpu_node_nearest_and_farthest() {
