@@ -67,13 +67,22 @@ pub fn change_pct(base: f64, other: f64, better: Better) -> Option<f64> {
     Some(signed + 0.0)
 }
 
-/// Whether `change_pct` lies within two standard deviations of the
-/// difference of two runs, estimated from each run's kept samples (their
-/// coefficients of variation added in quadrature). With four samples or
-/// more, the one farthest from the median is set aside first: one sample
-/// cut short by preemption would otherwise make any change look like noise.
-pub fn within_noise(change: f64, base: &[f64], other: &[f64]) -> Option<bool> {
-    if base.len() < 2 && other.len() < 2 {
+/// Whether the move from `base` to `other` lies within two standard
+/// deviations of the difference of two runs, estimated from each run's kept
+/// samples (their coefficients of variation added in quadrature). With four
+/// samples or more, the one farthest from the median is set aside first: one
+/// sample cut short by preemption would otherwise make any change look like
+/// noise. The move is measured as a log ratio, so a tenfold drop counts as
+/// much as a tenfold rise (in per cent they read -90% and +900%); for small
+/// moves it is the per cent change. Where either figure is not positive it
+/// falls back to the change relative to `base`.
+pub fn within_noise(
+    base: f64,
+    other: f64,
+    base_samples: &[f64],
+    other_samples: &[f64],
+) -> Option<bool> {
+    if base_samples.len() < 2 && other_samples.len() < 2 {
         return None;
     }
     let cv = |s: &[f64]| match s.len() {
@@ -81,8 +90,15 @@ pub fn within_noise(change: f64, base: &[f64], other: &[f64]) -> Option<bool> {
         2 | 3 => stats::cv_pct(s),
         _ => stats::cv_pct(&without_farthest(s)),
     };
-    let (a, b) = (cv(base), cv(other));
-    Some(change.abs() <= 2.0 * (a * a + b * b).sqrt())
+    let (a, b) = (cv(base_samples), cv(other_samples));
+    let moved_pct = if base > 0.0 && other > 0.0 {
+        100.0 * (other / base).ln().abs()
+    } else if base != 0.0 {
+        100.0 * ((other - base) / base).abs()
+    } else {
+        return None;
+    };
+    Some(moved_pct <= 2.0 * (a * a + b * b).sqrt())
 }
 
 /// `s` less the one sample farthest from its median.
@@ -155,7 +171,12 @@ pub fn compare(base: &Document, others: &[&Document], metrics: Metrics) -> Compa
                     Some(Cell {
                         value,
                         change_pct: change,
-                        within_noise: change.and_then(|c| within_noise(c, base_samples, samples)),
+                        within_noise: change.and(within_noise(
+                            m.value,
+                            value,
+                            base_samples,
+                            samples,
+                        )),
                     })
                 })
                 .collect();
@@ -241,18 +262,33 @@ mod tests {
     fn noise_comes_from_the_kept_samples() {
         // CVs of 5% each: 2 x sqrt(50) = 14.1% of noise.
         let noisy = [95.0, 100.0, 105.0];
-        assert_eq!(within_noise(10.0, &noisy, &noisy), Some(true));
-        assert_eq!(within_noise(20.0, &noisy, &noisy), Some(false));
+        assert_eq!(within_noise(100.0, 110.0, &noisy, &noisy), Some(true));
+        assert_eq!(within_noise(100.0, 120.0, &noisy, &noisy), Some(false));
         let tight = [100.0, 100.1, 99.9];
-        assert_eq!(within_noise(2.0, &tight, &tight), Some(false));
-        assert_eq!(within_noise(2.0, &[], &[1.0]), None);
+        assert_eq!(within_noise(100.0, 102.0, &tight, &tight), Some(false));
+        assert_eq!(within_noise(100.0, 102.0, &[], &[1.0]), None);
         // One preempted sample of five does not make -90% noise; two
         // scattered runs still do.
         let one_slow = [100.0, 101.0, 99.0, 100.5, 10.0];
         let tenth: Vec<f64> = one_slow.iter().map(|x| x / 10.0).collect();
-        assert_eq!(within_noise(-90.0, &one_slow, &tenth), Some(false));
+        assert_eq!(within_noise(100.0, 10.0, &one_slow, &tenth), Some(false));
         let scattered = [100.0, 40.0, 160.0, 70.0, 130.0];
-        assert_eq!(within_noise(20.0, &scattered, &scattered), Some(true));
+        assert_eq!(
+            within_noise(100.0, 120.0, &scattered, &scattered),
+            Some(true)
+        );
+        // A tenfold drop and a tenfold rise are the same size of move:
+        // samples with a CV of 41% once the farthest is set aside hide
+        // neither (2 x sqrt(2) x 41 = 115% against ln 10 = 230%), where in
+        // per cent the drop (-90%) would have counted as noise and the
+        // rise (+900%) not.
+        let wide = [50.0, 100.0, 150.0, 100.0, 200.0];
+        let (down, up): (Vec<f64>, Vec<f64>) = wide.iter().map(|x| (x / 10.0, x * 10.0)).unzip();
+        assert_eq!(within_noise(100.0, 10.0, &wide, &down), Some(false));
+        assert_eq!(within_noise(100.0, 1000.0, &wide, &up), Some(false));
+        // Not positive: the change relative to the base.
+        assert_eq!(within_noise(-100.0, -105.0, &noisy, &noisy), Some(true));
+        assert_eq!(within_noise(0.0, 5.0, &noisy, &noisy), None);
     }
 
     #[test]
