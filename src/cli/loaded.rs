@@ -113,32 +113,17 @@ fn size(text: &Option<String>, flag: &str, min: usize) -> Result<Option<usize>> 
 /// The kernel `--kernel-variant name` asks for, if it exists, runs here
 /// and makes the traffic of `--mix mix_name`.
 fn injector_kernel(name: &str, mix: Mix, mix_name: &str) -> Result<&'static KernelSpec> {
-    let fitting = || {
-        kernels::available()
-            .filter(|k| mix.accepts(k))
-            .map(|k| k.name)
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
-    let k = kernels::find(name).ok_or_else(|| {
-        usage(format!(
-            "--kernel-variant {name}: no such kernel (for --mix {mix_name} use one of: {})",
-            fitting()
-        ))
-    })?;
+    let k = select::kernel(name, "--kernel-variant", |_, a| mix.accepts(a))?;
     if !mix.accepts(k) {
+        let fitting: Vec<&str> = kernels::available()
+            .filter(|a| mix.accepts(a))
+            .map(|a| a.name)
+            .collect();
         return Err(usage(format!(
             "--kernel-variant {name}: a {} kernel with {}, which --mix {mix_name} does not run (use one of: {})",
             k.op,
             k.access(),
-            fitting()
-        )));
-    }
-    if !k.is_available() {
-        return Err(usage(format!(
-            "--kernel-variant {name}: this CPU cannot run {} code (use one of: {})",
-            k.isa,
-            fitting()
+            fitting.join(", ")
         )));
     }
     Ok(k)

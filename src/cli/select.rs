@@ -1,12 +1,40 @@
-//! Checks of user-chosen CPUs, nodes and policies against the topology, so a
-//! wrong value is reported as bad input naming what is allowed, before any
-//! syscall can fail obscurely.
+//! Checks of user-chosen CPUs, nodes and policies against the topology, and
+//! of kernels against this CPU, so a wrong value is reported as bad input
+//! naming what is allowed, before any syscall can fail obscurely.
 
 use crate::error::usage;
 use crate::ids::{CpuSet, NodeSet};
+use crate::kernels::{self, KernelSpec};
 use crate::placement::MemPolicy;
 use crate::topology::Topology;
 use anyhow::Result;
+
+/// The kernel named `name` for `flag`, if it exists and this CPU runs it;
+/// when it does not run here, the error lists the kernels that do and that
+/// `instead(asked, other)` offers in its place.
+pub fn kernel(
+    name: &str,
+    flag: &str,
+    instead: impl Fn(&KernelSpec, &KernelSpec) -> bool,
+) -> Result<&'static KernelSpec> {
+    let k = kernels::find(name).ok_or_else(|| {
+        usage(format!(
+            "{flag} {name}: no such kernel (run 'numabench sweep --list-kernels')"
+        ))
+    })?;
+    if !k.is_available() {
+        return Err(usage(format!(
+            "{flag} {name}: this CPU cannot run {} code (available: {})",
+            k.isa,
+            kernels::available()
+                .filter(|a| instead(k, a))
+                .map(|a| a.name)
+                .collect::<Vec<_>>()
+                .join(", ")
+        )));
+    }
+    Ok(k)
+}
 
 /// A node list as a user typed it for `flag` (e.g. `0,2-3`), not empty:
 /// an empty list would leave nothing to measure.

@@ -5,7 +5,7 @@ use super::omp::OmpEnv;
 use super::output::{FormatArgs, SaveArgs, emit_or_stop};
 use super::units::parse_size;
 use crate::error::usage;
-use crate::kernels::{self, KernelSpec};
+use crate::kernels::KernelSpec;
 use crate::output::render::Format;
 use crate::probes::sweep::{self, SweepConfig, SweepOp, records};
 use crate::results::Document;
@@ -148,22 +148,7 @@ fn sweep_size(text: &str) -> Result<usize> {
 fn forced_kernels(names: &[String]) -> Result<Vec<&'static KernelSpec>> {
     let mut variants: Vec<&'static KernelSpec> = Vec::new();
     for name in names {
-        let k = kernels::find(name).ok_or_else(|| {
-            usage(format!(
-                "--kernel-variant {name}: no such kernel (run 'numabench sweep --list-kernels')"
-            ))
-        })?;
-        if !k.is_available() {
-            return Err(usage(format!(
-                "--kernel-variant {name}: this CPU cannot run {} code (available: {})",
-                k.isa,
-                kernels::available()
-                    .filter(|a| a.op == k.op)
-                    .map(|a| a.name)
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )));
-        }
+        let k = super::select::kernel(name, "--kernel-variant", |k, a| a.op == k.op)?;
         if let Some(other) = variants.iter().find(|v| v.op == k.op) {
             if other.name == k.name {
                 continue;

@@ -116,7 +116,7 @@ fn bad_options_are_refused_before_measuring() {
         &[
             "--kernel-variant read_sse9",
             "no such kernel",
-            "read_portable",
+            "--list-kernels",
         ],
     );
     rejects(
