@@ -75,7 +75,8 @@ pub fn change_pct(base: f64, other: f64, better: Better) -> Option<f64> {
 /// noise. The move is measured as a log ratio, so a tenfold drop counts as
 /// much as a tenfold rise (in per cent they read -90% and +900%); for small
 /// moves it is the per cent change. Where either figure is not positive it
-/// falls back to the change relative to `base`.
+/// falls back to the change relative to `base`; `None` from a base of 0 to
+/// anything else, as [`change_pct`].
 pub fn within_noise(
     base: f64,
     other: f64,
@@ -91,11 +92,14 @@ pub fn within_noise(
         _ => stats::cv_pct(&without_farthest(s)),
     };
     let (a, b) = (cv(base_samples), cv(other_samples));
-    let moved_pct = if base > 0.0 && other > 0.0 {
+    let moved_pct = if base == other {
+        0.0
+    } else if base > 0.0 && other > 0.0 {
         100.0 * (other / base).ln().abs()
     } else if base != 0.0 {
         100.0 * ((other - base) / base).abs()
     } else {
+        // From 0 to anything else: no size of change exists.
         return None;
     };
     Some(moved_pct <= 2.0 * (a * a + b * b).sqrt())
@@ -171,12 +175,7 @@ pub fn compare(base: &Document, others: &[&Document], metrics: Metrics) -> Compa
                     Some(Cell {
                         value,
                         change_pct: change,
-                        within_noise: change.and(within_noise(
-                            m.value,
-                            value,
-                            base_samples,
-                            samples,
-                        )),
+                        within_noise: within_noise(m.value, value, base_samples, samples),
                     })
                 })
                 .collect();
@@ -289,6 +288,7 @@ mod tests {
         // Not positive: the change relative to the base.
         assert_eq!(within_noise(-100.0, -105.0, &noisy, &noisy), Some(true));
         assert_eq!(within_noise(0.0, 5.0, &noisy, &noisy), None);
+        assert_eq!(within_noise(0.0, 0.0, &noisy, &noisy), Some(true));
     }
 
     #[test]

@@ -125,7 +125,7 @@ pub fn compare(before: &[Machine], after: &[Machine]) -> FleetComparison {
                 continue;
             };
             let change = change_pct(fb.value, fa.value, spec.better);
-            let noise = change.and(within_noise(fb.value, fa.value, &fb.samples, &fa.samples));
+            let noise = within_noise(fb.value, fa.value, &fb.samples, &fa.samples);
             if let Some(c) = change {
                 changes.push(c);
                 if noise != Some(true) && c != 0.0 {
