@@ -15,8 +15,9 @@ use anyhow::Result;
 /// Measure idle (unloaded) memory latency from every CPU node to every
 /// memory node with a pointer chase, per access pattern and page kind:
 /// full-random (one random cycle through the whole buffer, page walks
-/// included), page-local (random within a window, windows one after the
-/// other, as multichase's default: memory latency without page walks) and
+/// included), page-local (random within a window, each window done before
+/// the next, in random order, as multichase's default: memory latency
+/// without page walks) and
 /// stride (lat_mem_rd style, a stride sweep). One thread, pinned and
 /// checked; the buffer bound to the memory node, its pages verified.
 #[derive(clap::Args, Debug)]
