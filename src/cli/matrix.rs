@@ -56,8 +56,8 @@ pub struct MatrixArgs {
     pub no_latency: bool,
     /// Latency chase pattern: full-random (one random cycle through the
     /// whole buffer, page walks included), page-local (random within
-    /// --window, windows in turn: latency without page walks) or stride
-    /// (--stride bytes apart).
+    /// --window, one window at a time, in random order: latency without
+    /// page walks) or stride (--stride bytes apart).
     #[arg(long, value_name = "PATTERN", default_value = "full-random")]
     pub pattern: String,
     /// The page-local window (multichase -T).

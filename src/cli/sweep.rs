@@ -60,8 +60,8 @@ pub struct SweepArgs {
     pub huge: bool,
     /// Latency chase pattern: full-random (one random cycle through the
     /// whole buffer, as sc-membench), page-local (random within --window,
-    /// windows in turn: latency without page walks) or stride (--stride
-    /// bytes apart, lat_mem_rd style).
+    /// one window at a time, in random order: latency without page walks)
+    /// or stride (--stride bytes apart, lat_mem_rd style).
     #[arg(long, value_name = "PATTERN", default_value = "full-random")]
     pub pattern: String,
     /// The page-local window (multichase -T).
