@@ -42,7 +42,12 @@ use std::hint::black_box;
 use std::str::FromStr;
 
 pub use mix::Mix;
-pub use registry::{KERNELS, available, best, find};
+pub use registry::{KERNELS, available, best, best_streams, find};
+
+/// Parts a multi-stream read kernel reads at once (`read_s8_*`).
+pub const STREAMS: usize = 8;
+// The kernels' names and `KernelSpec::access` spell the 8 out.
+const _: () = assert!(STREAMS == 8);
 
 /// What a kernel does to each element.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -323,11 +328,14 @@ type RawKernel =
 
 /// One kernel and what it measures.
 pub struct KernelSpec {
-    /// `<op>[_nt]_<isa>`, e.g. `copy_nt_avx2`.
+    /// `<op>[_sN][_nt]_<isa>`, e.g. `copy_nt_avx2` or `read_s8_avx512`.
     pub name: &'static str,
     pub op: Op,
     pub isa: Isa,
     pub store: Store,
+    /// Places the kernel goes through the arrays at once: 1 (one pass from
+    /// start to end), or [`STREAMS`] for the multi-stream reads.
+    pub streams: usize,
     func: RawKernel,
 }
 
@@ -335,11 +343,13 @@ impl KernelSpec {
     /// The memory accesses that `store` picks, in words: read has only
     /// loads, every other operation is told apart by its stores.
     pub fn access(&self) -> &'static str {
-        match (self.op.stores(), self.store) {
-            (true, Store::Regular) => "regular stores",
-            (true, Store::NonTemporal) => "non-temporal stores",
-            (false, Store::Regular) => "regular loads",
-            (false, Store::NonTemporal) => "non-temporal loads",
+        match (self.op.stores(), self.store, self.streams > 1) {
+            (true, Store::Regular, _) => "regular stores",
+            (true, Store::NonTemporal, _) => "non-temporal stores",
+            (false, Store::Regular, false) => "regular loads",
+            (false, Store::NonTemporal, false) => "non-temporal loads",
+            (false, Store::Regular, true) => "regular loads, 8 streams",
+            (false, Store::NonTemporal, true) => "non-temporal loads, 8 streams",
         }
     }
 }
@@ -351,6 +361,7 @@ impl fmt::Debug for KernelSpec {
             .field("op", &self.op)
             .field("isa", &self.isa)
             .field("store", &self.store)
+            .field("streams", &self.streams)
             .finish_non_exhaustive()
     }
 }

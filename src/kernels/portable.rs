@@ -30,6 +30,33 @@ pub(super) fn read(_dst: &mut [u64], src1: &[u64], _src2: &[u64], _src3: &[u64],
     acc.iter().fold(0, |x, a| x ^ a)
 }
 
+/// `read` in [`super::STREAMS`] places at once: the array cut into that many
+/// parts, each turn of the loop one line (8 words) from every part, so the
+/// prefetchers follow several streams. The same XOR of all words.
+#[inline(never)]
+pub(super) fn read_streams(
+    _dst: &mut [u64],
+    src1: &[u64],
+    _src2: &[u64],
+    _src3: &[u64],
+    _q: f64,
+) -> u64 {
+    const LINE: usize = 8;
+    let part = src1.len() / super::STREAMS / LINE * LINE;
+    let (body, rest) = src1.split_at(super::STREAMS * part);
+    let parts: [&[u64]; super::STREAMS] = std::array::from_fn(|k| &body[k * part..(k + 1) * part]);
+    let mut acc = [[0u64; LINE]; super::STREAMS];
+    for i in (0..part).step_by(LINE) {
+        for (a, p) in acc.iter_mut().zip(&parts) {
+            for (x, w) in a.iter_mut().zip(&p[i..i + LINE]) {
+                *x ^= w;
+            }
+        }
+    }
+    let sum = rest.iter().fold(0, |x, w| x ^ w);
+    acc.iter().flatten().fold(sum, |x, a| x ^ a)
+}
+
 #[inline(never)]
 pub(super) fn write(dst: &mut [u64], _src1: &[u64], _src2: &[u64], _src3: &[u64], q: f64) -> u64 {
     let word = q.to_bits();

@@ -26,6 +26,7 @@ macro_rules! kernel {
             op: Op::$Op,
             isa: Isa::$Isa,
             store: Store::Regular,
+            streams: 1,
             func: $isa::$op,
         }
     };
@@ -35,6 +36,7 @@ macro_rules! kernel {
             op: Op::$Op,
             isa: Isa::$Isa,
             store: Store::Regular,
+            streams: 1,
             func: $isa::$op::<false>,
         }
     };
@@ -44,7 +46,43 @@ macro_rules! kernel {
             op: Op::$Op,
             isa: Isa::$Isa,
             store: Store::NonTemporal,
+            streams: 1,
             func: $isa::$op::<true>,
+        }
+    };
+}
+
+/// `streams!(isa_module, Isa)` for the multi-stream read of one store kind
+/// (`regular` or `nt`; `portable` has one kind and no argument).
+macro_rules! streams {
+    ($isa:ident, $Isa:ident) => {
+        KernelSpec {
+            name: concat!("read_s8_", stringify!($isa)),
+            op: Op::Read,
+            isa: Isa::$Isa,
+            store: Store::Regular,
+            streams: super::STREAMS,
+            func: $isa::read_streams,
+        }
+    };
+    ($isa:ident, $Isa:ident, regular) => {
+        KernelSpec {
+            name: concat!("read_s8_", stringify!($isa)),
+            op: Op::Read,
+            isa: Isa::$Isa,
+            store: Store::Regular,
+            streams: super::STREAMS,
+            func: $isa::read_streams::<false>,
+        }
+    };
+    ($isa:ident, $Isa:ident, nt) => {
+        KernelSpec {
+            name: concat!("read_s8_nt_", stringify!($isa)),
+            op: Op::Read,
+            isa: Isa::$Isa,
+            store: Store::NonTemporal,
+            streams: super::STREAMS,
+            func: $isa::read_streams::<true>,
         }
     };
 }
@@ -58,10 +96,15 @@ pub static KERNELS: &[KernelSpec] = &[
     kernel!(portable, Portable, add, Add),
     kernel!(portable, Portable, triad, Triad),
     kernel!(portable, Portable, add3, Add3),
+    streams!(portable, Portable),
     #[cfg(target_arch = "x86_64")]
     kernel!(avx2, Avx2, read, Read, regular),
     #[cfg(target_arch = "x86_64")]
     kernel!(avx2, Avx2, read, Read, nt),
+    #[cfg(target_arch = "x86_64")]
+    streams!(avx2, Avx2, regular),
+    #[cfg(target_arch = "x86_64")]
+    streams!(avx2, Avx2, nt),
     #[cfg(target_arch = "x86_64")]
     kernel!(avx2, Avx2, write, Write, regular),
     #[cfg(target_arch = "x86_64")]
@@ -90,6 +133,10 @@ pub static KERNELS: &[KernelSpec] = &[
     kernel!(avx512, Avx512, read, Read, regular),
     #[cfg(target_arch = "x86_64")]
     kernel!(avx512, Avx512, read, Read, nt),
+    #[cfg(target_arch = "x86_64")]
+    streams!(avx512, Avx512, regular),
+    #[cfg(target_arch = "x86_64")]
+    streams!(avx512, Avx512, nt),
     #[cfg(target_arch = "x86_64")]
     kernel!(avx512, Avx512, write, Write, regular),
     #[cfg(target_arch = "x86_64")]
@@ -142,10 +189,19 @@ pub fn find(name: &str) -> Option<&'static KernelSpec> {
 
 /// The widest available kernel for `op` with `store` (AVX-512 > AVX2 > NEON >
 /// portable). `None` when nothing fits: never a regular kernel standing in
-/// for a non-temporal one.
+/// for a non-temporal one. One-pass kernels only: this is what a probe uses
+/// unless told otherwise.
 pub fn best(op: Op, store: Store) -> Option<&'static KernelSpec> {
     available()
-        .filter(|k| k.op == op && k.store == store)
+        .filter(|k| k.op == op && k.store == store && k.streams == 1)
+        .max_by_key(|k| k.isa.rank())
+}
+
+/// The widest multi-stream kernel of `op` with `store` this CPU runs, where
+/// there is one (reads only).
+pub fn best_streams(op: Op, store: Store) -> Option<&'static KernelSpec> {
+    available()
+        .filter(|k| k.op == op && k.store == store && k.streams > 1)
         .max_by_key(|k| k.isa.rank())
 }
 
@@ -164,14 +220,30 @@ mod tests {
             } else {
                 ""
             };
-            assert_eq!(k.name, format!("{}{nt}_{}", k.op, k.isa));
+            let streams = if k.streams > 1 {
+                format!("_s{}", k.streams)
+            } else {
+                String::new()
+            };
+            assert_eq!(k.name, format!("{}{streams}{nt}_{}", k.op, k.isa));
         }
     }
 
     #[test]
-    fn one_entry_per_op_isa_and_store() {
-        let combos: HashSet<_> = KERNELS.iter().map(|k| (k.op, k.isa, k.store)).collect();
+    fn one_entry_per_op_isa_store_and_stream_count() {
+        let combos: HashSet<_> = KERNELS
+            .iter()
+            .map(|k| (k.op, k.isa, k.store, k.streams))
+            .collect();
         assert_eq!(combos.len(), KERNELS.len());
+        // Only reads come in several streams, and each one-pass read has one
+        // per ISA and store kind at most.
+        assert!(KERNELS.iter().all(|k| k.streams == 1 || k.op == Op::Read));
+        let combos: HashSet<_> = KERNELS
+            .iter()
+            .filter(|k| k.streams == 1)
+            .map(|k| (k.op, k.isa, k.store))
+            .collect();
         for op in Op::ALL {
             assert!(combos.contains(&(op, Isa::Portable, Store::Regular)));
             assert!(!combos.contains(&(op, Isa::Portable, Store::NonTemporal)));

@@ -375,8 +375,40 @@ fn kernels_name_their_accesses_by_op_and_store_kind() {
     let access = |name: &str| find(name).map(KernelSpec::access);
     assert_eq!(access("read_portable"), Some("regular loads"));
     assert_eq!(access("copy_portable"), Some("regular stores"));
+    assert_eq!(access("read_s8_portable"), Some("regular loads, 8 streams"));
     if cfg!(target_arch = "x86_64") {
         assert_eq!(access("read_nt_avx2"), Some("non-temporal loads"));
         assert_eq!(access("write_nt_avx512"), Some("non-temporal stores"));
     }
+}
+
+#[test]
+fn kernels_multi_stream_reads_cover_every_word_once() {
+    // Lengths around whole turns of the loop (8 streams of a line each) and
+    // between them, from aligned and misaligned starts: XOR of distinct
+    // words tells a word skipped or read twice.
+    let lengths = [0, 8, 63, 64, 65, 127, 128, 129, 512 + 7, 4096 + 61];
+    let mut checked = 0;
+    for k in available().filter(|k| k.streams > 1) {
+        assert_eq!(k.op, Op::Read, "{}", k.name);
+        for n in lengths {
+            for offset in OFFSETS {
+                let a = Aligned::new(n, offset, |i| double(7, i));
+                let expected = a.slice(n).iter().fold(0, |x, w| x ^ w);
+                let sum = k.run(&mut KernelArgs {
+                    dst: &mut [],
+                    src1: a.slice(n),
+                    src2: &[],
+                    src3: &[],
+                    scalar: 0.0,
+                });
+                assert_eq!(sum, expected, "{} n={n} offset={offset}", k.name);
+                checked += 1;
+            }
+        }
+    }
+    assert!(
+        checked >= lengths.len() * OFFSETS.len(),
+        "no multi-stream read ran"
+    );
 }

@@ -19,6 +19,7 @@
 //! - Triad is `mul` then `add`, never FMA, to match the scalar formula bit for
 //!   bit.
 
+use super::STREAMS;
 use std::arch::x86_64::_mm_sfence;
 
 /// Cache line size: streaming stores should cover whole lines.
@@ -200,6 +201,51 @@ macro_rules! simd_kernels {
                     i += LANES;
                 }
                 sum = src1[i..].iter().fold(sum, |x, w| x ^ w);
+                let v = acc.into_iter().fold(setzero_si(), |x, a| xor_si(x, a));
+                let mut lanes = [0u64; LANES];
+                // SAFETY: `lanes` has room for one vector; unaligned store.
+                unsafe { storeu_si(lanes.as_mut_ptr().cast(), v) };
+                lanes.into_iter().fold(sum, |x, w| x ^ w)
+            }
+
+            /// Read in [`STREAMS`] places at once: the array cut into that
+            /// many parts, each turn of the loop takes one line from every
+            /// part. One core's read bandwidth is bounded by the misses it
+            /// keeps in flight, and the prefetchers follow each part as a
+            /// stream of its own, so several streams reach further than one.
+            /// The checksum is the same XOR of all words as `read`'s.
+            #[target_feature(enable = $feature)]
+            #[inline(never)]
+            pub(in crate::kernels) fn read_streams<const NT: bool>(
+                _dst: &mut [u64],
+                src1: &[u64],
+                _src2: &[u64],
+                _src3: &[u64],
+                _q: f64,
+            ) -> u64 {
+                const LINE: usize = super::LINE_BYTES / size_of::<u64>();
+                let n = src1.len();
+                let head = head_len(src1.as_ptr(), n);
+                // Whole lines per part, so every part starts on a line.
+                let part = (n - head) / super::STREAMS / LINE * LINE;
+                let p = src1.as_ptr();
+                let mut acc = [setzero_si(); super::STREAMS];
+                let mut i = 0;
+                while i < part {
+                    for (k, a) in acc.iter_mut().enumerate() {
+                        let line = head + k * part + i;
+                        for v in 0..LINE / LANES {
+                            // SAFETY: line + LINE <= head + STREAMS * part
+                            // <= n, inside `src1`; p + head is on a line
+                            // boundary and k * part + i a multiple of LINE.
+                            *a = xor_si(*a, unsafe { fetch::<NT>(p.add(line + v * LANES)) });
+                        }
+                    }
+                    i += LINE;
+                }
+                let done = head + super::STREAMS * part;
+                let mut sum = src1[..head].iter().fold(0, |x, w| x ^ w);
+                sum = src1[done..].iter().fold(sum, |x, w| x ^ w);
                 let v = acc.into_iter().fold(setzero_si(), |x, a| xor_si(x, a));
                 let mut lanes = [0u64; LANES];
                 // SAFETY: `lanes` has room for one vector; unaligned store.
