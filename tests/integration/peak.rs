@@ -64,6 +64,19 @@ fn every_mix_and_store_kind_is_measured_verified_and_the_best_named() {
         assert_eq!(r["params"]["bytes_per_element"], 8 * (reads + writes));
         assert_eq!(r["samples"]["bandwidth_mb_s"].as_array().unwrap().len(), 2);
     }
+    // Read is measured in one pass and in several streams; one record per
+    // load kind stays, naming the kernel that won, and a note says so.
+    for r in mixes.iter().filter(|r| r["params"]["mix"] == "read") {
+        let v = r["params"]["variant"].as_str().unwrap();
+        assert!(v.starts_with("read_"), "{r}");
+    }
+    assert!(
+        mixes
+            .iter()
+            .flat_map(|r| r["notes"].as_array().into_iter().flatten())
+            .any(|n| n.as_str().unwrap().contains("read_s8_")),
+        "{doc}"
+    );
     let best = of_kind(&doc, "best");
     assert_eq!(best.len(), 1, "one CPU node, one target, one thread count");
     let top = mixes.iter().map(|r| mb_s(r)).fold(0.0, f64::max);

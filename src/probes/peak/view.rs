@@ -104,11 +104,15 @@ fn best_line(r: &Record) -> String {
         .parse::<crate::kernels::Mix>()
         .map_or(true, |m| m.op().stores());
     let accesses = if stores { "stores" } else { "loads" };
+    let variant = text(r, param::VARIANT);
+    let streams = crate::kernels::find(variant)
+        .filter(|k| k.streams > 1)
+        .map(|k| format!(" in {} streams", k.streams))
+        .unwrap_or_default();
     format!(
-        "best with {} thread(s): {mix} with {} {accesses} ({}), {:.0} MB/s",
+        "best with {} thread(s): {mix} with {} {accesses}{streams} ({variant}), {:.0} MB/s",
         number(r, param::THREADS),
         store_label(text(r, pk::param::STORE)),
-        text(r, param::VARIANT),
         mb_s(r).unwrap_or(f64::NAN)
     )
 }
