@@ -56,33 +56,22 @@ macro_rules! kernel {
 /// (`regular` or `nt`; `portable` has one kind and no argument).
 macro_rules! streams {
     ($isa:ident, $Isa:ident) => {
-        KernelSpec {
-            name: concat!("read_s8_", stringify!($isa)),
-            op: Op::Read,
-            isa: Isa::$Isa,
-            store: Store::Regular,
-            streams: super::STREAMS,
-            func: $isa::read_streams,
-        }
+        streams!(@ $isa, $Isa, "read_s8_", Regular, $isa::read_streams)
     };
     ($isa:ident, $Isa:ident, regular) => {
-        KernelSpec {
-            name: concat!("read_s8_", stringify!($isa)),
-            op: Op::Read,
-            isa: Isa::$Isa,
-            store: Store::Regular,
-            streams: super::STREAMS,
-            func: $isa::read_streams::<false>,
-        }
+        streams!(@ $isa, $Isa, "read_s8_", Regular, $isa::read_streams::<false>)
     };
     ($isa:ident, $Isa:ident, nt) => {
+        streams!(@ $isa, $Isa, "read_s8_nt_", NonTemporal, $isa::read_streams::<true>)
+    };
+    (@ $isa:ident, $Isa:ident, $prefix:literal, $Store:ident, $func:expr) => {
         KernelSpec {
-            name: concat!("read_s8_nt_", stringify!($isa)),
+            name: concat!($prefix, stringify!($isa)),
             op: Op::Read,
             isa: Isa::$Isa,
-            store: Store::NonTemporal,
+            store: Store::$Store,
             streams: super::STREAMS,
-            func: $isa::read_streams::<true>,
+            func: $func,
         }
     };
 }

@@ -169,6 +169,17 @@ macro_rules! simd_kernels {
                 }
             }
 
+            /// `sum` XOR every lane of the read accumulators.
+            #[target_feature(enable = $feature)]
+            #[inline]
+            fn fold_lanes<const K: usize>(acc: [VI; K], sum: u64) -> u64 {
+                let v = acc.into_iter().fold(setzero_si(), |x, a| xor_si(x, a));
+                let mut lanes = [0u64; LANES];
+                // SAFETY: `lanes` has room for one vector; unaligned store.
+                unsafe { storeu_si(lanes.as_mut_ptr().cast(), v) };
+                lanes.into_iter().fold(sum, |x, w| x ^ w)
+            }
+
             #[target_feature(enable = $feature)]
             #[inline(never)]
             pub(in crate::kernels) fn read<const NT: bool>(
@@ -201,11 +212,7 @@ macro_rules! simd_kernels {
                     i += LANES;
                 }
                 sum = src1[i..].iter().fold(sum, |x, w| x ^ w);
-                let v = acc.into_iter().fold(setzero_si(), |x, a| xor_si(x, a));
-                let mut lanes = [0u64; LANES];
-                // SAFETY: `lanes` has room for one vector; unaligned store.
-                unsafe { storeu_si(lanes.as_mut_ptr().cast(), v) };
-                lanes.into_iter().fold(sum, |x, w| x ^ w)
+                fold_lanes(acc, sum)
             }
 
             /// Read in [`STREAMS`] places at once: the array cut into that
@@ -246,11 +253,7 @@ macro_rules! simd_kernels {
                 let done = head + super::STREAMS * part;
                 let mut sum = src1[..head].iter().fold(0, |x, w| x ^ w);
                 sum = src1[done..].iter().fold(sum, |x, w| x ^ w);
-                let v = acc.into_iter().fold(setzero_si(), |x, a| xor_si(x, a));
-                let mut lanes = [0u64; LANES];
-                // SAFETY: `lanes` has room for one vector; unaligned store.
-                unsafe { storeu_si(lanes.as_mut_ptr().cast(), v) };
-                lanes.into_iter().fold(sum, |x, w| x ^ w)
+                fold_lanes(acc, sum)
             }
 
             #[target_feature(enable = $feature)]
