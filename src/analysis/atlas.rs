@@ -71,6 +71,9 @@ pub struct Atlas {
     pub latency_pattern: Option<String>,
     /// The latency grid's chase, as `page-local:256K chase on thp pages`.
     pub latency_chase: Option<String>,
+    /// The latency grid's buffer, bytes: a figure means little without it
+    /// where the L3 holds part of the buffer.
+    pub latency_size: Option<u64>,
     /// Lowest verified placement (% of pages on the memory node) over the
     /// cell's measurements.
     pub verified: Grid,
@@ -176,6 +179,7 @@ impl Atlas {
                     }
                     a.latency_pattern = Some(pattern_label(r));
                     a.latency_chase = Some(chase_label(r));
+                    a.latency_size = r.params.get(param::SIZE_BYTES).and_then(|v| v.as_u64());
                 }
                 kind::PEAK_MIX => {
                     if let Some(v) = value(metric::BANDWIDTH_MB_S) {
@@ -271,10 +275,13 @@ mod tests {
         let local = lat()
             .param(param::PATTERN, "page-local")
             .param(param::WINDOW_BYTES, 262144)
-            .param(param::PAGE_SIZE, "thp");
+            .param(param::PAGE_SIZE, "thp")
+            .param(param::SIZE_BYTES, 1u64 << 30);
         assert_eq!(chase_label(&local), "page-local:256K chase on thp pages");
         let a = Atlas::from_records([&local]);
         assert_eq!(a.latency_chase(), "page-local:256K chase on thp pages");
+        assert_eq!(a.latency_size, Some(1 << 30));
+        assert_eq!(Atlas::from_records([&lat()]).latency_size, None);
         let odd = lat().param(param::PAGE_SIZE, "x\u{1b}[31m");
         assert_eq!(chase_label(&odd), "full-random chase on x\\x1b[31m pages");
         assert_eq!(Atlas::default().latency_chase(), "full-random chase");

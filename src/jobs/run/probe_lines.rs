@@ -75,12 +75,14 @@ fn latency_line(records: &[Record]) -> Option<String> {
                 .copied()
                 .filter(|r| text(r, param::PATTERN) == Some(p))
                 .collect();
-            let pages = these
-                .first()
-                .and_then(|r| text(r, param::PAGE_SIZE))
-                .unwrap_or("?");
+            let first = these.first();
+            let pages = first.and_then(|r| text(r, param::PAGE_SIZE)).unwrap_or("?");
+            let buffer = first
+                .and_then(|r| num(r, param::SIZE_BYTES))
+                .map(|b| format!(", {}", crate::units::bytes(b)))
+                .unwrap_or_default();
             format!(
-                "{p} ({pages}) {}",
+                "{p} ({pages}{buffer}) {}",
                 local_remote(&these, metric::LATENCY_NS, "ns", 1)
             )
         })
@@ -262,7 +264,7 @@ mod tests {
         let records = vec![
             lat("full-random", 0, 150.0),
             lat("full-random", 1, 240.0),
-            lat("page-local", 0, 94.0),
+            lat("page-local", 0, 94.0).param(param::SIZE_BYTES, 2_516_582_400u64),
             at(probe::PEAK, 0, 0)
                 .param(peak::param::KIND, peak::kind::BEST)
                 .param(param::THREADS, 8)
@@ -296,7 +298,7 @@ mod tests {
         let text = probe_lines(&records);
         assert!(
             text.contains(
-                "full-random (2M) local 150.0 ns, remote 240.0 ns; page-local (2M) local 94.0 ns"
+                "full-random (2M) local 150.0 ns, remote 240.0 ns; page-local (2M, 2.3 GiB) local 94.0 ns"
             ),
             "{text}"
         );

@@ -67,8 +67,12 @@ fn matrix_lines(a: &Atlas) -> String {
         "  triad, saturated:   {}\n",
         local_remote(&a.saturated, "MB/s", 0)
     ));
+    let buffer = a
+        .latency_size
+        .map(|b| format!(", {}", crate::units::bytes(b)))
+        .unwrap_or_default();
     out.push_str(&format!(
-        "  idle latency:       {} ({})\n",
+        "  idle latency:       {} ({}{buffer})\n",
         local_remote(&a.latency, "ns", 1),
         a.latency_chase()
     ));
@@ -329,6 +333,11 @@ mod tests {
         assert_eq!(
             line(&a),
             "  idle latency:       local 150.0 ns, remote 240.0 ns (page-local:256K chase on thp pages)"
+        );
+        a.latency_size = Some(1_258_291_200);
+        assert_eq!(
+            line(&a),
+            "  idle latency:       local 150.0 ns, remote 240.0 ns (page-local:256K chase on thp pages, 1.2 GiB)"
         );
     }
 
