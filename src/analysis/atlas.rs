@@ -232,6 +232,14 @@ impl Atlas {
             .unwrap_or(crate::kernels::pattern::Pattern::FULL_RANDOM)
     }
 
+    /// `, 1.2 GiB`: the latency grid's buffer, to follow its chase's name;
+    /// empty where the records do not say.
+    pub fn latency_buffer(&self) -> String {
+        self.latency_size
+            .map(|b| format!(", {}", crate::units::bytes(b)))
+            .unwrap_or_default()
+    }
+
     /// The latency grid's chase, as [`chase_label`] words it.
     pub fn latency_chase(&self) -> String {
         self.latency_chase
@@ -281,6 +289,7 @@ mod tests {
         let a = Atlas::from_records([&local]);
         assert_eq!(a.latency_chase(), "page-local:256K chase on thp pages");
         assert_eq!(a.latency_size, Some(1 << 30));
+        assert_eq!(a.latency_buffer(), ", 1 GiB");
         assert_eq!(Atlas::from_records([&lat()]).latency_size, None);
         let odd = lat().param(param::PAGE_SIZE, "x\u{1b}[31m");
         assert_eq!(chase_label(&odd), "full-random chase on x\\x1b[31m pages");

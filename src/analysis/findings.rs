@@ -83,8 +83,9 @@ fn matrix_findings(doc: &Document, a: &Atlas) -> Vec<Finding> {
         let bw = local_bw.map_or("-".into(), |b| format!("{:.0} MB/s", b.1));
         let lat = local_lat.map_or("-".into(), |l| format!("{:.1} ns", l.0));
         out.push(Finding::info(format!(
-            "one NUMA node: local single-thread bandwidth {bw}, idle latency {lat} ({} chase); with no remote memory there is no remote penalty, no second class and no placement to advise on (a machine with two or more nodes, or scripts/numa-vm for behaviour, shows them)",
-            a.latency_pattern()
+            "one NUMA node: local single-thread bandwidth {bw}, idle latency {lat} ({} chase{}); with no remote memory there is no remote penalty, no second class and no placement to advise on (a machine with two or more nodes, or scripts/numa-vm for behaviour, shows them)",
+            a.latency_pattern(),
+            a.latency_buffer()
         )));
     } else {
         if let (Some(l), Some(r)) = (local_bw, span(&a.single, false))
@@ -99,8 +100,9 @@ fn matrix_findings(doc: &Document, a: &Atlas) -> Vec<Finding> {
             && let Some(x) = ratio(r.1, l.0)
         {
             out.push(Finding::info(format!(
-                "idle latency ({} chase): local {:.1} ns at best, worst remote {:.1} ns ({x:.2}x)",
+                "idle latency ({} chase{}): local {:.1} ns at best, worst remote {:.1} ns ({x:.2}x)",
                 a.latency_pattern(),
+                a.latency_buffer(),
                 l.0,
                 r.1
             )));

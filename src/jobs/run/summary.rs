@@ -67,14 +67,11 @@ fn matrix_lines(a: &Atlas) -> String {
         "  triad, saturated:   {}\n",
         local_remote(&a.saturated, "MB/s", 0)
     ));
-    let buffer = a
-        .latency_size
-        .map(|b| format!(", {}", crate::units::bytes(b)))
-        .unwrap_or_default();
     out.push_str(&format!(
-        "  idle latency:       {} ({}{buffer})\n",
+        "  idle latency:       {} ({}{})\n",
         local_remote(&a.latency, "ns", 1),
-        a.latency_chase()
+        a.latency_chase(),
+        a.latency_buffer()
     ));
     let (_, classes) = crate::analysis::placement::system_classes(a);
     out.push_str(&format!(
