@@ -15,7 +15,8 @@
 # samples, and its mean is shown beside it in every round. Rounds alternate
 # numabench, peer, numabench, peer, ... and each is printed; the CSV line gives
 # the median over the rounds of numabench's per-pair median and of the peer's
-# per-pair mean, ratio = numabench / peer.
+# per-pair mean, ratio = numabench / peer, and a second line (<test>_<pair>_mean)
+# numabench's per-pair mean in place of its median: mean against mean.
 #
 # Uses from bench-peers: $nb, $tmp, note, die, fail, median, is_uint; and its
 # options $c2c_bin (path of core-to-core-latency), $c2c_rounds, $c2c_cpus.
@@ -87,6 +88,11 @@ run_c2c_pairs() {
             # shellcheck disable=SC2086
             pm=$(median $pm)
             ratio_line core-to-core-latency "${test}_$pair" "$nbm" "$pm" 2
+            # The like-for-like line: numabench's mean of its samples against
+            # the peer's (the peer prints no median).
+            # shellcheck disable=SC2046
+            nbmean=$(median $(awk -v p="$pair" '$1 == p { print $3 }' "$tmp/c2c-nb.all"))
+            ratio_line core-to-core-latency "${test}_${pair}_mean" "$nbmean" "$pm" 2
         done
     done
 }
