@@ -235,9 +235,7 @@ impl Atlas {
     /// `, 1.2 GiB`: the latency grid's buffer, to follow its chase's name;
     /// empty where the records do not say.
     pub fn latency_buffer(&self) -> String {
-        self.latency_size
-            .map(|b| format!(", {}", crate::units::bytes(b)))
-            .unwrap_or_default()
+        buffer_suffix(self.latency_size)
     }
 
     /// The latency grid's chase, as [`chase_label`] words it.
@@ -246,6 +244,14 @@ impl Atlas {
             .clone()
             .unwrap_or_else(|| format!("{} chase", self.latency_pattern()))
     }
+}
+
+/// `, 1.2 GiB` for a chase buffer of that many bytes, to follow the name of
+/// its chase; empty for `None`.
+pub fn buffer_suffix(bytes: Option<u64>) -> String {
+    bytes
+        .map(|b| format!(", {}", crate::units::bytes(b)))
+        .unwrap_or_default()
 }
 
 /// The chase a latency record ran, as `full-random chase on thp pages`;

@@ -77,10 +77,9 @@ fn latency_line(records: &[Record]) -> Option<String> {
                 .collect();
             let first = these.first();
             let pages = first.and_then(|r| text(r, param::PAGE_SIZE)).unwrap_or("?");
-            let buffer = first
-                .and_then(|r| num(r, param::SIZE_BYTES))
-                .map(|b| format!(", {}", crate::units::bytes(b)))
-                .unwrap_or_default();
+            let buffer = crate::analysis::atlas::buffer_suffix(
+                first.and_then(|r| num(r, param::SIZE_BYTES)),
+            );
             format!(
                 "{p} ({pages}{buffer}) {}",
                 local_remote(&these, metric::LATENCY_NS, "ns", 1)
