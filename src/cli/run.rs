@@ -16,8 +16,9 @@ pub struct RunArgs {
     /// `<host>-<date>-<time>` folder there and never overwrites one.
     #[arg(long, value_name = "DIR", default_value = "numabench-results")]
     pub dir: PathBuf,
-    /// What to run: `default` (topology, matrix, sweep; about a minute on a
-    /// small machine), `quick` (topology and matrix, no sweep: what `fleet
+    /// What to run: `default` (topology, matrix, sweep, then latency by
+    /// pattern, parallel chases, loaded latency, peak injection and core to
+    /// core; one to two minutes on a 2-CPU machine), `quick` (topology and matrix, no sweep: what `fleet
     /// report` compares) or `full` (also perf's mem suite at 5 s per test,
     /// the four AutoNUMA tests and numa_test with one task per CPU; minutes).
     #[arg(long, value_name = "NAME", default_value = "default", value_parser = clap::builder::PossibleValuesParser::new(
