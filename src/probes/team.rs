@@ -235,11 +235,11 @@ pub(crate) fn prepare(seat: Seat, memory: &TeamMemory) -> Result<(Buffer, Placem
         .map_err(|e| anyhow!("cannot pin a thread to CPU {}: {e}", seat.cpu))?;
     let stride = stride(memory.array_bytes);
     let len = stride * memory.arrays;
-    let mut opts = BufferOptions::new(len).pages(memory.pages);
+    // Not touched on mapping: `fill_doubles` below is the first touch, from
+    // this pinned thread, so the arrays are written once, not twice.
+    let mut opts = BufferOptions::new(len).pages(memory.pages).touch(false);
     if memory.split.is_empty() {
         opts = opts.policy(MemPolicy::Bind(NodeSet::from_ids([seat.node])));
-    } else {
-        opts = opts.touch(false);
     }
     let mut buffer = Buffer::new(&opts).map_err(|e| anyhow!("CPU {}: {e}", seat.cpu))?;
     let pattern = split_pattern(&memory.split);
