@@ -18,9 +18,10 @@ pub struct RunArgs {
     pub dir: PathBuf,
     /// What to run: `default` (topology, matrix, sweep, then latency by
     /// pattern, parallel chases, loaded latency, peak injection and core to
-    /// core; one to two minutes on a 2-CPU machine), `quick` (topology and matrix, no sweep: what `fleet
-    /// report` compares) or `full` (also perf's mem suite at 5 s per test,
-    /// the four AutoNUMA tests and numa_test with one task per CPU; minutes).
+    /// core; one to two minutes on a 2-CPU machine), `quick` (topology and
+    /// matrix, no sweep: what `fleet report` compares) or `full` (also perf's
+    /// mem suite at 5 s per test, the four AutoNUMA tests and numa_test with
+    /// one task per CPU; minutes).
     #[arg(long, value_name = "NAME", default_value = "default", value_parser = clap::builder::PossibleValuesParser::new(
         [clap::builder::PossibleValue::new("default"), clap::builder::PossibleValue::new("quick"), clap::builder::PossibleValue::new("full"), clap::builder::PossibleValue::new("smoke").hide(true)]))]
     pub profile: String,
