@@ -52,6 +52,11 @@ c2c_parse_peer() {
             printf "%s-%s %s\n", a, b, $j } }' "$1"
 }
 
+# Column $3 of the lines for pair $2 in $1 (the files c2c_parse_* write).
+c2c_pair_col() {
+    awk -v p="$2" -v c="$3" '$1 == p { print $c }' "$1"
+}
+
 run_c2c_pairs() {
     local peer cpus test bflag r pair nbm nbmean pm
     peer=$(c2c_find_peer)
@@ -74,7 +79,7 @@ run_c2c_pairs() {
             [ -s "$tmp/c2c-nb.round" ] || { note "c2c: no pairs in numabench's CSV"; show_tail "$tmp/c2c-nb.csv"; exit 1; }
             [ -s "$tmp/c2c-pr.round" ] || { note "c2c: no pairs in the peer's CSV"; show_tail "$tmp/c2c-pr.csv"; exit 1; }
             while read -r pair nbm nbmean; do
-                pm=$(awk -v p="$pair" '$1 == p { print $2 }' "$tmp/c2c-pr.round")
+                pm=$(c2c_pair_col "$tmp/c2c-pr.round" "$pair" 2)
                 note "c2c $test $pair: round $r/$c2c_rounds: numabench median $nbm ns (mean $nbmean), core-to-core-latency mean ${pm:-?} ns"
             done <"$tmp/c2c-nb.round"
             cat "$tmp/c2c-nb.round" >>"$tmp/c2c-nb.all"
@@ -82,8 +87,8 @@ run_c2c_pairs() {
         done
         for pair in $(awk '{ print $1 }' "$tmp/c2c-nb.all" | sort -u -t- -k1,1n -k2,2n); do
             # shellcheck disable=SC2046
-            nbm=$(median $(awk -v p="$pair" '$1 == p { print $2 }' "$tmp/c2c-nb.all"))
-            pm=$(awk -v p="$pair" '$1 == p { print $2 }' "$tmp/c2c-pr.all")
+            nbm=$(median $(c2c_pair_col "$tmp/c2c-nb.all" "$pair" 2))
+            pm=$(c2c_pair_col "$tmp/c2c-pr.all" "$pair" 2)
             [ -n "$pm" ] || { note "c2c $test $pair: the peer has no figure for this pair"; continue; }
             # shellcheck disable=SC2086
             pm=$(median $pm)
@@ -91,7 +96,7 @@ run_c2c_pairs() {
             # The like-for-like line: numabench's mean of its samples against
             # the peer's (the peer prints no median).
             # shellcheck disable=SC2046
-            nbmean=$(median $(awk -v p="$pair" '$1 == p { print $3 }' "$tmp/c2c-nb.all"))
+            nbmean=$(median $(c2c_pair_col "$tmp/c2c-nb.all" "$pair" 3))
             ratio_line core-to-core-latency "${test}_${pair}_mean" "$nbmean" "$pm" 2
         done
     done
