@@ -7,7 +7,9 @@ pub use crate::view::chart::{Chart, Line, Marker, lines_of};
 
 /// Escapes text for HTML and SVG content and attribute values. Control
 /// characters (but tab and line ends), which HTML does not allow and which
-/// a terminal would obey when someone prints the file, become U+FFFD.
+/// a terminal would obey when someone prints the file, become U+FFFD, as do
+/// bidirectional controls, which would reorder what follows them in a cell
+/// or a chart label.
 pub fn escape(s: &str) -> String {
     escape_chars(s, true)
 }
@@ -27,6 +29,7 @@ fn escape_chars(s: &str, quotes: bool) -> String {
             '"' if quotes => out.push_str("&quot;"),
             '\'' if quotes => out.push_str("&#39;"),
             c if c.is_control() && !matches!(c, '\t' | '\n' | '\r') => out.push('\u{FFFD}'),
+            c if crate::text::is_bidi_control(c) => out.push('\u{FFFD}'),
             c => out.push(c),
         }
     }
@@ -347,6 +350,7 @@ mod tests {
         assert_eq!(escape("<&>"), "&lt;&amp;&gt;");
         assert_eq!(escape_text("'\u{1b}\""), "'\u{FFFD}\"");
         assert_eq!(escape("'\""), "&#39;&quot;");
+        assert_eq!(escape_text("h\u{202e}1.5 \u{5d0}"), "h\u{FFFD}1.5 \u{5d0}");
     }
 
     fn chart() -> Chart {

@@ -512,7 +512,8 @@ fn a_size_not_measured_is_a_note_in_every_format_and_the_run_incomplete() {
 }
 
 /// A small sweep results file whose record names, metric and host strings
-/// carry terminal controls, as a hostile or damaged file could.
+/// carry terminal controls and a right-to-left override, as a hostile or
+/// damaged file could.
 fn hostile_results(dir: &Path, name: &str) -> PathBuf {
     let path = dir.join(name);
     let saved = dir.join(format!("clean-{name}"));
@@ -532,7 +533,7 @@ fn hostile_results(dir: &Path, name: &str) -> PathBuf {
     .succeeded();
     let mut doc: serde_json::Value =
         serde_json::from_slice(&std::fs::read(&saved).unwrap()).unwrap();
-    doc["host"]["hostname"] = "host\x1b[2J\x07".into();
+    doc["host"]["hostname"] = "host\x1b[2J\x07\u{202e}".into();
     doc["host"]["cpu_model"] = "cpu\u{9b}31m".into();
     for r in doc["records"].as_array_mut().unwrap() {
         r["name"] = "read\x1b]0;owned\x07|<b>&".into();
@@ -553,7 +554,7 @@ fn compare_shows_control_characters_and_markup_from_files_safely() {
         args.extend(format);
         let out = run(&args);
         out.succeeded();
-        for raw in ['\x1b', '\x07', '\u{9b}'] {
+        for raw in ['\x1b', '\x07', '\u{9b}', '\u{202e}'] {
             assert!(
                 !out.stdout.contains(raw),
                 "{format:?}: {raw:?} reached stdout"
@@ -586,6 +587,20 @@ fn compare_shows_control_characters_and_markup_from_files_safely() {
         if format.is_none() {
             assert!(out.stdout.contains(r"lab\x1b[5m|<i>&"), "{}", out.stdout);
         }
+    }
+    // The report shows the host name without the override: as an escape in
+    // Markdown, replaced in HTML.
+    for (format, shown) in [
+        ("markdown", r"host\x1b[2J\x07\u{202e}"),
+        ("html", "host\u{FFFD}[2J\u{FFFD}\u{FFFD}"),
+    ] {
+        let out = run(&["report", b, "--format", format]);
+        out.succeeded();
+        assert!(
+            !out.stdout.contains('\u{202e}') && out.stdout.contains(shown),
+            "{format}: {}",
+            out.stdout
+        );
     }
     // The file's path in an error is shown safely too.
     let odd = tmp.path().join("odd\x1b[2Jname.json");
