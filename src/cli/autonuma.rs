@@ -108,7 +108,8 @@ fn sample_pages(s: &str) -> Result<usize, String> {
 /// ...) it goes to stderr and stdout gets the results in that format.
 #[derive(clap::Args, Debug)]
 pub struct AutonumaArgs {
-    /// numa01, numa01_THREAD_ALLOC, numa02, numa02_SMT or all.
+    /// numa01, numa01_THREAD_ALLOC, numa02, numa02_SMT, numa01_PER_NODE or
+    /// all.
     #[arg(value_name = "TEST", default_value = "all", value_parser = tests)]
     pub tests: Selection,
     /// Threads per process (T) for every test instead of the benchmark's

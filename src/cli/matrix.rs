@@ -19,8 +19,8 @@ use anyhow::Result;
 /// and a pointer chase; memory bound to the target node and verified.
 #[derive(clap::Args, Debug)]
 pub struct MatrixArgs {
-    /// Bandwidth kernel: an operation (read, write, copy, scale, add,
-    /// triad) or a variant name such as triad_nt_avx512 (see `numabench
+    /// Bandwidth kernel: an operation (read, write, copy, scale, add, triad,
+    /// add3) or a variant name such as triad_nt_avx512 (see `numabench
     /// sweep --list-kernels`).
     #[arg(short = 'k', long, value_name = "KERNEL", default_value = "triad")]
     pub kernel: String,

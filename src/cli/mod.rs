@@ -41,7 +41,7 @@ use std::path::PathBuf;
     version,
     about,
     long_about = None,
-    after_long_help = "Guides: docs/COMMAND.md in the numabench source (one per command), docs/measuring.md (how figures are measured), docs/results.md (the results document), docs/faq.md."
+    after_long_help = "Guides, in the numabench source: each command's --help names its own under docs/; docs/measuring.md (how figures are measured), docs/results.md (the results document), docs/faq.md."
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -90,6 +90,9 @@ pub enum Command {
     Compare(compare::CompareArgs),
     #[command(after_long_help = "Guide: docs/report-and-compare.md in the numabench source.")]
     Report(report::ReportArgs),
+    #[command(
+        after_long_help = "Guide: docs/report-and-compare.md (output formats, completions and man pages) in the numabench source."
+    )]
     Generate(generate::GenerateArgs),
 }
 
