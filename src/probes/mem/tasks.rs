@@ -127,6 +127,20 @@ pub struct Sampler<'a> {
     pub hold_stop: Option<&'a std::cell::Cell<bool>>,
 }
 
+impl Sampler<'_> {
+    /// The interval as a step that always moves on: a zero interval would
+    /// never pass `now`.
+    fn step(&self) -> Duration {
+        self.interval.max(Duration::from_millis(1))
+    }
+}
+
+/// Whether every task is still in its loop: one that leaves it frees its
+/// memory, so a look taken past that point sees less than the test has.
+fn all_in_loop(control: &Control) -> bool {
+    control.word(Word::Leaving).load(Relaxed) == 0
+}
+
 /// A [`Sampler`]'s look: seconds since the release, the children's pids,
 /// and whether every task is still in its loop.
 pub type LookFn<'a> = dyn FnMut(f64, &[i32], &dyn Fn() -> bool) + 'a;
@@ -288,7 +302,7 @@ fn startup(
     if abort.is_none() && p.serialize_startup {
         let control = parent.control();
         if let Some(s) = sampler {
-            let intact = || control.word(Word::Leaving).load(Relaxed) == 0;
+            let intact = || all_in_loop(control);
             let begun = Instant::now();
             (s.look)(0.0, &parent.kids.pids, &intact);
             look_time = begun.elapsed();
@@ -329,7 +343,7 @@ impl<'t> Watch<'t> {
             tracker: Tracker::default(),
             samples: Vec::new(),
             next_tick: start + Duration::from_secs(1),
-            next_look: looked.map_or(start, |s| start + s.interval.max(Duration::from_millis(1))),
+            next_look: looked.map_or(start, |s| start + s.step()),
         }
     }
 
@@ -358,13 +372,12 @@ impl<'t> Watch<'t> {
                 break;
             }
             let mut now = Instant::now();
-            let intact = || control.word(Word::Leaving).load(Relaxed) == 0;
+            let intact = || all_in_loop(control);
             if let Some(s) = sampler.as_deref_mut()
                 && now >= self.next_look
                 && intact()
             {
-                // A zero interval would never move past `now`.
-                let step = s.interval.max(Duration::from_millis(1));
+                let step = s.step();
                 while self.next_look <= now {
                     self.next_look += step;
                 }
