@@ -11,6 +11,10 @@ fn main() {
             {
                 use std::io::Write;
                 if let Err(why) = e.print().and_then(|()| std::io::stdout().flush()) {
+                    // `numabench --help | head -1`, as for a command's output.
+                    if why.kind() == std::io::ErrorKind::BrokenPipe {
+                        std::process::exit(0);
+                    }
                     eprintln!("numabench: error: cannot write to standard output: {why}");
                     std::process::exit(numabench::error::EXIT_FAILURE);
                 }

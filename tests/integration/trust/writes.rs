@@ -375,6 +375,25 @@ fn a_full_stdout_is_a_failure() {
     }
 }
 
+/// A reader that went away (`numabench topo | head -1`) ends the output
+/// quietly and successfully, for help text as for a command's output.
+#[test]
+fn a_closed_pipe_on_stdout_is_not_an_error() {
+    for args in [
+        &["topo"][..],
+        &["sweep", "--list-kernels"][..],
+        &["report", "--help"][..],
+        &["--help"][..],
+    ] {
+        let (reader, writer) = std::io::pipe().unwrap();
+        drop(reader);
+        let out = plain().args(args).stdout(writer).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {err}");
+        assert!(err.is_empty(), "{args:?}: {err}");
+    }
+}
+
 #[test]
 fn gather_never_archives_a_file_outside_its_root() {
     let tmp = tempfile::tempdir().unwrap();
