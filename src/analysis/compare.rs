@@ -3,6 +3,8 @@
 //! signed so that + is always better, and changes that the runs' own
 //! repetitions cannot tell from noise marked as such.
 
+use std::collections::HashMap;
+
 use crate::results::names;
 use crate::results::{Better, Document, Record};
 use crate::stats;
@@ -52,13 +54,17 @@ fn is_secondary(record: &Record, metric: &str) -> bool {
     spread || cost
 }
 
-/// Change in %, + = better; `None` from a base of 0 to anything else.
+/// Change in %, + = better; `None` from a base of 0 to anything else, and
+/// where the change is too large for a number (a base of 1e-320, say).
 /// Equal values are +0.0 whichever the direction (never -0.0).
 pub fn change_pct(base: f64, other: f64, better: Better) -> Option<f64> {
     if base == 0.0 {
         return (other == 0.0).then_some(0.0);
     }
     let raw = 100.0 * (other - base) / base.abs();
+    if !raw.is_finite() {
+        return None;
+    }
     let signed = match better {
         Better::Higher => raw,
         Better::Lower => -raw,
@@ -148,18 +154,28 @@ pub fn missing_metrics<'a>(doc: &Document, names: &'a [String]) -> Vec<&'a str> 
         .collect()
 }
 
+/// A record's (probe, name), what records are matched by.
+fn key(r: &Record) -> (&str, &str) {
+    (r.probe.as_str(), r.name.as_str())
+}
+
+/// Each record of `doc` by (probe, name), the first where a name repeats.
+/// An index, not a scan per record: results files hold up to hundreds of
+/// thousands of records, and a scan per record would be quadratic.
+fn index(doc: &Document) -> HashMap<(&str, &str), &Record> {
+    let mut by_name = HashMap::with_capacity(doc.records.len());
+    for r in &doc.records {
+        by_name.entry(key(r)).or_insert(r);
+    }
+    by_name
+}
+
 pub fn compare(base: &Document, others: &[&Document], metrics: Metrics) -> Comparison {
-    let find = |doc: &'_ Document, r: &Record| -> Option<usize> {
-        doc.records
-            .iter()
-            .position(|o| o.probe == r.probe && o.name == r.name)
-    };
+    let indexes: Vec<_> = others.iter().map(|d| index(d)).collect();
     let mut rows = Vec::new();
     for r in &base.records {
-        let matches: Vec<Option<&Record>> = others
-            .iter()
-            .map(|d| find(d, r).map(|i| &d.records[i]))
-            .collect();
+        let matches: Vec<Option<&Record>> =
+            indexes.iter().map(|ix| ix.get(&key(r)).copied()).collect();
         for (key, m) in &r.metrics {
             if !metrics.shows(r, key) {
                 continue;
@@ -190,9 +206,15 @@ pub fn compare(base: &Document, others: &[&Document], metrics: Metrics) -> Compa
             });
         }
     }
+    let base_index = index(base);
     let unmatched = others
         .iter()
-        .map(|d| d.records.iter().filter(|o| find(base, o).is_none()).count())
+        .map(|d| {
+            d.records
+                .iter()
+                .filter(|o| !base_index.contains_key(&key(o)))
+                .count()
+        })
         .collect();
     Comparison { rows, unmatched }
 }
@@ -222,6 +244,42 @@ mod tests {
         assert_eq!(change_pct(100.0, 110.0, Better::Higher), Some(10.0));
         assert_eq!(change_pct(100.0, 110.0, Better::Lower), Some(-10.0));
         assert_eq!(change_pct(200.0, 150.0, Better::Lower), Some(25.0));
+    }
+
+    #[test]
+    fn a_change_too_large_for_a_number_has_no_percentage() {
+        assert_eq!(change_pct(5e-324, 1.0, Better::Higher), None);
+        assert_eq!(change_pct(1.0, 1e308, Better::Lower), None);
+        assert_eq!(change_pct(1.0, 1e300, Better::Higher), Some(1e302 - 100.0));
+    }
+
+    #[test]
+    fn records_match_by_probe_and_name_and_a_repeated_name_matches_its_first() {
+        let base = doc(vec![
+            bw("a", 100.0, &[]),
+            bw("b", 100.0, &[]),
+            Record::new("sweep", "a").metric("x", 1.0, "ns", Better::Lower),
+        ]);
+        let other = doc(vec![
+            bw("b", 50.0, &[]),
+            bw("a", 110.0, &[]),
+            bw("a", 999.0, &[]),
+            bw("c", 1.0, &[]),
+        ]);
+        let c = compare(&base, &[&other], Metrics::Named(&["bandwidth_mb_s".into()]));
+        let value = |t: &str| {
+            c.rows
+                .iter()
+                .find(|r| r.probe == "mem" && r.test == t)
+                .and_then(|r| r.others[0].as_ref())
+                .map(|cell| cell.value)
+        };
+        assert_eq!(value("a"), Some(110.0));
+        assert_eq!(value("b"), Some(50.0));
+        // sweep/a has no bandwidth_mb_s, and mem/c is not in the base; the
+        // repeated mem/a counts as matched.
+        assert_eq!(c.rows.len(), 2);
+        assert_eq!(c.unmatched, vec![1]);
     }
 
     #[test]

@@ -8,7 +8,7 @@ use crate::results::Better;
 use serde_json::json;
 
 /// The text layout's closing line.
-const LEGEND_TEXT: &str = "changes are signed so that + is better; ~ marks a change within the runs' own noise (2 standard deviations of the kept samples); new: the base was 0, so no % exists\n";
+const LEGEND_TEXT: &str = "changes are signed so that + is better; ~ marks a change within the runs' own noise (2 standard deviations of the kept samples); new: the base was 0, or too near 0 for a %\n";
 
 /// Significant digits that keep small and large figures readable.
 pub(crate) fn num(v: f64) -> String {
@@ -233,7 +233,7 @@ pub fn section(c: &Comparison, labels: &[String]) -> Section {
         row.extend([r.unit.clone(), better(r.better).into()]);
         s.rows.push(row);
     }
-    s.lines.push("changes are signed so that + is better; (noise) marks a change within the runs' own noise (2 standard deviations of the kept samples); new: the base was 0, so no % exists".into());
+    s.lines.push("changes are signed so that + is better; (noise) marks a change within the runs' own noise (2 standard deviations of the kept samples); new: the base was 0, or too near 0 for a %".into());
     s.lines.extend(unmatched_lines(c, labels));
     s
 }

@@ -157,7 +157,7 @@ pub fn text(c: &Comparison, labels: &[String], order: &[String]) -> String {
     }
     if changes {
         out.push_str(&format!(
-            "changes against {} are signed so that + is better; ~ marks a change within the runs' own noise; new: the base was 0, so no % exists\n",
+            "changes against {} are signed so that + is better; ~ marks a change within the runs' own noise; new: the base was 0, or too near 0 for a %\n",
             labels[0]
         ));
     }
