@@ -148,6 +148,9 @@ fn check_args(args: &ModelArgs) -> Result<()> {
     if let Some(p) = args.peak {
         super::units::peak(p, "--peak")?;
     }
+    if let (Some(out), Some(input)) = (&args.save.save, &args.results) {
+        crate::results::check_not_an_input(out, std::slice::from_ref(input), "--save")?;
+    }
     args.save.check()
 }
 

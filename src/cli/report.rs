@@ -27,6 +27,7 @@ pub struct ReportArgs {
 
 pub fn run(args: ReportArgs) -> Result<()> {
     if let Some(path) = &args.output {
+        crate::results::check_not_an_input(path, &args.results, "--output")?;
         super::check_output_path(path, "--output")?;
     }
     let docs: Vec<Document> = args

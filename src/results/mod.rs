@@ -12,4 +12,7 @@ mod write;
 pub use document::*;
 pub use lean::*;
 pub use time::now_rfc3339;
-pub use write::{check_output, check_output_dir, remove_temp_in_flight, write_output};
+pub use write::{
+    check_not_an_input, check_output, check_output_dir, describe_file, remove_temp_in_flight,
+    write_output,
+};

@@ -94,7 +94,7 @@ pub fn check_output(path: &Path, flag: &str) -> Result<Target> {
     }
     Err(usage(format!(
         "{flag} {shown}: is {}; give the name of a regular file (it is replaced) or of a FIFO or character device (written through)",
-        describe(&meta)
+        describe_file(&meta)
     )))
 }
 
@@ -128,6 +128,29 @@ fn locked_file(path: &Path) -> Option<&'static str> {
     }
 }
 
+/// Refuses an output path that is one of the files a command reads
+/// (`report r.json -o r.json`): the output replaces its target, and the
+/// results it was made from would be gone. Same file means same device and
+/// inode, so another name for it (a hard link, `./r.json`) is caught too.
+pub fn check_not_an_input(out: &Path, inputs: &[PathBuf], flag: &str) -> Result<()> {
+    let Ok(target) = std::fs::metadata(out) else {
+        return Ok(());
+    };
+    for input in inputs {
+        if let Ok(m) = std::fs::metadata(input)
+            && m.is_file()
+            && (m.dev(), m.ino()) == (target.dev(), target.ino())
+        {
+            return Err(usage(format!(
+                "{flag} {}: is the file {} this command reads, and writing would replace it; give another name",
+                out.display(),
+                input.display()
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// Checks a directory that outputs will be created in (`run --dir`,
 /// `autonuma --out`): it must be a directory or not exist yet, with its
 /// parent a directory this process can create files in.
@@ -148,7 +171,7 @@ pub fn check_output_dir(dir: &Path, flag: &str) -> Result<()> {
         Ok(m) => {
             return Err(usage(format!(
                 "{flag} {shown}: is {}, not a directory",
-                describe(&m)
+                describe_file(&m)
             )));
         }
         Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
@@ -238,7 +261,7 @@ fn check_link(path: &Path, flag: &str) -> Result<Target> {
     }
     Err(usage(format!(
         "{flag} {shown}: is a symbolic link to {to} ({}); numabench follows links only to a FIFO or a terminal or null device; give the real path",
-        describe(&meta)
+        describe_file(&meta)
     )))
 }
 
@@ -319,7 +342,7 @@ fn probe_directory(path: &Path, flag: &str) -> Result<()> {
         Ok(m) => Err(usage(format!(
             "{what}: {} is {}, not a directory",
             dir.display(),
-            describe(&m)
+            describe_file(&m)
         ))),
         Err(_) => Err(usage(format!(
             "{what}: directory {} does not exist",
@@ -342,7 +365,7 @@ fn probe_create(dir: &Path, what: &str) -> Result<()> {
 }
 
 /// "a directory", "a block device", ...: what an output path holds.
-fn describe(meta: &std::fs::Metadata) -> &'static str {
+pub fn describe_file(meta: &std::fs::Metadata) -> &'static str {
     let t = meta.file_type();
     if t.is_dir() {
         "a directory"

@@ -9,7 +9,7 @@
 //! makes the open fail (another name is drawn) and is never written
 //! through.
 
-use super::{Target, describe, directory_of};
+use super::{Target, describe_file, directory_of};
 use anyhow::{Context, Result, bail};
 use std::ffi::CString;
 use std::fs::{File, OpenOptions};
@@ -128,7 +128,7 @@ fn rename_into_place(tmp: &Path, path: &Path, target: Target) -> Result<()> {
         Ok(m) if !m.file_type().is_file() => bail!(
             "{} changed while numabench ran: it is now {}; nothing written there",
             path.display(),
-            describe(&m)
+            describe_file(&m)
         ),
         _ => std::fs::rename(tmp, path).map_err(fail),
     }

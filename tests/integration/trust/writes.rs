@@ -458,3 +458,36 @@ fn a_dangling_link_as_an_output_directory_is_refused_before_measuring() {
         assert!(std::fs::symlink_metadata(&link).unwrap().is_symlink());
     }
 }
+
+#[test]
+fn an_output_that_is_one_of_the_inputs_is_refused_and_the_input_kept() {
+    let tmp = tempfile::tempdir().unwrap();
+    let m = results_file(tmp.path());
+    let before = std::fs::read(&m).unwrap();
+    let hard = tmp.path().join("hard-link.json");
+    std::fs::hard_link(&m, &hard).unwrap();
+    let name = |p: &Path| p.to_str().unwrap().to_string();
+    let dotted = format!("{}/./matrix.json", tmp.path().display());
+    let s = |a: &[&str]| a.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+    for args in [
+        s(&["report", &name(&m), "-o", &name(&m)]),
+        s(&["report", &name(&m), "--format", "json", "-o", &dotted]),
+        s(&["report", &name(&hard), &name(&hard), "--output", &name(&m)]),
+        s(&["model", &name(&m), "--save", &name(&hard)]),
+    ] {
+        refused_before_work(&args, "this command reads");
+        assert_eq!(
+            std::fs::read(&m).unwrap(),
+            before,
+            "{args:?} changed the input"
+        );
+    }
+    // Another file beside it is written as ever.
+    let out = tmp.path().join("report.html");
+    let st = numabench()
+        .args(["report", &name(&m), "-o", &name(&out)])
+        .output()
+        .unwrap();
+    assert_eq!(st.status.code(), Some(0));
+    assert!(std::fs::read_to_string(&out).unwrap().contains("<html"));
+}
