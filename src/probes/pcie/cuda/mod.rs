@@ -267,6 +267,21 @@ impl Driver {
     /// Opens the library at `path` (a name for the loader's search, or a
     /// path) and looks up every entry point.
     pub fn load_from(path: &str) -> Result<Driver, LoadError> {
+        // dlopen opens and reads whatever a path names: a FIFO would block
+        // it for good, a device would be read from. Only a regular file
+        // (through links) can be a library.
+        if path.contains('/')
+            && let Ok(meta) = std::fs::metadata(path)
+            && !meta.is_file()
+        {
+            return Err(LoadError::Unloadable {
+                library: path.to_string(),
+                reason: format!(
+                    "it is {}, not a library file",
+                    crate::results::describe_file(&meta)
+                ),
+            });
+        }
         let handle = Handle::open(path).map_err(|reason| {
             let library = path.to_string();
             if reason.contains("cannot open shared object file")
@@ -386,6 +401,27 @@ mod tests {
             "{err:?}"
         );
         assert!(err.is_absent());
+    }
+
+    #[test]
+    fn a_fifo_or_directory_is_refused_without_opening_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("libcuda.so.1");
+        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        // SAFETY: a valid NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        // dlopen on a FIFO with no writer would block this test for good.
+        for (path, kind) in [(fifo.as_path(), "a FIFO"), (dir.path(), "a directory")] {
+            let p = path.to_str().unwrap();
+            let err = Driver::load_from(p).unwrap_err();
+            assert_eq!(
+                err,
+                LoadError::Unloadable {
+                    library: p.into(),
+                    reason: format!("it is {kind}, not a library file")
+                }
+            );
+        }
     }
 
     #[test]
