@@ -66,8 +66,14 @@ pub fn patterns(kinds: &[String], window_text: &str, strides: &[String]) -> Resu
 }
 
 /// One pattern (`--pattern` of sweep, matrix and mlp): a stride pattern
-/// takes one `--stride` (default 64).
-pub fn one_pattern(kind: &str, window_text: &str, stride_text: Option<&str>) -> Result<Pattern> {
+/// takes one `--stride`, `default_stride` without one (what the command's
+/// help says: 64 for sweep and matrix, 256 for mlp).
+pub fn one_pattern(
+    kind: &str,
+    window_text: &str,
+    stride_text: Option<&str>,
+    default_stride: usize,
+) -> Result<Pattern> {
     let w = window(window_text)?;
     let s = stride_text.map(stride).transpose()?;
     if s.is_some() && kind.trim() != Pattern::STRIDE {
@@ -75,8 +81,32 @@ pub fn one_pattern(kind: &str, window_text: &str, stride_text: Option<&str>) -> 
             "--stride applies to --pattern stride, not --pattern {kind}: leave --stride out"
         )));
     }
-    Pattern::from_parts(kind.trim(), w, s.unwrap_or(64))
+    Pattern::from_parts(kind.trim(), w, s.unwrap_or(default_stride))
         .map_err(|e| usage(format!("--pattern {e}")))
+}
+
+/// A page-local window or a stride that the buffer holds: a window larger
+/// than the buffer would be a full-random chase under another name, and a
+/// stride as large as the buffer a chase of one element.
+pub fn fits(pattern: &Pattern, size: usize) -> Result<()> {
+    let shown = crate::units::short_size(size as u64);
+    if let Some(w) = pattern.window()
+        && w > size
+    {
+        return Err(usage(format!(
+            "--window {}: larger than the buffer (--size {shown}); give a window up to the buffer's size",
+            crate::units::short_size(w as u64)
+        )));
+    }
+    if let Some(s) = pattern.stride()
+        && s > size / 2
+    {
+        return Err(usage(format!(
+            "--stride {}: a chase needs at least two elements in the buffer (--size {shown}); give a stride up to half the buffer",
+            crate::units::short_size(s as u64)
+        )));
+    }
+    Ok(())
 }
 
 /// Page kinds (`--pages`): base, thp, auto, hugetlb or hugetlb:SIZE.
@@ -159,9 +189,9 @@ mod tests {
             assert_eq!(crate::error::exit_code(&e), crate::error::EXIT_USAGE);
             assert!(e.to_string().contains(says), "{e}");
         }
-        assert!(one_pattern("page-local", "256K", Some("64")).is_err());
+        assert!(one_pattern("page-local", "256K", Some("64"), 64).is_err());
         assert_eq!(
-            one_pattern("stride", "256K", Some("256")).unwrap(),
+            one_pattern("stride", "256K", Some("256"), 64).unwrap(),
             Pattern::Stride { stride: 256 }
         );
         assert!(

@@ -84,8 +84,12 @@ fn config(args: &LatencyArgs) -> Result<LatencyConfig> {
     if patterns.is_empty() || pages.is_empty() {
         return Err(usage("--pattern and --pages each need at least one value"));
     }
+    let size = chase::buffer_size(&args.size)?;
+    for p in &patterns {
+        chase::fits(p, size)?;
+    }
     Ok(LatencyConfig {
-        size: chase::buffer_size(&args.size)?,
+        size,
         patterns,
         pages,
         cpu_nodes: super::select::optional_node_list(&args.cpu_nodes, "--cpu-nodes")?,

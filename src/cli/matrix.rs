@@ -221,6 +221,7 @@ fn config(args: &MatrixArgs) -> Result<MatrixConfig> {
             &args.pattern,
             &args.window,
             args.stride.as_deref(),
+            64,
         )?)
         .peak(peak_mixes(args)?)
         .time_limit(units::limit(args.time_limit))

@@ -93,7 +93,12 @@ fn counts(given: &[usize]) -> Result<Vec<usize>> {
 }
 
 fn config(args: &MlpArgs) -> Result<MlpConfig> {
-    let pattern = chase::one_pattern(&args.pattern, &args.window, args.stride.as_deref())?;
+    let pattern = chase::one_pattern(
+        &args.pattern,
+        &args.window,
+        args.stride.as_deref(),
+        crate::kernels::pattern::WIDE_SPACING,
+    )?;
     if let Some(s) = pattern.stride()
         && s < crate::kernels::pattern::WIDE_SPACING
     {
@@ -110,8 +115,10 @@ fn config(args: &MlpArgs) -> Result<MlpConfig> {
             return Err(usage(format!("--pairs {other}: use all or local-far")));
         }
     };
+    let size = chase::buffer_size(&args.size)?;
+    chase::fits(&pattern, size)?;
     Ok(MlpConfig {
-        size: chase::buffer_size(&args.size)?,
+        size,
         pattern,
         pages,
         counts: counts(&args.chases)?,
@@ -165,6 +172,40 @@ pub fn run(args: MlpArgs) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::kernels::pattern::Pattern;
+
+    fn parsed(args: &[&str]) -> Result<MlpConfig> {
+        use clap::Parser;
+        let cli = crate::cli::Cli::try_parse_from(["numabench", "mlp"].iter().chain(args))
+            .expect("clap accepts these");
+        match cli.command {
+            crate::cli::Command::Mlp(a) => config(&a),
+            other => panic!("not mlp: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_stride_pattern_takes_the_stride_the_help_names_and_must_fit_the_buffer() {
+        let c = parsed(&["--pattern", "stride"]).unwrap();
+        assert_eq!(c.pattern, Pattern::Stride { stride: 256 });
+        for (args, says) in [
+            (
+                &["-s", "4M", "--window", "1T"][..],
+                "--window 1T: larger than the buffer",
+            ),
+            (
+                &["-s", "4M", "--pattern", "stride", "--stride", "4M"],
+                "--stride 4M",
+            ),
+        ] {
+            let e = parsed(args).unwrap_err();
+            assert_eq!(crate::error::exit_code(&e), crate::error::EXIT_USAGE);
+            assert!(e.to_string().contains(says), "{e}");
+        }
+        let c = parsed(&["-s", "4M", "--pattern", "stride", "--stride", "2M"]).unwrap();
+        assert_eq!(c.pattern.stride(), Some(2 << 20));
+        assert!(parsed(&["-s", "4M", "--window", "4M"]).is_ok());
+    }
 
     #[test]
     fn chase_counts_include_one_and_stay_in_registers() {

@@ -193,7 +193,12 @@ fn config(
         variants,
         min_run: Duration::from_millis(40),
         placing: env.placing,
-        pattern: super::chase::one_pattern(&args.pattern, &args.window, args.stride.as_deref())?,
+        pattern: super::chase::one_pattern(
+            &args.pattern,
+            &args.window,
+            args.stride.as_deref(),
+            64,
+        )?,
     })
 }
 
