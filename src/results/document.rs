@@ -4,6 +4,7 @@
 //! do not know, so newer files stay readable; a file whose `schema` is newer
 //! than [`SCHEMA`] is read as far as its shape allows and flagged.
 
+use super::names;
 use crate::ids::MAX_ID;
 use crate::topology::{Allowed, Thp, Topology};
 use anyhow::{Context, Result, bail};
@@ -270,6 +271,7 @@ impl Document {
                 .with_context(|| format!("schema {schema} document does not match: {whole}"))?,
         };
         check_host_ids(&document.host.topology)?;
+        check_record_ids(&document.records)?;
         Ok(Loaded { document, warnings })
     }
 }
@@ -308,6 +310,41 @@ fn check_host_ids(topo: &Topology) -> Result<()> {
                 "its host names {what} {id}, past the largest id ({})",
                 MAX_ID - 1
             );
+        }
+    }
+    Ok(())
+}
+
+/// The params that hold a node id, and those that hold a CPU id.
+const NODE_PARAMS: [&str; 5] = [
+    names::param::CPU_NODE,
+    names::param::MEM_NODE,
+    names::c2c::param::PEER_NODE,
+    names::pcie::param::GPU_NODE,
+    names::loaded::param::INJECTOR_NODE,
+];
+const CPU_PARAMS: [&str; 2] = [names::param::CPU, names::c2c::param::PEER_CPU];
+
+/// The node and CPU ids records name are held to what Linux allows, as the
+/// host's are: views lay records out as node x node and CPU x CPU grids, so
+/// a file naming node 5000000 would otherwise ask for a grid of millions of
+/// rows.
+fn check_record_ids(records: &[Record]) -> Result<()> {
+    let bounds = NODE_PARAMS
+        .iter()
+        .map(|k| (*k, crate::topology::MAX_NODES, "node"))
+        .chain(CPU_PARAMS.iter().map(|k| (*k, crate::ids::MAX_CPUS, "CPU")));
+    for (key, bound, what) in bounds {
+        for r in records {
+            if let Some(id) = r.params.get(key).and_then(Value::as_u64)
+                && id >= bound as u64
+            {
+                bail!(
+                    "record {:?} gives {key} {id}, past the largest {what} id Linux allows ({})",
+                    crate::text::escape(&r.name),
+                    bound - 1
+                );
+            }
         }
     }
     Ok(())
@@ -480,6 +517,35 @@ mod tests {
         let json = serde_json::to_vec(&rec).unwrap();
         let back: Record = serde_json::from_slice(&json).unwrap();
         assert_eq!(back.metrics.len(), 1);
+    }
+
+    #[test]
+    fn node_and_cpu_ids_in_records_are_held_to_what_linux_allows() {
+        let with = |key: &str, id: u64| {
+            let mut v: Value = serde_json::from_slice(&sample().to_json().unwrap()).unwrap();
+            v["records"][0]["params"][key] = id.into();
+            Document::from_json(&v.to_string())
+        };
+        assert!(with("mem_node", 1023).is_ok());
+        assert!(with("peer_cpu", 8191).is_ok());
+        for (key, id, says) in [
+            (
+                "mem_node",
+                1024,
+                "mem_node 1024, past the largest node id Linux allows (1023)",
+            ),
+            ("cpu_node", 5_000_000, "cpu_node 5000000"),
+            (
+                "peer_cpu",
+                8192,
+                "past the largest CPU id Linux allows (8191)",
+            ),
+            ("gpu_node", u64::MAX, "gpu_node 18446744073709551615"),
+        ] {
+            let err = format!("{:#}", with(key, id).unwrap_err());
+            assert!(err.contains(says), "{err}");
+            assert!(err.contains("triad 0->0"), "{err}");
+        }
     }
 
     #[test]
