@@ -7,7 +7,7 @@ use crate::kernels::pattern::Pattern;
 use crate::results::names::{metric, param, probe};
 use crate::results::{Document, Record};
 use crate::view::{Block, Chart, Csv, HeatRow, Heatmap, Line, Section, View};
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 
 /// The latency probe's view (registered in `probes::VIEWS`).
 pub struct LatencyView;
@@ -58,11 +58,16 @@ fn axes(records: &[&Record]) -> (Vec<u64>, Vec<u64>) {
     )
 }
 
-fn cell<'a>(records: &[&'a Record], c: u64, m: u64) -> Option<&'a Record> {
-    records
-        .iter()
-        .copied()
-        .find(|r| num(r, param::CPU_NODE) == Some(c) && num(r, param::MEM_NODE) == Some(m))
+/// Each (cpu node, mem node)'s record, the first where a pair repeats:
+/// looked up once per cell of a grid, so an index, not a scan.
+fn cells<'a>(records: &[&'a Record]) -> HashMap<(u64, u64), &'a Record> {
+    let mut by_pair = HashMap::new();
+    for r in records {
+        if let (Some(c), Some(m)) = (num(r, param::CPU_NODE), num(r, param::MEM_NODE)) {
+            by_pair.entry((c, m)).or_insert(*r);
+        }
+    }
+    by_pair
 }
 
 /// What the pages of a group really were, where not what was asked.
@@ -92,6 +97,7 @@ fn title(g: &(String, String), records: &[&Record]) -> String {
 
 fn grid(g: &(String, String), records: &[&Record]) -> Section {
     let (cpus, mems) = axes(records);
+    let at = cells(records);
     let mut s = Section::new(title(g, records));
     s.header = std::iter::once("cpu\\mem".to_string())
         .chain(mems.iter().map(|m| m.to_string()))
@@ -99,7 +105,7 @@ fn grid(g: &(String, String), records: &[&Record]) -> Section {
     for &c in &cpus {
         let mut row = vec![c.to_string()];
         for &m in &mems {
-            row.push(cell(records, c, m).map_or("-".into(), |r| {
+            row.push(at.get(&(c, m)).map_or("-".into(), |r| {
                 format!(
                     "{:.1} ({:.1}%)",
                     value(r, metric::LATENCY_NS).unwrap_or(f64::NAN),
@@ -115,6 +121,7 @@ fn grid(g: &(String, String), records: &[&Record]) -> Section {
 
 fn heatmap(g: &(String, String), records: &[&Record]) -> Heatmap {
     let (cpus, mems) = axes(records);
+    let at = cells(records);
     Heatmap {
         title: title(g, records).replace(" (CV %)", ""),
         header: std::iter::once("cpu \\ mem".to_string())
@@ -125,7 +132,7 @@ fn heatmap(g: &(String, String), records: &[&Record]) -> Heatmap {
             .map(|&c| {
                 let cells: Vec<Option<f64>> = mems
                     .iter()
-                    .map(|&m| cell(records, c, m).and_then(|r| value(r, metric::LATENCY_NS)))
+                    .map(|&m| at.get(&(c, m)).and_then(|r| value(r, metric::LATENCY_NS)))
                     .collect();
                 HeatRow {
                     label: c.to_string(),
