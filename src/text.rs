@@ -29,6 +29,30 @@ pub fn escape(text: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// `value` as pretty JSON with every character [`escape`] would escape
+/// written as a `\uNNNN` escape. serde_json escapes C0 controls only, so
+/// DEL, the C1 controls (U+009B is a one-character CSI to many terminals)
+/// and bidirectional controls from an input would otherwise reach a
+/// terminal raw through `--json`. Outside its strings JSON holds only
+/// ASCII, so every such character of the text is inside a string, where
+/// the escape means the same character: the document reads back unchanged.
+pub fn json_pretty<T: serde::Serialize + ?Sized>(value: &T) -> serde_json::Result<String> {
+    let text = serde_json::to_string_pretty(value)?;
+    if !text.chars().any(needs_escape) {
+        return Ok(text);
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    for c in text.chars() {
+        // JSON's own whitespace between tokens is a control too.
+        if needs_escape(c) && !matches!(c, '\n' | '\t' | '\r') {
+            let _ = write!(out, "\\u{:04x}", c as u32);
+        } else {
+            out.push(c);
+        }
+    }
+    Ok(out)
+}
+
 fn needs_escape(c: char) -> bool {
     c.is_control() || is_bidi_control(c)
 }
@@ -44,7 +68,31 @@ pub fn is_bidi_control(c: char) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::escape;
+    use super::{escape, json_pretty};
+
+    #[test]
+    fn json_escapes_del_c1_and_bidi_controls_and_reads_back_the_same() {
+        let name = "a\u{7f}b\u{9b}31mc\u{202e}d\u{1b}e \u{05d0} \u{4e2d}";
+        let v = serde_json::json!({ "host": name, "list": [1, 2] });
+        let text = json_pretty(&v).unwrap();
+        assert!(
+            !text
+                .chars()
+                .any(|c| c.is_control() && c != '\n' || super::is_bidi_control(c)),
+            "{text:?}"
+        );
+        for escaped in ["\\u007f", "\\u009b", "\\u202e", "\\u001b"] {
+            assert!(text.contains(escaped), "{escaped} missing: {text}");
+        }
+        // Other scripts stay as they are.
+        assert!(text.contains("\u{05d0}") && text.contains("\u{4e2d}"));
+        let back: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(back, v);
+        assert_eq!(
+            json_pretty(&[1]).unwrap(),
+            serde_json::to_string_pretty(&[1]).unwrap()
+        );
+    }
 
     #[test]
     fn controls_become_visible() {

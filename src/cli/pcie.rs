@@ -249,7 +249,7 @@ fn json_with_notes(doc: &Document, notes: &[String]) -> Result<Vec<u8>> {
     if let Some(obj) = value.as_object_mut() {
         obj.insert("notes".into(), notes.into());
     }
-    let mut out = serde_json::to_vec_pretty(&value)?;
+    let mut out = crate::text::json_pretty(&value)?.into_bytes();
     out.push(b'\n');
     Ok(out)
 }

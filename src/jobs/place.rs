@@ -95,7 +95,7 @@ impl Report {
     pub fn render(&self, format: Format) -> Result<String> {
         match format {
             Format::Text => Ok(text(self)),
-            Format::Json => Ok(format!("{}\n", serde_json::to_string_pretty(self)?)),
+            Format::Json => Ok(format!("{}\n", crate::text::json_pretty(self)?)),
             f => crate::output::tables::render("numabench place", &[self.section()], f),
         }
     }

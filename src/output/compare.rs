@@ -303,7 +303,7 @@ pub fn json(c: &Comparison, labels: &[String]) -> String {
         })
         .collect();
     let doc = json!({ "labels": labels, "rows": rows, "unmatched": c.unmatched });
-    serde_json::to_string_pretty(&doc).unwrap_or_default() + "\n"
+    crate::text::json_pretty(&doc).unwrap_or_default() + "\n"
 }
 
 #[cfg(test)]

@@ -15,7 +15,7 @@ pub fn runs(runs: &[Run<'_>], format: Format, views: &[&dyn View]) -> Result<Str
         Format::Html => report(runs, views),
         Format::Json if runs.len() > 1 => {
             let all: Vec<&Document> = runs.iter().map(|r| r.doc).collect();
-            format!("{}\n", serde_json::to_string_pretty(&all)?)
+            format!("{}\n", crate::text::json_pretty(&all)?)
         }
         f => runs
             .iter()

@@ -13,7 +13,7 @@ use crate::units::bytes;
 pub fn render(t: &Topology, format: Format) -> anyhow::Result<String> {
     match format {
         Format::Text => Ok(super::topo_text::render(t)),
-        Format::Json => Ok(format!("{}\n", serde_json::to_string_pretty(t)?)),
+        Format::Json => Ok(format!("{}\n", crate::text::json_pretty(t)?)),
         f => super::tables::render(&title(t), &sections(t), f),
     }
 }

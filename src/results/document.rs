@@ -225,7 +225,7 @@ impl Document {
     }
 
     pub fn to_json(&self) -> Result<Vec<u8>> {
-        let mut bytes = serde_json::to_vec_pretty(self)?;
+        let mut bytes = crate::text::json_pretty(self)?.into_bytes();
         bytes.push(b'\n');
         Ok(bytes)
     }

@@ -161,7 +161,7 @@ pub fn render(c: &FleetComparison, format: Format) -> Result<String> {
             })?
         }
         Format::Json => {
-            let mut t = serde_json::to_string_pretty(&serde_json::json!({
+            let mut t = crate::text::json_pretty(&serde_json::json!({
                 "fleet_compare": 1,
                 "comparison": c,
             }))?;

@@ -266,7 +266,7 @@ pub fn report(r: &FleetReport, notes: &[String], format: Format) -> Result<Strin
                 report: r,
                 notes,
             };
-            let mut t = serde_json::to_string_pretty(&out)?;
+            let mut t = crate::text::json_pretty(&out)?;
             t.push('\n');
             t
         }

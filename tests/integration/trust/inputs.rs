@@ -549,7 +549,7 @@ fn compare_shows_control_characters_and_markup_from_files_safely() {
     let other = hostile_results(tmp.path(), "other.json");
     let (b, o) = (base.to_str().unwrap(), other.to_str().unwrap());
     let labels = "lab\x1b[5m|<i>&,two";
-    for format in [None, Some("--markdown"), Some("--csv")] {
+    for format in [None, Some("--markdown"), Some("--csv"), Some("--json")] {
         let mut args = vec!["compare", b, o, "--labels", labels];
         args.extend(format);
         let out = run(&args);
@@ -559,6 +559,12 @@ fn compare_shows_control_characters_and_markup_from_files_safely() {
                 !out.stdout.contains(raw),
                 "{format:?}: {raw:?} reached stdout"
             );
+        }
+        if format == Some("--json") {
+            // JSON escapes instead, and reads back as the same text.
+            let v: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+            assert_eq!(v["rows"][0]["test"], "read\x1b]0;owned\x07|<b>&");
+            continue;
         }
         assert!(
             out.stdout.contains(r"read\x1b]0;owned\x07"),
@@ -602,6 +608,16 @@ fn compare_shows_control_characters_and_markup_from_files_safely() {
             out.stdout
         );
     }
+    // The documents themselves: every control and override as a JSON
+    // escape, the values unchanged.
+    let out = run(&["report", b, "--format", "json"]);
+    out.succeeded();
+    for raw in ['\x1b', '\x07', '\u{9b}', '\u{202e}'] {
+        assert!(!out.stdout.contains(raw), "json: {raw:?} reached stdout");
+    }
+    let v: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    assert_eq!(v["host"]["hostname"], "host\x1b[2J\x07\u{202e}");
+    assert_eq!(v["host"]["cpu_model"], "cpu\u{9b}31m");
     // The file's path in an error is shown safely too.
     let odd = tmp.path().join("odd\x1b[2Jname.json");
     run(&["report", odd.to_str().unwrap()]).refused(&[r"odd\x1b[2Jname.json"]);
