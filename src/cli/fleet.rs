@@ -145,6 +145,9 @@ fn run_submit(a: SubmitArgs) -> Result<()> {
     if a.partition.is_some() && a.nodelist.is_some() {
         return Err(usage("--partition and --nodelist: give one of them"));
     }
+    // Before Slurm is asked anything, and with --dry-run too: the folder
+    // must be one the jobs can write their results into.
+    crate::results::check_output_dir(&a.dir, "--dir")?;
     let numabench = match a.numabench {
         Some(p) => p,
         None => std::env::current_exe()?,

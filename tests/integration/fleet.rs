@@ -257,3 +257,37 @@ fn bad_report_input_is_exit_2_with_one_line() {
 
 #[path = "fleet_scale.rs"]
 mod scale;
+
+/// `fleet submit` checks its folder before Slurm is asked anything, so these
+/// are refused on a machine without Slurm too, and nothing is created.
+#[test]
+fn a_submit_folder_that_will_not_work_is_refused_before_slurm() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("a-file");
+    std::fs::write(&file, "keep").unwrap();
+    let to_file = tmp.path().join("link-to-file");
+    std::os::unix::fs::symlink(&file, &to_file).unwrap();
+    let dangling = tmp.path().join("dangling");
+    std::os::unix::fs::symlink(tmp.path().join("nothing"), &dangling).unwrap();
+    let deep = tmp.path().join("no/such/deeper");
+    for (dir, says) in [
+        (&file, "not a directory"),
+        (&to_file, "not a directory"),
+        (&dangling, "which does not exist"),
+        (&deep, "--dir"),
+    ] {
+        for dry in [false, true] {
+            let mut args = vec!["fleet", "submit", "--dir", dir.to_str().unwrap()];
+            if dry {
+                args.extend(["--dry-run", "-w", "n1"]);
+            }
+            let out = numabench().args(&args).output().unwrap();
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+            assert_eq!(err.lines().count(), 1, "{err}");
+            assert!(err.contains(says), "{args:?}: {err}");
+        }
+    }
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "keep");
+    assert!(!tmp.path().join("no").exists(), "a folder was created");
+}

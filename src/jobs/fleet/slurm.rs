@@ -43,8 +43,15 @@ fn slurm(cmd: &str, args: &[&str], stdin: Option<&str>) -> Result<String> {
     let out = child.wait_with_output()?;
     if !out.status.success() {
         let err = String::from_utf8_lossy(&out.stderr);
+        // sinfo and squeue only read; when they fail, Slurm is not usable
+        // from this machine at all.
+        let hint = if cmd == "sbatch" {
+            ""
+        } else {
+            "; run fleet submit where Slurm's commands work (a login node), or copy the nodes' results folders under one folder and run 'numabench fleet report' on it"
+        };
         bail!(
-            "{cmd} {} failed ({}): {}",
+            "{cmd} {} failed ({}): {}{hint}",
             args.join(" "),
             out.status,
             crate::text::escape(err.trim())
