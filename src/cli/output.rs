@@ -74,12 +74,24 @@ impl SaveArgs {
         }
     }
 
-    /// Writes the document where `--save` says, if it says.
+    /// Writes the document where `--save` says, if it says. The path was
+    /// checked before the measurement; should the write fail all the same
+    /// (the path replaced meanwhile by a link, the disk full), the document
+    /// goes to stdout instead, so what was measured is not lost.
     pub fn save(&self, doc: &Document) -> Result<()> {
-        match &self.save {
-            Some(path) => doc.save(path),
-            None => Ok(()),
-        }
+        let Some(path) = &self.save else {
+            return Ok(());
+        };
+        let Err(e) = doc.save(path) else {
+            return Ok(());
+        };
+        let Ok(json) = doc.to_json() else {
+            return Err(e);
+        };
+        crate::console::out(&String::from_utf8_lossy(&json));
+        Err(anyhow::anyhow!(
+            "{e:#}; the results document is on standard output instead"
+        ))
     }
 }
 

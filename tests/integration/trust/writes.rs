@@ -491,3 +491,24 @@ fn an_output_that_is_one_of_the_inputs_is_refused_and_the_input_kept() {
     assert_eq!(st.status.code(), Some(0));
     assert!(std::fs::read_to_string(&out).unwrap().contains("<html"));
 }
+
+#[test]
+fn a_save_that_fails_at_the_end_puts_the_document_on_stdout() {
+    // /dev/full passes the check (a device is written through) and fails
+    // the write, as a path swapped for a link mid-run or a full disk would.
+    let out = numabench()
+        .args(["sweep", "-o", "read", "-s", "16", "-r", "1", "-p", "1"])
+        .args(["--save", "/dev/full"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("/dev/full") && err.contains("on standard output instead"),
+        "{err}"
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["tool"], "numabench");
+    assert!(!doc["records"].as_array().unwrap().is_empty());
+}
