@@ -105,13 +105,16 @@ fn grid(g: &(String, String), records: &[&Record]) -> Section {
     for &c in &cpus {
         let mut row = vec![c.to_string()];
         for &m in &mems {
-            row.push(at.get(&(c, m)).map_or("-".into(), |r| {
-                format!(
-                    "{:.1} ({:.1}%)",
-                    value(r, metric::LATENCY_NS).unwrap_or(f64::NAN),
-                    value(r, metric::CV_PCT).unwrap_or(f64::NAN)
-                )
-            }));
+            // A record from a file may lack either figure: "-" for what
+            // is missing, never NaN.
+            let shown = at.get(&(c, m)).and_then(|r| {
+                let ns = value(r, metric::LATENCY_NS)?;
+                Some(match value(r, metric::CV_PCT) {
+                    Some(cv) => format!("{ns:.1} ({cv:.1}%)"),
+                    None => format!("{ns:.1}"),
+                })
+            });
+            row.push(shown.unwrap_or_else(|| "-".into()));
         }
         s.rows.push(row);
     }
@@ -306,5 +309,34 @@ impl View for LatencyView {
                 .flat_map(|r| r.notes.iter().cloned())
                 .collect(),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::results::Better;
+
+    fn at(c: u64, m: u64) -> Record {
+        Record::new(probe::LATENCY, &format!("chase {c}->{m}"))
+            .param(param::CPU_NODE, c)
+            .param(param::MEM_NODE, m)
+            .param(param::PATTERN, Pattern::FULL_RANDOM)
+            .param(param::PAGES_ASKED, "thp")
+    }
+
+    #[test]
+    fn the_grid_shows_a_missing_figure_as_a_dash_and_the_first_of_a_repeated_pair() {
+        let full = at(0, 0)
+            .metric(metric::LATENCY_NS, 100.0, "ns", Better::Lower)
+            .metric(metric::CV_PCT, 2.0, "%", Better::Lower);
+        let no_cv = at(0, 1).metric(metric::LATENCY_NS, 150.0, "ns", Better::Lower);
+        let empty = at(1, 0);
+        let again = at(0, 0).metric(metric::LATENCY_NS, 999.0, "ns", Better::Lower);
+        let records = [&full, &no_cv, &empty, &again];
+        let g = &groups(&records)[0];
+        let s = grid(g, &records);
+        assert_eq!(s.rows[0][1..], ["100.0 (2.0%)", "150.0"]);
+        assert_eq!(s.rows[1][1..], ["-", "-"]);
     }
 }

@@ -110,10 +110,10 @@ fn best_line(r: &Record) -> String {
         .map(|k| format!(" in {} streams", k.streams))
         .unwrap_or_default();
     format!(
-        "best with {} thread(s): {mix} with {} {accesses}{streams} ({variant}), {:.0} MB/s",
+        "best with {} thread(s): {mix} with {} {accesses}{streams} ({variant}), {} MB/s",
         number(r, param::THREADS),
         store_label(text(r, pk::param::STORE)),
-        mb_s(r).unwrap_or(f64::NAN)
+        mb_s(r).map_or("-".into(), |v| format!("{v:.0}"))
     )
 }
 
@@ -178,18 +178,20 @@ fn summary(records: &[&Record]) -> Option<Section> {
                     && number(r, param::THREADS) == n
                     && text(r, pk::param::TARGET) == *t
             });
-            row.push(r.map_or("-".into(), |r| {
-                format!(
-                    "{:.0} {} {}",
-                    mb_s(r).unwrap_or(f64::NAN),
-                    text(r, pk::param::MIX),
-                    if text(r, pk::param::STORE) == "nontemporal" {
-                        "nt"
-                    } else {
-                        "regular"
-                    }
-                )
-            }));
+            row.push(
+                r.and_then(|r| Some((r, mb_s(r)?)))
+                    .map_or("-".into(), |(r, v)| {
+                        format!(
+                            "{v:.0} {} {}",
+                            text(r, pk::param::MIX),
+                            if text(r, pk::param::STORE) == "nontemporal" {
+                                "nt"
+                            } else {
+                                "regular"
+                            }
+                        )
+                    }),
+            );
         }
         s.rows.push(row);
     }
