@@ -48,7 +48,7 @@ pub struct LoadedArgs {
     /// 4x the L3 they share, each at least 32 MiB].
     #[arg(long, value_name = "SIZE")]
     pub injector_size: Option<String>,
-    /// Injector threads [default: every core of the injector node but the
+    /// Injector threads, at most the free CPUs [default: every core of the injector node but the
     /// chase's core (one per physical core first)].
     #[arg(short = 'n', long, value_name = "N")]
     pub injectors: Option<usize>,

@@ -107,6 +107,11 @@ fn bad_options_are_refused_before_measuring() {
     );
     rejects(&["loaded", "--pairs", "some"], "--pairs");
     rejects(&["loaded", "--injectors", "0"], "--injectors 0");
+    // More injectors than the node has CPUs free: refused, not run with fewer.
+    rejects(
+        &["loaded", "--injectors", "100000"],
+        &["--injectors 100000", "or fewer"],
+    );
     rejects(&["loaded", "--size", "1K"], "--size");
     rejects(&["loaded", "--mem-nodes", "7"], "--mem-nodes 7");
     rejects(&["loaded", "--injector-node", "9"], "--injector-node 9");

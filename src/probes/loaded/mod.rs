@@ -217,6 +217,13 @@ pub fn plan(topo: &Topology, cfg: &LoadedConfig, (c, m): (usize, usize)) -> Resu
         injector_cpus = free_cpus(other);
     }
     if let Some(n) = cfg.injectors {
+        if n > injector_cpus.len() && !injector_cpus.is_empty() {
+            return Err(crate::error::usage(format!(
+                "--injectors {n}: node {injector_node} has {} CPU(s) free to inject from (the chase runs on CPU {chase_cpu}); give {} or fewer",
+                injector_cpus.len(),
+                injector_cpus.len()
+            )));
+        }
         injector_cpus.truncate(n);
     }
     if injector_cpus.is_empty() {
