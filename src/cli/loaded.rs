@@ -48,8 +48,9 @@ pub struct LoadedArgs {
     /// 4x the L3 they share, each at least 32 MiB].
     #[arg(long, value_name = "SIZE")]
     pub injector_size: Option<String>,
-    /// Injector threads, at most the free CPUs [default: every core of the injector node but the
-    /// chase's core (one per physical core first)].
+    /// Injector threads, at most the CPUs free to inject from [default:
+    /// every core of the injector node but the chase's core (one per
+    /// physical core first)].
     #[arg(short = 'n', long, value_name = "N")]
     pub injectors: Option<usize>,
     /// Node whose cores inject [default: the chase's own CPU node].
