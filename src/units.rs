@@ -56,7 +56,8 @@ pub fn peak(p: f64, flag: &str) -> Result<(), String> {
 }
 
 /// Sizes as people write them: `4096`, `64K`, `64KiB`, `2M`, `1.5G`
-/// (binary multiples), a whole number of bytes from 1 byte to 64 PiB.
+/// (binary multiples), a whole number of bytes from 1 byte to under 64
+/// PiB.
 /// The error is the reason only, without the flag.
 pub fn parse_size(text: &str) -> Result<usize, String> {
     let t = text.trim();
@@ -70,14 +71,15 @@ pub fn parse_size(text: &str) -> Result<usize, String> {
         "m" | "mb" | "mib" => 1 << 20,
         "g" | "gb" | "gib" => 1 << 30,
         "t" | "tb" | "tib" => 1 << 40,
+        "p" | "pb" | "pib" => 1 << 50,
         other => {
             return Err(format!(
-                "'{text}': unknown unit '{other}' (use K, M, G or T)"
+                "'{text}': unknown unit '{other}' (use K, M, G, T or P)"
             ));
         }
     };
     let not_a_size = || format!("'{text}' is not a size (e.g. 4096, 64K, 256M, 1.5G)");
-    let out_of_range = || format!("'{text}' is out of range (1 byte to 64 PiB)");
+    let out_of_range = || format!("'{text}' is out of range (1 byte to under 64 PiB)");
     let bytes = if num.contains('.') {
         let value: f64 = num.parse().map_err(|_| not_a_size())?;
         let bytes = value * mult as f64;
@@ -246,6 +248,9 @@ mod tests {
         assert!(parse_size("99999999999999999999999").is_err());
         assert!(parse_size(".").is_err());
         assert!(parse_size("1.2.3K").is_err());
+        // The largest size, named in the range error, can be written.
+        assert_eq!(parse_size("63P"), Ok(63 << 50));
+        assert!(parse_size("64P").unwrap_err().contains("under 64 PiB"));
     }
 
     #[test]

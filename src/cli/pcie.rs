@@ -370,7 +370,7 @@ mod tests {
         );
         assert_eq!(
             err(&["--sizes", "0"]),
-            "--sizes 0: '0' is out of range (1 byte to 64 PiB)"
+            "--sizes 0: '0' is out of range (1 byte to under 64 PiB)"
         );
         assert_eq!(
             err(&["--mem-nodes", "9"]),

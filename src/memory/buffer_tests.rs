@@ -395,27 +395,15 @@ fn page_kinds_parse_and_print() {
         "HugeTLB:1GiB".parse::<PageKind>().unwrap(),
         PageKind::HugeTlb(1 << 30)
     );
-    assert!(
-        "hugetlb:3M"
-            .parse::<PageKind>()
-            .unwrap_err()
-            .reason
-            .contains("powers of two")
-    );
-    assert!(
-        "hugetlb:2"
-            .parse::<PageKind>()
-            .unwrap_err()
-            .reason
-            .contains("needs a unit")
-    );
-    assert!(
-        "thp:2M"
-            .parse::<PageKind>()
-            .unwrap_err()
-            .reason
-            .contains("takes no size")
-    );
+    for (text, says) in [
+        ("hugetlb:3M", "powers of two"),
+        ("hugetlb:2", "needs a unit"),
+        ("hugetlb:1T", "huge pages come in K, M or G sizes"),
+        ("thp:2M", "takes no size"),
+    ] {
+        let reason = text.parse::<PageKind>().unwrap_err().reason;
+        assert!(reason.contains(says), "{text}: {reason}");
+    }
     assert!("huge".parse::<PageKind>().is_err());
     assert_eq!(
         serde_json::to_string(&PageKind::HugeTlb(1 << 30)).unwrap(),

@@ -88,7 +88,12 @@ fn parse_page_size(text: &str) -> Result<usize, String> {
         "k" => 10,
         "m" => 20,
         "g" => 30,
-        _ => return Err(format!("'{text}' needs a unit: K, M or G (e.g. 2M)")),
+        "" => return Err(format!("'{text}' needs a unit: K, M or G (e.g. 2M)")),
+        _ => {
+            return Err(format!(
+                "'{text}': huge pages come in K, M or G sizes (e.g. 2M, 1G)"
+            ));
+        }
     };
     let n: usize = num
         .parse()
