@@ -13,7 +13,7 @@ pub struct GenerateArgs {
     #[arg(value_enum, value_name = "WHAT")]
     pub what: What,
     /// With `man`: the page of this command, numabench-COMMAND(1), instead
-    /// of numabench(1).
+    /// of numabench(1); `fleet-submit` for numabench-fleet-submit(1).
     #[arg(value_name = "COMMAND")]
     pub command: Option<String>,
 }
@@ -59,7 +59,9 @@ pub fn run(args: GenerateArgs) -> anyhow::Result<()> {
 }
 
 /// The command a man page is made of: numabench itself, or one of its
-/// commands named `numabench-NAME` as the SUBCOMMANDS section refers to it.
+/// commands named `numabench-NAME` as the SUBCOMMANDS section refers to it;
+/// a command's own commands as `fleet-submit` (or `fleet submit`), the
+/// names `numabench-fleet(1)` refers to.
 fn page(mut cmd: clap::Command, name: Option<&str>) -> anyhow::Result<clap::Command> {
     let Some(name) = name else {
         return Ok(cmd);
@@ -67,15 +69,25 @@ fn page(mut cmd: clap::Command, name: Option<&str>) -> anyhow::Result<clap::Comm
     // Built, each command has its display name (numabench-run) and the
     // line that starts it (numabench run) for the synopsis.
     cmd.build();
-    match cmd.find_subcommand(name).cloned() {
-        Some(sub) => Ok(sub),
-        None => Err(crate::error::usage(format!(
-            "generate man {name}: no such command (commands: {})",
-            cmd.get_subcommands()
+    let mut at = cmd;
+    for part in name.split(['-', ' ']).filter(|p| !p.is_empty()) {
+        let Some(sub) = at.find_subcommand(part).cloned() else {
+            let known: Vec<&str> = at
+                .get_subcommands()
                 .map(|c| c.get_name())
                 .filter(|n| *n != "help")
-                .collect::<Vec<_>>()
-                .join(", ")
-        ))),
+                .collect();
+            return Err(crate::error::usage(format!(
+                "generate man {name}: no such command (commands{}: {})",
+                if at.get_name() == "numabench" {
+                    String::new()
+                } else {
+                    format!(" of {}", at.get_name())
+                },
+                known.join(", ")
+            )));
+        };
+        at = sub;
     }
+    Ok(at)
 }

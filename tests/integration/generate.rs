@@ -42,6 +42,26 @@ fn each_command_has_a_page_with_its_options() {
         err.contains("no such command") && err.contains("matrix"),
         "{err}"
     );
+    // The pages numabench-fleet(1) refers to exist too.
+    let fleet = String::from_utf8(stdout_of(["generate", "man", "fleet"])).unwrap();
+    for sub in ["submit", "report", "compare"] {
+        assert!(
+            fleet.contains(&format!("numabench\\-fleet\\-{sub}(1)")),
+            "{fleet}"
+        );
+        let page =
+            String::from_utf8(stdout_of(["generate", "man", &format!("fleet-{sub}")])).unwrap();
+        assert!(
+            page.contains(&format!(".TH numabench-fleet-{sub} 1")),
+            "{page}"
+        );
+    }
+    let submit = String::from_utf8(stdout_of(["generate", "man", "fleet submit"])).unwrap();
+    assert!(submit.contains("\\-\\-dry\\-run"), "{submit}");
+    crate::util::rejects(
+        &["generate", "man", "fleet-nope"],
+        "commands of fleet: submit, report, compare",
+    );
 }
 
 #[test]
