@@ -70,7 +70,15 @@ pub fn peak(a: &Atlas, given: Option<f64>, recorded: Option<Peak>) -> Option<Pea
     }
     // The best cell, normally a local one; taking the best of all keeps
     // every alpha at or under 1 where a remote cell measured higher.
-    let best = a.single.values.values().copied().reduce(f64::max)?;
+    // Only a positive figure can be a bandwidth (a damaged file may hold
+    // a negative or zero one); with none, Gamma is unknown.
+    let best = a
+        .single
+        .values
+        .values()
+        .copied()
+        .filter(|v| v.is_finite() && *v > 0.0)
+        .reduce(f64::max)?;
     Some(Peak {
         mb_s: best,
         source: PeakSource::MeasuredLocal,
@@ -222,6 +230,13 @@ mod tests {
         assert_eq!(m.mb_s, 9_300.0);
         assert!(matches!(m.source, PeakSource::MeasuredLocal));
         assert!(peak(&Atlas::default(), None, None).is_none());
+        // A damaged file's negative or zero cells never stand in for Gamma.
+        let mut bad = Atlas::default();
+        bad.single.values.insert((0, 0), -5.0);
+        bad.single.values.insert((0, 1), 0.0);
+        assert!(peak(&bad, None, None).is_none());
+        bad.single.values.insert((1, 1), 4_000.0);
+        assert_eq!(peak(&bad, None, None).unwrap().mb_s, 4_000.0);
     }
 
     #[test]

@@ -104,8 +104,9 @@ pub fn model(doc: &Document, source: &str, opts: &ModelOptions) -> Result<Modell
             "--cpu-node {c} picks the classes --theta uses: add --theta, or leave --cpu-node out (the tables show every CPU node)"
         )));
     }
-    let gamma = placement::peak(&atlas, opts.peak, atlas.peak.clone())
-        .ok_or_else(|| usage("the results file has no single-thread matrix bandwidth"))?;
+    let gamma = placement::peak(&atlas, opts.peak, atlas.peak.clone()).ok_or_else(|| {
+        usage("the results file has no single-thread matrix bandwidth (none above 0)")
+    })?;
     let mix = opts
         .thetas
         .as_deref()
