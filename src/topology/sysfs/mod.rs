@@ -412,11 +412,19 @@ fn read_cpus(src: &SysfsRoot, online: &IdSet, nodes: &[Node]) -> Result<Vec<Cpu>
             package: any_id(number(src, &format!("{dir}/physical_package_id"))?),
             die: small_id(number(src, &format!("{dir}/die_id"))?),
             core: any_id(number(src, &format!("{dir}/core_id"))?),
+            // The kernel drops an offlined sibling from the list; a list
+            // naming CPUs that are not online (a damaged capture says
+            // 0-8191) would make one core of thousands of threads.
             smt_siblings: list_or_mask(
                 src,
                 &format!("{dir}/thread_siblings_list"),
                 &format!("{dir}/thread_siblings"),
             )?
+            .map(|s| {
+                let mut s = s.intersection(online);
+                s.insert(id);
+                s
+            })
             .unwrap_or_default(),
         });
         // Read for completeness of a capture; the package set is derived.

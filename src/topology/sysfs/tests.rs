@@ -159,6 +159,24 @@ mod damaged_trees {
     }
 
     #[test]
+    fn siblings_are_held_to_the_online_cpus_and_include_the_cpu_itself() {
+        let tmp = copy_of("interleaved-smt");
+        let topo_dir = tmp.path().join("sys/devices/system/cpu/cpu0/topology");
+        std::fs::write(topo_dir.join("thread_siblings_list"), "1-8191\n").unwrap();
+        let topo = read_topology(&SysfsRoot::new(tmp.path())).unwrap();
+        let cpu0 = topo.cpu(0).unwrap();
+        assert!(cpu0.smt_siblings.contains(0), "{:?}", cpu0.smt_siblings);
+        assert!(
+            cpu0.smt_siblings.is_subset(&topo.cpus_online),
+            "{:?}",
+            cpu0.smt_siblings
+        );
+        assert_eq!(cpu0.smt_siblings.len(), topo.cpus_online.len());
+        // The untouched CPUs keep what the kernel wrote: pairs.
+        assert_eq!(topo.cpu(1).unwrap().smt_siblings.len(), 2);
+    }
+
+    #[test]
     fn a_kernel_without_numa_is_one_node_with_every_cpu_and_all_memory() {
         let tmp = copy_of("local-1node");
         std::fs::remove_dir_all(tmp.path().join("sys/devices/system/node")).unwrap();
