@@ -76,7 +76,8 @@ pub struct SubmitArgs {
     /// Seconds between looks at the queue with --wait (1 to 3600).
     #[arg(long, value_name = "SECONDS", default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=3600))]
     pub poll: u64,
-    /// Print the sbatch command lines and the job script; submit nothing.
+    /// Print the sbatch command lines and the job script on stdout; submit
+    /// nothing.
     #[arg(long)]
     pub dry_run: bool,
 }
@@ -170,7 +171,11 @@ fn run_submit(a: SubmitArgs) -> Result<()> {
         poll: Duration::from_secs(a.poll),
         dry_run: a.dry_run,
     };
-    submit(&opts, &mut |line| crate::console::err(&format!("{line}\n")))
+    submit(
+        &opts,
+        &mut |line| crate::console::err(&format!("{line}\n")),
+        &mut |line| crate::console::out(&format!("{line}\n")),
+    )
 }
 
 fn bounded(v: f64, lo: f64, hi: f64, flag: &str) -> Result<f64> {

@@ -212,14 +212,17 @@ fn dry_run_prints_one_exclusive_job_per_node_without_results() {
     let Some(out) = in_cluster(&cmd) else { return };
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{err}");
+    // What would be submitted is the output (stdout); progress is stderr.
+    let shown = String::from_utf8_lossy(&out.stdout);
     assert!(
-        err.contains("--nodelist=n1 --nodes=1 --ntasks=1 --exclusive"),
-        "{err}"
+        shown.contains("--nodelist=n1 --nodes=1 --ntasks=1 --exclusive"),
+        "{shown}"
     );
     assert!(
-        !err.contains("--nodelist=n2") && !err.contains("--nodelist=n3"),
-        "{err}"
+        !shown.contains("--nodelist=n2") && !shown.contains("--nodelist=n3"),
+        "{shown}"
     );
+    assert!(!err.contains("sbatch --"), "{err}");
     assert!(
         err.contains("left out, Slurm starts no job there: n3 (unknown)"),
         "{err}"
@@ -228,7 +231,7 @@ fn dry_run_prints_one_exclusive_job_per_node_without_results() {
         err.contains("2 node(s): 1 to submit, 1 with results already"),
         "{err}"
     );
-    assert!(err.contains("--dir '"), "{err}");
+    assert!(shown.contains("--dir '"), "{shown}");
     // Nothing was submitted: no node folder.
     assert!(!dir.path().join("n1").exists());
 }

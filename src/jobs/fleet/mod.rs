@@ -83,9 +83,15 @@ fn states(dir: &Path, nodes: &[String], queue: &[slurm::Queued]) -> BTreeMap<Str
 }
 
 /// Submits a job for every node that has no results and no job queued;
-/// with `wait`, follows them to the end. `say` gets each line for the
-/// user. The error after waiting names the nodes that failed.
-pub fn submit(o: &SubmitOptions, say: &mut dyn FnMut(&str)) -> Result<()> {
+/// with `wait`, follows them to the end. `say` gets each progress line for
+/// the user; `show` what a dry run would submit (its sbatch lines and the
+/// job script), the output of a dry run. The error after waiting names the
+/// nodes that failed.
+pub fn submit(
+    o: &SubmitOptions,
+    say: &mut dyn FnMut(&str),
+    show: &mut dyn FnMut(&str),
+) -> Result<()> {
     let listed = slurm::nodes(o.partition.as_deref(), o.nodelist.as_deref())?;
     if listed.is_empty() {
         return Err(crate::error::usage(
@@ -148,7 +154,7 @@ pub fn submit(o: &SubmitOptions, say: &mut dyn FnMut(&str)) -> Result<()> {
             extra: &o.extra,
         };
         if o.dry_run {
-            say(&format!("sbatch {}", job.args().join(" ")));
+            show(&format!("sbatch {}", job.args().join(" ")));
             submitted.push((node.clone(), String::new()));
             continue;
         }
@@ -161,7 +167,7 @@ pub fn submit(o: &SubmitOptions, say: &mut dyn FnMut(&str)) -> Result<()> {
         submitted.push((node.clone(), id));
     }
     if o.dry_run {
-        say(&format!("script given to sbatch on stdin:\n{script}"));
+        show(&format!("# the script given to sbatch on stdin:\n{script}"));
     }
     say(&format!(
         "fleet: {} node(s): {} {}, {} with results already, {} queued already; results under {}",
