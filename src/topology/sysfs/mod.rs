@@ -302,6 +302,7 @@ fn read_nodes(
                 .collect::<Result<Vec<_>, _>>()?,
             None => Vec::new(),
         };
+        let distances = plausible_distances(&distance_file, distances, notes);
         let distances = online_distances(src, &distance_file, distances, &ids, notes)?;
         nodes.push(Node {
             id,
@@ -322,6 +323,22 @@ fn read_nodes(
     }
     note_copies(&nodes, notes);
     Ok((nodes, true))
+}
+
+/// A distance row whose figures a kernel could have written: Linux keeps
+/// each distance in a byte and refuses firmware tables with one under 10
+/// (the local distance), so a 0 or a 4294967295 is a damaged capture, and
+/// the row is left out with a note rather than ranked.
+fn plausible_distances(file: &str, row: Vec<u32>, notes: &mut Vec<String>) -> Vec<u32> {
+    match row.iter().find(|d| !(10..=255).contains(*d)) {
+        None => row,
+        Some(d) => {
+            notes.push(format!(
+                "{file}: distance {d} is not one Linux writes (10 to 255); the row is left out"
+            ));
+            Vec::new()
+        }
+    }
 }
 
 /// A node's distance row as long as the online nodes. A row longer than

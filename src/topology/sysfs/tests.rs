@@ -265,6 +265,20 @@ mod damaged_trees {
     }
 
     #[test]
+    fn a_distance_no_kernel_writes_leaves_its_row_out_with_a_note() {
+        for bad in ["0 21", "10 4294967295", "10 256", "9 21"] {
+            let tmp = copy_of("two-node");
+            let node = tmp.path().join("sys/devices/system/node");
+            std::fs::write(node.join("node0/distance"), format!("{bad}\n")).unwrap();
+            let topo = read_topology(&SysfsRoot::new(tmp.path())).unwrap();
+            assert!(topo.node(0).unwrap().distances.is_empty(), "{bad}");
+            assert_eq!(topo.node(1).unwrap().distances, [21, 10]);
+            let notes = topo.notes.join("\n");
+            assert!(notes.contains("is not one Linux writes"), "{bad}: {notes}");
+        }
+    }
+
+    #[test]
     fn a_distance_row_that_fits_no_node_set_is_left_out_with_a_note() {
         let tmp = copy_of("two-node");
         let node = tmp.path().join("sys/devices/system/node");
