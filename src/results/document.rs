@@ -330,12 +330,14 @@ const CPU_PARAMS: [&str; 2] = [names::param::CPU, names::c2c::param::PEER_CPU];
 /// a file naming node 5000000 would otherwise ask for a grid of millions of
 /// rows.
 fn check_record_ids(records: &[Record]) -> Result<()> {
-    let bounds = NODE_PARAMS
+    let bounds: Vec<(&str, usize, &str)> = NODE_PARAMS
         .iter()
         .map(|k| (*k, crate::topology::MAX_NODES, "node"))
-        .chain(CPU_PARAMS.iter().map(|k| (*k, crate::ids::MAX_CPUS, "CPU")));
-    for (key, bound, what) in bounds {
-        for r in records {
+        .chain(CPU_PARAMS.iter().map(|k| (*k, crate::ids::MAX_CPUS, "CPU")))
+        .collect();
+    // One pass over the records: a file may hold hundreds of thousands.
+    for r in records {
+        for &(key, bound, what) in &bounds {
             if let Some(id) = r.params.get(key).and_then(Value::as_u64)
                 && id >= bound as u64
             {
