@@ -180,17 +180,37 @@ pub(super) fn read_hmat(
     Ok(any.then_some(hmat))
 }
 
+/// The memory tiers and the nodes in each. The kernel takes a node out of
+/// its tier when the node's memory goes offline, so a tier naming a node
+/// that is not online is a damaged capture: those ids are left out with a
+/// note, and a tier left with none is not shown.
 pub(super) fn read_tiers(
     src: &SysfsRoot,
     nodes: &mut [Node],
+    notes: &mut Vec<String>,
 ) -> Result<Vec<MemoryTier>, TopologyError> {
     let dir = "sys/devices/virtual/memory_tiering";
     let mut tiers = Vec::new();
+    let known = IdSet::from_ids(nodes.iter().map(|n| n.id));
     let ids = numbered(&src.list(dir), "memory_tier");
     for id in ids.into_iter().filter_map(|id| u32::try_from(id).ok()) {
-        let Some(set) = list(src, &format!("{dir}/memory_tier{id}/nodelist"), Ids::Nodes)? else {
+        let file = format!("{dir}/memory_tier{id}/nodelist");
+        let Some(named) = list(src, &file, Ids::Nodes)? else {
             continue;
         };
+        let set = named.intersection(&known);
+        let missing = named.difference(&known);
+        if !missing.is_empty() {
+            let what = if set.is_empty() {
+                "the tier is not shown"
+            } else {
+                "they are left out of it"
+            };
+            notes.push(format!("{file}: node(s) {missing} are not online; {what}"));
+        }
+        if set.is_empty() {
+            continue;
+        }
         for node in nodes.iter_mut().filter(|n| set.contains(n.id)) {
             node.tier = Some(id);
         }

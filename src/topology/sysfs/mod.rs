@@ -55,6 +55,10 @@ impl From<ReadError> for TopologyError {
     }
 }
 
+/// The deepest cache level believed: x86 shows up to 4 (an eDRAM L4), and
+/// firmware tables (ACPI PPTT) may describe a system cache below that. A
+/// level past this, like a level of 0, is a damaged capture.
+const MAX_CACHE_LEVEL: u32 = 8;
 const NODE_DIR: &str = "sys/devices/system/node";
 const CPU_DIR: &str = "sys/devices/system/cpu";
 
@@ -199,8 +203,8 @@ pub fn read_topology(src: &SysfsRoot) -> Result<Topology, TopologyError> {
     let mut notes = Vec::new();
     let (mut nodes, numa_sysfs) = read_nodes(src, &cpus_online, &mut notes)?;
     let cpus = read_cpus(src, &cpus_online, &nodes)?;
-    let caches = read_caches(src, &cpus_online)?;
-    let memory_tiers = read_tiers(src, &mut nodes)?;
+    let caches = read_caches(src, &cpus_online, &mut notes)?;
+    let memory_tiers = read_tiers(src, &mut nodes, &mut notes)?;
     let allowed = read_allowed(src, &cpus_online, &nodes)?;
     let cpuinfo = src.read("proc/cpuinfo")?.unwrap_or_default();
     Ok(Topology {
@@ -470,7 +474,11 @@ fn siblings_from_core_ids(cpus: &mut [Cpu]) {
     }
 }
 
-fn read_caches(src: &SysfsRoot, online: &IdSet) -> Result<Vec<Cache>, TopologyError> {
+fn read_caches(
+    src: &SysfsRoot,
+    online: &IdSet,
+    notes: &mut Vec<String>,
+) -> Result<Vec<Cache>, TopologyError> {
     let mut caches: Vec<Cache> = Vec::new();
     // Each CPU lists its shared caches again; a set finds repeats in
     // constant time where a scan of `caches` would be quadratic in CPUs.
@@ -488,8 +496,18 @@ fn read_caches(src: &SysfsRoot, online: &IdSet) -> Result<Vec<Cache>, TopologyEr
             {
                 continue;
             }
-            let Some(level) = number::<u32>(src, &format!("{d}/level"))? else {
-                continue;
+            // The kernel hides a cache's level, size and line size where
+            // they are 0, so a 0 is a damaged capture, not a real cache.
+            let level_file = format!("{d}/level");
+            let level = match number::<u32>(src, &level_file)? {
+                None => continue,
+                Some(l @ 1..=MAX_CACHE_LEVEL) => l,
+                Some(l) => {
+                    notes.push(format!(
+                        "{level_file}: level {l} is not one a cache has (1 to {MAX_CACHE_LEVEL}); that cache is not shown"
+                    ));
+                    continue;
+                }
             };
             let kind = src
                 .read_trimmed(&format!("{d}/type"))?
@@ -501,12 +519,24 @@ fn read_caches(src: &SysfsRoot, online: &IdSet) -> Result<Vec<Cache>, TopologyEr
                     .ok_or_else(|| malformed(&size_file, format!("'{text}' is not a size")))?,
                 None => continue,
             };
+            if size_bytes == 0 {
+                notes.push(format!("{size_file}: a size of 0; that cache is not shown"));
+                continue;
+            }
+            let line_file = format!("{d}/coherency_line_size");
+            let line_bytes = match number::<u32>(src, &line_file)? {
+                Some(0) => {
+                    notes.push(format!("{line_file}: a line of 0 B; shown as not reported"));
+                    None
+                }
+                other => other,
+            };
             let cpus = shared.unwrap_or_else(|| IdSet::from_ids([cpu]));
             let cache = Cache {
                 level,
                 kind,
                 size_bytes,
-                line_bytes: number(src, &format!("{d}/coherency_line_size"))?,
+                line_bytes,
                 cpus,
             };
             let key = (

@@ -265,6 +265,81 @@ mod damaged_trees {
     }
 
     #[test]
+    fn a_cache_with_a_level_or_size_of_0_is_not_shown_and_a_0_line_is_not_reported() {
+        let base = crate::topology::fixture("two-node");
+        let l3 = |t: &Topology| t.caches.iter().filter(|c| c.level == 3).count();
+        assert!(l3(&base) > 0);
+        for (file, bad, says) in [
+            ("level", "0", "level 0 is not one a cache has"),
+            ("level", "4294967295", "is not one a cache has"),
+            ("size", "0K", "a size of 0"),
+        ] {
+            let tmp = copy_of("two-node");
+            let cpu = tmp.path().join("sys/devices/system/cpu");
+            for dir in std::fs::read_dir(&cpu).unwrap().flatten() {
+                let index3 = dir.path().join("cache/index3");
+                if index3.is_dir() {
+                    std::fs::write(index3.join(file), format!("{bad}\n")).unwrap();
+                }
+            }
+            let topo = read_topology(&SysfsRoot::new(tmp.path())).unwrap();
+            assert_eq!(l3(&topo), 0, "{file}={bad}");
+            assert_eq!(topo.caches.len(), base.caches.len() - l3(&base));
+            let notes = topo.notes.join("\n");
+            assert!(notes.contains(says), "{file}={bad}: {notes}");
+        }
+        let tmp = copy_of("two-node");
+        let index3 = tmp.path().join("sys/devices/system/cpu/cpu0/cache/index3");
+        std::fs::write(index3.join("coherency_line_size"), "0\n").unwrap();
+        let topo = read_topology(&SysfsRoot::new(tmp.path())).unwrap();
+        let c = topo
+            .caches
+            .iter()
+            .find(|c| c.level == 3 && c.cpus.contains(0))
+            .unwrap();
+        assert_eq!(c.line_bytes, None);
+        assert!(
+            topo.notes.join("\n").contains("a line of 0 B"),
+            "{:?}",
+            topo.notes
+        );
+        assert!(
+            base.caches
+                .iter()
+                .all(|c| c.line_bytes.is_some_and(|b| b > 0))
+        );
+    }
+
+    #[test]
+    fn a_tier_naming_nodes_that_are_not_online_keeps_only_the_online_ones() {
+        let base = crate::topology::fixture("cxl-memonly");
+        assert!(base.notes.is_empty(), "{:?}", base.notes);
+        let tiers = |t: &Topology| -> Vec<(u32, String)> {
+            t.memory_tiers
+                .iter()
+                .map(|m| (m.id, m.nodes.to_list()))
+                .collect()
+        };
+        let tmp = copy_of("cxl-memonly");
+        let dir = tmp.path().join("sys/devices/virtual/memory_tiering");
+        std::fs::write(dir.join("memory_tier4/nodelist"), "0-1,7,1000\n").unwrap();
+        std::fs::write(dir.join("memory_tier22/nodelist"), "9\n").unwrap();
+        let topo = read_topology(&SysfsRoot::new(tmp.path())).unwrap();
+        assert_eq!(tiers(&topo), [(4, "0-1".to_string())]);
+        assert_eq!(topo.node(2).unwrap().tier, None);
+        assert_eq!(topo.node(0).unwrap().tier, Some(4));
+        let notes = topo.notes.join("\n");
+        assert!(
+            notes.contains("node(s) 7,1000 are not online; they are left out"),
+            "{notes}"
+        );
+        assert!(
+            notes.contains("node(s) 9 are not online; the tier is not shown"),
+            "{notes}"
+        );
+    }
+
+    #[test]
     fn a_distance_no_kernel_writes_leaves_its_row_out_with_a_note() {
         for bad in ["0 21", "10 4294967295", "10 256", "9 21"] {
             let tmp = copy_of("two-node");
