@@ -4,8 +4,6 @@
 //! do not know, so newer files stay readable; a file whose `schema` is newer
 //! than [`SCHEMA`] is read as far as its shape allows and flagged.
 
-use super::names;
-use crate::ids::MAX_ID;
 use crate::topology::{Allowed, Thp, Topology};
 use anyhow::{Context, Result, bail};
 use serde::{Deserialize, Serialize};
@@ -270,8 +268,8 @@ impl Document {
             Err(whole) => lenient(obj, schema, &mut warnings)
                 .with_context(|| format!("schema {schema} document does not match: {whole}"))?,
         };
-        check_host_ids(&document.host.topology)?;
-        check_record_ids(&document.records)?;
+        super::checks::check_host_ids(&document.host.topology)?;
+        super::checks::check_records(document.records.iter().map(Into::into))?;
         Ok(Loaded { document, warnings })
     }
 }
@@ -287,70 +285,6 @@ fn batch_node() -> Option<String> {
 
 /// What Slurm's `slurmd` sets to the node's name in every job step.
 pub const BATCH_NODE_ENV: &str = "SLURMD_NODENAME";
-
-/// Node and CPU numbers from a file become bitmaps when shown, so each is
-/// held to the bound the list parser keeps ([`MAX_ID`]): a file naming node
-/// 2^61 would otherwise ask for an exabyte.
-fn check_host_ids(topo: &Topology) -> Result<()> {
-    let ids = topo
-        .nodes
-        .iter()
-        .map(|n| ("node", n.id))
-        .chain(topo.cpus.iter().map(|c| ("CPU", c.id)))
-        .chain(topo.cpus.iter().filter_map(|c| c.node).map(|n| ("node", n)))
-        .chain(
-            topo.accelerators
-                .iter()
-                .filter_map(|a| a.numa_node)
-                .map(|n| ("node", n)),
-        );
-    for (what, id) in ids {
-        if id >= MAX_ID {
-            bail!(
-                "its host names {what} {id}, past the largest id ({})",
-                MAX_ID - 1
-            );
-        }
-    }
-    Ok(())
-}
-
-/// The params that hold a node id, and those that hold a CPU id.
-const NODE_PARAMS: [&str; 5] = [
-    names::param::CPU_NODE,
-    names::param::MEM_NODE,
-    names::c2c::param::PEER_NODE,
-    names::pcie::param::GPU_NODE,
-    names::loaded::param::INJECTOR_NODE,
-];
-const CPU_PARAMS: [&str; 2] = [names::param::CPU, names::c2c::param::PEER_CPU];
-
-/// The node and CPU ids records name are held to what Linux allows, as the
-/// host's are: views lay records out as node x node and CPU x CPU grids, so
-/// a file naming node 5000000 would otherwise ask for a grid of millions of
-/// rows.
-fn check_record_ids(records: &[Record]) -> Result<()> {
-    let bounds: Vec<(&str, usize, &str)> = NODE_PARAMS
-        .iter()
-        .map(|k| (*k, crate::topology::MAX_NODES, "node"))
-        .chain(CPU_PARAMS.iter().map(|k| (*k, crate::ids::MAX_CPUS, "CPU")))
-        .collect();
-    // One pass over the records: a file may hold hundreds of thousands.
-    for r in records {
-        for &(key, bound, what) in &bounds {
-            if let Some(id) = r.params.get(key).and_then(Value::as_u64)
-                && id >= bound as u64
-            {
-                bail!(
-                    "record {:?} gives {key} {id}, past the largest {what} id Linux allows ({})",
-                    crate::text::escape(&r.name),
-                    bound - 1
-                );
-            }
-        }
-    }
-    Ok(())
-}
 
 /// Most a results file may hold; a run of every probe on a large machine
 /// writes a few MiB. Parsed, a document takes up to some twenty times its
@@ -545,6 +479,42 @@ mod tests {
             ("gpu_node", u64::MAX, "gpu_node 18446744073709551615"),
         ] {
             let err = format!("{:#}", with(key, id).unwrap_err());
+            assert!(err.contains(says), "{err}");
+            assert!(err.contains("triad 0->0"), "{err}");
+        }
+    }
+
+    #[test]
+    fn figures_no_measurement_gives_are_refused_naming_the_record() {
+        let with = |key: &str, value: f64| {
+            let mut v: Value = serde_json::from_slice(&sample().to_json().unwrap()).unwrap();
+            let m = v["records"][0]["metrics"]["bandwidth_mb_s"].clone();
+            let metrics = v["records"][0]["metrics"].as_object_mut().unwrap();
+            metrics.remove("bandwidth_mb_s");
+            metrics.insert(key.into(), m);
+            metrics[key]["value"] = value.into();
+            Document::from_json(&v.to_string())
+        };
+        assert!(with("bandwidth_mb_s", 0.0).is_ok());
+        assert!(with("bandwidth_mb_s", 9.9e17).is_ok());
+        // A derived figure may go below 0: the low end of an interval.
+        assert!(with("ci95_low_mb_s", -16.3).is_ok());
+        for (key, value, says) in [
+            ("bandwidth_mb_s", -5.0, "bandwidth_mb_s = -5 MB/s, below 0"),
+            ("latency_ns", -0.5, "below 0, which a measured latency"),
+            ("latency_ns", -5e-324, "latency_ns = -5e-324 MB/s"),
+            (
+                "bandwidth_mb_s",
+                1e308,
+                "= 1e308 MB/s, larger than any measurement",
+            ),
+            (
+                "ci95_low_mb_s",
+                -1e300,
+                "= -1e300 MB/s, larger than any measurement",
+            ),
+        ] {
+            let err = format!("{:#}", with(key, value).unwrap_err());
             assert!(err.contains(says), "{err}");
             assert!(err.contains("triad 0->0"), "{err}");
         }

@@ -5,7 +5,8 @@
 //!
 //! The same checks as [`super::Document::load`]: a regular file of at most
 //! [`super::MAX_RESULTS_BYTES`], JSON with `"tool": "numabench"` and a
-//! numeric schema.
+//! numeric schema, records naming ids Linux allows and figures a
+//! measurement gives.
 
 use super::document::read_results_file;
 use super::{Metric, Placement};
@@ -143,6 +144,11 @@ impl LeanDocument {
         if doc.tool != "numabench" {
             bail!("it has no \"tool\": \"numabench\" key");
         }
+        super::checks::check_records(doc.records.iter().map(|r| super::checks::RecordParts {
+            name: &r.name,
+            params: &r.params,
+            metrics: &r.metrics,
+        }))?;
         Ok(doc)
     }
 
@@ -193,6 +199,26 @@ mod tests {
         d.host.batch_node = Some("n17".into());
         let json = String::from_utf8(d.to_json().unwrap()).unwrap();
         assert_eq!(LeanDocument::from_json(&json).unwrap().machine(), "n17");
+    }
+
+    #[test]
+    fn ids_and_figures_are_held_as_the_full_reader_holds_them() {
+        for (key, value, says) in [
+            ("cpu_node", None, "cpu_node 5000000, past the largest node id"),
+            ("bandwidth_mb_s", Some(-1.0), "below 0"),
+            ("bandwidth_mb_s", Some(1e300), "larger than any measurement"),
+        ] {
+            let mut d = doc();
+            match value {
+                None => d.records[0] = d.records[0].clone().param(key, 5_000_000),
+                Some(v) => d.records[0].metrics.get_mut(key).unwrap().value = v,
+            }
+            let json = String::from_utf8(d.to_json().unwrap()).unwrap();
+            let lean = format!("{:#}", LeanDocument::from_json(&json).unwrap_err());
+            let full = format!("{:#}", Document::from_json(&json).unwrap_err());
+            assert!(lean.contains(says), "{lean}");
+            assert_eq!(lean, full);
+        }
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! The results document: one versioned JSON file per run that every output
 //! (tables, CSV, HTML, compare) renders.
 
+mod checks;
 mod document;
 #[cfg(test)]
 mod document_props;

@@ -107,6 +107,14 @@ fn assert_finite_drawing(html: &str) {
 }
 
 fn report_of(dir: &Path, doc: &Value, name: &str) -> String {
+    match report_or_refusal(dir, doc, name) {
+        Ok(html) => html,
+        Err(err) => panic!("{name}: refused: {err}"),
+    }
+}
+
+/// The report of `doc`, or the one line a refused file gets (exit 2).
+fn report_or_refusal(dir: &Path, doc: &Value, name: &str) -> Result<String, String> {
     let path = dir.join(format!("{name}.json"));
     std::fs::write(&path, serde_json::to_vec(doc).unwrap()).unwrap();
     let html = dir.join(format!("{name}.html"));
@@ -117,10 +125,59 @@ fn report_of(dir: &Path, doc: &Value, name: &str) -> String {
         .arg(&html)
         .output()
         .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
+    let err = String::from_utf8_lossy(&out.stderr).to_string();
     assert!(!err.contains("panicked"), "{name}: {err}");
+    if out.status.code() == Some(2) {
+        assert!(
+            !html.exists(),
+            "{name}: a refused file left {}",
+            html.display()
+        );
+        assert_eq!(err.trim_end().lines().count(), 1, "{name}: {err}");
+        return Err(err);
+    }
     assert_eq!(out.status.code(), Some(0), "{name}: {err}");
-    std::fs::read_to_string(html).unwrap()
+    Ok(std::fs::read_to_string(html).unwrap())
+}
+
+/// Whether a results file may give `value` as metric `key`: no figure past
+/// 1e18, and no latency or bandwidth below 0.
+fn admissible(key: &str, value: f64) -> bool {
+    value.abs() <= 1e18 && (value >= 0.0 || !["latency_ns", "bandwidth_mb_s"].contains(&key))
+}
+
+/// Whether every metric of `doc` is admissible.
+fn all_admissible(doc: &Value) -> bool {
+    doc["records"].as_array().unwrap().iter().all(|rec| {
+        rec["metrics"]
+            .as_object()
+            .unwrap()
+            .iter()
+            .all(|(key, m)| admissible(key, m["value"].as_f64().unwrap()))
+    })
+}
+
+/// The report of `doc` if its figures are admissible (with finite
+/// drawing); otherwise the refusal, which names the figure.
+fn drawn_or_refused(dir: &Path, doc: &Value, name: &str) -> Option<String> {
+    match report_or_refusal(dir, doc, name) {
+        Ok(html) => {
+            assert!(
+                all_admissible(doc),
+                "{name}: a figure out of range was drawn"
+            );
+            assert_finite_drawing(&html);
+            Some(html)
+        }
+        Err(err) => {
+            assert!(!all_admissible(doc), "{name}: refused: {err}");
+            assert!(
+                err.contains("larger than any measurement") || err.contains("below 0"),
+                "{name}: {err}"
+            );
+            None
+        }
+    }
 }
 
 // Item 4: a time limit past Duration's range panicked in sweep and matrix;
@@ -373,18 +430,23 @@ fn place_refuses_a_huge_page_size_the_kernel_lacks() {
 }
 
 // Item 4: a bandwidth of 5e-324 made report's axis ticks overflow a
-// capacity; +-1e308 drew NaN coordinates and "inf%" in the heatmap.
+// capacity; +-1e308 drew NaN coordinates and "inf%" in the heatmap. Figures
+// past 1e18, or below 0 in a latency or bandwidth, are now refused.
 #[test]
-fn extreme_values_in_results_draw_finite_reports() {
+fn extreme_values_in_results_draw_finite_reports_or_are_refused() {
     let dir = tempfile::tempdir().unwrap();
     let sweep = sweep_document(dir.path());
+    let mut drawn = 0;
     for (i, (v, alternate)) in [
         (5e-324, false),
         (5e-324, true),
+        (1e18, false),
+        (1e17, true),
         (1e308, false),
         (1e308, true),
         (f64::MAX, true),
         (-f64::MAX, false),
+        (1e-300, false),
         (1e-300, true),
     ]
     .into_iter()
@@ -392,17 +454,19 @@ fn extreme_values_in_results_draw_finite_reports() {
     {
         let mut doc = sweep.clone();
         set_all(&mut doc, v, alternate);
-        let html = report_of(dir.path(), &doc, &format!("sweep{i}"));
-        assert!(html.contains("<svg"), "{v}: no chart");
-        assert_finite_drawing(&html);
+        if let Some(html) = drawn_or_refused(dir.path(), &doc, &format!("sweep{i}")) {
+            assert!(html.contains("<svg"), "{v}: no chart");
+            drawn += 1;
+        }
     }
-    // A heatmap whose cells are 1e308 and 1e-300 of each other.
+    assert_eq!(drawn, 3, "5e-324, 1e18 and 1e-300 are drawn");
+    // A heatmap whose cells are 1e18 and 1e-300, 1e318 of each other.
     let mut matrix = matrix_document(dir.path());
     let records = matrix["records"].as_array_mut().unwrap();
     let mut remote = records[0].clone();
     remote["name"] = "bandwidth_1t 0->1".into();
     remote["params"]["mem_node"] = 1.into();
-    remote["metrics"]["bandwidth_mb_s"]["value"] = 1e308.into();
+    remote["metrics"]["bandwidth_mb_s"]["value"] = 1e18.into();
     records[0]["metrics"]["bandwidth_mb_s"]["value"] = 1e-300.into();
     records.push(remote);
     let html = report_of(dir.path(), &matrix, "heat");
@@ -431,14 +495,18 @@ fn numbers_past_f64_in_a_results_file_are_refused() {
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(24))]
     /// Any metric value a JSON file can hold gives a report with finite
-    /// coordinates, never a panic.
+    /// coordinates, or, for a figure no measurement gives, one line and
+    /// exit 2; never a panic.
     #[test]
-    fn any_finite_values_draw_a_finite_report(
+    fn any_finite_values_draw_a_finite_report_or_are_refused(
         values in proptest::collection::vec(
             prop_oneof![
+                0.0..=1e18f64,
+                proptest::num::f64::POSITIVE,
                 proptest::num::f64::NORMAL,
                 proptest::num::f64::SUBNORMAL,
                 Just(0.0),
+                Just(1e18),
                 Just(f64::MAX),
                 Just(-f64::MAX),
             ],
@@ -454,8 +522,7 @@ proptest! {
             }
             rec["params"]["size_bytes"] = (v.abs().min(1e18) as u64).into();
         }
-        let html = report_of(dir.path(), &doc, "p");
-        assert_finite_drawing(&html);
+        drawn_or_refused(dir.path(), &doc, "p");
     }
 }
 
