@@ -24,7 +24,14 @@
 # numabench's figure beside the median of multichase's own samples: median
 # against median, over samples of those two lengths; and a note after it
 # gives multichase's figure over the median of its own samples (median over
-# the rounds), how far its best-of sits under its median that run.
+# the rounds), how far its best-of sits under its median that run. A third
+# line, <test>_paired, gives the median of the rounds' own ratios (each
+# round's numabench figure over the multichase figure run next to it), with
+# the two sides' median figures beside it: where the host's memory speed
+# shifts partway through the rounds (it does here, by a fifth, for minutes
+# at a time), the ratio of the two medians can take one side's median from
+# before the shift and the other's from after, while each round's pair ran
+# a few seconds apart.
 #
 # Settings by environment variable (bench-peers' options stay its own):
 #   MC_SIZE    buffer, multichase's syntax (default 1g)
@@ -71,7 +78,7 @@ mc_figure() { awk '/^ *[0-9]+(\.[0-9]+)? *$/ { v = $1 } END { print v }' "$1"; }
 # value, $5 multichase args.
 mc_pair() {
     local name=$1 nbargs=$2 fcol=$3 fval=$4 mcargs="$5 -v" r nbv mcv nbcv mccv mcmed
-    local -a all_nb=() all_mc=() cv_nb=() cv_mc=() med_mc=() best_over_med=()
+    local -a all_nb=() all_mc=() cv_nb=() cv_mc=() med_mc=() best_over_med=() paired=()
     note "$name: $nb $nbargs --csv"
     note "$name: $mc $mcargs"
     for ((r = 1; r <= mc_rounds; r++)); do
@@ -99,6 +106,7 @@ mc_pair() {
         [ -z "$mcmed" ] || med_mc+=("$mcmed")
         [ -z "$mcmed" ] || best_over_med+=("$(awk -v a="$mcv" -v b="$mcmed" 'BEGIN { printf "%.3f", a / b }')")
         all_nb+=("$nbv") all_mc+=("$mcv")
+        paired+=("$(awk -v a="$nbv" -v b="$mcv" 'BEGIN { printf "%.3f", a / b }')")
         [ -z "$nbcv" ] || cv_nb+=("$nbcv")
         [ -z "$mccv" ] || cv_mc+=("$mccv")
     done
@@ -109,6 +117,9 @@ mc_pair() {
         note "$name: median within-run CV: numabench $(median "${cv_nb[@]}")% (${cv_nb[*]}), multichase $(median "${cv_mc[@]}")% (${cv_mc[*]})"
     fi
     mc_csv "$name" "$a" "$b"
+    note "$name: each round's numabench / multichase, median over rounds: $(median "${paired[@]}") (${paired[*]})"
+    awk -v n="$name" -v a="$a" -v b="$b" -v r="$(median "${paired[@]}")" \
+        'BEGIN { printf "multichase,%s_paired,%.2f,%.2f,%.3f\n", n, a, b, r }'
     if [ "${#med_mc[@]}" -ne "$mc_rounds" ]; then
         note "$name: multichase printed no samples in $((mc_rounds - ${#med_mc[@]})) round(s); no ${name}_median line"
     else
