@@ -70,9 +70,20 @@ pub fn ticks(lo: f64, hi: f64, n: usize) -> Vec<f64> {
         .map(|m| m * mag)
         .find(|s| *s >= raw)
         .unwrap_or(10.0 * mag);
+    // Near f64::MAX a round step past the span overflows (2e308 is
+    // infinite), and 0 x infinity would be a NaN tick.
+    if !step.is_finite() {
+        return ends;
+    }
     let (first, last) = ((lo / step).ceil(), (hi / step + 1e-9).floor());
     // Far from zero relative to the step, multiples of it are not exact.
-    if !(first.abs() < 1e15 && last.abs() < 1e15 && last - first <= MAX_TICKS as f64) {
+    // No multiple of the step in a span far narrower than the step (one
+    // tick asked for over 1e300..1e300 x (1 + 1e-15)): the ends are the ticks.
+    if !(first.abs() < 1e15
+        && last.abs() < 1e15
+        && first <= last
+        && last - first <= MAX_TICKS as f64)
+    {
         return ends;
     }
     let unit = 10f64.powi(-(step.log10().floor() as i32) + 2);
@@ -459,12 +470,17 @@ mod tests {
             (0.0, 5e-324),
             (-f64::MAX, f64::MAX),
             (0.0, f64::MAX),
+            (0.0, 1.2374446535082038e308),
             (1e300, 1e300 * (1.0 + 1e-15)),
             (-1e-310, 1e-310),
         ] {
-            let t = ticks(lo, hi, 5);
-            assert!(!t.is_empty() && t.len() <= 51, "{lo}..{hi}: {t:?}");
-            assert!(t.iter().all(|v| v.is_finite()), "{lo}..{hi}: {t:?}");
+            // One tick asked for makes the widest step: past f64::MAX at
+            // 1.24e308 (the next round step is 2e308).
+            for n in [0, 1, 5] {
+                let t = ticks(lo, hi, n);
+                assert!(!t.is_empty() && t.len() <= 51, "{lo}..{hi}/{n}: {t:?}");
+                assert!(t.iter().all(|v| v.is_finite()), "{lo}..{hi}/{n}: {t:?}");
+            }
         }
     }
 

@@ -204,7 +204,11 @@ mod tests {
     #[test]
     fn ids_and_figures_are_held_as_the_full_reader_holds_them() {
         for (key, value, says) in [
-            ("cpu_node", None, "cpu_node 5000000, past the largest node id"),
+            (
+                "cpu_node",
+                None,
+                "cpu_node 5000000, past the largest node id",
+            ),
             ("bandwidth_mb_s", Some(-1.0), "below 0"),
             ("bandwidth_mb_s", Some(1e300), "larger than any measurement"),
         ] {
