@@ -120,8 +120,9 @@ fn check_metric_values(r: &RecordParts) -> Result<()> {
             m.value.to_string()
         };
         bail!(
-            "record {:?} gives {key} = {value} {}, {problem}",
+            "record {:?} gives {} = {value} {}, {problem}",
             crate::text::escape(r.name),
+            crate::text::escape(key),
             crate::text::escape(&m.unit)
         );
     }
