@@ -513,6 +513,8 @@ mod tests {
                 -1e300,
                 "= -1e300 MB/s, larger than any measurement",
             ),
+            // A name from the file is escaped like the record's.
+            ("x\u{1b}[2Jy", 1e300, "gives x\\x1b[2Jy = 1e300 MB/s"),
         ] {
             let err = format!("{:#}", with(key, value).unwrap_err());
             assert!(err.contains(says), "{err}");
