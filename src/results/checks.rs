@@ -55,6 +55,16 @@ pub(super) struct RecordParts<'a> {
     pub metrics: &'a BTreeMap<String, Metric>,
 }
 
+impl<'a> From<&'a super::lean::LeanRecord> for RecordParts<'a> {
+    fn from(r: &'a super::lean::LeanRecord) -> Self {
+        RecordParts {
+            name: &r.name,
+            params: &r.params,
+            metrics: &r.metrics,
+        }
+    }
+}
+
 impl<'a> From<&'a Record> for RecordParts<'a> {
     fn from(r: &'a Record) -> Self {
         RecordParts {

@@ -144,11 +144,7 @@ impl LeanDocument {
         if doc.tool != "numabench" {
             bail!("it has no \"tool\": \"numabench\" key");
         }
-        super::checks::check_records(doc.records.iter().map(|r| super::checks::RecordParts {
-            name: &r.name,
-            params: &r.params,
-            metrics: &r.metrics,
-        }))?;
+        super::checks::check_records(doc.records.iter().map(Into::into))?;
         Ok(doc)
     }
 
