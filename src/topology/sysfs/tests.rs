@@ -158,12 +158,25 @@ mod damaged_trees {
         tmp
     }
 
+    /// `fixture` read with each file of `damage` (a path in the tree, its
+    /// new text) written over first.
+    fn read_damaged(fixture: &str, damage: &[(&str, &str)]) -> Topology {
+        let tmp = copy_of(fixture);
+        for (file, text) in damage {
+            std::fs::write(tmp.path().join(file), text).unwrap();
+        }
+        read_topology(&SysfsRoot::new(tmp.path())).unwrap()
+    }
+
     #[test]
     fn siblings_are_held_to_the_online_cpus_and_include_the_cpu_itself() {
-        let tmp = copy_of("interleaved-smt");
-        let topo_dir = tmp.path().join("sys/devices/system/cpu/cpu0/topology");
-        std::fs::write(topo_dir.join("thread_siblings_list"), "1-8191\n").unwrap();
-        let topo = read_topology(&SysfsRoot::new(tmp.path())).unwrap();
+        let topo = read_damaged(
+            "interleaved-smt",
+            &[(
+                "sys/devices/system/cpu/cpu0/topology/thread_siblings_list",
+                "1-8191\n",
+            )],
+        );
         let cpu0 = topo.cpu(0).unwrap();
         assert!(cpu0.smt_siblings.contains(0), "{:?}", cpu0.smt_siblings);
         assert!(
@@ -288,10 +301,13 @@ mod damaged_trees {
             let notes = topo.notes.join("\n");
             assert!(notes.contains(says), "{file}={bad}: {notes}");
         }
-        let tmp = copy_of("two-node");
-        let index3 = tmp.path().join("sys/devices/system/cpu/cpu0/cache/index3");
-        std::fs::write(index3.join("coherency_line_size"), "0\n").unwrap();
-        let topo = read_topology(&SysfsRoot::new(tmp.path())).unwrap();
+        let topo = read_damaged(
+            "two-node",
+            &[(
+                "sys/devices/system/cpu/cpu0/cache/index3/coherency_line_size",
+                "0\n",
+            )],
+        );
         let c = topo
             .caches
             .iter()
@@ -320,11 +336,14 @@ mod damaged_trees {
                 .map(|m| (m.id, m.nodes.to_list()))
                 .collect()
         };
-        let tmp = copy_of("cxl-memonly");
-        let dir = tmp.path().join("sys/devices/virtual/memory_tiering");
-        std::fs::write(dir.join("memory_tier4/nodelist"), "0-1,7,1000\n").unwrap();
-        std::fs::write(dir.join("memory_tier22/nodelist"), "9\n").unwrap();
-        let topo = read_topology(&SysfsRoot::new(tmp.path())).unwrap();
+        let dir = "sys/devices/virtual/memory_tiering";
+        let topo = read_damaged(
+            "cxl-memonly",
+            &[
+                (&format!("{dir}/memory_tier4/nodelist"), "0-1,7,1000\n"),
+                (&format!("{dir}/memory_tier22/nodelist"), "9\n"),
+            ],
+        );
         assert_eq!(tiers(&topo), [(4, "0-1".to_string())]);
         assert_eq!(topo.node(2).unwrap().tier, None);
         assert_eq!(topo.node(0).unwrap().tier, Some(4));
@@ -342,10 +361,11 @@ mod damaged_trees {
     #[test]
     fn a_distance_no_kernel_writes_leaves_its_row_out_with_a_note() {
         for bad in ["0 21", "10 4294967295", "10 256", "9 21"] {
-            let tmp = copy_of("two-node");
-            let node = tmp.path().join("sys/devices/system/node");
-            std::fs::write(node.join("node0/distance"), format!("{bad}\n")).unwrap();
-            let topo = read_topology(&SysfsRoot::new(tmp.path())).unwrap();
+            let row = format!("{bad}\n");
+            let topo = read_damaged(
+                "two-node",
+                &[("sys/devices/system/node/node0/distance", &row)],
+            );
             assert!(topo.node(0).unwrap().distances.is_empty(), "{bad}");
             assert_eq!(topo.node(1).unwrap().distances, [21, 10]);
             let notes = topo.notes.join("\n");
