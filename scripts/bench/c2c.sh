@@ -16,7 +16,10 @@
 # numabench, peer, numabench, peer, ... and each is printed; the CSV line gives
 # the median over the rounds of numabench's per-pair median and of the peer's
 # per-pair mean, ratio = numabench / peer, and a second line (<test>_<pair>_mean)
-# numabench's per-pair mean in place of its median: mean against mean.
+# numabench's per-pair mean in place of its median: mean against mean. A third
+# line (<test>_<pair>_paired) gives the median of each round's own ratio, the
+# figure to read when the rounds fall into latency regimes (a host moving the
+# vCPUs between cores of different distance, see run_c2c_pairs).
 #
 # Uses from bench-peers: $nb, $tmp, note, die, fail, median, is_uint; and its
 # options $c2c_bin (path of core-to-core-latency), $c2c_rounds, $c2c_cpus.
@@ -70,7 +73,7 @@ run_c2c_pairs() {
         local -a pr_cmd=("$peer" 1000 300 -b "$bflag" -c "$cpus" --csv)
         note "c2c $test:   ${nb_cmd[*]}"
         note "c2c $test:   ${pr_cmd[*]}"
-        : >"$tmp/c2c-nb.all"; : >"$tmp/c2c-pr.all"
+        : >"$tmp/c2c-nb.all"; : >"$tmp/c2c-pr.all"; : >"$tmp/c2c-ratio.all"
         for ((r = 1; r <= c2c_rounds; r++)); do
             "${nb_cmd[@]}" >"$tmp/c2c-nb.csv" 2>"$tmp/c2c-nb.err" || { note "c2c: numabench failed:"; show_tail "$tmp/c2c-nb.err"; exit 1; }
             "${pr_cmd[@]}" >"$tmp/c2c-pr.csv" 2>"$tmp/c2c-pr.err" || { note "c2c: core-to-core-latency failed:"; show_tail "$tmp/c2c-pr.err"; exit 1; }
@@ -81,6 +84,7 @@ run_c2c_pairs() {
             while read -r pair nbm nbmean; do
                 pm=$(c2c_pair_col "$tmp/c2c-pr.round" "$pair" 2)
                 note "c2c $test $pair: round $r/$c2c_rounds: numabench median $nbm ns (mean $nbmean), core-to-core-latency mean ${pm:-?} ns"
+                [ -n "$pm" ] && awk -v p="$pair" -v a="$nbm" -v b="$pm" 'BEGIN { if (b > 0) printf "%s %.4f\n", p, a / b }' >>"$tmp/c2c-ratio.all"
             done <"$tmp/c2c-nb.round"
             cat "$tmp/c2c-nb.round" >>"$tmp/c2c-nb.all"
             cat "$tmp/c2c-pr.round" >>"$tmp/c2c-pr.all"
@@ -98,6 +102,16 @@ run_c2c_pairs() {
             # shellcheck disable=SC2046
             nbmean=$(median $(c2c_pair_col "$tmp/c2c-nb.all" "$pair" 3))
             ratio_line core-to-core-latency "${test}_${pair}_mean" "$nbmean" "$pm" 2
+            # The paired line: the median of each round's own ratio (numabench's
+            # median / the peer's mean, taken seconds apart). A host that moves
+            # the two vCPUs between cores of different distance mid-run makes the
+            # rounds fall into a few latency regimes; the ratio of medians then
+            # compares whichever regime each side's middle round fell in, while
+            # a round's own ratio compares like with like in all but the rounds
+            # where the move fell between the two samples.
+            # shellcheck disable=SC2046
+            awk -v n="${test}_${pair}_paired" -v a="$nbm" -v b="$pm" -v r="$(median $(c2c_pair_col "$tmp/c2c-ratio.all" "$pair" 2))" \
+                'BEGIN { printf "core-to-core-latency,%s,%.2f,%.2f,%.3f\n", n, a, b, r }'
         done
     done
 }
