@@ -21,8 +21,9 @@
 # figure to read when the rounds fall into latency regimes (a host moving the
 # vCPUs between cores of different distance, see run_c2c_pairs).
 #
-# Uses from bench-peers: $nb, $tmp, note, die, fail, median, is_uint; and its
-# options $c2c_bin (path of core-to-core-latency), $c2c_rounds, $c2c_cpus.
+# Uses from bench-peers: $nb, $tmp, note, die, fail, median, paired_line,
+# is_uint; and its options $c2c_bin (path of core-to-core-latency),
+# $c2c_rounds, $c2c_cpus.
 
 # The CPUs this process may use, comma-separated (the peer's -c wants a list).
 c2c_allowed_cpus() {
@@ -110,8 +111,7 @@ run_c2c_pairs() {
             # a round's own ratio compares like with like in all but the rounds
             # where the move fell between the two samples.
             # shellcheck disable=SC2046
-            awk -v n="${test}_${pair}_paired" -v a="$nbm" -v b="$pm" -v r="$(median $(c2c_pair_col "$tmp/c2c-ratio.all" "$pair" 2))" \
-                'BEGIN { printf "core-to-core-latency,%s,%.2f,%.2f,%.3f\n", n, a, b, r }'
+            paired_line core-to-core-latency "${test}_$pair" "$nbm" "$pm" $(c2c_pair_col "$tmp/c2c-ratio.all" "$pair" 2)
         done
     done
 }

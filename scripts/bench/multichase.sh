@@ -118,8 +118,7 @@ mc_pair() {
     fi
     mc_csv "$name" "$a" "$b"
     note "$name: each round's numabench / multichase, median over rounds: $(median "${paired[@]}") (${paired[*]})"
-    awk -v n="$name" -v a="$a" -v b="$b" -v r="$(median "${paired[@]}")" \
-        'BEGIN { printf "multichase,%s_paired,%.2f,%.2f,%.3f\n", n, a, b, r }'
+    paired_line multichase "$name" "$a" "$b" "${paired[@]}"
     if [ "${#med_mc[@]}" -ne "$mc_rounds" ]; then
         note "$name: multichase printed no samples in $((mc_rounds - ${#med_mc[@]})) round(s); no ${name}_median line"
     else
