@@ -118,11 +118,14 @@ const PEAK: Part = Part {
     },
 };
 
-/// The chase buffer of the latency parts: 8x the L3 and at least 256 MiB,
-/// so a chase runs in memory on machines with large caches too.
+/// The chase buffer of the latency parts: the matrix's idle-latency buffer
+/// (4x the L3, at least 256 MiB). The full-random figure by pattern then
+/// repeats the matrix's idle latency on the same buffer, and page-local
+/// differs from it by the pattern alone; with two sizes a reader could not
+/// tell the size's share of a difference from the host's drift.
 fn chase_size(topo: &Topology) -> String {
-    let l3 = super::levels::Levels::of(topo, None).l3;
-    format!("{}M", ((8 * l3) >> 20).max(256))
+    let cpu = topo.allowed.cpus.iter().next().unwrap_or(0);
+    format!("{}M", crate::probes::matrix::chase_bytes(topo, cpu) >> 20)
 }
 
 /// The workload parts `--profile full` adds.
@@ -241,4 +244,35 @@ fn wait_passing_stops_on(child: std::process::Child) -> std::io::Result<std::pro
     };
     crate::interrupt::set_child(0);
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn size_arg(part: &Part, topo: &Topology) -> String {
+        let args = (part.args)(topo);
+        let at = args.iter().position(|a| a == "-s").expect("a -s argument");
+        args[at + 1].clone()
+    }
+
+    #[test]
+    fn the_chase_parts_use_the_matrix_idle_latency_buffer() {
+        let mut topo = crate::topology::fixture("two-node");
+        let last = topo.caches.iter().map(|c| c.level).max().unwrap();
+        for c in topo.caches.iter_mut().filter(|c| c.level == last) {
+            c.size_bytes = 300 << 20;
+        }
+        let cpu = topo.allowed.cpus.iter().next().unwrap();
+        assert_eq!(crate::probes::matrix::chase_bytes(&topo, cpu), 1200 << 20);
+        for part in PROBES
+            .iter()
+            .filter(|p| [probe::LATENCY, probe::MLP].contains(&p.probe))
+        {
+            assert_eq!(size_arg(part, &topo), "1200M", "{}", part.probe);
+        }
+        // Small caches: the 256 MiB floor.
+        let small = crate::topology::fixture("two-node");
+        assert_eq!(size_arg(&PROBES[0], &small), "256M");
+    }
 }

@@ -205,6 +205,13 @@ pub fn llc_bytes(topo: &Topology, cpus: &[usize]) -> u64 {
         .sum()
 }
 
+/// The idle-latency chase buffer of a thread on `cpu`: 4x the cache it
+/// shares (as the working set), at least 256 MiB, before any cap; `run`'s
+/// latency parts chase the same size.
+pub fn chase_bytes(topo: &Topology, cpu: usize) -> usize {
+    (4 * llc_bytes(topo, &[cpu]) as usize).max(256 << 20)
+}
+
 /// The working set of a node's threads: 4x the cache they share (STREAM's
 /// rule), at least 64 MiB, at most half of the memory node's free memory.
 pub fn working_set(topo: &Topology, cpus: &[usize], mem_node: usize) -> (usize, Option<String>) {
@@ -410,10 +417,7 @@ fn measure_cell(
         progress(&format!("cpu node {c} -> mem node {m}: latency"));
         let size = match cfg.latency_bytes {
             Some(s) => s,
-            None => {
-                let wanted = (4 * llc_bytes(topo, &cpus[..1]) as usize).max(256 << 20);
-                cap(topo, wanted, m).0
-            }
+            None => cap(topo, chase_bytes(topo, cpus[0]), m).0,
         };
         let seat = Seat {
             cpu: cpus[0],
