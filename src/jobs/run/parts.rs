@@ -80,7 +80,7 @@ pub const PROBES: [Part; 5] = [
     },
     Part {
         probe: probe::C2C,
-        // Fewer samples, and sampled pairs from 16 CPUs on, two per
+        // Fewer samples, and sampled pairs above 16 CPUs, two per
         // (class, node pair): the node summary, not every pair.
         args: |_| {
             words(&[
@@ -118,11 +118,12 @@ const PEAK: Part = Part {
     },
 };
 
-/// The chase buffer of the latency parts: the matrix's idle-latency buffer
-/// (4x the L3, at least 256 MiB). The full-random figure by pattern then
-/// repeats the matrix's idle latency on the same buffer, and page-local
-/// differs from it by the pattern alone; with two sizes a reader could not
-/// tell the size's share of a difference from the host's drift.
+/// The chase buffer of the latency parts: the size of the matrix's
+/// idle-latency buffer (4x the L3, at least 256 MiB; the matrix may scale
+/// its own down to half a node's free memory). The full-random figure by
+/// pattern then repeats the matrix's idle latency at the same size, and
+/// page-local differs from it by the pattern alone; with two sizes a reader
+/// could not tell the size's share of a difference from the host's drift.
 fn chase_size(topo: &Topology) -> String {
     let cpu = topo.allowed.cpus.iter().next().unwrap_or(0);
     format!("{}M", crate::probes::matrix::chase_bytes(topo, cpu) >> 20)
