@@ -118,15 +118,24 @@ const PEAK: Part = Part {
     },
 };
 
-/// The chase buffer of the latency parts: the size of the matrix's
-/// idle-latency buffer (4x the L3, at least 256 MiB; the matrix may scale
-/// its own down to half a node's free memory). The full-random figure by
-/// pattern then repeats the matrix's idle latency at the same size, and
-/// page-local differs from it by the pattern alone; with two sizes a reader
-/// could not tell the size's share of a difference from the host's drift.
+/// The chase buffer of the latency parts: the matrix's idle-latency buffer
+/// (4x the L3, at least 256 MiB, at most half a node's free memory), taken
+/// at the node with the least room since one size serves every pair. The
+/// full-random figure by pattern then repeats the matrix's idle latency at
+/// the same size, and page-local differs from it by the pattern alone; with
+/// two sizes a reader could not tell the size's share of a difference from
+/// the host's drift.
 fn chase_size(topo: &Topology) -> String {
+    use crate::probes::matrix::{cap, chase_bytes};
     let cpu = topo.allowed.cpus.iter().next().unwrap_or(0);
-    format!("{}M", crate::probes::matrix::chase_bytes(topo, cpu) >> 20)
+    let wanted = chase_bytes(topo, cpu);
+    let bytes = topo
+        .usable_memory_nodes()
+        .iter()
+        .map(|m| cap(topo, wanted, m).0)
+        .min()
+        .unwrap_or(wanted);
+    format!("{}M", bytes >> 20)
 }
 
 /// The workload parts `--profile full` adds.
@@ -275,5 +284,19 @@ mod tests {
         // Small caches: the 256 MiB floor.
         let small = crate::topology::fixture("two-node");
         assert_eq!(size_arg(&PROBES[0], &small), "256M");
+        // Little free memory on one node: the matrix's cap, half of it.
+        let tight = topo.nodes.iter().find(|n| n.has_memory).unwrap().id;
+        topo.nodes
+            .iter_mut()
+            .find(|n| n.id == tight)
+            .unwrap()
+            .mem_free_bytes = 1 << 30;
+        assert_eq!(topo.node_free_bytes(tight), 1 << 30);
+        for part in PROBES
+            .iter()
+            .filter(|p| [probe::LATENCY, probe::MLP].contains(&p.probe))
+        {
+            assert_eq!(size_arg(part, &topo), "512M", "{}", part.probe);
+        }
     }
 }
