@@ -1494,24 +1494,36 @@ fn tier_demotes_under_pressure_and_a_hot_set_too_large_moves_both_ways() {
                     .fold(0.0, f64::max)
     );
 
-    // Larger than the fast node: pages go up and down, and the hot part
-    // climbs onto the fast node. How far it gets in 10 s is the guest's
-    // speed: more than half on a quiet host, 43% on one busy with other
-    // work; a third is the bar.
+    // Larger than the fast node: pages go up and down. Which region the
+    // kernel reaches first, and how far each gets in the run, is the
+    // guest's speed and the scanner's order (on a busy host the warm set
+    // went up first and the hot one reached 9%; on a quiet one 70%), so
+    // what is checked is that both climb and that the figures add up.
     let doc = g.json("oversize");
     let rec = tier_record(&doc, "oversize");
     assert!(metric_of(rec, "pgpromote_success").unwrap() > 0.0, "{rec}");
     assert!(metric_of(rec, "thrash_pages_per_s").unwrap() > 0.0);
-    assert!(
-        metric_of(rec, "hot_on_fast_end_pct").unwrap() >= 100.0 / 3.0,
-        "{rec}"
-    );
-    let hot_fast = tier_line(rec, "hot on fast");
-    assert!(
-        hot_fast.last().unwrap() > &(hot_fast[0] + 16.0),
-        "{hot_fast:?}"
-    );
-    assert!(metric_of(rec, "warm_on_fast_end_pct").is_some());
+    let mib = |heat: &str| {
+        rec["params"]["regions"][heat]["size_bytes"]
+            .as_f64()
+            .unwrap()
+            / 1048576.0
+    };
+    for heat in ["hot", "warm"] {
+        let fast = tier_line(rec, &format!("{heat} on fast"));
+        let slow = tier_line(rec, &format!("{heat} on slow"));
+        assert!(fast.last().unwrap() > &fast[0], "{heat}: {fast:?}");
+        // Every look accounts for the whole region, on one tier or the other.
+        for (f, s) in fast.iter().zip(&slow) {
+            assert!((f + s - mib(heat)).abs() < 1.0, "{heat}: {f} + {s} MiB");
+        }
+        let end = metric_of(rec, &format!("{heat}_on_fast_end_pct")).unwrap();
+        let want = 100.0 * fast.last().unwrap() / mib(heat);
+        assert!((end - want).abs() < 0.5, "{heat}: {end} against {want}");
+    }
+    let on_fast = |i: usize| tier_line(rec, "hot on fast")[i] + tier_line(rec, "warm on fast")[i];
+    let looks = tier_line(rec, "hot on fast").len();
+    assert!(on_fast(looks - 1) > on_fast(0) + 64.0, "{rec}");
 }
 
 #[test]
