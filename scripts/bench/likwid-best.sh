@@ -14,7 +14,9 @@
 #
 # Flow per pattern and thread count: a screening pass runs every candidate of
 # both sides (--screen N times, alternating numabench and likwid-bench) and
-# keeps each side's fastest; then --rounds alternating rounds of the two
+# keeps each side's fastest by the median of its passes (one lucky pass
+# must not pick a kernel: numabench has twice likwid-bench's candidates, so
+# a best single pass would pick a lucky one more often); then --rounds alternating rounds of the two
 # winners, every round printed, the side that runs first swapping every
 # round. Reported: each side's MEDIAN over the rounds
 # (this machine's 2-thread bandwidth is bimodal, so a best-of would reward
@@ -187,8 +189,16 @@ lb_placement_groups() {
 # One CSV line: test $1, numabench $2, likwid-bench $3, their ratio.
 lb_csv() { ratio_line likwid-best "$1" "$2" "$3" 1; }
 
-# Prints "<best candidate> <its figure>" from "name figure" lines on stdin.
-lb_pick() { sort -k2,2gr | head -n1; }
+# Prints "<best candidate> <its figure>" from "name figure" lines on stdin:
+# the candidate whose median over its lines is highest, and that median.
+lb_pick() {
+    awk '{ v[$1] = v[$1] " " $2 }
+         END { for (k in v) {
+                   n = split(substr(v[k], 2), a, " ")
+                   for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
+                   m = (n % 2) ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+                   print k, m } }' | sort -k2,2gr | head -n1
+}
 
 run_likwid_best() {
     local patterns=$1 pattern t streams per_kib total lw_size op c i r
