@@ -16,7 +16,11 @@
 # both sides (--screen N times, alternating numabench and likwid-bench) and
 # keeps each side's fastest by the median of its passes (one lucky pass
 # must not pick a kernel: numabench has twice likwid-bench's candidates, so
-# a best single pass would pick a lucky one more often); then --rounds alternating rounds of the two
+# a best single pass would pick a lucky one more often). With two threads on
+# a 2-CPU machine each screening run is bracketed by a handoff timing, and
+# candidates are compared only over the runs that met the placement most
+# runs met (a kernel screened while the host ran the two CPUs on two dies
+# reads half again what it reads on one); then --rounds alternating rounds of the two
 # winners, every round printed, the side that runs first swapping every
 # round. Reported: each side's MEDIAN over the rounds
 # (this machine's 2-thread bandwidth is bimodal, so a best-of would reward
@@ -163,6 +167,18 @@ lb_span() {
     fi
 }
 
+# "<group> <side> <candidate> <MB/s>" for each steady screening run of
+# "<side> <candidate> <MB/s> <lo-hi handoffs>" lines on stdin, grouped as
+# lb_placement_groups groups rounds; runs with no handoff or an unsteady
+# one are left out.
+lb_screen_groups() {
+    awk '{ split($4, h, "-"); if (h[2] == "" || h[2] + 0 > 1.3 * h[1]) next
+           print h[2], $1, $2, $3 }' |
+        sort -g |
+        awk 'NR == 1 || $1 > 1.3 * first { first = $1 }
+             { printf "%.0f %s %s %s\n", first, $2, $3, $4 }'
+}
+
 # Per placement group, "<handoff ns> <numabench median> <runs> <likwid-bench
 # median> <runs>", from "<side> <MB/s> <lo-hi handoffs>" lines on stdin
 # (side nb or lw). Runs whose handoffs differ by more than 1.3x are left
@@ -232,32 +248,8 @@ run_likwid_best() {
             fi
             note "$name: $per_kib KiB per thread per array x $streams arrays x $t threads = $total bytes"
             note "$name: candidates: numabench ${nb_cands[*]}; likwid-bench ${lw_cands[*]}"
-            : >"$tmp/lb-nb-screen"
-            : >"$tmp/lb-lw-screen"
-            for ((i = 1; i <= lb_screen; i++)); do
-                for ((c = 0; c < ${#nb_cands[@]} || c < ${#lw_cands[@]}; c++)); do
-                    if [ "$c" -lt "${#nb_cands[@]}" ]; then
-                        v=$(lb_nb_run "$op" "${nb_cands[$c]}" "$per_kib" "$t") || exit 1
-                        note "$name: screen $i: numabench ${nb_cands[$c]} $v MB/s"
-                        echo "${nb_cands[$c]} $v" >>"$tmp/lb-nb-screen"
-                    fi
-                    if [ "$c" -lt "${#lw_cands[@]}" ]; then
-                        # A test likwid-bench lists but cannot run (its
-                        # scalar stream_mem aborts here) is left out, named.
-                        if v=$(lb_lw_run "${lw_cands[$c]}" "$lw_size" "$t"); then
-                            note "$name: screen $i: likwid-bench ${lw_cands[$c]} $v MB/s"
-                            echo "${lw_cands[$c]} $v" >>"$tmp/lb-lw-screen"
-                        else
-                            note "$name: screen $i: likwid-bench ${lw_cands[$c]} failed; left out"
-                        fi
-                    fi
-                done
-            done
-            read -r nb_w _ < <(lb_pick <"$tmp/lb-nb-screen")
-            read -r lw_w _ < <(lb_pick <"$tmp/lb-lw-screen") || fail "$name: no likwid-bench candidate ran"
-            note "$name: best after screening: numabench $nb_w, likwid-bench $lw_w"
             local -a nb_runs=() lw_runs=() nb_pairs=() lw_pairs=()
-            local h0 h1 h2 placed lb_pair
+            local h0 h1 h2 placed lb_pair group side
             # Timed only where the pair is what both tools ran on: two
             # threads on a machine that allows two CPUs (with more, each
             # tool picks its own CPUs).
@@ -265,6 +257,52 @@ run_likwid_best() {
             if [ "$t" = 2 ] && [ "$(nproc)" = 2 ]; then
                 lb_pair=$(lb_first_pair)
             fi
+            : >"$tmp/lb-screen"
+            for ((i = 1; i <= lb_screen; i++)); do
+                for ((c = 0; c < ${#nb_cands[@]} || c < ${#lw_cands[@]}; c++)); do
+                    if [ "$c" -lt "${#nb_cands[@]}" ]; then
+                        h0=$(lb_handoff)
+                        v=$(lb_nb_run "$op" "${nb_cands[$c]}" "$per_kib" "$t") || exit 1
+                        h1=$(lb_handoff)
+                        note "$name: screen $i: numabench ${nb_cands[$c]} $v MB/s${lb_pair:+; handoff ns $(lb_span "$h0" "$h1")}"
+                        echo "nb ${nb_cands[$c]} $v $(lb_span "$h0" "$h1")" >>"$tmp/lb-screen"
+                    fi
+                    if [ "$c" -lt "${#lw_cands[@]}" ]; then
+                        # A test likwid-bench lists but cannot run (its
+                        # scalar stream_mem aborts here) is left out, named.
+                        h0=$(lb_handoff)
+                        if v=$(lb_lw_run "${lw_cands[$c]}" "$lw_size" "$t"); then
+                            h1=$(lb_handoff)
+                            note "$name: screen $i: likwid-bench ${lw_cands[$c]} $v MB/s${lb_pair:+; handoff ns $(lb_span "$h0" "$h1")}"
+                            echo "lw ${lw_cands[$c]} $v $(lb_span "$h0" "$h1")" >>"$tmp/lb-screen"
+                        else
+                            note "$name: screen $i: likwid-bench ${lw_cands[$c]} failed; left out"
+                        fi
+                    fi
+                done
+            done
+            # Where the host moved the two CPUs during screening, kernels
+            # are compared within one placement: the one most screening
+            # runs met.
+            group=""
+            if [ -n "$lb_pair" ]; then
+                lb_screen_groups <"$tmp/lb-screen" >"$tmp/lb-screen-g"
+                group=$(awk '{ n[$1]++ } END { for (g in n) print n[g], g }' "$tmp/lb-screen-g" | sort -k1,1nr -k2,2g | awk 'NR == 1 { print $2 }')
+            fi
+            if [ -n "$group" ]; then
+                note "$name: screening compared within the placement most of its runs met (~$group ns handoff, $(awk -v g="$group" '$1 == g' "$tmp/lb-screen-g" | wc -l) of $(wc -l <"$tmp/lb-screen") runs)"
+                awk -v g="$group" '$1 == g { print $2, $3, $4 }' "$tmp/lb-screen-g" >"$tmp/lb-screen-kept"
+            else
+                cp "$tmp/lb-screen" "$tmp/lb-screen-kept"
+            fi
+            for side in nb lw; do
+                # A side with no run in that placement picks over all of its runs.
+                awk -v s="$side" '$1 == s' "$tmp/lb-screen-kept" | grep -q . ||
+                    awk -v s="$side" '$1 == s { print }' "$tmp/lb-screen" >>"$tmp/lb-screen-kept"
+            done
+            read -r nb_w _ < <(awk '$1 == "nb" { print $2, $3 }' "$tmp/lb-screen-kept" | lb_pick)
+            read -r lw_w _ < <(awk '$1 == "lw" { print $2, $3 }' "$tmp/lb-screen-kept" | lb_pick) || fail "$name: no likwid-bench candidate ran"
+            note "$name: best after screening: numabench $nb_w, likwid-bench $lw_w"
             for ((r = 1; r <= rounds; r++)); do
                 # Who goes first alternates (ABBA), so neither side always
                 # runs on the machine the other has just warmed or heated.
