@@ -167,33 +167,26 @@ lb_span() {
     fi
 }
 
-# "<group> <side> <candidate> <MB/s>" for each steady screening run of
-# "<side> <candidate> <MB/s> <lo-hi handoffs>" lines on stdin, grouped as
-# lb_placement_groups groups rounds; runs with no handoff or an unsteady
-# one are left out.
-lb_screen_groups() {
-    awk '{ split($4, h, "-"); if (h[2] == "" || h[2] + 0 > 1.3 * h[1]) next
-           print h[2], $1, $2, $3 }' |
+# Lines on stdin whose last field is "lo-hi" handoffs, labelled by
+# placement: "<group> <the other fields>" for each steady one. Runs whose
+# handoffs differ by more than 1.3x (or are missing) are left out; the rest
+# are sorted by their slower handoff and a group (named by its first
+# handoff, in ns) starts wherever one exceeds 1.3x of the group's first.
+lb_steady_groups() {
+    awk '{ split($NF, h, "-"); if (h[2] == "" || h[2] + 0 > 1.3 * h[1]) next
+           $NF = ""; sub(/ +$/, ""); print h[2], $0 }' |
         sort -g |
         awk 'NR == 1 || $1 > 1.3 * first { first = $1 }
-             { printf "%.0f %s %s %s\n", first, $2, $3, $4 }'
+             { $1 = sprintf("%.0f", first); print }'
 }
 
 # Per placement group, "<handoff ns> <numabench median> <runs> <likwid-bench
 # median> <runs>", from "<side> <MB/s> <lo-hi handoffs>" lines on stdin
-# (side nb or lw). Runs whose handoffs differ by more than 1.3x are left
-# out; the rest are sorted by their slower handoff and a group starts
-# wherever one exceeds 1.3x of the group's first.
+# (side nb or lw), grouped by lb_steady_groups.
 lb_placement_groups() {
     local g
     local -a labelled nbv lwv
-    mapfile -t labelled < <(
-        awk '{ split($3, h, "-"); if (h[2] == "" || h[2] + 0 > 1.3 * h[1]) next
-               print h[2], $1, $2 }' |
-            sort -g |
-            awk 'NR == 1 || $1 > 1.3 * first { first = $1 }
-                 { printf "%.0f %s %s\n", first, $2, $3 }'
-    )
+    mapfile -t labelled < <(lb_steady_groups)
     for g in $(printf '%s\n' "${labelled[@]}" | awk 'NF { print $1 }' | uniq); do
         mapfile -t nbv < <(printf '%s\n' "${labelled[@]}" | awk -v g="$g" '$1 == g && $2 == "nb" { print $3 }')
         mapfile -t lwv < <(printf '%s\n' "${labelled[@]}" | awk -v g="$g" '$1 == g && $2 == "lw" { print $3 }')
@@ -208,12 +201,12 @@ lb_csv() { ratio_line likwid-best "$1" "$2" "$3" 1; }
 # Prints "<best candidate> <its figure>" from "name figure" lines on stdin:
 # the candidate whose median over its lines is highest, and that median.
 lb_pick() {
-    awk '{ v[$1] = v[$1] " " $2 }
-         END { for (k in v) {
-                   n = split(substr(v[k], 2), a, " ")
-                   for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
-                   m = (n % 2) ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
-                   print k, m } }' | sort -k2,2gr | head -n1
+    local lines name
+    lines=$(cat)
+    for name in $(awk '{ print $1 }' <<<"$lines" | sort -u); do
+        # shellcheck disable=SC2046 # one figure per word
+        echo "$name $(median $(awk -v n="$name" '$1 == n { print $2 }' <<<"$lines"))"
+    done | sort -k2,2gr | head -n1
 }
 
 run_likwid_best() {
@@ -286,7 +279,7 @@ run_likwid_best() {
             # runs met.
             group=""
             if [ -n "$lb_pair" ]; then
-                lb_screen_groups <"$tmp/lb-screen" >"$tmp/lb-screen-g"
+                lb_steady_groups <"$tmp/lb-screen" >"$tmp/lb-screen-g"
                 group=$(awk '{ n[$1]++ } END { for (g in n) print n[g], g }' "$tmp/lb-screen-g" | sort -k1,1nr -k2,2g | awk 'NR == 1 { print $2 }')
             fi
             if [ -n "$group" ]; then
