@@ -62,11 +62,14 @@ fn of<'a>(records: &'a [Record], name: &str) -> Vec<&'a Record> {
 /// Idle latency per pattern: "full-random local 152.1 ns; page-local ...".
 fn latency_line(records: &[Record]) -> Option<String> {
     let recs = of(records, probe::LATENCY);
-    let mut patterns: Vec<&str> = recs
-        .iter()
-        .filter_map(|r| text(r, param::PATTERN))
-        .collect();
-    patterns.dedup();
+    // Records come pair by pair, each pair with every pattern: keep each
+    // pattern once, in the order first met.
+    let mut patterns: Vec<&str> = Vec::new();
+    for p in recs.iter().filter_map(|r| text(r, param::PATTERN)) {
+        if !patterns.contains(&p) {
+            patterns.push(p);
+        }
+    }
     let parts: Vec<String> = patterns
         .iter()
         .map(|p| {
@@ -311,6 +314,29 @@ mod tests {
             "{text}"
         );
         assert!(!text.contains("parallel chases"), "{text}");
+    }
+
+    #[test]
+    fn latency_names_each_pattern_once_when_records_come_pair_by_pair() {
+        let lat = |p: &str, m: u64, ns: f64| {
+            at(probe::LATENCY, 0, m)
+                .param(param::PATTERN, p)
+                .param(param::PAGE_SIZE, "2M")
+                .metric(metric::LATENCY_NS, ns, "ns", Better::Lower)
+        };
+        // The probe's order: every pattern for 0->0, then every one for 0->1.
+        let records = vec![
+            lat("full-random", 0, 150.0),
+            lat("page-local", 0, 94.0),
+            lat("full-random", 1, 240.0),
+            lat("page-local", 1, 180.0),
+        ];
+        let text = probe_lines(&records);
+        assert_eq!(
+            text,
+            "  latency by pattern: full-random (2M) local 150.0 ns, remote 240.0 ns; \
+             page-local (2M) local 94.0 ns, remote 180.0 ns\n"
+        );
     }
 
     #[test]
