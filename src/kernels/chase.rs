@@ -129,8 +129,15 @@ impl<'a> Chases<'a> {
                     link.cast::<*const u64>().write(to.as_ptr());
                 }
             }
+            // Stride chases all walk the same order: start each a share of
+            // the cycle further on, or N chases would move in step and
+            // share each line's miss, N loads for one.
+            let start = match pattern {
+                Pattern::Stride { .. } => ord[j * elements / chases],
+                _ => ord[0],
+            };
             // SAFETY: as above.
-            pos.push(unsafe { base.add(word_of(ord[0], j)) });
+            pos.push(unsafe { base.add(word_of(start, j)) });
         }
         Ok(Chases {
             pos,
@@ -291,6 +298,15 @@ mod tests {
         let base = words.as_ptr();
         let c = Chases::build(&mut words, &Pattern::Stride { stride: 128 }, 128, 1, 0).unwrap();
         assert_eq!(walk(&c, base, 128, 0), (0..256).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn kernels_stride_chases_start_apart() {
+        let mut words = vec![0u64; 64 * 32]; // 64 elements of 256 B
+        let base = words.as_ptr();
+        let c = Chases::build(&mut words, &Pattern::Stride { stride: 256 }, 256, 4, 0).unwrap();
+        let starts: Vec<usize> = (0..4).map(|j| walk(&c, base, 256, j)[0]).collect();
+        assert_eq!(starts, [0, 16, 32, 48]);
     }
 
     #[test]

@@ -42,6 +42,10 @@ fn chase_options_that_cannot_be_measured_are_refused() {
         &["matrix", "--stride", "128"],
         &["--stride", "--pattern stride"],
     );
+    rejects(
+        &["matrix", "--latency-pages", "huge"],
+        &["--latency-pages", "'huge'", "hugetlb"],
+    );
 }
 
 fn records(args: &[&str]) -> Vec<Value> {
@@ -114,6 +118,57 @@ fn mlp_gives_every_chase_count_with_one_as_the_reference() {
         assert!((m(r, "concurrency") - m(&recs[0], "ns_per_access") / ns).abs() < 1e-9);
         assert_eq!(r["params"]["pattern"], "page-local");
         assert_eq!(r["placement"]["on_target_pct"], 100.0, "{r}");
+    }
+}
+
+#[test]
+fn mlp_stride_chases_step_the_stride_asked() {
+    let recs = records(&[
+        "mlp",
+        "-s",
+        "8M",
+        "-n",
+        "2",
+        "--pages",
+        "base",
+        "--pattern",
+        "stride",
+        "--stride",
+        "4K",
+        "--json",
+    ]);
+    assert_eq!(recs.len(), 2 * (recs.len() / 2), "chases 1 and 2 per pair");
+    for r in &recs {
+        assert_eq!(r["params"]["pattern"], "stride", "{r}");
+        assert_eq!(r["params"]["stride_bytes"], 4096, "{r}");
+        assert_eq!(r["params"]["spacing_bytes"], 4096, "{r}");
+    }
+}
+
+#[test]
+fn matrix_latency_takes_the_pages_asked() {
+    let recs = records(&[
+        "matrix",
+        "--no-peak",
+        "--no-saturated",
+        "-s",
+        "16M",
+        "--latency-size",
+        "16M",
+        "--latency-pages",
+        "base",
+        "--pattern",
+        "page-local",
+        "--json",
+    ]);
+    let lat: Vec<&Value> = recs
+        .iter()
+        .filter(|r| r["params"]["kind"] == "latency")
+        .collect();
+    assert!(!lat.is_empty());
+    for r in lat {
+        assert_eq!(r["params"]["page_size"], "base", "{r}");
+        assert_eq!(r["params"]["pattern"], "page-local", "{r}");
     }
 }
 

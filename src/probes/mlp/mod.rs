@@ -145,11 +145,18 @@ pub fn run(topo: &Topology, cfg: &MlpConfig, progress: &mut dyn FnMut(&str)) -> 
     Ok(out)
 }
 
+/// Bytes between the elements of each chase: a stride chase steps its
+/// stride; the others keep multichase's 256 B, room for a slot per chase.
+pub fn spacing(pattern: &Pattern) -> usize {
+    pattern.stride().unwrap_or(WIDE_SPACING).max(WIDE_SPACING)
+}
+
 fn curve(cfg: &MlpConfig, seat: Seat, cpu_node: usize) -> Result<Curve> {
     let begun = Instant::now();
     let most = cfg.counts.iter().copied().max().unwrap_or(1);
     let (points, seen) = measure::on_chase_buffer(seat, cfg.size, cfg.pages, |words| {
-        let mut c = Chases::build(words, &cfg.pattern, WIDE_SPACING, most, cfg.size as u64)?;
+        let spacing = spacing(&cfg.pattern);
+        let mut c = Chases::build(words, &cfg.pattern, spacing, most, cfg.size as u64)?;
         let lap = c.elements() as u64;
         let mut points = Vec::new();
         for &n in &cfg.counts {

@@ -3,7 +3,6 @@
 //! and the verified placement.
 
 use super::{Curve, Measured, MlpConfig, Point};
-use crate::kernels::pattern::WIDE_SPACING;
 use crate::probes::measure::with_pattern;
 use crate::results::names::mlp as ml;
 use crate::results::names::{metric, param, probe};
@@ -28,7 +27,7 @@ fn record(cfg: &MlpConfig, c: &Curve, p: &Point, one: f64) -> Record {
         .param(param::SIZE_BYTES, cfg.size)
         .param(param::PAGES_ASKED, cfg.pages.to_string())
         .param(param::PAGE_SIZE, c.seen.page_kind.clone());
-    let mut rec = with_pattern(rec, &cfg.pattern, WIDE_SPACING)
+    let mut rec = with_pattern(rec, &cfg.pattern, super::spacing(&cfg.pattern))
         .metric(ml::metric::NS_PER_ACCESS, ns, "ns", Better::Lower)
         .metric(
             ml::metric::CHASE_LATENCY_NS,
