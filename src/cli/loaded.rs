@@ -15,14 +15,14 @@ use anyhow::Result;
 
 /// Measure loaded latency: one thread chases pointers through a buffer on
 /// the memory node while the other cores of its CPU node read (or copy)
-/// their own buffers on that node, with a spin between 4 KiB chunks
+/// their own buffers on that node, with a spin per 4 KiB chunk
 /// stepped from long to none; prints latency against the injected
 /// bandwidth per (CPU node, memory node) and the knee, where latency first
 /// reaches twice its idle figure. Threads pinned and memory bound, both
 /// verified.
 #[derive(clap::Args, Debug)]
 pub struct LoadedArgs {
-    /// Spin between two 4 KiB chunks of each injector, in nanoseconds,
+    /// Spin per 4 KiB chunk of each injector, in nanoseconds,
     /// one curve point each (a calibrated count of the CPU's spin-wait
     /// hint); 0 is full load; an idle point is always measured first
     /// [default: 0,50,100,200,400,700,1000,1700,2500,5000,9000,20000].

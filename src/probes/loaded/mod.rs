@@ -26,7 +26,7 @@ use crate::memory::admission::{Footprint, admit};
 use crate::topology::Topology;
 use anyhow::{Result, bail};
 
-/// MLC's delay steps, read as nanoseconds of spin between two 4 KiB chunks
+/// MLC's delay steps, read as nanoseconds of spin per 4 KiB chunk
 /// of each injector (see [`CHUNK_BYTES`]), from full load to near idle.
 pub const DEFAULT_DELAYS_NS: [u64; 12] = [
     0, 50, 100, 200, 400, 700, 1000, 1700, 2500, 5000, 9000, 20000,

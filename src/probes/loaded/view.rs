@@ -101,7 +101,7 @@ impl View for LoadedView {
 
     fn intro(&self) -> Option<&'static str> {
         Some(
-            "One thread chases pointers through memory while the other cores of its node read their own buffers on the same memory, with a spin between 4 KiB chunks stepped from long (near idle) to none (full load): latency against the bandwidth the injectors moved. The dashed line is the knee, where latency first reaches twice the idle figure; past it, every extra MB/s costs much more latency.",
+            "One thread chases pointers through memory while injector threads (the other cores of its node, or of the node --injector-node names) move their own buffers on the same memory, with a spin per 4 KiB chunk stepped from long (near idle) to none (full load): latency against the bandwidth the injectors moved. The dashed line is the knee, where latency first reaches twice the idle figure; past it, every extra MB/s costs much more latency.",
         )
     }
 
