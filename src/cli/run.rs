@@ -8,8 +8,9 @@ use std::path::PathBuf;
 
 /// Characterise this machine: topology, the node-to-node matrix with
 /// bandwidth classes and model parameters, a cache-aware sweep of
-/// bandwidth and latency; writes results.json, report.html and CSVs into a
-/// new folder and prints a summary.
+/// bandwidth and latency, then latency by pattern, parallel chases, loaded
+/// latency, peak injection and core to core; writes results.json,
+/// report.html and CSVs into a new folder and prints a summary.
 #[derive(clap::Args, Debug)]
 pub struct RunArgs {
     /// Where results folders go; each run makes a new

@@ -1,7 +1,8 @@
 //! The `run` job: characterises this machine end to end (topology, the
-//! node-to-node matrix, a cache-aware sweep and, with the full profile, the
-//! workload parts), and leaves a results folder with the results document,
-//! an HTML report and CSVs.
+//! node-to-node matrix, a cache-aware sweep, the short probes of the
+//! default profile and, with the full profile, the workload parts), and
+//! leaves a results folder with the results document, an HTML report and
+//! CSVs.
 
 mod folder;
 mod levels;

@@ -36,6 +36,7 @@ pub const PROBES: [Part; 5] = [
         // Full-random and page-local on every node pair, THP, past the L3.
         args: |topo| {
             let size = chase_size(topo);
+            let limit = time_limit(12, 3, 2 * node_pairs(topo));
             words(&[
                 probe::LATENCY,
                 "-s",
@@ -43,7 +44,7 @@ pub const PROBES: [Part; 5] = [
                 "--pages",
                 "thp",
                 "-t",
-                "12",
+                &limit,
                 "--json",
             ])
         },
@@ -52,6 +53,7 @@ pub const PROBES: [Part; 5] = [
         probe: probe::MLP,
         args: |topo| {
             let size = chase_size(topo);
+            let limit = time_limit(10, 4, node_pairs(topo));
             words(&[
                 probe::MLP,
                 "-s",
@@ -59,7 +61,7 @@ pub const PROBES: [Part; 5] = [
                 "--pairs",
                 "all",
                 "-t",
-                "10",
+                &limit,
                 "--json",
             ])
         },
@@ -104,7 +106,11 @@ pub const PROBES: [Part; 5] = [
 /// kinds, all cores of each CPU node into every target.
 const PEAK: Part = Part {
     probe: probe::PEAK,
-    args: |_| {
+    args: |topo| {
+        // Each CPU node into every memory node, and interleaved with two or more.
+        let mem = topo.usable_memory_nodes().len();
+        let targets = mem + usize::from(mem > 1);
+        let limit = time_limit(20, 3, topo.usable_cpu_nodes().len() * targets);
         words(&[
             probe::PEAK,
             "--mix",
@@ -112,11 +118,24 @@ const PEAK: Part = Part {
             "--threads",
             "all",
             "--time-limit",
-            "20",
+            &limit,
             "--json",
         ])
     },
 };
+
+/// (CPU node, memory node) pairs: what the chase parts measure.
+fn node_pairs(topo: &Topology) -> usize {
+    topo.usable_cpu_nodes().len() * topo.usable_memory_nodes().len()
+}
+
+/// A part's time limit in seconds: `base`, or `per_cell` for each of
+/// `cells` where they need more. The limit guards against a part that
+/// hangs or crawls; it must not cut a healthy part short, or a machine
+/// with many nodes would see its first pairs only.
+fn time_limit(base: u64, per_cell: u64, cells: usize) -> String {
+    base.max(per_cell * cells as u64).to_string()
+}
 
 /// The chase buffer of the latency parts: the matrix's idle-latency buffer
 /// (4x the L3, at least 256 MiB, at most half a node's free memory), taken
@@ -264,6 +283,32 @@ mod tests {
         let args = (part.args)(topo);
         let at = args.iter().position(|a| a == "-s").expect("a -s argument");
         args[at + 1].clone()
+    }
+
+    fn limit_arg(part: &Part, topo: &Topology) -> u64 {
+        let args = (part.args)(topo);
+        let at = args
+            .iter()
+            .position(|a| a == "-t" || a == "--time-limit")
+            .expect("a time limit");
+        args[at + 1].parse().unwrap()
+    }
+
+    #[test]
+    fn time_limits_grow_with_the_pairs_to_measure() {
+        let part = |name: &str| PROBES.iter().find(|p| p.probe == name).unwrap();
+        let one = crate::topology::fixture("two-node");
+        let four = crate::topology::fixture("amd-4node");
+        let pairs = |t: &Topology| t.usable_cpu_nodes().len() * t.usable_memory_nodes().len();
+        assert!(pairs(&four) >= 16, "{}", pairs(&four));
+        for name in [probe::LATENCY, probe::MLP, probe::PEAK] {
+            let (small, big) = (limit_arg(part(name), &one), limit_arg(part(name), &four));
+            assert!(
+                big > small,
+                "{name}: {big} s for four nodes, {small} s for two"
+            );
+            assert!(big >= 2 * pairs(&four) as u64, "{name}: {big} s");
+        }
     }
 
     #[test]
