@@ -113,12 +113,17 @@ pub fn fits(pattern: &Pattern, size: usize) -> Result<()> {
 pub fn pages(kinds: &[String]) -> Result<Vec<PageKind>> {
     let mut out = Vec::new();
     for k in kinds {
-        let p: PageKind = k.parse().map_err(|e| usage(format!("--pages {e}")))?;
+        let p = page_kind(k, "--pages")?;
         if !out.contains(&p) {
             out.push(p);
         }
     }
     Ok(out)
+}
+
+/// One page kind, given with `flag`.
+pub fn page_kind(text: &str, flag: &str) -> Result<PageKind> {
+    text.parse().map_err(|e| usage(format!("{flag} {e}")))
 }
 
 /// A chase buffer size (`--size`): at least 1 MiB.

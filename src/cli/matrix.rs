@@ -66,6 +66,11 @@ pub struct MatrixArgs {
     /// Bytes from one load to the next for --pattern stride [default: 64].
     #[arg(long, value_name = "BYTES")]
     pub stride: Option<String>,
+    /// Pages of the latency chase: auto (hugetlb, else THP, else base),
+    /// base, thp, hugetlb or hugetlb:SIZE (falls back to THP when the pool
+    /// is empty; each cell's record says which was used).
+    #[arg(long, value_name = "KIND", default_value = "auto")]
+    pub latency_pages: String,
     /// Skip the peak cell (every read/write mix with regular and
     /// non-temporal stores from all the CPU node's cores, the best named).
     #[arg(long)]
@@ -217,6 +222,10 @@ fn config(args: &MatrixArgs) -> Result<MatrixConfig> {
         })
         .measure(true, !args.no_saturated, !args.no_latency)
         .huge(args.huge)
+        .latency_pages(super::chase::page_kind(
+            &args.latency_pages,
+            "--latency-pages",
+        )?)
         .pattern(super::chase::one_pattern(
             &args.pattern,
             &args.window,

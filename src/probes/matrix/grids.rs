@@ -70,7 +70,11 @@ pub fn measured_sections(a: &Atlas) -> Vec<Section> {
     out.extend(peak_section(a));
     out.extend(grid_section(
         a,
-        "idle latency, ns per load (CV %)",
+        &format!(
+            "idle latency, {}{}, ns per load (CV %)",
+            a.latency_chase(),
+            a.latency_buffer()
+        ),
         &a.latency,
         Some(Better::Lower),
         |c, m, v| match a.latency_cv.get(c, m) {

@@ -39,10 +39,12 @@ pub struct MatrixConfig {
     pub single: bool,
     pub saturated: bool,
     pub latency: bool,
-    /// Huge pages for bandwidth arrays (latency always asks for them).
+    /// Huge pages for bandwidth arrays.
     pub huge: bool,
     /// The latency chase's access pattern.
     pub pattern: Pattern,
+    /// The latency chase's pages (default: the best the system has).
+    pub latency_pages: PageKind,
     /// Stop starting measurements after this long.
     pub time_limit: Option<Duration>,
     /// Restrict rows / columns.
@@ -70,6 +72,7 @@ impl MatrixConfig {
             latency: true,
             huge: false,
             pattern: Pattern::FullRandom,
+            latency_pages: PageKind::Auto,
             time_limit: None,
             cpu_nodes: None,
             mem_nodes: None,
@@ -95,6 +98,12 @@ impl MatrixConfig {
 
     pub fn latency_bytes(mut self, bytes: Option<usize>) -> Self {
         self.latency_bytes = bytes;
+        self
+    }
+
+    /// The latency chase's pages.
+    pub fn latency_pages(mut self, pages: PageKind) -> Self {
+        self.latency_pages = pages;
         self
     }
 
@@ -423,7 +432,12 @@ fn measure_cell(
             cpu: cpus[0],
             node: m,
         };
-        cell.latency = Some(measure::latency(seat, size, PageKind::Auto, &cfg.pattern)?);
+        cell.latency = Some(measure::latency(
+            seat,
+            size,
+            cfg.latency_pages,
+            &cfg.pattern,
+        )?);
     }
     Ok(cell)
 }

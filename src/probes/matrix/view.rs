@@ -84,6 +84,11 @@ impl View for MatrixView {
             "rows: CPU nodes, columns: memory nodes; kernel {}; MB/s = 10^6 bytes/s, STREAM convention; colour: % of the row's local value (latency: of the row's best)",
             a.kernel.as_deref().unwrap_or("?")
         ))];
+        let latency_title = format!(
+            "idle latency, {}{}, ns per load",
+            a.latency_chase(),
+            a.latency_buffer()
+        );
         for (title, grid, lower, digits) in [
             ("single-thread bandwidth, MB/s", &a.single, false, 0),
             ("saturated bandwidth, MB/s", &a.saturated, false, 0),
@@ -93,7 +98,7 @@ impl View for MatrixView {
                 false,
                 0,
             ),
-            ("idle latency, ns per load", &a.latency, true, 1),
+            (latency_title.as_str(), &a.latency, true, 1),
         ] {
             if !grid.is_empty() {
                 out.push(Block::Heatmap(grids::heatmap(
