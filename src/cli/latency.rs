@@ -2,7 +2,7 @@
 //! access pattern and page kind.
 
 use super::chase;
-use super::output::{FormatArgs, SaveArgs, emit_or_stop, records_kept};
+use super::output::{FormatArgs, SaveArgs, emit_then_fail};
 use crate::error::usage;
 use crate::memory::admission::admit_each;
 use crate::output::render::Format;
@@ -125,13 +125,20 @@ pub fn run(args: LatencyArgs) -> Result<()> {
         )));
     }
     doc.records = records::records(&measured);
-    match interrupted {
-        None => {
+    match (interrupted, &measured.failed) {
+        (Some(sig), _) => super::mark_interrupted(&mut doc, probe::LATENCY, sig),
+        (None, Some(why)) => super::mark_failed(&mut doc, probe::LATENCY, why),
+        (None, None) => {
             doc.finish();
             doc.complete = measured.notes.is_empty();
         }
-        Some(sig) => super::mark_interrupted(&mut doc, probe::LATENCY, sig),
     }
     args.save.save(&doc)?;
-    emit_or_stop(&doc, format, interrupted, &records_kept(&doc))
+    emit_then_fail(
+        &doc,
+        format,
+        interrupted,
+        measured.failed.as_deref(),
+        args.save.save.is_some(),
+    )
 }

@@ -2,7 +2,7 @@
 //! thread, per node pair.
 
 use super::chase;
-use super::output::{FormatArgs, SaveArgs, emit_or_stop, records_kept};
+use super::output::{FormatArgs, SaveArgs, emit_then_fail};
 use crate::error::usage;
 use crate::kernels::chase::MAX_CHASES;
 use crate::memory::admission::admit_each;
@@ -158,15 +158,22 @@ pub fn run(args: MlpArgs) -> Result<()> {
         )));
     }
     doc.records = records::records(&cfg, &measured);
-    match interrupted {
-        None => {
+    match (interrupted, &measured.failed) {
+        (Some(sig), _) => super::mark_interrupted(&mut doc, probe::MLP, sig),
+        (None, Some(why)) => super::mark_failed(&mut doc, probe::MLP, why),
+        (None, None) => {
             doc.finish();
             doc.complete = measured.notes.is_empty();
         }
-        Some(sig) => super::mark_interrupted(&mut doc, probe::MLP, sig),
     }
     args.save.save(&doc)?;
-    emit_or_stop(&doc, format, interrupted, &records_kept(&doc))
+    emit_then_fail(
+        &doc,
+        format,
+        interrupted,
+        measured.failed.as_deref(),
+        args.save.save.is_some(),
+    )
 }
 
 #[cfg(test)]

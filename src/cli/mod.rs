@@ -218,7 +218,7 @@ pub fn finish_document(
 
 /// The stop helpers every measuring command shares, kept where the
 /// commands call them.
-pub use crate::jobs::{interrupted_line, mark_interrupted};
+pub use crate::jobs::{interrupted_line, mark_failed, mark_interrupted};
 
 /// `text` as shown after a stop by `sig`: opened by the INTERRUPTED line
 /// where a person reads it; where a program does (JSON, CSV, LaTeX) the

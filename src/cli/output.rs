@@ -124,6 +124,27 @@ pub fn emit_or_stop(
     super::exit_interrupted(sig)
 }
 
+/// [`emit_or_stop`]; then, where a measurement failed partway (`failed`,
+/// the document marked by `mark_failed` and saved), that failure (exit 1)
+/// saying what was kept.
+pub fn emit_then_fail(
+    doc: &Document,
+    format: Format,
+    interrupted: Option<i32>,
+    failed: Option<&str>,
+    saved: bool,
+) -> Result<()> {
+    emit_or_stop(doc, format, interrupted, &records_kept(doc))?;
+    match failed {
+        None => Ok(()),
+        Some(why) => Err(anyhow::anyhow!(
+            "{why}; the {} record(s) measured before it are {}, marked incomplete",
+            doc.records.len(),
+            if saved { "saved" } else { "printed above" }
+        )),
+    }
+}
+
 /// What a stopped document kept, counted in records.
 pub fn records_kept(doc: &Document) -> String {
     format!("{} record(s) measured before the stop", doc.records.len())

@@ -2,7 +2,7 @@
 //! both store kinds, from each CPU node to local, remote and interleaved
 //! memory, one thread and all threads; the best mix named per target.
 
-use super::output::{emit_or_stop, records_kept};
+use super::output::emit_then_fail;
 use super::select;
 use super::units::{self, size_at_least};
 use crate::error::usage;
@@ -183,15 +183,22 @@ pub fn run(args: PeakArgs) -> Result<()> {
     }
     let cut_short = measured.notes.iter().any(|n| n.starts_with("time limit"));
     doc.records = measured.records();
-    match interrupted {
-        None => {
+    match (interrupted, &measured.failed) {
+        (Some(sig), _) => super::mark_interrupted(&mut doc, probe::PEAK, sig),
+        (None, Some(why)) => super::mark_failed(&mut doc, probe::PEAK, why),
+        (None, None) => {
             doc.finish();
             doc.complete = !cut_short;
         }
-        Some(sig) => super::mark_interrupted(&mut doc, probe::PEAK, sig),
     }
     args.save.save(&doc)?;
-    emit_or_stop(&doc, format, interrupted, &records_kept(&doc))
+    emit_then_fail(
+        &doc,
+        format,
+        interrupted,
+        measured.failed.as_deref(),
+        args.save.save.is_some(),
+    )
 }
 
 #[cfg(test)]

@@ -28,10 +28,50 @@ pub fn mark_interrupted(doc: &mut Document, probe: &str, sig: i32) {
     }
 }
 
+/// Marks `doc` as cut short by a measurement that failed (`why`) after
+/// others were made: what is here was measured before it.
+pub fn mark_failed(doc: &mut Document, probe: &str, why: &str) {
+    let note =
+        format!("failed partway: {why}; the run is partial, what is here was measured before");
+    doc.complete = false;
+    match doc.records.last_mut() {
+        Some(r) => r.notes.push(note),
+        None => {
+            let mut r = Record::new(probe, crate::results::names::run::NOT_COMPLETE);
+            r.notes.push(note);
+            doc.records.push(r);
+        }
+    }
+}
+
 /// The line the human output opens with after a stop.
 pub fn interrupted_line(sig: i32, kept: &str) -> String {
     format!(
         "INTERRUPTED by {}: partial results, {kept}",
         crate::interrupt::name(sig)
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_failure_partway_marks_the_document_and_notes_why() {
+        let topo = crate::topology::fixture("two-node");
+        let mut doc = Document::new(&topo);
+        doc.records.push(Record::new("latency", "chase 0->0"));
+        doc.complete = true;
+        mark_failed(&mut doc, "latency", "mbind: out of memory");
+        assert!(!doc.complete);
+        assert_eq!(doc.records.len(), 1);
+        assert!(doc.records[0].notes[0].contains("failed partway: mbind: out of memory"));
+        // Nothing measured: a record of its own says so.
+        let mut empty = Document::new(&topo);
+        mark_failed(&mut empty, "latency", "no memory");
+        assert_eq!(
+            empty.records[0].name,
+            crate::results::names::run::NOT_COMPLETE
+        );
+    }
 }

@@ -47,6 +47,9 @@ pub struct Cell {
 pub struct Measured {
     pub cells: Vec<Cell>,
     pub notes: Vec<String>,
+    /// A measurement that failed after others were made, which ended the
+    /// run; those before it are kept.
+    pub failed: Option<String>,
 }
 
 /// The nodes measured: usable ones, restricted to `only`.
@@ -70,6 +73,19 @@ pub fn run(
     topo: &Topology,
     cfg: &LatencyConfig,
     progress: &mut dyn FnMut(&str),
+) -> Result<Measured> {
+    run_with(topo, cfg, progress, &mut measure::latency)
+}
+
+/// One chase: seat, buffer bytes, pages, pattern.
+type Chase<'a> = dyn FnMut(Seat, usize, PageKind, &Pattern) -> Result<Latency> + 'a;
+
+/// [`run`] with the chase given, so a failing one can be put in its place.
+fn run_with(
+    topo: &Topology,
+    cfg: &LatencyConfig,
+    progress: &mut dyn FnMut(&str),
+    chase: &mut Chase,
 ) -> Result<Measured> {
     let cpu_nodes = nodes(topo.usable_cpu_nodes(), &cfg.cpu_nodes);
     let mem_nodes = nodes(topo.usable_memory_nodes(), &cfg.mem_nodes);
@@ -97,7 +113,14 @@ pub fn run(
                         "cpu node {c} -> mem node {m}: {pattern}, {pages} pages"
                     ));
                     let seat = Seat { cpu, node: m };
-                    let latency = measure::latency(seat, cfg.size, pages, pattern)?;
+                    let latency = match chase(seat, cfg.size, pages, pattern) {
+                        Ok(l) => l,
+                        Err(e) if !out.cells.is_empty() => {
+                            out.failed = Some(format!("{e:#}"));
+                            break 'pairs;
+                        }
+                        Err(e) => return Err(e),
+                    };
                     out.cells.push(Cell {
                         cpu_node: c,
                         mem_node: m,
@@ -110,7 +133,7 @@ pub fn run(
             }
         }
     }
-    if out.cells.len() < planned {
+    if out.cells.len() < planned && out.failed.is_none() {
         out.notes.push(match crate::interrupt::requested() {
             Some(sig) => format!(
                 "interrupted by {}: {} of {planned} measurements made",
@@ -124,4 +147,55 @@ pub fn run(
         });
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cfg() -> LatencyConfig {
+        LatencyConfig {
+            size: 1 << 20,
+            patterns: vec![Pattern::FullRandom],
+            pages: vec![PageKind::Base],
+            cpu_nodes: None,
+            mem_nodes: None,
+            time_limit: None,
+        }
+    }
+
+    fn made(seat: Seat) -> Latency {
+        Latency {
+            size_bytes: 1 << 20,
+            pattern: Pattern::FullRandom,
+            samples: vec![100.0 + seat.node as f64],
+            elapsed_s: 0.1,
+            seen: Default::default(),
+        }
+    }
+
+    #[test]
+    fn a_chase_that_fails_partway_keeps_those_before_it() {
+        let topo = crate::topology::fixture("two-node");
+        let mut calls = 0;
+        let mut chase = |seat: Seat, _: usize, _: PageKind, _: &Pattern| {
+            calls += 1;
+            if calls == 3 {
+                bail!("mbind failed on node {}", seat.node)
+            }
+            Ok(made(seat))
+        };
+        let out = run_with(&topo, &cfg(), &mut |_| {}, &mut chase).unwrap();
+        assert_eq!(out.cells.len(), 2);
+        assert!(
+            out.failed.as_deref().unwrap().contains("mbind failed"),
+            "{:?}",
+            out.failed
+        );
+        assert!(out.notes.is_empty(), "{:?}", out.notes);
+        // The first chase failing leaves nothing to keep: the error itself.
+        let mut first =
+            |_: Seat, _: usize, _: PageKind, _: &Pattern| -> Result<Latency> { bail!("no memory") };
+        assert!(run_with(&topo, &cfg(), &mut |_| {}, &mut first).is_err());
+    }
 }

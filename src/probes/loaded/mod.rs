@@ -154,6 +154,9 @@ pub struct Curve {
 pub struct Loaded {
     pub curves: Vec<Curve>,
     pub notes: Vec<String>,
+    /// A pair that failed after others were measured, which ended the run;
+    /// those before it are kept.
+    pub failed: Option<String>,
 }
 
 /// The pairs to measure, in order.
@@ -320,7 +323,14 @@ pub fn run(topo: &Topology, cfg: &LoadedConfig, progress: &mut dyn FnMut(&str)) 
             p.chase_cpu,
             p.injector_cpus.len()
         ));
-        out.curves.push(inject::measure(p, cfg)?);
+        match inject::measure(p, cfg) {
+            Ok(curve) => out.curves.push(curve),
+            Err(e) if !out.curves.is_empty() => {
+                out.failed = Some(format!("{e:#}"));
+                break;
+            }
+            Err(e) => return Err(e),
+        }
     }
     if let Some(sig) = crate::interrupt::requested() {
         out.notes.push(format!(

@@ -286,6 +286,7 @@ mod tests {
         Loaded {
             curves: vec![c],
             notes: Vec::new(),
+            failed: None,
         }
         .records()
     }

@@ -84,6 +84,9 @@ pub struct Curve {
 pub struct Measured {
     pub curves: Vec<Curve>,
     pub notes: Vec<String>,
+    /// A pair that failed after others were measured, which ended the run;
+    /// those before it are kept.
+    pub failed: Option<String>,
 }
 
 /// The (CPU node, memory node) pairs to measure.
@@ -140,7 +143,14 @@ pub fn run(topo: &Topology, cfg: &MlpConfig, progress: &mut dyn FnMut(&str)) -> 
             "cpu node {c} -> mem node {m}: {} chases",
             cfg.counts.len()
         ));
-        out.curves.push(curve(cfg, Seat { cpu, node: m }, c)?);
+        match curve(cfg, Seat { cpu, node: m }, c) {
+            Ok(curve) => out.curves.push(curve),
+            Err(e) if !out.curves.is_empty() => {
+                out.failed = Some(format!("{e:#}"));
+                break;
+            }
+            Err(e) => return Err(e),
+        }
     }
     Ok(out)
 }

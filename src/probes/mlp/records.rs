@@ -114,6 +114,7 @@ mod tests {
                 elapsed_s: 1.0,
             }],
             notes: vec!["n".into()],
+            failed: None,
         };
         let r = records(&cfg, &m);
         assert_eq!(r.len(), 2);

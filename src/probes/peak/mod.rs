@@ -120,6 +120,9 @@ impl MixRun {
 pub struct Peak {
     pub runs: Vec<MixRun>,
     pub notes: Vec<String>,
+    /// A measurement that failed after others were made, which ended the
+    /// run; those before it are kept.
+    pub failed: Option<String>,
 }
 
 /// The kernel of each (mix, store kind) asked for that this CPU runs, the
@@ -306,7 +309,8 @@ pub fn run(topo: &Topology, cfg: &PeakConfig, progress: &mut dyn FnMut(&str)) ->
         * pairs
         * (usize::from(cfg.threads.one) + usize::from(cfg.threads.all));
     let mut runs = Vec::new();
-    for &c in &cpu_nodes {
+    let mut failed = None;
+    'nodes: for &c in &cpu_nodes {
         let cpus = node_cpus(topo, c);
         let mut counts = Vec::new();
         if cfg.threads.one {
@@ -327,7 +331,7 @@ pub fn run(topo: &Topology, cfg: &PeakConfig, progress: &mut dyn FnMut(&str)) ->
                         node: seat_node,
                     })
                     .collect();
-                let measured = measure_mixes(
+                let measured = match measure_mixes(
                     &seats,
                     &target,
                     ws,
@@ -335,7 +339,14 @@ pub fn run(topo: &Topology, cfg: &PeakConfig, progress: &mut dyn FnMut(&str)) ->
                     (pages, cfg.timing),
                     &stop,
                     progress,
-                )?;
+                ) {
+                    Ok(m) => m,
+                    Err(e) if !runs.is_empty() => {
+                        failed = Some(format!("{e:#}"));
+                        break 'nodes;
+                    }
+                    Err(e) => return Err(e),
+                };
                 runs.extend(
                     keep_fastest(measured)
                         .into_iter()
@@ -349,22 +360,30 @@ pub fn run(topo: &Topology, cfg: &PeakConfig, progress: &mut dyn FnMut(&str)) ->
             }
         }
     }
+    if failed.is_none() {
+        notes.extend(short_note(runs.len(), planned, cfg.time_limit));
+    }
+    Ok(Peak {
+        runs,
+        notes,
+        failed,
+    })
+}
+
+/// Why `made` of `planned` measurements were made, where fewer were: a
+/// stop, or the time limit.
+fn short_note(made: usize, planned: usize, limit: Option<Duration>) -> Option<String> {
     if let Some(sig) = crate::interrupt::requested() {
-        notes.push(format!(
-            "interrupted by {}: {} of {planned} measurement(s) made",
-            crate::interrupt::name(sig),
-            runs.len()
-        ));
-    } else if runs.len() < planned
-        && let Some(t) = cfg.time_limit
-    {
-        notes.push(format!(
-            "time limit of {} s reached: {} of {planned} measurement(s) made",
-            t.as_secs_f64(),
-            runs.len()
+        return Some(format!(
+            "interrupted by {}: {made} of {planned} measurement(s) made",
+            crate::interrupt::name(sig)
         ));
     }
-    Ok(Peak { runs, notes })
+    let t = limit.filter(|_| made < planned)?;
+    Some(format!(
+        "time limit of {} s reached: {made} of {planned} measurement(s) made",
+        t.as_secs_f64()
+    ))
 }
 
 /// The (mix, store kind) pairs among `kernels`: the runs [`keep_fastest`]

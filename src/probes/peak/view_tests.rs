@@ -77,6 +77,7 @@ fn doc() -> Document {
     let peak = Peak {
         runs,
         notes: vec!["a note for the reader".into()],
+        failed: None,
     };
     let mut doc = Document::new(&crate::topology::fixture("two-node"));
     doc.records = peak.records();
