@@ -255,15 +255,63 @@ pub fn plan(topo: &Topology, cfg: &LoadedConfig, (c, m): (usize, usize)) -> Resu
             if limit > 0 { wanted.min(limit) } else { wanted }
         }
     };
+    let injector_bytes = (injector_bytes / CHUNK_BYTES).max(1) * CHUNK_BYTES;
+    let chase_bytes = chase_bytes / CHUNK_BYTES * CHUNK_BYTES;
+    let in_cache = [
+        fits_in_cache(
+            topo,
+            &[chase_cpu],
+            chase_bytes as u64,
+            "the chase's buffer",
+            "its latency is partly the cache's; give a larger --size",
+        ),
+        fits_in_cache(
+            topo,
+            &injector_cpus,
+            (injector_bytes * injector_cpus.len()) as u64,
+            "the injectors' buffers",
+            "much of their traffic stays in the cache, so the injected bandwidth is not all memory's; give a larger --injector-size",
+        ),
+    ];
+    for fits in in_cache.into_iter().flatten() {
+        note = Some(match note {
+            Some(n) => format!("{n}; {fits}"),
+            None => fits,
+        });
+    }
     Ok(Plan {
         cpu_node: c,
         mem_node: m,
         chase_cpu,
         injector_node,
         injector_cpus,
-        chase_bytes: chase_bytes / CHUNK_BYTES * CHUNK_BYTES,
-        injector_bytes: (injector_bytes / CHUNK_BYTES).max(1) * CHUNK_BYTES,
+        chase_bytes,
+        injector_bytes,
         note,
+    })
+}
+
+/// A warning where `what` (`bytes`; a plural ends in s) is under twice the last-level cache
+/// `cpus` share: the curve then measures the cache in part, not memory.
+fn fits_in_cache(
+    topo: &Topology,
+    cpus: &[usize],
+    bytes: u64,
+    what: &str,
+    so: &str,
+) -> Option<String> {
+    let llc = llc_bytes(topo, cpus);
+    let (together, verb) = if what.ends_with('s') {
+        (" together", "are")
+    } else {
+        ("", "is")
+    };
+    (llc > 0 && bytes < 2 * llc).then(|| {
+        format!(
+            "{what} ({}{together}) {verb} under twice the {} last-level cache: {so}",
+            crate::units::bytes(bytes),
+            crate::units::bytes(llc)
+        )
     })
 }
 
@@ -419,6 +467,36 @@ mod tests {
         assert_eq!(few.injector_cpus, p.injector_cpus[..2]);
         assert_eq!(p.chase_bytes % CHUNK_BYTES, 0);
         assert!(p.injector_bytes >= CHUNK_BYTES);
+    }
+
+    #[test]
+    fn injector_buffers_the_cache_holds_are_named() {
+        let t = fixture("interleaved-smt");
+        let p = plan(&t, &LoadedConfig::default(), (0, 0)).unwrap();
+        assert!(p.note.is_none(), "{:?}", p.note);
+        let small = LoadedConfig {
+            injector_bytes: Some(64 << 10),
+            ..Default::default()
+        };
+        let p = plan(&t, &small, (0, 0)).unwrap();
+        let note = p.note.unwrap();
+        let all = crate::units::bytes((64u64 << 10) * p.injector_cpus.len() as u64);
+        assert!(
+            note.contains(&format!(
+                "the injectors' buffers ({all} together) are under"
+            )),
+            "{note}"
+        );
+        assert!(!note.contains("chase"), "{note}");
+        let chase = LoadedConfig {
+            chase_bytes: Some(1 << 20),
+            ..Default::default()
+        };
+        let note = plan(&t, &chase, (0, 0)).unwrap().note.unwrap();
+        assert!(
+            note.contains("the chase's buffer (1 MiB) is under"),
+            "{note}"
+        );
     }
 
     #[test]
