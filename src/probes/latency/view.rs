@@ -276,7 +276,7 @@ impl View for LatencyView {
             param::SIZE_BYTES,
             metric::LATENCY_NS,
             metric::CV_PCT,
-            "placement_verified_pct",
+            crate::results::names::column::PLACEMENT_VERIFIED_PCT,
         ];
         let rows = records
             .iter()

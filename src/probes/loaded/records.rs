@@ -5,8 +5,9 @@
 
 use super::curve::{self, Point};
 use super::{CHUNK_BYTES, Curve, Loaded, PointRun};
+use crate::kernels::pattern::Pattern;
 use crate::probes::measure::Seen;
-use crate::results::names::loaded::{self as ld, FULL_RANDOM, IDLE, kind};
+use crate::results::names::loaded::{self as ld, IDLE, kind};
 use crate::results::names::{metric, param, probe};
 use crate::results::{Better, Line, Placement, Record, Series};
 use crate::stats;
@@ -64,12 +65,13 @@ fn pair_name(c: &Curve) -> String {
 /// The params a pair's records share.
 fn common(rec: Record, c: &Curve) -> Record {
     let p = &c.plan;
+    let chase = Pattern::FullRandom;
+    let rec = crate::probes::measure::with_pattern(rec, &chase, chase.spacing());
     rec.param(param::CPU_NODE, p.cpu_node)
         .param(param::MEM_NODE, p.mem_node)
         .param(param::CPU, p.chase_cpu)
         .param(param::SIZE_BYTES, p.chase_bytes)
         .param(param::PAGE_SIZE, c.chase_seen.page_kind.clone())
-        .param(ld::param::PATTERN, FULL_RANDOM)
         .param(ld::param::MIX, c.mix.name())
         .param(param::KERNEL, c.kernel)
         .param(ld::param::INJECTOR_NODE, p.injector_node)

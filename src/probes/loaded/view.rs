@@ -162,7 +162,7 @@ fn summary(pairs: &[Pair<'_>]) -> Section {
     {
         s.lines.push(format!(
             "chase: {} through {} on {} pages; injectors: {} with kernel {}, a spin of {} ns per iteration calibrated on this CPU",
-            text_of(r, ld::param::PATTERN).unwrap_or_default(),
+            text_of(r, crate::results::names::param::PATTERN).unwrap_or_default(),
             crate::units::bytes(num(r, param::SIZE_BYTES).unwrap_or(0.0) as u64),
             text_of(r, param::PAGE_SIZE).unwrap_or_default(),
             text_of(r, ld::param::MIX).unwrap_or_default(),

@@ -215,7 +215,7 @@ pub fn csv(a: &Atlas, topo: &Topology) -> Csv {
             metric::LATENCY_NS,
             "latency_cv_pct",
             "slit_distance",
-            "placement_verified_pct",
+            crate::results::names::column::PLACEMENT_VERIFIED_PCT,
         ]
         .map(String::from)
         .to_vec(),

@@ -32,8 +32,6 @@ pub mod param {
     /// The traffic the injectors make: [`super::READ`], [`super::COPY`] or
     /// [`super::COPY_NT`].
     pub const MIX: &str = "mix";
-    /// The chase's access pattern.
-    pub const PATTERN: &str = "pattern";
     /// Whether the point's latency is below a lighter-loaded point's by
     /// more than the noise allows (true: see the record's note).
     pub const NOT_MONOTONE: &str = "not_monotone";
@@ -59,7 +57,6 @@ pub const READ: &str = "read";
 pub const COPY: &str = "copy";
 /// 1:1 reads and non-temporal writes (glibc's memcpy for large copies).
 pub const COPY_NT: &str = "copy-nt";
-/// The chase pattern: one random cycle through every line of the buffer.
-pub const FULL_RANDOM: &str = "full-random";
+
 /// The name of the idle point's delay in tables and names.
 pub const IDLE: &str = "idle";

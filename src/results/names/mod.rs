@@ -88,3 +88,9 @@ pub mod metric {
     pub const NUMA_PAGES_MIGRATED: &str = "numa_pages_migrated";
     pub const NUMA_HINT_FAULTS: &str = "numa_hint_faults";
 }
+
+/// Columns of the CSV outputs that are neither a param nor a metric.
+pub mod column {
+    /// The lowest share of a measurement's pages found on its memory node.
+    pub const PLACEMENT_VERIFIED_PCT: &str = "placement_verified_pct";
+}

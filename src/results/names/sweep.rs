@@ -52,7 +52,7 @@ pub mod csv {
         "variant",
         "bytes_per_element",
         "stream_bandwidth_mb_s",
-        "placement_verified_pct",
+        crate::results::names::column::PLACEMENT_VERIFIED_PCT,
         "huge_pct",
     ];
 }
