@@ -102,7 +102,7 @@ pub fn run(args: LatencyArgs) -> Result<()> {
     let topo = read_topology(&SysfsRoot::live())?;
     let cfg = config(&args)?;
     chase::check_nodes(&topo, &cfg.cpu_nodes, &cfg.mem_nodes)?;
-    let mem_nodes = latency::nodes(topo.usable_memory_nodes(), &cfg.mem_nodes);
+    let mem_nodes = crate::probes::seats::nodes(topo.usable_memory_nodes(), &cfg.mem_nodes);
     admit_each(
         &topo,
         cfg.size as u64,

@@ -16,6 +16,7 @@ pub mod pcie;
 pub mod peak;
 pub mod sched;
 pub mod seats;
+pub mod sizing;
 pub mod sweep;
 pub mod team;
 pub mod tier;

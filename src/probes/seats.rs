@@ -1,6 +1,7 @@
 //! Which CPUs a team of threads uses, and whose memory each one gets.
 
 use super::team::Seat;
+use crate::ids::NodeSet;
 use crate::topology::Topology;
 
 /// `n` seats spread over the nodes this process may run on, round robin, so
@@ -162,6 +163,25 @@ pub fn max_threads(topo: &Topology) -> usize {
         .iter()
         .map(|n| topo.usable_cpus_of(n).len())
         .sum()
+}
+
+/// The CPUs of `node` this process may use, one per physical core first.
+pub fn node_cpus(topo: &Topology, node: usize) -> Vec<usize> {
+    topo.cores_first(&topo.usable_cpus_of(node))
+}
+
+/// The nodes measured: usable ones, restricted to `only`.
+pub fn nodes(all: NodeSet, only: &Option<NodeSet>) -> Vec<usize> {
+    all.iter()
+        .filter(|n| only.as_ref().is_none_or(|o| o.contains(*n)))
+        .collect()
+}
+
+/// The CPU a node's chase runs on: its first usable core.
+pub fn first_cpu(topo: &Topology, node: usize) -> Option<usize> {
+    topo.cores_first(&topo.usable_cpus_of(node))
+        .first()
+        .copied()
 }
 
 #[cfg(test)]

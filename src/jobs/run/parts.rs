@@ -145,7 +145,7 @@ fn time_limit(base: u64, per_cell: u64, cells: usize) -> String {
 /// two sizes a reader could not tell the size's share of a difference from
 /// the host's drift.
 fn chase_size(topo: &Topology) -> String {
-    use crate::probes::matrix::{cap, chase_bytes};
+    use crate::probes::sizing::{cap, chase_bytes};
     let cpu = topo.allowed.cpus.iter().next().unwrap_or(0);
     let wanted = chase_bytes(topo, cpu);
     let bytes = topo
@@ -319,7 +319,7 @@ mod tests {
             c.size_bytes = 300 << 20;
         }
         let cpu = topo.allowed.cpus.iter().next().unwrap();
-        assert_eq!(crate::probes::matrix::chase_bytes(&topo, cpu), 1200 << 20);
+        assert_eq!(crate::probes::sizing::chase_bytes(&topo, cpu), 1200 << 20);
         for part in PROBES
             .iter()
             .filter(|p| [probe::LATENCY, probe::MLP].contains(&p.probe))

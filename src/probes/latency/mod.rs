@@ -13,6 +13,7 @@ pub mod view;
 pub use view::LatencyView;
 
 use super::measure::{self, Latency};
+use super::seats::{first_cpu, nodes};
 use super::team::Seat;
 use crate::ids::NodeSet;
 use crate::kernels::pattern::Pattern;
@@ -50,20 +51,6 @@ pub struct Measured {
     /// A measurement that failed after others were made, which ended the
     /// run; those before it are kept.
     pub failed: Option<String>,
-}
-
-/// The nodes measured: usable ones, restricted to `only`.
-pub fn nodes(all: NodeSet, only: &Option<NodeSet>) -> Vec<usize> {
-    all.iter()
-        .filter(|n| only.as_ref().is_none_or(|o| o.contains(*n)))
-        .collect()
-}
-
-/// The CPU a node's chase runs on: its first usable core.
-pub fn first_cpu(topo: &Topology, node: usize) -> Option<usize> {
-    topo.cores_first(&topo.usable_cpus_of(node))
-        .first()
-        .copied()
 }
 
 /// Measures every (CPU node, memory node, pattern, page kind), pairs

@@ -18,8 +18,9 @@ pub(crate) mod view;
 pub use curve::KNEE_FACTOR;
 pub use view::LoadedView;
 
-use super::matrix::{cap, llc_bytes, node_cpus};
 use super::measure::Seen;
+use super::seats::node_cpus;
+use super::sizing::{cap, llc_bytes};
 use crate::ids::NodeSet;
 use crate::kernels::{KernelSpec, Op, Store};
 use crate::memory::admission::{Footprint, admit};

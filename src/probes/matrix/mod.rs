@@ -18,6 +18,8 @@ pub use records::{add_peak, class_rule_record, give_peak};
 pub use view::MatrixView;
 
 use super::measure::{self, Bandwidth, Latency, Timing};
+use super::seats::node_cpus;
+use super::sizing::{array_bytes, cap, chase_bytes, llc_bytes};
 use super::team::Seat;
 use crate::ids::NodeSet;
 use crate::kernels::pattern::Pattern;
@@ -197,56 +199,11 @@ pub struct Matrix {
     pub notes: Vec<String>,
 }
 
-/// The CPUs of `node` this process may use, one per physical core first.
-pub fn node_cpus(topo: &Topology, node: usize) -> Vec<usize> {
-    topo.cores_first(&topo.usable_cpus_of(node))
-}
-
-/// Bytes of L3 (or the last level there is) that `cpus` share, counting
-/// each cache instance once.
-pub fn llc_bytes(topo: &Topology, cpus: &[usize]) -> u64 {
-    let level = topo.caches.iter().map(|c| c.level).max().unwrap_or(0);
-    topo.caches
-        .iter()
-        .filter(|c| c.level == level && c.kind != "Instruction")
-        .filter(|c| cpus.iter().any(|&cpu| c.cpus.contains(cpu)))
-        .map(|c| c.size_bytes)
-        .sum()
-}
-
-/// The idle-latency chase buffer of a thread on `cpu`: 4x the cache it
-/// shares (as the working set), at least 256 MiB, before any cap; `run`'s
-/// latency parts chase the same size.
-pub fn chase_bytes(topo: &Topology, cpu: usize) -> usize {
-    (4 * llc_bytes(topo, &[cpu]) as usize).max(256 << 20)
-}
-
 /// The working set of a node's threads: 4x the cache they share (STREAM's
 /// rule), at least 64 MiB, at most half of the memory node's free memory.
 pub fn working_set(topo: &Topology, cpus: &[usize], mem_node: usize) -> (usize, Option<String>) {
     let wanted = (4 * llc_bytes(topo, cpus) as usize).max(64 << 20);
     cap(topo, wanted, mem_node)
-}
-
-pub(crate) fn cap(topo: &Topology, wanted: usize, mem_node: usize) -> (usize, Option<String>) {
-    let limit = (topo.node_free_bytes(mem_node) / 2) as usize;
-    if wanted <= limit {
-        (wanted, None)
-    } else {
-        (
-            limit,
-            Some(format!(
-                "node {mem_node}: working set scaled down from {} to {} MiB (half its free memory)",
-                wanted >> 20,
-                limit >> 20
-            )),
-        )
-    }
-}
-
-/// Per-thread array size for `threads` threads sharing `working_set`.
-pub fn array_bytes(working_set: usize, arrays: usize, threads: usize) -> usize {
-    (working_set / (arrays * threads).max(1)) / 4096 * 4096
 }
 
 /// Adds threads one at a time until the gain over the best so far stays

@@ -2,8 +2,10 @@
 //! memory node, and whether the cores are equivalent; with `--runs N`, N
 //! measurements per core and their spread (the thesis' Table 3.2).
 
-use super::{MatrixConfig, admit_sizes, array_bytes, bandwidth_pages, node_cpus, working_set};
+use super::{MatrixConfig, admit_sizes, bandwidth_pages, working_set};
 use crate::probes::measure::{self, Bandwidth};
+use crate::probes::seats::node_cpus;
+use crate::probes::sizing::array_bytes;
 use crate::probes::team::Seat;
 use crate::stats;
 use crate::topology::Topology;

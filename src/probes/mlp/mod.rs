@@ -22,8 +22,8 @@ pub mod view;
 
 pub use view::MlpView;
 
-use super::latency::{first_cpu, nodes};
 use super::measure::{self, Seen};
+use super::seats::{first_cpu, nodes};
 use super::team::Seat;
 use crate::ids::NodeSet;
 use crate::kernels::chase::Chases;

@@ -59,7 +59,7 @@ pub fn run(
     if weights.iter().all(|w| w.1 == 0) {
         bail!("every weight is 0");
     }
-    let cpus = matrix::node_cpus(topo, cpu_node);
+    let cpus = crate::probes::seats::node_cpus(topo, cpu_node);
     let Some(&cpu) = cpus.first() else {
         bail!("node {cpu_node} has no CPU this process may use");
     };
@@ -82,7 +82,7 @@ pub fn run(
             .min()
             .unwrap_or(0),
     };
-    let array = matrix::array_bytes(ws, cfg.kernel.op.arrays(), 1);
+    let array = crate::probes::sizing::array_bytes(ws, cfg.kernel.op.arrays(), 1);
     let mut pure = Vec::new();
     for &(m, w) in weights {
         if crate::interrupt::requested().is_some() {

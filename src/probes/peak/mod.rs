@@ -19,8 +19,9 @@ pub(crate) mod view;
 
 pub use view::PeakView;
 
-use super::matrix::{array_bytes, cap, llc_bytes, node_cpus};
 use super::measure::{self, Bandwidth, Timing};
+use super::seats::node_cpus;
+use super::sizing::{array_bytes, cap, llc_bytes};
 use super::team::Seat;
 use crate::ids::NodeSet;
 use crate::kernels::{self, KernelSpec, Mix, Store};

@@ -1,0 +1,46 @@
+//! How large a probe's buffers are: from the caches the threads share,
+//! capped by the memory node's free memory.
+
+use crate::topology::Topology;
+
+/// Bytes of L3 (or the last level there is) that `cpus` share, counting
+/// each cache instance once.
+pub fn llc_bytes(topo: &Topology, cpus: &[usize]) -> u64 {
+    let level = topo.caches.iter().map(|c| c.level).max().unwrap_or(0);
+    topo.caches
+        .iter()
+        .filter(|c| c.level == level && c.kind != "Instruction")
+        .filter(|c| cpus.iter().any(|&cpu| c.cpus.contains(cpu)))
+        .map(|c| c.size_bytes)
+        .sum()
+}
+
+/// The idle-latency chase buffer of a thread on `cpu`: 4x the cache it
+/// shares (as the working set), at least 256 MiB, before any cap; `run`'s
+/// latency parts chase the same size.
+pub fn chase_bytes(topo: &Topology, cpu: usize) -> usize {
+    (4 * llc_bytes(topo, &[cpu]) as usize).max(256 << 20)
+}
+
+/// `wanted` bytes, or half the free memory of `mem_node` where that is
+/// less, with a note saying so.
+pub(crate) fn cap(topo: &Topology, wanted: usize, mem_node: usize) -> (usize, Option<String>) {
+    let limit = (topo.node_free_bytes(mem_node) / 2) as usize;
+    if wanted <= limit {
+        (wanted, None)
+    } else {
+        (
+            limit,
+            Some(format!(
+                "node {mem_node}: working set scaled down from {} to {} MiB (half its free memory)",
+                wanted >> 20,
+                limit >> 20
+            )),
+        )
+    }
+}
+
+/// Per-thread array size for `threads` threads sharing `working_set`.
+pub fn array_bytes(working_set: usize, arrays: usize, threads: usize) -> usize {
+    (working_set / (arrays * threads).max(1)) / 4096 * 4096
+}
