@@ -1,7 +1,7 @@
 //! `numabench matrix`: node x node bandwidth (one thread and saturated) and
 //! idle latency, with bandwidth classes and the model's parameters.
 
-use super::output::{emit_or_stop, records_kept};
+use super::output::emit_then_fail;
 use super::select;
 use super::units::{self, size_at_least};
 use crate::error::usage;
@@ -297,11 +297,11 @@ pub fn run(args: MatrixArgs) -> Result<()> {
     let mut step = |what: &str| progress.step(what);
     let result = match per_core {
         Some((c, m)) => matrix::per_core(&topo, &cfg, c, m, args.runs, &mut step)
-            .map(|p| (p.records(), Vec::new())),
-        None => matrix::run(&topo, &cfg, &mut step).map(|m| (m.records(), m.notes)),
+            .map(|p| (p.records(), Vec::new(), None)),
+        None => matrix::run(&topo, &cfg, &mut step).map(|m| (m.records(), m.notes, m.failed)),
     };
     drop(progress);
-    let (records, notes) = result?;
+    let (records, notes, failed) = result?;
     let interrupted = crate::interrupt::requested();
     if records.is_empty() && interrupted.is_none() {
         // As sweep: a run that measured nothing (a time limit shorter than
@@ -320,17 +320,24 @@ pub fn run(args: MatrixArgs) -> Result<()> {
         matrix::add_peak(&mut doc.records, &topo);
         doc.records.push(matrix::class_rule_record(&classes));
     }
-    match interrupted {
-        None => {
+    match (interrupted, &failed) {
+        (Some(sig), _) => super::mark_interrupted(&mut doc, probe::MATRIX, sig),
+        (None, Some(why)) => super::mark_failed(&mut doc, probe::MATRIX, why),
+        (None, None) => {
             doc.finish();
             // A cell the time limit cut short leaves the matrix incomplete.
             doc.complete = !notes.iter().any(|n| n.starts_with("time limit"));
         }
-        Some(sig) => super::mark_interrupted(&mut doc, probe::MATRIX, sig),
     }
     args.save.save(&doc)?;
     let shown = shown(&doc, args.peak);
-    emit_or_stop(&shown, format, interrupted, &records_kept(&shown))
+    emit_then_fail(
+        &shown,
+        format,
+        interrupted,
+        failed.as_deref(),
+        args.save.save.is_some(),
+    )
 }
 
 /// The document as shown: with `--peak`, Gamma as given replaces the

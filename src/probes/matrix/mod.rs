@@ -197,6 +197,9 @@ pub struct Matrix {
     /// Row-major: one row per CPU node, one cell per memory node in it.
     pub cells: Vec<Cell>,
     pub notes: Vec<String>,
+    /// A cell that failed after others were measured, which ended the run;
+    /// those before it are kept.
+    pub failed: Option<String>,
 }
 
 /// The working set of a node's threads: 4x the cache they share (STREAM's
@@ -289,7 +292,8 @@ pub fn run(topo: &Topology, cfg: &MatrixConfig, progress: &mut dyn FnMut(&str)) 
     let mut notes = Vec::new();
     let mut cells = Vec::new();
     let mut skipped = 0usize;
-    for &c in &cpu_nodes {
+    let mut failed = None;
+    'rows: for &c in &cpu_nodes {
         let cpus = node_cpus(topo, c);
         for &m in &mem_nodes {
             let (ws, note) = match cfg.working_set {
@@ -297,7 +301,14 @@ pub fn run(topo: &Topology, cfg: &MatrixConfig, progress: &mut dyn FnMut(&str)) 
                 None => working_set(topo, &cpus, m),
             };
             notes.extend(note.filter(|n| !notes.contains(n)));
-            let cell = measure_cell(topo, cfg, (c, m), &cpus, ws, &stop, progress)?;
+            let cell = match measure_cell(topo, cfg, (c, m), &cpus, ws, &stop, progress) {
+                Ok(cell) => cell,
+                Err(e) if !cells.is_empty() => {
+                    failed = Some(format!("{e:#}"));
+                    break 'rows;
+                }
+                Err(e) => return Err(e),
+            };
             if (cfg.single && cell.single.is_none()) || (cfg.latency && cell.latency.is_none()) {
                 skipped += 1;
             }
@@ -305,7 +316,11 @@ pub fn run(topo: &Topology, cfg: &MatrixConfig, progress: &mut dyn FnMut(&str)) 
         }
     }
     notes.extend(stop_note(cfg, skipped));
-    Ok(Matrix { cells, notes })
+    Ok(Matrix {
+        cells,
+        notes,
+        failed,
+    })
 }
 
 /// Pages for the bandwidth arrays: huge where asked, else base pages.
