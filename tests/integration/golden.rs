@@ -85,6 +85,10 @@ const RENDERED: &[(&str, &[&str])] = &[
     ),
     ("c2c", &["text", "csv", "json", "markdown", "latex"]),
     ("c2c-4node", &["text", "markdown"]),
+    ("latency", &["text", "csv", "json", "markdown", "latex"]),
+    ("mlp", &["text", "csv", "json", "markdown", "latex"]),
+    ("loaded", &["text", "csv", "json", "markdown", "latex"]),
+    ("peak", &["text", "csv", "json", "markdown", "latex"]),
 ];
 
 #[test]
