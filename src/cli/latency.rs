@@ -2,7 +2,7 @@
 //! access pattern and page kind.
 
 use super::chase;
-use super::output::{FormatArgs, SaveArgs, emit_then_fail};
+use super::output::{FormatArgs, SaveArgs, finish_probe};
 use crate::error::usage;
 use crate::memory::admission::admit_each;
 use crate::output::render::Format;
@@ -125,20 +125,12 @@ pub fn run(args: LatencyArgs) -> Result<()> {
         )));
     }
     doc.records = records::records(&measured);
-    match (interrupted, &measured.failed) {
-        (Some(sig), _) => super::mark_interrupted(&mut doc, probe::LATENCY, sig),
-        (None, Some(why)) => super::mark_failed(&mut doc, probe::LATENCY, why),
-        (None, None) => {
-            doc.finish();
-            doc.complete = measured.notes.is_empty();
-        }
-    }
-    args.save.save(&doc)?;
-    emit_then_fail(
-        &doc,
+    finish_probe(
+        &mut doc,
+        probe::LATENCY,
         format,
-        interrupted,
+        &args.save,
         measured.failed.as_deref(),
-        args.save.save.is_some(),
+        measured.notes.is_empty(),
     )
 }

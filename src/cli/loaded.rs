@@ -1,7 +1,7 @@
 //! `numabench loaded`: latency under load, as a curve of the chase's
 //! latency against the bandwidth injector threads move, per node pair.
 
-use super::output::emit_then_fail;
+use super::output::finish_probe;
 use super::select;
 use super::units::size_at_least;
 use crate::error::usage;
@@ -192,18 +192,12 @@ pub fn run(args: LoadedArgs) -> Result<()> {
     drop(progress);
     let measured = result?;
     doc.records = measured.records();
-    let interrupted = crate::interrupt::requested();
-    match (interrupted, &measured.failed) {
-        (Some(sig), _) => super::mark_interrupted(&mut doc, probe::LOADED, sig),
-        (None, Some(why)) => super::mark_failed(&mut doc, probe::LOADED, why),
-        (None, None) => doc.finish(),
-    }
-    args.save.save(&doc)?;
-    emit_then_fail(
-        &doc,
+    finish_probe(
+        &mut doc,
+        probe::LOADED,
         format,
-        interrupted,
+        &args.save,
         measured.failed.as_deref(),
-        args.save.save.is_some(),
+        true,
     )
 }

@@ -1,7 +1,7 @@
 //! `numabench matrix`: node x node bandwidth (one thread and saturated) and
 //! idle latency, with bandwidth classes and the model's parameters.
 
-use super::output::emit_then_fail;
+use super::output::{emit_then_fail, mark_end};
 use super::select;
 use super::units::{self, size_at_least};
 use crate::error::usage;
@@ -320,15 +320,15 @@ pub fn run(args: MatrixArgs) -> Result<()> {
         matrix::add_peak(&mut doc.records, &topo);
         doc.records.push(matrix::class_rule_record(&classes));
     }
-    match (interrupted, &failed) {
-        (Some(sig), _) => super::mark_interrupted(&mut doc, probe::MATRIX, sig),
-        (None, Some(why)) => super::mark_failed(&mut doc, probe::MATRIX, why),
-        (None, None) => {
-            doc.finish();
-            // A cell the time limit cut short leaves the matrix incomplete.
-            doc.complete = !notes.iter().any(|n| n.starts_with("time limit"));
-        }
-    }
+    // A cell the time limit cut short leaves the matrix incomplete.
+    let complete = !notes.iter().any(|n| n.starts_with("time limit"));
+    mark_end(
+        &mut doc,
+        probe::MATRIX,
+        interrupted,
+        failed.as_deref(),
+        complete,
+    );
     args.save.save(&doc)?;
     let shown = shown(&doc, args.peak);
     emit_then_fail(

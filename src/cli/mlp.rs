@@ -2,7 +2,7 @@
 //! thread, per node pair.
 
 use super::chase;
-use super::output::{FormatArgs, SaveArgs, emit_then_fail};
+use super::output::{FormatArgs, SaveArgs, finish_probe};
 use crate::error::usage;
 use crate::kernels::chase::MAX_CHASES;
 use crate::memory::admission::admit_each;
@@ -158,21 +158,13 @@ pub fn run(args: MlpArgs) -> Result<()> {
         )));
     }
     doc.records = records::records(&cfg, &measured);
-    match (interrupted, &measured.failed) {
-        (Some(sig), _) => super::mark_interrupted(&mut doc, probe::MLP, sig),
-        (None, Some(why)) => super::mark_failed(&mut doc, probe::MLP, why),
-        (None, None) => {
-            doc.finish();
-            doc.complete = measured.notes.is_empty();
-        }
-    }
-    args.save.save(&doc)?;
-    emit_then_fail(
-        &doc,
+    finish_probe(
+        &mut doc,
+        probe::MLP,
         format,
-        interrupted,
+        &args.save,
         measured.failed.as_deref(),
-        args.save.save.is_some(),
+        measured.notes.is_empty(),
     )
 }
 

@@ -145,6 +145,42 @@ pub fn emit_then_fail(
     }
 }
 
+/// Marks how a probe command's run ended: stopped by the signal in
+/// `interrupted`, cut short by a measurement that `failed`, or finished
+/// (complete when `complete`).
+pub fn mark_end(
+    doc: &mut Document,
+    probe: &str,
+    interrupted: Option<i32>,
+    failed: Option<&str>,
+    complete: bool,
+) {
+    match (interrupted, failed) {
+        (Some(sig), _) => super::mark_interrupted(doc, probe, sig),
+        (None, Some(why)) => super::mark_failed(doc, probe, why),
+        (None, None) => {
+            doc.finish();
+            doc.complete = complete;
+        }
+    }
+}
+
+/// Ends a probe command: [`mark_end`], saves the document (`--save`),
+/// then [`emit_then_fail`].
+pub fn finish_probe(
+    doc: &mut Document,
+    probe: &str,
+    format: Format,
+    save: &SaveArgs,
+    failed: Option<&str>,
+    complete: bool,
+) -> Result<()> {
+    let interrupted = crate::interrupt::requested();
+    mark_end(doc, probe, interrupted, failed, complete);
+    save.save(doc)?;
+    emit_then_fail(doc, format, interrupted, failed, save.save.is_some())
+}
+
 /// What a stopped document kept, counted in records.
 pub fn records_kept(doc: &Document) -> String {
     format!("{} record(s) measured before the stop", doc.records.len())

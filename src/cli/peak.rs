@@ -2,7 +2,7 @@
 //! both store kinds, from each CPU node to local, remote and interleaved
 //! memory, one thread and all threads; the best mix named per target.
 
-use super::output::emit_then_fail;
+use super::output::finish_probe;
 use super::select;
 use super::units::{self, size_at_least};
 use crate::error::usage;
@@ -183,21 +183,13 @@ pub fn run(args: PeakArgs) -> Result<()> {
     }
     let cut_short = measured.notes.iter().any(|n| n.starts_with("time limit"));
     doc.records = measured.records();
-    match (interrupted, &measured.failed) {
-        (Some(sig), _) => super::mark_interrupted(&mut doc, probe::PEAK, sig),
-        (None, Some(why)) => super::mark_failed(&mut doc, probe::PEAK, why),
-        (None, None) => {
-            doc.finish();
-            doc.complete = !cut_short;
-        }
-    }
-    args.save.save(&doc)?;
-    emit_then_fail(
-        &doc,
+    finish_probe(
+        &mut doc,
+        probe::PEAK,
         format,
-        interrupted,
+        &args.save,
         measured.failed.as_deref(),
-        args.save.save.is_some(),
+        !cut_short,
     )
 }
 

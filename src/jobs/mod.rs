@@ -17,11 +17,17 @@ pub fn mark_interrupted(doc: &mut Document, probe: &str, sig: i32) {
         "interrupted by {}: the run is partial; what is here was measured before the stop",
         crate::interrupt::name(sig)
     );
+    mark_partial(doc, probe, note, crate::results::names::run::INTERRUPTED);
+}
+
+/// Marks `doc` incomplete with `note` on its last record, or on a record
+/// of its own named `empty_name` where nothing was measured.
+fn mark_partial(doc: &mut Document, probe: &str, note: String, empty_name: &str) {
     doc.complete = false;
     match doc.records.last_mut() {
         Some(r) => r.notes.push(note),
         None => {
-            let mut r = Record::new(probe, crate::results::names::run::INTERRUPTED);
+            let mut r = Record::new(probe, empty_name);
             r.notes.push(note);
             doc.records.push(r);
         }
@@ -33,15 +39,7 @@ pub fn mark_interrupted(doc: &mut Document, probe: &str, sig: i32) {
 pub fn mark_failed(doc: &mut Document, probe: &str, why: &str) {
     let note =
         format!("failed partway: {why}; the run is partial, what is here was measured before");
-    doc.complete = false;
-    match doc.records.last_mut() {
-        Some(r) => r.notes.push(note),
-        None => {
-            let mut r = Record::new(probe, crate::results::names::run::NOT_COMPLETE);
-            r.notes.push(note);
-            doc.records.push(r);
-        }
-    }
+    mark_partial(doc, probe, note, crate::results::names::run::NOT_COMPLETE);
 }
 
 /// The line the human output opens with after a stop.

@@ -255,14 +255,16 @@ mod tests {
             .param(param::MEM_NODE, m)
     }
 
+    /// A latency record of `pattern` from node 0 to `m`, on 2M pages.
+    fn lat(pattern: &str, m: u64, ns: f64) -> Record {
+        at(probe::LATENCY, 0, m)
+            .param(param::PATTERN, pattern)
+            .param(param::PAGE_SIZE, "2M")
+            .metric(metric::LATENCY_NS, ns, "ns", Better::Lower)
+    }
+
     #[test]
     fn each_probe_gives_its_line_with_local_beside_remote() {
-        let lat = |p: &str, m: u64, ns: f64| {
-            at(probe::LATENCY, 0, m)
-                .param(param::PATTERN, p)
-                .param(param::PAGE_SIZE, "2M")
-                .metric(metric::LATENCY_NS, ns, "ns", Better::Lower)
-        };
         let records = vec![
             lat("full-random", 0, 150.0),
             lat("full-random", 1, 240.0),
@@ -318,12 +320,6 @@ mod tests {
 
     #[test]
     fn latency_names_each_pattern_once_when_records_come_pair_by_pair() {
-        let lat = |p: &str, m: u64, ns: f64| {
-            at(probe::LATENCY, 0, m)
-                .param(param::PATTERN, p)
-                .param(param::PAGE_SIZE, "2M")
-                .metric(metric::LATENCY_NS, ns, "ns", Better::Lower)
-        };
         // The probe's order: every pattern for 0->0, then every one for 0->1.
         let records = vec![
             lat("full-random", 0, 150.0),
