@@ -63,9 +63,9 @@ mc_cv() {
 
 # Median of multichase's samples (the lines -v prints); empty with none.
 mc_sample_median() {
-    local -a v
-    mapfile -t v < <(awk '/avg=/ { print $1 }' "$1")
-    [ "${#v[@]}" -eq 0 ] || median "${v[@]}"
+    local -a samples
+    mapfile -t samples < <(awk '/avg=/ { print $1 }' "$1")
+    [ "${#samples[@]}" -eq 0 ] || median "${samples[@]}"
 }
 
 # One CSV line: test $1, numabench $2, multichase $3, their ratio.
