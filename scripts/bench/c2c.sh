@@ -19,7 +19,9 @@
 # numabench's per-pair mean in place of its median: mean against mean. A third
 # line (<test>_<pair>_paired) gives the median of each round's own ratio, the
 # figure to read when the rounds fall into latency regimes (a host moving the
-# vCPUs between cores of different distance, see run_c2c_pairs).
+# vCPUs between cores of different distance, see run_c2c_pairs), and a fourth
+# (<test>_<pair>_mean_paired) the same with numabench's mean: like with like
+# in both the statistic and the placement.
 #
 # Uses from bench-peers: $nb, $tmp, note, die, fail, median, paired_line,
 # is_uint; and its options $c2c_bin (path of core-to-core-latency),
@@ -85,7 +87,8 @@ run_c2c_pairs() {
             while read -r pair nbm nbmean; do
                 pm=$(c2c_pair_col "$tmp/c2c-pr.round" "$pair" 2)
                 note "c2c $test $pair: round $r/$c2c_rounds: numabench median $nbm ns (mean $nbmean), core-to-core-latency mean ${pm:-?} ns"
-                [ -n "$pm" ] && awk -v p="$pair" -v a="$nbm" -v b="$pm" 'BEGIN { if (b > 0) printf "%s %.4f\n", p, a / b }' >>"$tmp/c2c-ratio.all"
+                [ -n "$pm" ] && awk -v p="$pair" -v a="$nbm" -v m="$nbmean" -v b="$pm" \
+                    'BEGIN { if (b > 0) printf "%s %.4f %.4f\n", p, a / b, m / b }' >>"$tmp/c2c-ratio.all"
             done <"$tmp/c2c-nb.round"
             cat "$tmp/c2c-nb.round" >>"$tmp/c2c-nb.all"
             cat "$tmp/c2c-pr.round" >>"$tmp/c2c-pr.all"
@@ -112,6 +115,10 @@ run_c2c_pairs() {
             # where the move fell between the two samples.
             # shellcheck disable=SC2046
             paired_line core-to-core-latency "${test}_$pair" "$nbm" "$pm" $(c2c_pair_col "$tmp/c2c-ratio.all" "$pair" 2)
+            # Both at once, the figure to read on such a host: each round's
+            # mean against the peer's mean, the median over the rounds.
+            # shellcheck disable=SC2046
+            paired_line core-to-core-latency "${test}_${pair}_mean" "$nbmean" "$pm" $(c2c_pair_col "$tmp/c2c-ratio.all" "$pair" 3)
         done
     done
 }
