@@ -42,6 +42,7 @@ pub fn findings(doc: &Document) -> Vec<Finding> {
         out.extend(matrix_findings(doc, &atlas));
     }
     out.extend(per_core_finding(&doc.records));
+    out.extend(repeat_finding(&doc.records));
     out.extend(host_findings(doc));
     if !doc.complete {
         out.push(Finding::flag(
@@ -185,6 +186,26 @@ fn doubtful_cells(a: &Atlas) -> Vec<Finding> {
         )));
     }
     out
+}
+
+/// The widest disagreement between two measurements of one chase: then no
+/// single latency of the document stands for the machine.
+fn repeat_finding(records: &[Record]) -> Option<Finding> {
+    let all = super::repeats::latency_disagreements(records);
+    let d = all.first()?;
+    let more = match all.len() - 1 {
+        0 => String::new(),
+        n => format!(" (and {n} more chase(s) of this run)"),
+    };
+    Some(Finding::flag(format!(
+        "the same chase ({}) read {:.1} ns in {} and {:.1} ns in {}, {:.0}% apart{more}: memory latency on this machine changed between the two measurements (under a hypervisor, the host may back one buffer with huge pages and the next with small ones); compare latencies only after repeating them",
+        d.what,
+        d.low.1,
+        d.low.0,
+        d.high.1,
+        d.high.0,
+        100.0 * (d.ratio() - 1.0)
+    )))
 }
 
 fn per_core_finding(records: &[Record]) -> Option<Finding> {
@@ -460,6 +481,44 @@ mod tests {
         );
         d.host.topology.damon.clear();
         assert!(findings(&d).iter().all(|f| !f.text.contains("DAMON")));
+    }
+
+    #[test]
+    fn one_chase_measured_twice_far_apart_is_flagged() {
+        let mut d = two_nodes();
+        let mut again = cell("latency", 0, 0, "latency_ns", 100.0);
+        again.probe = "latency".into();
+        let agree = |d: &Document| {
+            !findings(d)
+                .iter()
+                .any(|f| f.flag && f.text.contains("changed between"))
+        };
+        d.records
+            .push(again.clone().param("pattern", "full-random"));
+        // The matrix cell has no pattern: not known to be the same chase.
+        assert!(agree(&d));
+        for r in d.records.iter_mut().filter(|r| r.name == "latency 0->0") {
+            r.params.insert("pattern".into(), "full-random".into());
+        }
+        assert!(agree(&d), "100 ns twice agrees");
+        d.records
+            .last_mut()
+            .unwrap()
+            .metrics
+            .get_mut("latency_ns")
+            .unwrap()
+            .value = 140.0;
+        let f = findings(&d);
+        let hit = f
+            .iter()
+            .find(|f| f.text.contains("changed between"))
+            .unwrap();
+        assert!(hit.flag);
+        assert!(
+            hit.text.starts_with("the same chase (full-random, 0->0) read 100.0 ns in matrix and 140.0 ns in latency, 40% apart"),
+            "{}",
+            hit.text
+        );
     }
 
     #[test]

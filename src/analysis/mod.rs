@@ -8,4 +8,5 @@ pub mod findings;
 pub mod fleet;
 pub mod model;
 pub mod placement;
+pub mod repeats;
 pub mod sweep_summary;

@@ -1,0 +1,186 @@
+//! The same measurement taken twice in one document, and far apart. A `run`
+//! chases the same buffer twice: the matrix's idle-latency cell and the
+//! latency probe's record of the same pattern, pages and size. Seconds
+//! apart on a quiet machine they agree within a few percent; where they do
+//! not, the machine's memory latency moved between them, and no single
+//! figure of the run stands for it.
+
+use crate::results::Record;
+use crate::results::names::matrix::{kind, param as mx};
+use crate::results::names::{metric, param, probe};
+
+/// Two figures of one chase further apart than this ratio disagree.
+pub const SPREAD: f64 = 1.15;
+
+/// What makes two latency records the same measurement.
+const SAME: [&str; 7] = [
+    param::CPU_NODE,
+    param::MEM_NODE,
+    param::PATTERN,
+    param::PAGE_SIZE,
+    param::SIZE_BYTES,
+    param::WINDOW_BYTES,
+    param::STRIDE_BYTES,
+];
+
+/// One chase measured more than once with figures `SPREAD` or more apart.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Disagreement {
+    /// "full-random, thp pages, 256 MiB, 0->0".
+    pub what: String,
+    /// (probe, ns), lowest first.
+    pub low: (String, f64),
+    pub high: (String, f64),
+}
+
+impl Disagreement {
+    pub fn ratio(&self) -> f64 {
+        self.high.1 / self.low.1
+    }
+}
+
+/// Idle-latency chases measured more than once in `records` whose figures
+/// disagree, the widest apart first.
+pub fn latency_disagreements(records: &[Record]) -> Vec<Disagreement> {
+    // (what makes them the same, the first record, every (probe, ns)).
+    type Group<'a> = (String, &'a Record, Vec<(String, f64)>);
+    let mut groups: Vec<Group> = Vec::new();
+    for r in records {
+        let Some(ns) = idle_latency(r) else { continue };
+        let key = SAME
+            .iter()
+            .map(|k| r.params.get(*k).map_or(String::new(), |v| v.to_string()))
+            .collect::<Vec<_>>()
+            .join("|");
+        match groups.iter_mut().find(|(k, ..)| *k == key) {
+            Some((_, _, figures)) => figures.push((r.probe.clone(), ns)),
+            None => groups.push((key, r, vec![(r.probe.clone(), ns)])),
+        }
+    }
+    let mut out: Vec<Disagreement> = groups
+        .into_iter()
+        .filter_map(|(_, first, mut figures)| {
+            figures.sort_by(|a, b| a.1.total_cmp(&b.1));
+            let (low, high) = (figures.first()?.clone(), figures.last()?.clone());
+            (high.1 >= SPREAD * low.1).then(|| Disagreement {
+                what: describe(first),
+                low,
+                high,
+            })
+        })
+        .collect();
+    out.sort_by(|a, b| b.ratio().total_cmp(&a.ratio()));
+    out
+}
+
+/// The median ns of a record that is one idle pointer chase with a named
+/// pattern on one node pair; None for anything else (loaded curves, MLP,
+/// sweeps, which chase otherwise).
+fn idle_latency(r: &Record) -> Option<f64> {
+    let pattern = r.str_param(param::PATTERN)?;
+    let is_chase = match r.probe.as_str() {
+        probe::LATENCY => true,
+        probe::MATRIX => r.str_param(mx::KIND) == Some(kind::LATENCY),
+        _ => false,
+    };
+    let ns = r.metrics.get(metric::LATENCY_NS)?.value;
+    (is_chase
+        && !pattern.is_empty()
+        && r.params.contains_key(param::CPU_NODE)
+        && ns.is_finite()
+        && ns > 0.0)
+        .then_some(ns)
+}
+
+fn describe(r: &Record) -> String {
+    let node = |k| r.params.get(k).map_or("?".into(), |v| v.to_string());
+    let mut parts = vec![r.str_param(param::PATTERN).unwrap_or("?").to_string()];
+    if let Some(p) = r.str_param(param::PAGE_SIZE) {
+        parts.push(format!("{p} pages"));
+    }
+    if let Some(b) = r.params.get(param::SIZE_BYTES).and_then(|v| v.as_u64()) {
+        parts.push(crate::units::bytes(b));
+    }
+    parts.push(format!(
+        "{}->{}",
+        node(param::CPU_NODE),
+        node(param::MEM_NODE)
+    ));
+    parts.join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::results::Better;
+
+    fn chase(probe: &str, c: u32, m: u32, pattern: &str, ns: f64) -> Record {
+        let mut r = Record::new(probe, &format!("chase {c}->{m}"))
+            .param(param::CPU_NODE, c)
+            .param(param::MEM_NODE, m)
+            .param(param::PATTERN, pattern)
+            .param(param::PAGE_SIZE, "thp")
+            .param(param::SIZE_BYTES, 256u64 << 20)
+            .metric(metric::LATENCY_NS, ns, "ns", Better::Lower);
+        if probe == "matrix" {
+            r = r.param(mx::KIND, kind::LATENCY);
+        }
+        r
+    }
+
+    #[test]
+    fn the_same_chase_far_apart_is_found_and_described() {
+        let records = [
+            chase("matrix", 0, 0, "full-random", 139.1),
+            chase("latency", 0, 0, "full-random", 193.2),
+            chase("latency", 0, 0, "page-local", 147.4),
+        ];
+        let d = latency_disagreements(&records);
+        assert_eq!(d.len(), 1, "{d:?}");
+        assert_eq!(d[0].what, "full-random, thp pages, 256 MiB, 0->0");
+        assert_eq!(d[0].low, ("matrix".into(), 139.1));
+        assert_eq!(d[0].high, ("latency".into(), 193.2));
+        assert!((d[0].ratio() - 193.2 / 139.1).abs() < 1e-9);
+    }
+
+    #[test]
+    fn figures_that_agree_or_differ_in_what_was_measured_are_not_compared() {
+        let mut other_size = chase("latency", 0, 0, "full-random", 300.0);
+        other_size
+            .params
+            .insert(param::SIZE_BYTES.into(), (1u64 << 30).into());
+        let records = [
+            chase("matrix", 0, 0, "full-random", 150.0),
+            chase("latency", 0, 0, "full-random", 160.0),
+            // Another pair, another pattern, another size: not the same chase.
+            chase("latency", 0, 1, "full-random", 260.0),
+            chase("latency", 0, 0, "page-local", 100.0),
+            other_size,
+            // Not idle chases: a matrix bandwidth cell and a loaded record.
+            Record::new("matrix", "triad 0->0")
+                .param("kind", "bandwidth_1t")
+                .param(param::CPU_NODE, 0)
+                .param(param::PATTERN, "full-random")
+                .metric(metric::LATENCY_NS, 900.0, "ns", Better::Lower),
+            Record::new("loaded", "x")
+                .param(param::CPU_NODE, 0)
+                .param(param::PATTERN, "full-random")
+                .metric(metric::LATENCY_NS, 900.0, "ns", Better::Lower),
+        ];
+        assert!(latency_disagreements(&records).is_empty());
+    }
+
+    #[test]
+    fn the_widest_disagreement_comes_first() {
+        let records = [
+            chase("matrix", 0, 0, "full-random", 100.0),
+            chase("latency", 0, 0, "full-random", 120.0),
+            chase("matrix", 1, 1, "full-random", 100.0),
+            chase("latency", 1, 1, "full-random", 200.0),
+        ];
+        let d = latency_disagreements(&records);
+        assert_eq!(d.len(), 2);
+        assert!(d[0].what.ends_with("1->1"), "{d:?}");
+        assert!(d[1].what.ends_with("0->0"), "{d:?}");
+    }
+}
