@@ -1,13 +1,15 @@
 //! The same measurement taken twice in one document, and far apart. A `run`
-//! chases the same buffer twice: the matrix's idle-latency cell and the
-//! latency probe's record of the same pattern, pages and size. Seconds
+//! chases the same buffer more than once: the matrix's idle-latency cell,
+//! the latency probe's record of the same pattern, pages and size, the
+//! loaded-latency curve's idle point, the single chase of the
+//! parallel-chases probe. Seconds
 //! apart on a quiet machine they agree within a few percent; where they do
 //! not, the machine's memory latency moved between them, and no single
 //! figure of the run stands for it.
 
 use crate::results::Record;
 use crate::results::names::matrix::{kind, param as mx};
-use crate::results::names::{metric, param, probe};
+use crate::results::names::{loaded, metric, mlp, param, probe};
 
 /// Two figures of one chase further apart than this ratio disagree.
 pub const SPREAD: f64 = 1.15;
@@ -73,22 +75,28 @@ pub fn latency_disagreements(records: &[Record]) -> Vec<Disagreement> {
     out
 }
 
-/// The median ns of a record that is one idle pointer chase with a named
-/// pattern on one node pair; None for anything else (loaded curves, MLP,
-/// sweeps, which chase otherwise).
+/// The ns per load of a record that is one idle pointer chase with a named
+/// pattern on one node pair: the matrix's latency cell, the latency
+/// probe's record, the loaded-latency curve's idle point (injectors
+/// parked), the single chase of the parallel-chases probe. None for
+/// anything else (loaded points, several chases, sweeps).
 fn idle_latency(r: &Record) -> Option<f64> {
     let pattern = r.str_param(param::PATTERN)?;
-    let is_chase = match r.probe.as_str() {
-        probe::LATENCY => true,
-        probe::MATRIX => r.str_param(mx::KIND) == Some(kind::LATENCY),
-        _ => false,
+    let int = |k: &str| r.params.get(k).and_then(|v| v.as_u64());
+    let metric = match r.probe.as_str() {
+        probe::LATENCY => metric::LATENCY_NS,
+        probe::MATRIX if r.str_param(mx::KIND) == Some(kind::LATENCY) => metric::LATENCY_NS,
+        probe::LOADED
+            if r.str_param(loaded::param::KIND) == Some(loaded::kind::POINT)
+                && int(loaded::param::INJECTORS) == Some(0) =>
+        {
+            metric::LATENCY_NS
+        }
+        probe::MLP if int(mlp::param::CHASES) == Some(1) => mlp::metric::NS_PER_ACCESS,
+        _ => return None,
     };
-    let ns = r.metrics.get(metric::LATENCY_NS)?.value;
-    (is_chase
-        && !pattern.is_empty()
-        && r.params.contains_key(param::CPU_NODE)
-        && ns.is_finite()
-        && ns > 0.0)
+    let ns = r.metrics.get(metric)?.value;
+    (!pattern.is_empty() && r.params.contains_key(param::CPU_NODE) && ns.is_finite() && ns > 0.0)
         .then_some(ns)
 }
 
@@ -168,6 +176,34 @@ mod tests {
                 .metric(metric::LATENCY_NS, 900.0, "ns", Better::Lower),
         ];
         assert!(latency_disagreements(&records).is_empty());
+    }
+
+    #[test]
+    fn the_idle_point_of_a_loaded_curve_and_a_single_parallel_chase_count() {
+        let idle = |injectors: u32| {
+            chase("loaded", 0, 0, "full-random", 210.7)
+                .param(loaded::param::KIND, loaded::kind::POINT)
+                .param(loaded::param::INJECTORS, injectors)
+        };
+        let parallel = |chases: u32, ns: f64| {
+            let mut r = chase("mlp", 0, 0, "page-local", 0.0).param(mlp::param::CHASES, chases);
+            r.metrics.clear();
+            r.metric(mlp::metric::NS_PER_ACCESS, ns, "ns", Better::Lower)
+        };
+        let records = [
+            chase("matrix", 0, 0, "full-random", 139.1),
+            idle(0),
+            // Loaded points with injectors running are not idle.
+            idle(1).metric(metric::LATENCY_NS, 900.0, "ns", Better::Lower),
+            chase("latency", 0, 0, "page-local", 147.4),
+            parallel(1, 144.0),
+            // Eight chases at once are not one idle chase.
+            parallel(8, 23.0),
+        ];
+        let d = latency_disagreements(&records);
+        assert_eq!(d.len(), 1, "{d:?}");
+        assert_eq!(d[0].low, ("matrix".into(), 139.1));
+        assert_eq!(d[0].high, ("loaded".into(), 210.7));
     }
 
     #[test]
