@@ -2,10 +2,9 @@
 //! chases the same buffer more than once: the matrix's idle-latency cell,
 //! the latency probe's record of the same pattern, pages and size, the
 //! loaded-latency curve's idle point, the single chase of the
-//! parallel-chases probe. Seconds
-//! apart on a quiet machine they agree within a few percent; where they do
-//! not, the machine's memory latency moved between them, and no single
-//! figure of the run stands for it.
+//! parallel-chases probe. Seconds apart on a quiet machine they agree
+//! within a few percent; where they do not, the machine's memory latency
+//! moved between them, and no single figure of the run stands for it.
 
 use crate::results::Record;
 use crate::results::names::matrix::{kind, param as mx};
