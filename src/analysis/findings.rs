@@ -198,7 +198,7 @@ fn repeat_finding(records: &[Record]) -> Option<Finding> {
         n => format!(" (and {n} more chase(s) of this run)"),
     };
     Some(Finding::flag(format!(
-        "the same chase ({}) read {:.1} ns in {} and {:.1} ns in {}, {:.0}% apart{more}: memory latency on this machine changed between the two measurements (under a hypervisor, the host may back one buffer with huge pages and the next with small ones); compare latencies only after repeating them",
+        "the same chase ({}) read {:.1} ns in {} and {:.1} ns in {}, {:.0}% apart{more}: memory latency on this machine changed between the two measurements (other work loading the memory, on this machine or, under a hypervisor, on its host); no single latency here stands for the machine: repeat the run when it is quiet",
         d.what,
         d.low.1,
         d.low.0,
