@@ -201,9 +201,9 @@ fn repeat_finding(records: &[Record]) -> Option<Finding> {
         "the same chase ({}) read {:.1} ns in {} and {:.1} ns in {}, {:.0}% apart{more}: memory latency on this machine changed between the two measurements (other work loading the memory, on this machine or, under a hypervisor, on its host); no single latency here stands for the machine: repeat the run when it is quiet",
         d.what,
         d.low.1,
-        d.low.0,
+        super::repeats::source(&d.low.0),
         d.high.1,
-        d.high.0,
+        super::repeats::source(&d.high.0),
         100.0 * (d.ratio() - 1.0)
     )))
 }
@@ -515,7 +515,7 @@ mod tests {
             .unwrap();
         assert!(hit.flag);
         assert!(
-            hit.text.starts_with("the same chase (full-random, 0->0) read 100.0 ns in matrix and 140.0 ns in latency, 40% apart"),
+            hit.text.starts_with("the same chase (full-random, 0->0) read 100.0 ns in the matrix and 140.0 ns in the latency probe, 40% apart"),
             "{}",
             hit.text
         );

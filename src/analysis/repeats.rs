@@ -99,6 +99,17 @@ fn idle_latency(r: &Record) -> Option<f64> {
         .then_some(ns)
 }
 
+/// Where a figure of `probe` came from, in words for a sentence.
+pub fn source(probe: &str) -> &str {
+    match probe {
+        probe::MATRIX => "the matrix",
+        probe::LATENCY => "the latency probe",
+        probe::LOADED => "the loaded curve's idle point",
+        probe::MLP => "the single parallel chase",
+        other => other,
+    }
+}
+
 fn describe(r: &Record) -> String {
     let node = |k| r.params.get(k).map_or("?".into(), |v| v.to_string());
     let mut parts = vec![r.str_param(param::PATTERN).unwrap_or("?").to_string()];
@@ -203,6 +214,14 @@ mod tests {
         assert_eq!(d.len(), 1, "{d:?}");
         assert_eq!(d[0].low, ("matrix".into(), 139.1));
         assert_eq!(d[0].high, ("loaded".into(), 210.7));
+    }
+
+    #[test]
+    fn each_source_is_named_in_words() {
+        assert_eq!(source("matrix"), "the matrix");
+        assert_eq!(source("loaded"), "the loaded curve's idle point");
+        assert_eq!(source("mlp"), "the single parallel chase");
+        assert_eq!(source("other"), "other");
     }
 
     #[test]
