@@ -198,7 +198,7 @@ fn repeat_finding(records: &[Record]) -> Option<Finding> {
         n => format!(" (and {n} more chase(s) of this run)"),
     };
     Some(Finding::flag(format!(
-        "the same chase ({}) read {:.1} ns in {} and {:.1} ns in {}, {:.0}% apart{more}: memory latency on this machine changed between the two measurements (other work loading the memory, on this machine or, under a hypervisor, on its host); no single latency here stands for the machine: repeat the run when it is quiet",
+        "the same {}, read {:.1} ns in {} and {:.1} ns in {}, {:.0}% apart{more}: memory latency on this machine changed between the two measurements (other work loading the memory, on this machine or, under a hypervisor, on its host); no single latency here stands for the machine: repeat the run when it is quiet",
         d.what,
         d.low.1,
         super::repeats::source(&d.low.0),
@@ -515,7 +515,7 @@ mod tests {
             .unwrap();
         assert!(hit.flag);
         assert!(
-            hit.text.starts_with("the same chase (full-random, 0->0) read 100.0 ns in the matrix and 140.0 ns in the latency probe, 40% apart"),
+            hit.text.starts_with("the same full-random chase, 0->0, read 100.0 ns in the matrix and 140.0 ns in the latency probe, 40% apart"),
             "{}",
             hit.text
         );

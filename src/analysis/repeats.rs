@@ -6,12 +6,13 @@
 //! within a few percent; where they do not, the machine's memory latency
 //! moved between them, and no single figure of the run stands for it.
 
+use super::atlas::{buffer_suffix, chase_label};
 use crate::results::Record;
 use crate::results::names::matrix::{kind, param as mx};
 use crate::results::names::{loaded, metric, mlp, param, probe};
 
 /// Two figures of one chase further apart than this ratio disagree.
-pub const SPREAD: f64 = 1.15;
+const SPREAD: f64 = 1.15;
 
 /// What makes two latency records the same measurement.
 const SAME: [&str; 7] = [
@@ -27,7 +28,7 @@ const SAME: [&str; 7] = [
 /// One chase measured more than once with figures `SPREAD` or more apart.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Disagreement {
-    /// "full-random, thp pages, 256 MiB, 0->0".
+    /// "full-random chase on thp pages, 256 MiB, 0->0".
     pub what: String,
     /// (probe, ns), lowest first.
     pub low: (String, f64),
@@ -110,21 +111,18 @@ pub fn source(probe: &str) -> &str {
     }
 }
 
+/// "full-random chase on thp pages, 256 MiB, 0->0": the chase as the
+/// matrix's latency grid names it, then the node pair.
 fn describe(r: &Record) -> String {
     let node = |k| r.params.get(k).map_or("?".into(), |v| v.to_string());
-    let mut parts = vec![r.str_param(param::PATTERN).unwrap_or("?").to_string()];
-    if let Some(p) = r.str_param(param::PAGE_SIZE) {
-        parts.push(format!("{p} pages"));
-    }
-    if let Some(b) = r.params.get(param::SIZE_BYTES).and_then(|v| v.as_u64()) {
-        parts.push(crate::units::bytes(b));
-    }
-    parts.push(format!(
-        "{}->{}",
+    let size = r.params.get(param::SIZE_BYTES).and_then(|v| v.as_u64());
+    format!(
+        "{}{}, {}->{}",
+        chase_label(r),
+        buffer_suffix(size),
         node(param::CPU_NODE),
         node(param::MEM_NODE)
-    ));
-    parts.join(", ")
+    )
 }
 
 #[cfg(test)]
@@ -155,7 +153,7 @@ mod tests {
         ];
         let d = latency_disagreements(&records);
         assert_eq!(d.len(), 1, "{d:?}");
-        assert_eq!(d[0].what, "full-random, thp pages, 256 MiB, 0->0");
+        assert_eq!(d[0].what, "full-random chase on thp pages, 256 MiB, 0->0");
         assert_eq!(d[0].low, ("matrix".into(), 139.1));
         assert_eq!(d[0].high, ("latency".into(), 193.2));
         assert!((d[0].ratio() - 193.2 / 139.1).abs() < 1e-9);
