@@ -15,11 +15,24 @@ pub fn llc_bytes(topo: &Topology, cpus: &[usize]) -> u64 {
         .sum()
 }
 
-/// The idle-latency chase buffer of a thread on `cpu`: 4x the cache it
-/// shares (as the working set), at least 256 MiB, before any cap; `run`'s
-/// latency parts chase the same size.
+/// A buffer counts as memory, not cache, from this many times the L3 on.
+/// A random chase through n x L3 can still find about 1/n of its loads in
+/// the L3: a quarter at 4x (STREAM's rule, which holds for streams, not for
+/// a chase), a sixteenth at 16x.
+pub const MEMORY_FACTOR: usize = 16;
+/// ... or from this size on, whichever is larger.
+pub const MEMORY_FLOOR: usize = 1 << 30;
+
+/// The smallest buffer that counts as memory beside `llc` bytes of L3.
+pub fn memory_bytes(llc: usize) -> usize {
+    (MEMORY_FACTOR * llc).max(MEMORY_FLOOR)
+}
+
+/// The idle-latency chase buffer of a thread on `cpu`, before any cap: the
+/// smallest that counts as memory beside the L3 it shares
+/// ([`memory_bytes`]); `run`'s latency parts and `loaded` chase the same.
 pub fn chase_bytes(topo: &Topology, cpu: usize) -> usize {
-    (4 * llc_bytes(topo, &[cpu]) as usize).max(256 << 20)
+    memory_bytes(llc_bytes(topo, &[cpu]) as usize)
 }
 
 /// `wanted` bytes, or half the free memory of `mem_node` where that is

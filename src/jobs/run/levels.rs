@@ -8,10 +8,7 @@ use crate::probes::sweep::{self, SweepConfig};
 use crate::topology::Topology;
 use crate::units::bytes;
 
-/// A size counts as memory from this many times the L3 on.
-pub const MEMORY_FACTOR: usize = 16;
-/// ... or from this size on, whichever is larger.
-pub const MEMORY_FLOOR: usize = 1 << 30;
+use crate::probes::sizing::{MEMORY_FACTOR, MEMORY_FLOOR};
 /// Arrays of the widest default kernel (triad), which sets what one
 /// thread's size may take.
 const MOST_ARRAYS: usize = 3;
@@ -35,7 +32,7 @@ impl Levels {
 
     /// The smallest size that counts as memory.
     pub fn memory_from(&self) -> usize {
-        (MEMORY_FACTOR * self.l3).max(MEMORY_FLOOR)
+        crate::probes::sizing::memory_bytes(self.l3)
     }
 
     /// The level a per-thread buffer of `size` bytes lives in, in words.

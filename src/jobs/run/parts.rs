@@ -138,7 +138,7 @@ fn time_limit(base: u64, per_cell: u64, cells: usize) -> String {
 }
 
 /// The chase buffer of the latency parts: the matrix's idle-latency buffer
-/// (4x the L3, at least 256 MiB, at most half a node's free memory), taken
+/// (16x the L3, at least 1 GiB, at most half a node's free memory), taken
 /// at the node with the least room since one size serves every pair. The
 /// full-random figure by pattern then repeats the matrix's idle latency at
 /// the same size, and page-local differs from it by the pattern alone; with
@@ -316,19 +316,19 @@ mod tests {
         let mut topo = crate::topology::fixture("two-node");
         let last = topo.caches.iter().map(|c| c.level).max().unwrap();
         for c in topo.caches.iter_mut().filter(|c| c.level == last) {
-            c.size_bytes = 300 << 20;
+            c.size_bytes = 100 << 20;
         }
         let cpu = topo.allowed.cpus.iter().next().unwrap();
-        assert_eq!(crate::probes::sizing::chase_bytes(&topo, cpu), 1200 << 20);
+        assert_eq!(crate::probes::sizing::chase_bytes(&topo, cpu), 1600 << 20);
         for part in PROBES
             .iter()
             .filter(|p| [probe::LATENCY, probe::MLP].contains(&p.probe))
         {
-            assert_eq!(size_arg(part, &topo), "1200M", "{}", part.probe);
+            assert_eq!(size_arg(part, &topo), "1600M", "{}", part.probe);
         }
-        // Small caches: the 256 MiB floor.
+        // Small caches: the 1 GiB floor.
         let small = crate::topology::fixture("two-node");
-        assert_eq!(size_arg(&PROBES[0], &small), "256M");
+        assert_eq!(size_arg(&PROBES[0], &small), "1024M");
         // Little free memory on one node: the matrix's cap, half of it.
         let tight = topo.nodes.iter().find(|n| n.has_memory).unwrap().id;
         topo.nodes

@@ -16,9 +16,9 @@ pub fn summary(doc: &Document, secs: f64) -> String {
         h.topology.nodes.iter().filter(|n| n.has_memory).count(),
         h.topology.allowed.cpus.len()
     );
-    out.push_str(&matrix_lines(&Atlas::from_records(&doc.records)));
-    let records: Vec<&Record> = doc.records.iter().collect();
     let levels = super::levels::Levels::of(&h.topology, None);
+    out.push_str(&matrix_lines(&Atlas::from_records(&doc.records), &levels));
+    let records: Vec<&Record> = doc.records.iter().collect();
     out.push_str(&sweep_lines(
         &crate::probes::sweep::summarize(&records),
         &sweep_points(&records),
@@ -50,7 +50,7 @@ fn shown(r: Option<(f64, f64)>, unit: &str, d: usize) -> String {
     }
 }
 
-fn matrix_lines(a: &Atlas) -> String {
+fn matrix_lines(a: &Atlas, levels: &Levels) -> String {
     let mut out = String::new();
     let local_remote = |g: &Grid, unit: &str, d: usize| {
         format!(
@@ -67,8 +67,16 @@ fn matrix_lines(a: &Atlas) -> String {
         "  triad, saturated:   {}\n",
         local_remote(&a.saturated, "MB/s", 0)
     ));
+    // A chase short of memory's size still finds some of its lines in the
+    // L3: say so, as the sweep's lines do.
+    let level = match a.latency_size {
+        Some(b) if (b as usize) < levels.memory_from() => {
+            format!("; {}", levels.name(b as usize))
+        }
+        _ => String::new(),
+    };
     out.push_str(&format!(
-        "  idle latency:       {} ({}{})\n",
+        "  idle latency:       {} ({}{}{level})\n",
         local_remote(&a.latency, "ns", 1),
         a.latency_chase(),
         a.latency_buffer()
@@ -314,8 +322,13 @@ mod tests {
         let mut a = Atlas::default();
         a.latency.values.insert((0, 0), 150.0);
         a.latency.values.insert((0, 1), 240.0);
+        let levels = Levels {
+            l1: 32 << 10,
+            l2: 1 << 20,
+            l3: 32 << 20,
+        };
         let line = |a: &Atlas| {
-            matrix_lines(a)
+            matrix_lines(a, &levels)
                 .lines()
                 .find(|l| l.contains("idle latency"))
                 .unwrap()
@@ -335,6 +348,12 @@ mod tests {
         assert_eq!(
             line(&a),
             "  idle latency:       local 150.0 ns, remote 240.0 ns (page-local:256K chase on thp pages, 1.2 GiB)"
+        );
+        // Under 16x this L3 the chase is named by the level it lives in.
+        a.latency_size = Some(256 << 20);
+        assert_eq!(
+            line(&a),
+            "  idle latency:       local 150.0 ns, remote 240.0 ns (page-local:256K chase on thp pages, 256 MiB; L3 and memory, 8x L3)"
         );
     }
 

@@ -20,7 +20,7 @@ pub use view::LoadedView;
 
 use super::measure::Seen;
 use super::seats::node_cpus;
-use super::sizing::{cap, llc_bytes};
+use super::sizing::{cap, chase_bytes, llc_bytes};
 use crate::ids::NodeSet;
 use crate::kernels::{KernelSpec, Op, Store};
 use crate::memory::admission::{Footprint, admit};
@@ -237,14 +237,7 @@ pub fn plan(topo: &Topology, cfg: &LoadedConfig, (c, m): (usize, usize)) -> Resu
     }
     let chase_bytes = match cfg.chase_bytes {
         Some(b) => b,
-        None => {
-            cap(
-                topo,
-                (4 * llc_bytes(topo, &[chase_cpu]) as usize).max(256 << 20),
-                m,
-            )
-            .0
-        }
+        None => cap(topo, chase_bytes(topo, chase_cpu), m).0,
     };
     let injector_bytes = match cfg.injector_bytes {
         Some(b) => b,
