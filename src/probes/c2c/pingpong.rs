@@ -31,12 +31,15 @@ use std::time::Instant;
 #[derive(Default)]
 pub struct Padded<T>(pub T);
 
-/// Lines per chase block: 16 KiB, within any L1 or L2 of the owner, and
-/// enough loads that the clock reads around them cost under 0.1 ns each.
+/// Lines per chase block: 32 KiB, within any L2 of the owner, and enough
+/// loads that the clock reads around them cost under 0.1 ns each.
 pub const CHASE_LINES: usize = 256;
 
-/// One 64-byte line of a chase block: the index of the next line.
-#[repr(align(64))]
+/// One line of a chase block, the index of the next, alone in its 128-byte
+/// pair of lines: with two chase lines in a pair, the reader's
+/// adjacent-line prefetcher would fetch the second with the first, and the
+/// chase would find it in its own cache.
+#[repr(align(128))]
 #[derive(Default)]
 pub struct ChaseLine {
     next: AtomicUsize,
@@ -320,9 +323,10 @@ mod tests {
 
     #[test]
     fn lines_are_apart() {
-        assert_eq!(std::mem::size_of::<ChaseLine>(), 64);
+        // A chase line and a flag each alone in a 128-byte pair of lines.
+        assert_eq!(std::mem::size_of::<ChaseLine>(), 128);
         assert_eq!(std::mem::align_of::<Padded<AtomicBool>>(), 128);
         let s = Shared::new();
-        assert_eq!(s.block.as_ptr() as usize % 64, 0);
+        assert_eq!(s.block.as_ptr() as usize % 128, 0);
     }
 }
