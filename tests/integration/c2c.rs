@@ -27,15 +27,32 @@ fn every_pair_is_measured_and_pinned() {
         variants.contains("cas") && variants.contains("store"),
         "{variants:?}"
     );
-    assert_eq!(recs.len(), variants.len() * n * (n - 1) / 2);
+    // The ping-pong variants once per pair, the read variants both ways.
+    let ways: usize = variants
+        .iter()
+        .map(|v| if v.ends_with("-read") { 2 } else { 1 })
+        .sum();
+    assert_eq!(recs.len(), ways * n * (n - 1) / 2);
+    let reads_both_ways = |v: &str| {
+        recs.iter().any(|r| {
+            r["params"]["variant"] == v
+                && r["params"]["cpu"].as_u64() > r["params"]["peer_cpu"].as_u64()
+        })
+    };
+    assert!(reads_both_ways("modified-read") && !reads_both_ways("cas"));
     for r in recs {
         assert_eq!(r["params"]["pinning_verified"], true, "{r}");
         assert_eq!(r["samples"]["latency_ns"].as_array().unwrap().len(), 5);
         let median = r["metrics"]["latency_ns"]["value"].as_f64().unwrap();
         assert!(median > 0.0 && median < 1e6, "{r}");
+        // The CPUs the two threads were seen on, lower first.
         let seen = &r["placement"]["cpus_seen"];
-        assert_eq!(seen[0], r["params"]["cpu"]);
-        assert_eq!(seen[1], r["params"]["peer_cpu"]);
+        let (a, b) = (
+            r["params"]["cpu"].as_u64(),
+            r["params"]["peer_cpu"].as_u64(),
+        );
+        assert_eq!(seen[0].as_u64(), a.min(b), "{r}");
+        assert_eq!(seen[1].as_u64(), a.max(b), "{r}");
     }
 }
 

@@ -1297,11 +1297,13 @@ fn c2c_measures_every_cpu_pair_with_its_class_on_four_and_two_nodes() {
     let four = guest(&["--preset", "4n"], &[("c2c", c2c)]);
     assert_eq!(four.text("c2c.rc"), "0", "{}", four.raw);
     let pairs = c2c_pairs(&four.json("c2c"));
-    // 4 CPUs, one per node: 6 pairs, all remote, in both variants.
-    assert_eq!(pairs.len(), 12, "{pairs:?}");
+    // 4 CPUs, one per node: 6 pairs, all remote; cas once per pair,
+    // clean-read both ways.
+    assert_eq!(pairs.len(), 18, "{pairs:?}");
     for a in 0..4 {
         for b in a + 1..4 {
             assert_eq!(pairs.iter().filter(|p| (p.0, p.1) == (a, b)).count(), 2);
+            assert_eq!(pairs.iter().filter(|p| (p.0, p.1) == (b, a)).count(), 1);
         }
     }
     assert!(
@@ -1317,7 +1319,7 @@ fn c2c_measures_every_cpu_pair_with_its_class_on_four_and_two_nodes() {
         ],
     );
     let pairs = c2c_pairs(&two.json("c2c"));
-    assert_eq!(pairs.len(), 12, "{pairs:?}");
+    assert_eq!(pairs.len(), 18, "{pairs:?}");
     for p in &pairs {
         let same_node = p.0 / 2 == p.1 / 2;
         let want = if same_node {

@@ -4,7 +4,7 @@
 //! local beside the farthest remote where the machine has several nodes.
 
 use crate::results::Record;
-use crate::results::names::{c2c, loaded, metric, mlp, param, peak, probe, run};
+use crate::results::names::{loaded, metric, mlp, param, peak, probe, run};
 
 fn text<'a>(r: &'a Record, key: &str) -> Option<&'a str> {
     r.params.get(key).and_then(|v| v.as_str())
@@ -178,37 +178,16 @@ fn peak_line(records: &[Record]) -> Option<String> {
     Some(out)
 }
 
-/// Median one-way latency of each class, per variant.
+/// Median one-way latency of each class, per variant, as the c2c view's
+/// class table has it.
 fn c2c_line(records: &[Record]) -> Option<String> {
-    let recs = of(records, probe::C2C);
-    let mut variants: Vec<&str> = recs
-        .iter()
-        .filter_map(|r| text(r, param::VARIANT))
-        .collect();
-    variants.dedup();
-    let parts: Vec<String> = variants
-        .iter()
-        .map(|v| {
-            let classes = [
-                c2c::class::SMT,
-                c2c::class::SAME_L3,
-                c2c::class::SAME_NODE,
-                c2c::class::REMOTE,
-            ];
+    let recs: Vec<&Record> = of(records, probe::C2C);
+    let parts: Vec<String> = crate::probes::c2c::view::class_medians(&recs)
+        .into_iter()
+        .map(|(v, classes)| {
             let per_class: Vec<String> = classes
                 .iter()
-                .filter_map(|c| {
-                    let mut xs: Vec<f64> = recs
-                        .iter()
-                        .filter(|r| {
-                            text(r, param::VARIANT) == Some(v)
-                                && text(r, c2c::param::CLASS) == Some(c)
-                        })
-                        .filter_map(|r| value(r, metric::LATENCY_NS))
-                        .collect();
-                    xs.sort_by(f64::total_cmp);
-                    (!xs.is_empty()).then(|| format!("{c} {:.1} ns", xs[xs.len() / 2]))
-                })
+                .map(|(c, m)| format!("{} {m:.1} ns", c.name()))
                 .collect();
             format!("{v} {}", per_class.join(", "))
         })
@@ -248,6 +227,7 @@ pub fn probe_lines(records: &[Record]) -> String {
 mod tests {
     use super::*;
     use crate::results::Better;
+    use crate::results::names::c2c;
 
     fn at(name: &str, c: u64, m: u64) -> Record {
         Record::new(name, "r")
@@ -281,6 +261,8 @@ mod tests {
                 .metric(metric::BANDWIDTH_MB_S, 25000.0, "MB/s", Better::Higher),
             Record::new(probe::C2C, "cas 0-1")
                 .param(param::VARIANT, "cas")
+                .param(param::CPU, 0)
+                .param(c2c::param::PEER_CPU, 1)
                 .param(c2c::param::CLASS, c2c::class::SAME_L3)
                 .metric(metric::LATENCY_NS, 26.2, "ns", Better::Lower),
             at(probe::LOADED, 0, 0)

@@ -57,7 +57,7 @@ impl Variant {
     }
 
     /// Whether a sample is a chase through [`pingpong::CHASE_LINES`] lines
-    /// (else `iterations` round trips).
+    /// (else `iterations` round trips): one way, `a` reading from `b`.
     pub fn is_read(self) -> bool {
         matches!(self, Variant::CleanRead | Variant::ModifiedRead)
     }
@@ -147,8 +147,17 @@ pub fn run(topo: &Topology, cfg: &C2cConfig, progress: &mut dyn FnMut(&str)) -> 
             pair.b
         ));
         for &v in &cfg.variants {
-            if let Some(r) = measure_pair(*pair, v, cfg) {
-                results.push(r);
+            // A ping-pong sends the line both ways in every round trip; a
+            // read variant times one way, so it is measured both ways.
+            let ways = if v.is_read() {
+                vec![*pair, pair.reversed()]
+            } else {
+                vec![*pair]
+            };
+            for p in ways {
+                if let Some(r) = measure_pair(p, v, cfg) {
+                    results.push(r);
+                }
             }
         }
     }

@@ -1,11 +1,16 @@
 //! Which CPU pairs are measured, and what each pair shares: the class of a
 //! pair comes from the topology (SMT siblings, L3 caches, nodes), and on a
 //! machine with many CPUs a deterministic sample of the pairs stands for
-//! all of them, a few from each (class, node pair) group.
+//! all of them, a few from each (class, node pair) group, spread over as
+//! many CPUs as the group has.
 
 use crate::results::names::c2c::class;
 use crate::topology::Topology;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
+
+/// What a pair is grouped by when pairs are sampled: its class and its two
+/// nodes, lower first.
+pub type GroupKey = (PairClass, Option<usize>, Option<usize>);
 
 /// What two CPUs share, closest first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -43,7 +48,7 @@ impl PairClass {
     }
 }
 
-/// Two CPUs to measure, `a < b`, with their nodes and class.
+/// Two CPUs to measure, `a < b` as planned, with their nodes and class.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Pair {
     pub a: usize,
@@ -51,6 +56,26 @@ pub struct Pair {
     pub node_a: Option<usize>,
     pub node_b: Option<usize>,
     pub class: PairClass,
+}
+
+impl Pair {
+    /// The group the pair belongs to.
+    pub fn group(&self) -> GroupKey {
+        let (lo, hi) = (self.node_a.min(self.node_b), self.node_a.max(self.node_b));
+        (self.class, lo, hi)
+    }
+
+    /// The same two CPUs the other way round: for the read variants, which
+    /// time one direction only (`a` reads from `b`'s cache).
+    pub fn reversed(self) -> Pair {
+        Pair {
+            a: self.b,
+            b: self.a,
+            node_a: self.node_b,
+            node_b: self.node_a,
+            class: self.class,
+        }
+    }
 }
 
 /// The class of CPUs `a` and `b` on `topo`.
@@ -83,17 +108,26 @@ pub struct Plan {
     pub sampled: bool,
     /// Most pairs measured per (class, node pair) group when sampled.
     pub per_group: usize,
+    /// Pairs of the CPUs given in each group: what the group's measured
+    /// pairs stand for.
+    pub group_pairs: BTreeMap<GroupKey, usize>,
+}
+
+impl Plan {
+    /// Pairs of the CPUs given in `pair`'s group (1 for a pair not planned).
+    pub fn group_pairs_of(&self, pair: &Pair) -> usize {
+        self.group_pairs.get(&pair.group()).copied().unwrap_or(1)
+    }
 }
 
 /// Every pair of `cpus` (ascending, distinct) where there are at most
 /// `full_up_to` CPUs; else, from each (class, node, node) group, up to
-/// `per_group` pairs evenly spaced over the group's pairs in CPU order.
-/// Either way the pairs come in rounds: the first pair of every group, then
-/// the second of every group, ..., so that a run cut short by its time
-/// limit still has every group it reached.
+/// `per_group` pairs chosen by [`spread`]. Either way the pairs come in
+/// rounds: the first pair of every group, then the second of every group,
+/// ..., so that a run cut short by its time limit still has every group it
+/// reached.
 pub fn plan(topo: &Topology, cpus: &[usize], full_up_to: usize, per_group: usize) -> Plan {
-    let mut groups: BTreeMap<(PairClass, Option<usize>, Option<usize>), Vec<Pair>> =
-        BTreeMap::new();
+    let mut groups: BTreeMap<GroupKey, Vec<Pair>> = BTreeMap::new();
     let mut total = 0;
     for (i, &a) in cpus.iter().enumerate() {
         for &b in &cpus[i + 1..] {
@@ -105,15 +139,22 @@ pub fn plan(topo: &Topology, cpus: &[usize], full_up_to: usize, per_group: usize
                 node_b: node(b),
                 class: classify(topo, a, b),
             };
-            let (lo, hi) = (pair.node_a.min(pair.node_b), pair.node_a.max(pair.node_b));
-            groups.entry((pair.class, lo, hi)).or_default().push(pair);
+            groups.entry(pair.group()).or_default().push(pair);
             total += 1;
         }
     }
     let sampled = cpus.len() > full_up_to;
+    let group_pairs = groups.iter().map(|(k, g)| (*k, g.len())).collect();
+    let mut uses = HashMap::new();
     let chosen: Vec<Vec<Pair>> = groups
         .into_values()
-        .map(|g| if sampled { spaced(&g, per_group) } else { g })
+        .map(|g| {
+            if sampled {
+                spread(&g, per_group, &mut uses)
+            } else {
+                g
+            }
+        })
         .collect();
     let mut pairs = Vec::new();
     let longest = chosen.iter().map(Vec::len).max().unwrap_or(0);
@@ -125,21 +166,48 @@ pub fn plan(topo: &Topology, cpus: &[usize], full_up_to: usize, per_group: usize
         total_pairs: total,
         sampled,
         per_group,
+        group_pairs,
     }
 }
 
-/// Up to `n` items of `items`, evenly spaced, the first always included.
-fn spaced<T: Copy>(items: &[T], n: usize) -> Vec<T> {
-    if items.len() <= n {
-        return items.to_vec();
+/// Up to `n` pairs of a group (in CPU order), each the pair whose two CPUs
+/// the sample has used least so far (`uses`, over every group), nearest
+/// the evenly spaced position `k * len / n` among those. Evenly spaced
+/// positions alone would keep one end: in CPU order the pairs of CPUs 0-7
+/// with 8-15 run (0,8), (0,9), ... and every fourth of them is a pair with
+/// CPU 8.
+fn spread(pairs: &[Pair], n: usize, uses: &mut HashMap<usize, usize>) -> Vec<Pair> {
+    if pairs.len() <= n {
+        for p in pairs {
+            *uses.entry(p.a).or_default() += 1;
+            *uses.entry(p.b).or_default() += 1;
+        }
+        return pairs.to_vec();
     }
-    (0..n).map(|k| items[k * items.len() / n]).collect()
+    let mut taken = vec![false; pairs.len()];
+    let mut out = Vec::with_capacity(n);
+    for k in 0..n {
+        let target = k * pairs.len() / n;
+        let used = |p: &Pair| uses.get(&p.a).unwrap_or(&0) + uses.get(&p.b).unwrap_or(&0);
+        let Some(i) = (0..pairs.len())
+            .filter(|&i| !taken[i])
+            .min_by_key(|&i| (used(&pairs[i]), i.abs_diff(target), i < target))
+        else {
+            break;
+        };
+        taken[i] = true;
+        *uses.entry(pairs[i].a).or_default() += 1;
+        *uses.entry(pairs[i].b).or_default() += 1;
+        out.push(pairs[i]);
+    }
+    out
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::topology::fixture;
+    use std::collections::BTreeSet;
 
     fn cpus(topo: &Topology) -> Vec<usize> {
         topo.cpus.iter().map(|c| c.id).collect()
@@ -188,6 +256,9 @@ mod tests {
         assert!(s.sampled && s.pairs.len() < full.pairs.len());
         assert_eq!(s.total_pairs, full.pairs.len());
         assert_eq!(s, plan(&topo, &ids, 4, 2), "not deterministic");
+        // What each group's pairs stand for adds up to every pair.
+        assert_eq!(s.group_pairs.values().sum::<usize>(), s.total_pairs);
+        assert_eq!(s.group_pairs, full.group_pairs);
         // Every (class, node pair) group of the full plan is present.
         let key = |x: &Pair| (x.class, x.node_a.min(x.node_b), x.node_a.max(x.node_b));
         let groups = |p: &Plan| {
@@ -209,9 +280,39 @@ mod tests {
     }
 
     #[test]
-    fn spacing_keeps_the_first_and_spreads_the_rest() {
-        assert_eq!(spaced(&[1, 2, 3, 4, 5, 6, 7, 8], 4), [1, 3, 5, 7]);
-        assert_eq!(spaced(&[1, 2], 4), [1, 2]);
+    fn a_sample_spreads_over_both_ends_of_a_group() {
+        // CPUs 0-7 with 8-15: 64 pairs, 4 to pick.
+        let pairs: Vec<Pair> = (0..8)
+            .flat_map(|a| {
+                (8..16).map(move |b| Pair {
+                    a,
+                    b,
+                    node_a: Some(0),
+                    node_b: Some(1),
+                    class: PairClass::Remote,
+                })
+            })
+            .collect();
+        let mut uses = HashMap::new();
+        let got = spread(&pairs, 4, &mut uses);
+        let ends = |ps: &[Pair]| {
+            let a: BTreeSet<usize> = ps.iter().map(|p| p.a).collect();
+            let b: BTreeSet<usize> = ps.iter().map(|p| p.b).collect();
+            (a, b)
+        };
+        let (a, b) = ends(&got);
+        assert_eq!((a.len(), b.len()), (4, 4), "{got:?}");
+        assert_eq!((got[0].a, got[0].b), (0, 8));
+        // The next pick avoids the CPUs used so far where it can.
+        let again = spread(&pairs, 2, &mut uses);
+        for p in &again {
+            assert!(
+                !a.contains(&p.a) && !b.contains(&p.b),
+                "{p:?} after {got:?}"
+            );
+        }
+        // A group no larger than asked for is taken whole.
+        assert_eq!(spread(&pairs[..3], 4, &mut uses), pairs[..3]);
         for c in PairClass::ALL {
             assert_eq!(PairClass::parse(c.name()), Some(c));
         }

@@ -15,7 +15,7 @@ pub fn records(out: &Outcome) -> Vec<Record> {
     if let Some(first) = recs.first_mut() {
         if out.plan.sampled {
             first.notes.push(format!(
-                "sampled: {} of {} CPU pairs, up to {} per (class, node pair) group, evenly spaced in CPU order",
+                "sampled: {} of {} CPU pairs, up to {} per (class, node pair) group, spread over the group's CPUs; the node and class summaries weight each pair by the pairs of its group",
                 out.plan.pairs.len(),
                 out.plan.total_pairs,
                 out.plan.per_group
@@ -49,7 +49,9 @@ fn record(r: &PairResult, out: &Outcome) -> Record {
         .param(cp::SAMPLES, r.samples.len())
         .param(cp::PINNING_VERIFIED, r.verified());
     if out.plan.sampled {
-        rec = rec.param(cp::SAMPLED, true);
+        rec = rec
+            .param(cp::SAMPLED, true)
+            .param(cp::GROUP_PAIRS, out.plan.group_pairs_of(p));
     }
     let mut sorted = r.samples.clone();
     sorted.sort_by(f64::total_cmp);
@@ -121,6 +123,7 @@ mod tests {
                 total_pairs: if sampled { 10 } else { 2 },
                 sampled,
                 per_group: 4,
+                group_pairs: Default::default(),
             },
             notes: Vec::new(),
         }

@@ -41,6 +41,29 @@ pub struct Cell {
     pub samples: u64,
     pub iterations: u64,
     pub verified: bool,
+    /// Where pairs were sampled: the pairs of the machine in this pair's
+    /// (class, node pair) group.
+    pub group_pairs: Option<usize>,
+}
+
+impl Cell {
+    /// The two CPUs, lower first: one pair for both directions.
+    fn pair(&self) -> (usize, usize) {
+        (self.a.min(self.b), self.a.max(self.b))
+    }
+
+    fn group(&self) -> (Option<PairClass>, Option<usize>, Option<usize>) {
+        let (lo, hi) = (self.node_a.min(self.node_b), self.node_a.max(self.node_b));
+        (self.class, lo, hi)
+    }
+}
+
+/// Whether a variant's figure is one way (`cpu` reads from `peer_cpu`'s
+/// cache), so that a pair is measured both ways and its table is not
+/// symmetric.
+fn directed(v: &str) -> bool {
+    use crate::results::names::c2c::variant;
+    v == variant::CLEAN_READ || v == variant::MODIFIED_READ
 }
 
 fn uint(r: &Record, k: &str) -> Option<usize> {
@@ -72,6 +95,7 @@ fn cell(r: &Record) -> Option<Cell> {
             .get(cp::PINNING_VERIFIED)
             .and_then(|v| v.as_bool())
             .unwrap_or(false),
+        group_pairs: uint(r, cp::GROUP_PAIRS),
     })
 }
 
@@ -94,6 +118,52 @@ fn median(mut xs: Vec<f64>) -> Option<f64> {
     }
     xs.sort_by(f64::total_cmp);
     Some(super::records::quantile(&xs, 0.5))
+}
+
+/// How many pairs of the machine each measured cell stands for: where
+/// pairs were sampled, a few from each (class, node pair) group, a group's
+/// pairs share its size (a directed variant's two ways of one pair count
+/// as that pair); 1 for every cell otherwise.
+fn weights(cells: &[&Cell]) -> Vec<f64> {
+    let mut measured: BTreeMap<_, BTreeSet<(usize, usize)>> = BTreeMap::new();
+    for c in cells {
+        measured.entry(c.group()).or_default().insert(c.pair());
+    }
+    cells
+        .iter()
+        .map(|c| match c.group_pairs {
+            Some(g) => g as f64 / measured[&c.group()].len().max(1) as f64,
+            None => 1.0,
+        })
+        .collect()
+}
+
+/// The median of the cells' medians, each weighted by the pairs it stands
+/// for ([`weights`]); the plain median where every weight is the same.
+fn weighted_median(cells: &[&Cell]) -> Option<f64> {
+    let w = weights(cells);
+    let mut vw: Vec<(f64, f64)> = cells
+        .iter()
+        .zip(&w)
+        .filter_map(|(c, w)| Some((c.median?, *w)))
+        .collect();
+    if vw.windows(2).all(|p| p[0].1 == p[1].1) {
+        return median(vw.into_iter().map(|(v, _)| v).collect());
+    }
+    vw.sort_by(|x, y| x.0.total_cmp(&y.0));
+    let half = vw.iter().map(|(_, w)| w).sum::<f64>() / 2.0;
+    let mut below = 0.0;
+    for (i, (v, w)) in vw.iter().enumerate() {
+        below += w;
+        if below > half {
+            return Some(*v);
+        }
+        if below == half {
+            // Half the weight on each side: between this and the next.
+            return Some(vw.get(i + 1).map_or(*v, |n| (v + n.0) / 2.0));
+        }
+    }
+    vw.last().map(|x| x.0)
 }
 
 fn ns(v: Option<f64>) -> String {
@@ -122,7 +192,7 @@ fn node_label(n: Option<usize>) -> String {
 fn about(doc: &Document, records: &[&Record], groups: &[(String, Vec<Cell>)]) -> Section {
     let mut s = Section::new("what was measured");
     let all: Vec<&Cell> = groups.iter().flat_map(|(_, c)| c).collect();
-    let pairs: BTreeSet<(usize, usize)> = all.iter().map(|c| (c.a, c.b)).collect();
+    let pairs: BTreeSet<(usize, usize)> = all.iter().map(|c| c.pair()).collect();
     let cpus: BTreeSet<usize> = all.iter().flat_map(|c| [c.a, c.b]).collect();
     s.lines.push(format!(
         "one-way latency of a cache line handed between two pinned threads, {} CPU pairs of {} CPUs, variants {}",
@@ -176,6 +246,27 @@ fn describe(v: &str, c: &Cell) -> String {
     format!("{how}; {} {unit}, {} samples", c.iterations, c.samples)
 }
 
+/// Per variant (in the order the records give them), the median of each
+/// class's pair medians, weighted as the class table weights them.
+pub fn class_medians(records: &[&Record]) -> Vec<(String, Vec<(PairClass, f64)>)> {
+    by_variant(records)
+        .into_iter()
+        .map(|(v, cells)| {
+            let per_class = PairClass::ALL
+                .into_iter()
+                .filter_map(|class| {
+                    let of: Vec<&Cell> = cells
+                        .iter()
+                        .filter(|c| c.class == Some(class) && c.median.is_some())
+                        .collect();
+                    Some((class, weighted_median(&of)?))
+                })
+                .collect();
+            (v, per_class)
+        })
+        .collect()
+}
+
 /// Per class: pairs, the median, fastest and slowest of the pair medians,
 /// and the median spread.
 fn class_section(v: &str, cells: &[Cell]) -> Section {
@@ -199,10 +290,11 @@ fn class_section(v: &str, cells: &[Cell]) -> Section {
             continue;
         }
         let meds: Vec<f64> = of.iter().filter_map(|c| c.median).collect();
+        let pairs: BTreeSet<(usize, usize)> = of.iter().map(|c| c.pair()).collect();
         s.rows.push(vec![
             class.name().to_string(),
-            of.len().to_string(),
-            ns(median(meds.clone())),
+            pairs.len().to_string(),
+            ns(weighted_median(&of)),
             ns(meds.iter().copied().reduce(f64::min)),
             ns(meds.iter().copied().reduce(f64::max)),
             ns(median(of.iter().filter_map(|c| c.iqr).collect())),
@@ -211,16 +303,16 @@ fn class_section(v: &str, cells: &[Cell]) -> Section {
     s
 }
 
-/// Node x node: the median of the pair medians between the two nodes.
+/// Node x node: the median of the pair medians between the two nodes,
+/// weighted by what each pair stands for where pairs were sampled; row
+/// reads from column for a directed variant.
 fn node_grid(cells: &[Cell]) -> (Vec<Option<usize>>, Vec<Vec<Option<f64>>>) {
     let nodes = nodes_of(cells);
-    let mut acc: BTreeMap<(Option<usize>, Option<usize>), Vec<f64>> = BTreeMap::new();
-    for c in cells {
-        if let Some(m) = c.median {
-            acc.entry((c.node_a, c.node_b)).or_default().push(m);
-            if c.node_a != c.node_b {
-                acc.entry((c.node_b, c.node_a)).or_default().push(m);
-            }
+    let mut acc: BTreeMap<(Option<usize>, Option<usize>), Vec<&Cell>> = BTreeMap::new();
+    for c in cells.iter().filter(|c| c.median.is_some()) {
+        acc.entry((c.node_a, c.node_b)).or_default().push(c);
+        if c.node_a != c.node_b && !directed(&c.variant) {
+            acc.entry((c.node_b, c.node_a)).or_default().push(c);
         }
     }
     let grid = nodes
@@ -228,22 +320,25 @@ fn node_grid(cells: &[Cell]) -> (Vec<Option<usize>>, Vec<Vec<Option<f64>>>) {
         .map(|i| {
             nodes
                 .iter()
-                .map(|j| acc.get(&(*i, *j)).and_then(|v| median(v.clone())))
+                .map(|j| acc.get(&(*i, *j)).and_then(|v| weighted_median(v)))
                 .collect()
         })
         .collect();
     (nodes, grid)
 }
 
-/// CPU x CPU: each pair's median, both ways round (the line travels both
-/// ways in a round trip).
+/// CPU x CPU: each pair's median, both ways round where the line travels
+/// both ways in a round trip; row reads from column for a directed variant.
 fn cpu_grid(cells: &[Cell]) -> (Vec<usize>, Vec<Vec<Option<f64>>>) {
     let cpus = cpus_of(cells);
-    let at: BTreeMap<(usize, usize), f64> = cells
-        .iter()
-        .filter_map(|c| Some([((c.a, c.b), c.median?), ((c.b, c.a), c.median?)]))
-        .flatten()
-        .collect();
+    let mut at: BTreeMap<(usize, usize), f64> = BTreeMap::new();
+    for c in cells {
+        let Some(m) = c.median else { continue };
+        at.insert((c.a, c.b), m);
+        if !directed(&c.variant) {
+            at.insert((c.b, c.a), m);
+        }
+    }
     let grid = cpus
         .iter()
         .map(|i| cpus.iter().map(|j| at.get(&(*i, *j)).copied()).collect())
@@ -326,13 +421,18 @@ fn variant_blocks(v: &str, cells: &[Cell], heat: bool) -> Vec<Block> {
     let mut out = vec![Block::Section(class_section(v, cells))];
     let (nodes, ngrid) = node_grid(cells);
     let nlabels: Vec<String> = nodes.iter().map(|n| node_label(*n)).collect();
-    let ntitle = format!("{v}: node x node, median of the pair medians (ns)");
+    let way = if directed(v) {
+        ", the row's CPU reading from the column's"
+    } else {
+        ""
+    };
+    let ntitle = format!("{v}: node x node, median of the pair medians (ns{way})");
     out.push(if heat {
         Block::Heatmap(heatmap(ntitle, "node", &nlabels, &ngrid))
     } else {
         Block::Section(grid_section(ntitle, "node", &nlabels, &ngrid))
     });
-    let ctitle = format!("{v}: CPU x CPU, median of each pair (ns)");
+    let ctitle = format!("{v}: CPU x CPU, median of each pair (ns{way})");
     // The grid is built only where it is shown: at 8192 CPUs it would be
     // 67 million cells.
     let n_cpus = cpus_of(cells).len();
@@ -558,5 +658,90 @@ mod tests {
             )),
             "{lines:?}"
         );
+    }
+
+    fn cell(a: usize, b: usize, nodes: (usize, usize), class: PairClass, m: f64) -> Cell {
+        Cell {
+            variant: "cas".into(),
+            a,
+            b,
+            node_a: Some(nodes.0),
+            node_b: Some(nodes.1),
+            class: Some(class),
+            median: Some(m),
+            iqr: None,
+            min: None,
+            mean: None,
+            cv: None,
+            samples: 3,
+            iterations: 1000,
+            verified: true,
+            group_pairs: None,
+        }
+    }
+
+    #[test]
+    fn a_read_variant_is_shown_one_way_per_cell() {
+        use crate::results::names::c2c::variant;
+        let mut cells = vec![
+            cell(0, 2, (0, 1), PairClass::Remote, 90.0),
+            cell(2, 0, (1, 0), PairClass::Remote, 110.0),
+        ];
+        for c in &mut cells {
+            c.variant = variant::CLEAN_READ.into();
+        }
+        let (_, cg) = cpu_grid(&cells);
+        assert_eq!(cg[0][1], Some(90.0), "CPU 0 reading from CPU 2");
+        assert_eq!(cg[1][0], Some(110.0), "CPU 2 reading from CPU 0");
+        let (_, ng) = node_grid(&cells);
+        assert_eq!((ng[0][1], ng[1][0]), (Some(90.0), Some(110.0)));
+        // Two ways of one pair are one pair in the class table.
+        let classes = class_section(variant::CLEAN_READ, &cells);
+        assert_eq!(classes.rows[0][1], "1");
+        // A ping-pong figure is the same both ways round.
+        let pp = [cell(0, 2, (0, 1), PairClass::Remote, 90.0)];
+        let (_, cg) = cpu_grid(&pp);
+        assert_eq!((cg[0][1], cg[1][0]), (Some(90.0), Some(90.0)));
+    }
+
+    #[test]
+    fn sampled_pairs_are_weighted_by_the_pairs_they_stand_for() {
+        // One node sampled two pairs of each class, but the machine has 2 SMT
+        // pairs, 6 same-L3 pairs and 40 same-node pairs there.
+        let mut cells = vec![
+            cell(0, 1, (0, 0), PairClass::Smt, 10.0),
+            cell(2, 3, (0, 0), PairClass::Smt, 10.0),
+            cell(0, 2, (0, 0), PairClass::SameL3, 30.0),
+            cell(1, 3, (0, 0), PairClass::SameL3, 30.0),
+            cell(0, 8, (0, 0), PairClass::SameNode, 80.0),
+            cell(1, 9, (0, 0), PairClass::SameNode, 80.0),
+        ];
+        let (_, plain) = node_grid(&cells);
+        assert_eq!(plain[0][0], Some(30.0), "unweighted: the middle class");
+        for c in &mut cells {
+            c.group_pairs = Some(match c.class {
+                Some(PairClass::Smt) => 2,
+                Some(PairClass::SameL3) => 6,
+                _ => 40,
+            });
+        }
+        let (_, weighted) = node_grid(&cells);
+        assert_eq!(
+            weighted[0][0],
+            Some(80.0),
+            "most of the node's pairs are same-node"
+        );
+        let refs: Vec<&Cell> = cells.iter().collect();
+        assert_eq!(weights(&refs), [1.0, 1.0, 3.0, 3.0, 20.0, 20.0]);
+        // Half the weight on each side: between the two middle figures.
+        let even = [
+            cell(0, 1, (0, 0), PairClass::Smt, 10.0),
+            cell(0, 8, (0, 0), PairClass::SameNode, 80.0),
+        ];
+        let mut even = even.to_vec();
+        even[0].group_pairs = Some(3);
+        even[1].group_pairs = Some(3);
+        let refs: Vec<&Cell> = even.iter().collect();
+        assert_eq!(weighted_median(&refs), Some(45.0));
     }
 }

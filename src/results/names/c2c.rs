@@ -42,6 +42,9 @@ pub mod param {
     pub const SAMPLES: &str = "samples";
     /// Set (to `true`) where only some pairs of the machine were measured.
     pub const SAMPLED: &str = "sampled";
+    /// Where sampled: the pairs of the machine in this pair's (class, node
+    /// pair) group, which the group's measured pairs stand for together.
+    pub const GROUP_PAIRS: &str = "group_pairs";
     /// Whether both threads were seen on their CPUs before and after.
     pub const PINNING_VERIFIED: &str = "pinning_verified";
 }
