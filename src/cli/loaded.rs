@@ -67,6 +67,17 @@ pub struct LoadedArgs {
     /// Only these memory nodes.
     #[arg(long, value_name = "NODES")]
     pub mem_nodes: Option<String>,
+    /// Start no new pair after SECONDS (0 = no limit, at most 604800, a
+    /// week); a curve begun is finished.
+    #[arg(
+        short = 't',
+        long = "time-limit",
+        value_name = "SECONDS",
+        default_value_t = 0.0,
+        value_parser = super::units::time_limit,
+        allow_negative_numbers = true
+    )]
+    pub time_limit: f64,
     #[command(flatten)]
     pub format: super::output::FormatArgs,
     #[command(flatten)]
@@ -163,6 +174,7 @@ fn config(args: &LoadedArgs) -> Result<LoadedConfig> {
         pairs,
         cpu_nodes: select::optional_node_list(&args.cpu_nodes, "--cpu-nodes")?,
         mem_nodes: select::optional_node_list(&args.mem_nodes, "--mem-nodes")?,
+        time_limit: super::units::limit(args.time_limit),
     })
 }
 
@@ -191,6 +203,12 @@ pub fn run(args: LoadedArgs) -> Result<()> {
     let result = loaded::run(&topo, &cfg, &mut step);
     drop(progress);
     let measured = result?;
+    if measured.curves.is_empty() && measured.timed_out {
+        return Err(usage(format!(
+            "nothing was measured: {}; give a longer --time-limit",
+            measured.notes.join("; ")
+        )));
+    }
     doc.records = measured.records();
     finish_probe(
         &mut doc,
@@ -198,6 +216,6 @@ pub fn run(args: LoadedArgs) -> Result<()> {
         format,
         &args.save,
         measured.failed.as_deref(),
-        true,
+        !measured.timed_out,
     )
 }

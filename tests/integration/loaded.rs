@@ -106,6 +106,7 @@ fn bad_options_are_refused_before_measuring() {
         &["--mix", "read, copy or copy-nt"],
     );
     rejects(&["loaded", "--pairs", "some"], "--pairs");
+    rejects(&["loaded", "--time-limit", "-1"], "--time-limit");
     rejects(&["loaded", "--injectors", "0"], "--injectors 0");
     // More injectors than the node has CPUs free: refused, not run with fewer.
     rejects(

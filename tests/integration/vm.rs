@@ -1544,7 +1544,23 @@ fn loaded_curves_for_every_node_pair_of_four_nodes() {
                 "nf",
                 "numabench loaded --size 8M --injector-size 4M --delays 0 --pairs near-far --csv",
             ),
+            (
+                "limited",
+                "numabench loaded --size 8M --injector-size 4M --delays 0 --time-limit 0.001 --json",
+            ),
         ],
+    );
+    // A limit shorter than one curve: the first pair, then no other, said
+    // so and the document marked incomplete.
+    assert_eq!(g.text("limited.rc"), "0", "{}", g.text("limited"));
+    let limited = g.json("limited");
+    assert_eq!(limited["complete"], false, "{limited}");
+    assert_eq!(pairs_of(&of_kind(&limited, "knee")), [(0, 0)]);
+    assert!(
+        limited
+            .to_string()
+            .contains("time limit reached: 1 of 16 pair(s) measured"),
+        "{limited}"
     );
     assert_eq!(g.text("json.rc"), "0", "{}", g.text("json"));
     let doc = g.json("json");

@@ -68,7 +68,8 @@ pub const PROBES: [Part; 5] = [
     },
     Part {
         probe: probe::LOADED,
-        // A short curve: idle, four load levels, near and far pair.
+        // A short curve: idle, four load levels, the near and the far pair
+        // of the first CPU node; the far pair is not begun after 60 s.
         args: |_| {
             words(&[
                 probe::LOADED,
@@ -76,6 +77,8 @@ pub const PROBES: [Part; 5] = [
                 "near-far",
                 "--delays",
                 "0,100,400,1500,20000",
+                "--time-limit",
+                "60",
                 "--json",
             ])
         },
@@ -102,8 +105,9 @@ pub const PROBES: [Part; 5] = [
     PEAK,
 ];
 
-/// Peak injection: the four mixes that bound the others, both store
-/// kinds, all cores of each CPU node into every target.
+/// Peak injection: all six mixes (the best is not always read, 1:1, triad
+/// or write: 2:1 or 3:1 wins on some machines, with either store kind),
+/// both store kinds, all cores of each CPU node into every target.
 const PEAK: Part = Part {
     probe: probe::PEAK,
     args: |topo| {
@@ -113,8 +117,6 @@ const PEAK: Part = Part {
         let limit = time_limit(20, 3, topo.usable_cpu_nodes().len() * targets);
         words(&[
             probe::PEAK,
-            "--mix",
-            "read,1:1,triad,write",
             "--threads",
             "all",
             "--time-limit",

@@ -95,7 +95,8 @@ pub struct LoadedConfig {
     /// The injectors' kernel, checked against the mix; `None`: the widest
     /// one of the mix's operation and stores.
     pub kernel: Option<&'static KernelSpec>,
-    /// Chase buffer; `None`: 4x the chase core's L3, at least 256 MiB.
+    /// Chase buffer; `None`: the idle-latency chase's
+    /// ([`super::sizing::chase_bytes`]).
     pub chase_bytes: Option<usize>,
     /// Each injector's buffer; `None`: the injectors together 4x the L3
     /// they share, each at least 32 MiB.
@@ -107,6 +108,8 @@ pub struct LoadedConfig {
     pub pairs: Pairs,
     pub cpu_nodes: Option<NodeSet>,
     pub mem_nodes: Option<NodeSet>,
+    /// No new pair is started after this long.
+    pub time_limit: Option<std::time::Duration>,
 }
 
 /// One pair's plan: who runs where, on how much memory.
@@ -158,6 +161,8 @@ pub struct Loaded {
     /// A pair that failed after others were measured, which ended the run;
     /// those before it are kept.
     pub failed: Option<String>,
+    /// The time limit ended the run before every pair was measured.
+    pub timed_out: bool,
 }
 
 /// The pairs to measure, in order.
@@ -354,8 +359,18 @@ pub fn run(topo: &Topology, cfg: &LoadedConfig, progress: &mut dyn FnMut(&str)) 
         .collect::<Result<Vec<_>>>()?;
     admit_plans(topo, &plans)?;
     let mut out = Loaded::default();
+    let started = std::time::Instant::now();
     for p in &plans {
         if crate::interrupt::requested().is_some() {
+            break;
+        }
+        if cfg.time_limit.is_some_and(|t| started.elapsed() >= t) {
+            out.timed_out = true;
+            out.notes.push(format!(
+                "time limit reached: {} of {} pair(s) measured",
+                out.curves.len(),
+                plans.len()
+            ));
             break;
         }
         progress(&format!(

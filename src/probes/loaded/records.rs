@@ -289,6 +289,7 @@ mod tests {
             curves: vec![c],
             notes: Vec::new(),
             failed: None,
+            timed_out: false,
         }
         .records()
     }
