@@ -25,12 +25,14 @@ use anyhow::Result;
 /// after flushing them: clean in its cache), modified-read (the same
 /// chase through lines the other CPU wrote last). A ping-pong sample is
 /// ITERATIONS round trips, one way = round trip / 2; a read sample is one
-/// chase, time / 256 lines. A pair's figure is the median of its samples,
-/// with the interquartile range as its spread.
+/// chase, time / 256 lines, and a read variant measures each pair both ways.
+/// A pair's figure is the median of its samples, with the interquartile
+/// range as its spread.
 ///
 /// Above 64 CPUs (--sample-above; unless --all-pairs) the pairs are sampled: up to
-/// --per-group pairs from each (class, node pair) group, evenly spaced in
-/// CPU order, the same on every run; the output and every record say so.
+/// --per-group pairs from each (class, node pair) group, spread over the
+/// group's CPUs, the same on every run; the node and class summaries weight
+/// each by the pairs of its group; the output and every record say so.
 #[derive(clap::Args, Debug)]
 pub struct C2cArgs {
     /// Variant: cas, store, clean-read, modified-read or all; repeatable
