@@ -246,6 +246,14 @@ fn describe(v: &str, c: &Cell) -> String {
     format!("{how}; {} {unit}, {} samples", c.iterations, c.samples)
 }
 
+/// The cells of `class` that have a figure.
+fn of_class(cells: &[Cell], class: PairClass) -> Vec<&Cell> {
+    cells
+        .iter()
+        .filter(|c| c.class == Some(class) && c.median.is_some())
+        .collect()
+}
+
 /// Per variant (in the order the records give them), the median of each
 /// class's pair medians, weighted as the class table weights them.
 pub fn class_medians(records: &[&Record]) -> Vec<(String, Vec<(PairClass, f64)>)> {
@@ -254,13 +262,7 @@ pub fn class_medians(records: &[&Record]) -> Vec<(String, Vec<(PairClass, f64)>)
         .map(|(v, cells)| {
             let per_class = PairClass::ALL
                 .into_iter()
-                .filter_map(|class| {
-                    let of: Vec<&Cell> = cells
-                        .iter()
-                        .filter(|c| c.class == Some(class) && c.median.is_some())
-                        .collect();
-                    Some((class, weighted_median(&of)?))
-                })
+                .filter_map(|class| Some((class, weighted_median(&of_class(&cells, class))?)))
                 .collect();
             (v, per_class)
         })
@@ -282,10 +284,7 @@ fn class_section(v: &str, cells: &[Cell]) -> Section {
     .map(String::from)
     .to_vec();
     for class in PairClass::ALL {
-        let of: Vec<&Cell> = cells
-            .iter()
-            .filter(|c| c.class == Some(class) && c.median.is_some())
-            .collect();
+        let of = of_class(cells, class);
         if of.is_empty() {
             continue;
         }
