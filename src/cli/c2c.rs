@@ -5,7 +5,7 @@ use super::output::{FormatArgs, SaveArgs, emit_or_stop};
 use crate::error::usage;
 use crate::ids::CpuSet;
 use crate::output::render::Format;
-use crate::probes::c2c::{self, C2cConfig, Variant, records};
+use crate::probes::c2c::{self, C2cConfig, LineHome, Variant, records};
 use crate::results::Document;
 use crate::results::names::probe;
 use crate::topology::{SysfsRoot, Topology, read_topology};
@@ -14,7 +14,8 @@ use anyhow::Result;
 /// Measure core-to-core latency: how long a cache line takes to travel
 /// from one CPU to another, one way, for every pair of the CPUs this
 /// process may use, shown as a CPU x CPU table, a node x node summary and
-/// classes (SMT sibling, same L3, same node, remote) from the topology.
+/// classes (SMT sibling, same L3, same node, same package, remote) from the
+/// topology.
 ///
 /// Two threads are pinned to the two CPUs of a pair, and checked on them
 /// before and after the timed loops. Variants:
@@ -75,6 +76,11 @@ pub struct C2cArgs {
         allow_negative_numbers = true
     )]
     pub time_limit: f64,
+    /// Where the lines' memory is, for each pair: cpu (the node of the
+    /// pair's first CPU, the reader in the read variants), peer (the
+    /// other CPU's node, the writer) or a node number for every pair
+    #[arg(long, value_name = "HOME", default_value = "cpu")]
+    pub line_home: String,
     #[command(flatten)]
     pub format: FormatArgs,
     #[command(flatten)]
@@ -142,6 +148,23 @@ fn cpus(topo: &Topology, given: Option<&str>) -> Result<Vec<usize>> {
     Ok(list)
 }
 
+fn line_home(topo: &Topology, text: &str) -> Result<LineHome> {
+    Ok(match text {
+        "cpu" => LineHome::Cpu,
+        "peer" => LineHome::Peer,
+        _ => {
+            let n = text.parse::<usize>().map_err(|_| {
+                usage(format!(
+                    "--line-home {text}: use cpu, peer or a node number (nodes with memory: {})",
+                    topo.usable_memory_nodes()
+                ))
+            })?;
+            super::select::memory_node(topo, n, "--line-home")?;
+            LineHome::Node(n)
+        }
+    })
+}
+
 fn config(args: &C2cArgs, topo: &Topology) -> Result<C2cConfig> {
     let in_range = |v: u64, hi: u64, flag: &str| {
         if (1..=hi).contains(&v) {
@@ -171,6 +194,7 @@ fn config(args: &C2cArgs, topo: &Topology) -> Result<C2cConfig> {
         },
         per_group: args.per_group,
         time_limit: super::units::limit(args.time_limit),
+        line_home: line_home(topo, &args.line_home)?,
     })
 }
 
@@ -213,6 +237,19 @@ mod tests {
         );
         let e = variants(&["pingpong".into()]).unwrap_err().to_string();
         assert!(e.starts_with("--variant pingpong: no such variant"), "{e}");
+    }
+
+    #[test]
+    fn the_line_home_is_a_word_or_a_node_with_memory() {
+        let topo = crate::topology::fixture("two-node");
+        assert_eq!(line_home(&topo, "cpu").unwrap(), LineHome::Cpu);
+        assert_eq!(line_home(&topo, "peer").unwrap(), LineHome::Peer);
+        assert_eq!(line_home(&topo, "1").unwrap(), LineHome::Node(1));
+        for bad in ["9", "owner", "-1", ""] {
+            let e = line_home(&topo, bad).unwrap_err();
+            assert_eq!(crate::error::exit_code(&e), crate::error::EXIT_USAGE);
+            assert!(e.to_string().starts_with("--line-home"), "{e}");
+        }
     }
 
     #[test]

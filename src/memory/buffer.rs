@@ -18,6 +18,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::io;
 use std::ptr::NonNull;
+use std::sync::atomic::AtomicU64;
 
 /// Every buffer starts on a 2 MiB boundary, so THP can back it from the
 /// first byte and results do not depend on where the allocator happened to
@@ -246,6 +247,17 @@ impl Buffer {
         // to at least 4 KiB (more than any Word's alignment), every bit
         // pattern is a valid Word, and `&self` keeps it mapped.
         unsafe { std::slice::from_raw_parts(self.ptr.as_ptr().cast::<T>(), n) }
+    }
+
+    /// The buffer as 64-bit atomics, for memory that threads share while
+    /// they run (a cache line handed between CPUs).
+    pub fn as_atomics(&self) -> &[AtomicU64] {
+        let n = self.len / std::mem::size_of::<AtomicU64>();
+        // SAFETY: AtomicU64 has the size, alignment and bit validity of
+        // u64, so the reasons of `as_slice` hold; every access through the
+        // view is atomic, so threads sharing `&self` do not race, and a
+        // `&mut [u64]` view cannot coexist with it (it needs `&mut self`).
+        unsafe { std::slice::from_raw_parts(self.ptr.as_ptr().cast::<AtomicU64>(), n) }
     }
 
     /// The buffer as mutable `T`s; see [`Buffer::as_slice`].

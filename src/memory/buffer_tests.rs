@@ -428,3 +428,16 @@ fn placement_json_has_the_documented_names() {
     let back: Placement = serde_json::from_value(json).unwrap();
     assert_eq!(back, p);
 }
+
+#[test]
+fn the_atomic_view_is_the_same_memory() {
+    let mut buf = Buffer::new(&BufferOptions::new(64 * 1024).pages(PageKind::Base)).unwrap();
+    buf.as_mut_slice::<u64>()[9] = 41;
+    let atoms = buf.as_atomics();
+    assert_eq!(atoms.len(), 64 * 1024 / 8);
+    assert_eq!(
+        atoms[9].fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+        41
+    );
+    assert_eq!(buf.as_slice::<u64>()[9], 42);
+}

@@ -74,7 +74,7 @@ fn text_csv_and_html_show_the_tables() {
         assert!(text.contains(want), "{want}:\n{text}");
     }
     let csv = String::from_utf8(stdout_of(["c2c", "-i", "20", "-n", "3", "--csv"])).unwrap();
-    assert!(csv.starts_with("variant,cpu,peer_cpu,cpu_node,peer_node,class,latency_ns,"));
+    assert!(csv.starts_with("variant,cpu,peer_cpu,cpu_node,peer_node,class,mem_node,latency_ns,"));
     let html = String::from_utf8(stdout_of(["c2c", "-i", "20", "-n", "3", "--html"])).unwrap();
     assert!(html.contains("Core-to-core latency") && html.contains("title=\"100%\""));
 }
@@ -90,4 +90,12 @@ fn bad_input_is_refused() {
     rejects(&["c2c", "--samples", "0"], &["--samples 0", "1 to 100000"]);
     rejects(&["c2c", "-i", "0"], &["--iterations 0"]);
     rejects(&["c2c", "--per-group", "0"], &["--per-group 0"]);
+    rejects(
+        &["c2c", "--line-home", "owner"],
+        &["--line-home owner", "cpu, peer"],
+    );
+    rejects(
+        &["c2c", "--line-home", "4095"],
+        &["node 4095 does not exist"],
+    );
 }

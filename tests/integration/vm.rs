@@ -1294,8 +1294,33 @@ fn c2c_pairs(doc: &Value) -> Vec<(u64, u64, String, bool, bool)> {
 #[test]
 fn c2c_measures_every_cpu_pair_with_its_class_on_four_and_two_nodes() {
     let c2c = "numabench c2c -i 50 -n 5 --variant cas --variant clean-read --json";
-    let four = guest(&["--preset", "4n"], &[("c2c", c2c)]);
+    let four = guest(
+        &["--preset", "4n"],
+        &[
+            ("c2c", c2c),
+            ("peer", &format!("{c2c} --line-home peer")),
+            ("fixed", &format!("{c2c} --line-home 2")),
+        ],
+    );
     assert_eq!(four.text("c2c.rc"), "0", "{}", four.raw);
+    // The lines live on the node asked for, and were found there.
+    for (name, home) in [("c2c", "cpu_node"), ("peer", "peer_node"), ("fixed", "")] {
+        let doc = four.json(name);
+        let recs = doc["records"].as_array().unwrap();
+        assert_eq!(recs.len(), 18, "{name}");
+        for r in recs {
+            let want = if home.is_empty() {
+                2
+            } else {
+                r["params"][home].as_u64().unwrap()
+            };
+            assert_eq!(r["params"]["mem_node"].as_u64(), Some(want), "{name}: {r}");
+            let pl = &r["placement"];
+            assert_eq!(pl["on_target_pct"].as_f64(), Some(100.0), "{name}: {r}");
+            let nodes: Vec<&String> = pl["pages_by_node"].as_object().unwrap().keys().collect();
+            assert_eq!(nodes, [&want.to_string()], "{name}: {r}");
+        }
+    }
     let pairs = c2c_pairs(&four.json("c2c"));
     // 4 CPUs, one per node: 6 pairs, all remote; cas once per pair,
     // clean-read both ways.
@@ -1335,6 +1360,38 @@ fn c2c_measures_every_cpu_pair_with_its_class_on_four_and_two_nodes() {
         "{text}"
     );
     assert!(text.contains("pinning verified"), "{text}");
+}
+
+#[test]
+fn c2c_lines_of_a_cpu_on_a_node_without_memory_stay_where_written() {
+    let c2c = "numabench c2c -i 50 -n 5 --variant clean-read";
+    let g = guest(
+        &["--nodes", "2", "--cpus", "1,1", "--mem", "1024,0"],
+        &[("c2c", &format!("{c2c} --json")), ("text", c2c)],
+    );
+    assert_eq!(g.text("c2c.rc"), "0", "{}", g.raw);
+    let doc = g.json("c2c");
+    let recs = doc["records"].as_array().unwrap();
+    assert_eq!(recs.len(), 2, "{doc}");
+    for r in recs {
+        let p = &r["params"];
+        let pages = r["placement"]["pages_by_node"].as_object().unwrap();
+        assert_eq!(pages.keys().collect::<Vec<_>>(), ["0"], "{r}");
+        if p["cpu"] == 0 {
+            assert_eq!(p["mem_node"], 0, "{r}");
+        } else {
+            // CPU 1's node 1 has no memory: no node was asked for.
+            assert!(p["mem_node"].is_null(), "{r}");
+            assert!(r["metrics"]["latency_ns"]["value"].as_f64().is_some());
+        }
+    }
+    let text = g.text("text");
+    assert!(
+        text.contains(
+            "for 1 record(s) that node has no memory, and the lines stayed where first written"
+        ),
+        "{text}"
+    );
 }
 
 /// Shell lines that give the tiering guest NUMA balancing in tiering mode

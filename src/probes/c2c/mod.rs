@@ -21,7 +21,6 @@ use crate::results::names::c2c::variant;
 use crate::topology::Topology;
 use plan::{Pair, Plan};
 use std::sync::Barrier;
-use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 pub const PROBE: &str = crate::results::names::probe::C2C;
@@ -68,6 +67,45 @@ impl Variant {
     }
 }
 
+/// Which node the lines' memory is bound to, for each pair. Where the
+/// line lives can change the figure: a request that misses may be sent to
+/// the line's home node first (its memory controller or directory), so
+/// two CPUs of one node hand a line homed on another node over more
+/// slowly on some machines. Intel's Memory Latency Checker reports its
+/// remote figures homed on the writer's and on the reader's socket.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LineHome {
+    /// The node of the pair's `cpu`: the timed CPU, the reader in the
+    /// read variants.
+    Cpu,
+    /// The node of the pair's `peer_cpu`: the writer in the read variants.
+    Peer,
+    /// One node for every pair.
+    Node(usize),
+}
+
+impl LineHome {
+    /// The node a pair's lines go on; `None` where the topology does not
+    /// say which node the CPU is on (then they stay where first touched).
+    pub fn node(self, pair: &Pair) -> Option<usize> {
+        match self {
+            LineHome::Cpu => pair.node_a,
+            LineHome::Peer => pair.node_b,
+            LineHome::Node(n) => Some(n),
+        }
+    }
+
+    /// `cpu`, `peer` or `node` (the `line_home` param).
+    pub fn name(self) -> &'static str {
+        use crate::results::names::c2c::line_home;
+        match self {
+            LineHome::Cpu => line_home::CPU,
+            LineHome::Peer => line_home::PEER,
+            LineHome::Node(_) => line_home::NODE,
+        }
+    }
+}
+
 /// What to measure.
 #[derive(Debug, Clone)]
 pub struct C2cConfig {
@@ -84,6 +122,7 @@ pub struct C2cConfig {
     pub per_group: usize,
     /// No new pair is started after this long.
     pub time_limit: Option<Duration>,
+    pub line_home: LineHome,
 }
 
 /// One pair in one variant.
@@ -100,6 +139,9 @@ pub struct PairResult {
     pub seen_b: Vec<usize>,
     /// Why there are no samples, if there are none.
     pub failure: Option<String>,
+    /// The node the lines were bound to, and where their pages were found.
+    pub line_node: Option<usize>,
+    pub line_pages: Option<crate::memory::Placement>,
 }
 
 impl PairResult {
@@ -119,6 +161,7 @@ pub struct Outcome {
     pub results: Vec<PairResult>,
     /// Pairs planned but not measured (time limit, stop), as a note.
     pub notes: Vec<String>,
+    pub line_home: LineHome,
 }
 
 /// Measures every planned pair in every variant; stops starting pairs at
@@ -155,7 +198,13 @@ pub fn run(topo: &Topology, cfg: &C2cConfig, progress: &mut dyn FnMut(&str)) -> 
                 vec![*pair]
             };
             for p in ways {
-                if let Some(r) = measure_pair(p, v, cfg) {
+                // A node without memory (some machines have CPU-only
+                // nodes) cannot hold the lines: they stay where touched.
+                let home = cfg
+                    .line_home
+                    .node(&p)
+                    .filter(|&n| topo.node(n).is_some_and(|n| n.has_memory));
+                if let Some(r) = measure_pair(p, v, cfg, home) {
                     results.push(r);
                 }
             }
@@ -165,6 +214,7 @@ pub fn run(topo: &Topology, cfg: &C2cConfig, progress: &mut dyn FnMut(&str)) -> 
         plan,
         results,
         notes,
+        line_home: cfg.line_home,
     }
 }
 
@@ -176,9 +226,30 @@ struct Side {
 }
 
 /// One pair in one variant: two threads, `a` timed, `b` answering, each
-/// pinned and checked on its CPU; `None` where a stop cut it short.
-fn measure_pair(pair: Pair, v: Variant, cfg: &C2cConfig) -> Option<PairResult> {
-    let shared = pingpong::Shared::new();
+/// pinned and checked on its CPU, the lines on `line_node` where given;
+/// `None` where a stop cut it short.
+fn measure_pair(
+    pair: Pair,
+    v: Variant,
+    cfg: &C2cConfig,
+    line_node: Option<usize>,
+) -> Option<PairResult> {
+    let failed = |failure: String| PairResult {
+        pair,
+        variant: v,
+        samples: Vec::new(),
+        iterations: 0,
+        seen_a: Vec::new(),
+        seen_b: Vec::new(),
+        failure: Some(failure),
+        line_node,
+        line_pages: None,
+    };
+    let shared = match pingpong::Shared::new(line_node) {
+        Ok(s) => s,
+        Err(e) => return Some(failed(format!("the lines' memory: {e}"))),
+    };
+    let line_pages = shared.placement().ok();
     let barrier = Barrier::new(2);
     // One warm-up sample first, dropped, as core-to-core-latency does.
     let samples = cfg.samples + 1;
@@ -197,11 +268,11 @@ fn measure_pair(pair: Pair, v: Variant, cfg: &C2cConfig) -> Option<PairResult> {
                     Ok(c) => out.seen.push(c),
                     Err(e) => {
                         out.failure = Some(format!("CPU {cpu}: {e}"));
-                        shared.stop.0.store(true, Ordering::Relaxed);
+                        shared.raise_stop();
                     }
                 }
                 barrier.wait();
-                if shared.stop.0.load(Ordering::Relaxed) {
+                if shared.stop_raised() {
                     return out;
                 }
                 out.samples = match (v, timed) {
@@ -247,6 +318,8 @@ fn measure_pair(pair: Pair, v: Variant, cfg: &C2cConfig) -> Option<PairResult> {
         seen_a: sa.seen,
         seen_b: sb.seen,
         failure,
+        line_node,
+        line_pages,
     })
 }
 
@@ -263,6 +336,7 @@ mod tests {
             full_up_to: 64,
             per_group: 4,
             time_limit: None,
+            line_home: LineHome::Cpu,
         }
     }
 
@@ -283,9 +357,12 @@ mod tests {
             eprintln!("skipped: fewer than two CPUs allowed");
             return;
         };
+        let node = crate::placement::sys::online_nodes().first();
         for v in Variant::ALL.into_iter().filter(|v| v.available()) {
-            let r = measure_pair(pair, v, &cfg(v)).unwrap();
+            let r = measure_pair(pair, v, &cfg(v), node).unwrap();
             assert!(r.verified(), "{v:?}: {r:?}");
+            assert_eq!(r.line_node, node);
+            assert_eq!(r.line_pages.as_ref().unwrap().on_target_pct, Some(100.0));
             assert_eq!(r.samples.len(), 5, "{v:?}");
             assert!(r.samples.iter().all(|s| *s > 0.0 && s.is_finite()));
             assert_eq!(r.seen_a, [pair.a, pair.a]);
@@ -298,9 +375,36 @@ mod tests {
             return;
         };
         pair.b = 1 << 20;
-        let r = measure_pair(pair, Variant::Cas, &cfg(Variant::Cas)).unwrap();
+        let r = measure_pair(pair, Variant::Cas, &cfg(Variant::Cas), None).unwrap();
         assert!(!r.verified() && r.samples.is_empty());
         assert!(r.failure.unwrap().contains("CPU 1048576"));
+    }
+
+    #[test]
+    fn lines_that_cannot_be_bound_fail_the_pair() {
+        let Some(pair) = any_pair() else {
+            return;
+        };
+        let missing = crate::placement::sys::online_nodes().end();
+        let r = measure_pair(pair, Variant::Cas, &cfg(Variant::Cas), Some(missing)).unwrap();
+        assert!(!r.verified() && r.samples.is_empty());
+        let f = r.failure.unwrap();
+        assert!(f.starts_with("the lines' memory: mbind("), "{f}");
+    }
+
+    #[test]
+    fn the_home_follows_the_pair_or_stays_put() {
+        let pair = Pair {
+            a: 0,
+            b: 4,
+            node_a: Some(0),
+            node_b: Some(1),
+            class: plan::PairClass::Remote,
+        };
+        assert_eq!(LineHome::Cpu.node(&pair), Some(0));
+        assert_eq!(LineHome::Peer.node(&pair), Some(1));
+        assert_eq!(LineHome::Peer.node(&pair.reversed()), Some(0));
+        assert_eq!(LineHome::Node(3).node(&pair), Some(3));
     }
 
     #[test]

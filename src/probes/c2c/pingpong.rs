@@ -21,61 +21,87 @@
 //!   cache and reads them back, so they are clean (exclusive) in its caches
 //!   and nowhere else. Latency = chase time / lines, one way.
 
+use crate::ids::NodeSet;
+use crate::memory::{Buffer, BufferOptions, PageKind, Placement};
+use crate::placement::MemPolicy;
+use crate::placement::sys::PlacementError;
 use std::hint::black_box;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
-
-/// A value alone on its own pair of cache lines (128 bytes, so that the
-/// adjacent-line prefetcher of one does not touch the other).
-#[repr(align(128))]
-#[derive(Default)]
-pub struct Padded<T>(pub T);
 
 /// Lines per chase block: 32 KiB, within any L2 of the owner, and enough
 /// loads that the clock reads around them cost under 0.1 ns each.
 pub const CHASE_LINES: usize = 256;
 
-/// One line of a chase block, the index of the next, alone in its 128-byte
-/// pair of lines: with two chase lines in a pair, the reader's
+/// Words per slot: every flag and every chase line has a 128-byte pair of
+/// lines to itself. With two chase lines in a pair, the reader's
 /// adjacent-line prefetcher would fetch the second with the first, and the
 /// chase would find it in its own cache.
-#[repr(align(128))]
-#[derive(Default)]
-pub struct ChaseLine {
-    next: AtomicUsize,
-}
+const SLOT_WORDS: usize = 16;
+const FLAG: usize = 0;
+const LINE_A: usize = 1;
+const LINE_B: usize = 2;
+const TURN: usize = 3;
+/// Set by either side that gives up (stop asked, partner failed).
+const STOP: usize = 4;
+/// The first chase line.
+const BLOCK: usize = 5;
+const SLOTS: usize = BLOCK + CHASE_LINES;
 
-/// What the two threads of a pair share.
+/// What the two threads of a pair share, in a mapping of its own, so that
+/// the lines' memory (their home node, which a coherence request may have
+/// to consult) is bound to a node and can be checked, not left where the
+/// allocator's earlier pages happened to be.
 pub struct Shared {
-    flag: Padded<AtomicBool>,
-    line_a: Padded<AtomicBool>,
-    line_b: Padded<AtomicBool>,
-    turn: Padded<AtomicU64>,
-    block: Vec<ChaseLine>,
-    /// Set by either side that gives up (stop asked, partner failed).
-    pub stop: Padded<AtomicBool>,
+    mem: Buffer,
 }
 
-const PING: bool = false;
-const PONG: bool = true;
+const PING: u64 = 0;
+const PONG: u64 = 1;
 
 impl Shared {
-    pub fn new() -> Self {
-        let mut block: Vec<ChaseLine> = (0..CHASE_LINES).map(|_| ChaseLine::default()).collect();
-        for (i, next) in sattolo(CHASE_LINES, 0x9e37_79b9_7f4a_7c15)
-            .into_iter()
-            .enumerate()
-        {
-            *block[i].next.get_mut() = next;
+    /// The lines, on base pages bound to `node` (where given) and touched.
+    pub fn new(node: Option<usize>) -> Result<Self, PlacementError> {
+        let mut opts = BufferOptions::new(SLOTS * SLOT_WORDS * 8).pages(PageKind::Base);
+        if let Some(n) = node {
+            opts = opts.policy(MemPolicy::Bind(NodeSet::from_ids([n])));
         }
-        Shared {
-            flag: Padded(AtomicBool::new(PING)),
-            line_a: Padded::default(),
-            line_b: Padded::default(),
-            turn: Padded::default(),
-            block,
-            stop: Padded::default(),
+        let s = Shared {
+            mem: Buffer::new(&opts)?,
+        };
+        for slot in 0..BLOCK {
+            s.slot(slot).store(PING, Ordering::Relaxed);
         }
+        let next = sattolo(CHASE_LINES, 0x9e37_79b9_7f4a_7c15);
+        for (i, n) in next.into_iter().enumerate() {
+            s.line(i).store(n as u64, Ordering::Relaxed);
+        }
+        Ok(s)
+    }
+
+    /// Where the lines' pages are.
+    pub fn placement(&self) -> Result<Placement, PlacementError> {
+        self.mem.verify()
+    }
+
+    #[inline(always)]
+    fn slot(&self, i: usize) -> &AtomicU64 {
+        &self.mem.as_atomics()[i * SLOT_WORDS]
+    }
+
+    /// Chase line `i`: the index of the next.
+    #[inline(always)]
+    fn line(&self, i: usize) -> &AtomicU64 {
+        self.slot(BLOCK + i)
+    }
+
+    /// Asks both sides to give up.
+    pub fn raise_stop(&self) {
+        self.slot(STOP).store(1, Ordering::Relaxed);
+    }
+
+    pub fn stop_raised(&self) -> bool {
+        self.slot(STOP).load(Ordering::Relaxed) != 0
     }
 
     /// Spins until `done` holds; false where the stop flag was raised first.
@@ -101,16 +127,16 @@ impl Shared {
 
     fn stopping(&self) -> bool {
         if crate::interrupt::requested().is_some() {
-            self.stop.0.store(true, Ordering::Relaxed);
+            self.raise_stop();
         }
-        self.stop.0.load(Ordering::Relaxed)
+        self.stop_raised()
     }
 
     /// Side `a` of `cas`: `samples` samples of `iters` round trips, each the
     /// one-way latency in ns; `None` after a stop.
     #[inline(never)]
     pub fn cas_a(&self, iters: u64, samples: usize) -> Option<Vec<f64>> {
-        let f = &self.flag.0;
+        let f = self.slot(FLAG);
         let mut out = Vec::with_capacity(samples);
         for _ in 0..samples {
             let t0 = Instant::now();
@@ -131,7 +157,7 @@ impl Shared {
     /// Side `b` of `cas`: answers `iters * samples` round trips.
     #[inline(never)]
     pub fn cas_b(&self, total: u64) -> bool {
-        let f = &self.flag.0;
+        let f = self.slot(FLAG);
         for _ in 0..total {
             let swap = || {
                 f.compare_exchange(PING, PONG, Ordering::Relaxed, Ordering::Relaxed)
@@ -147,8 +173,8 @@ impl Shared {
     /// Side `a` of `store`.
     #[inline(never)]
     pub fn store_a(&self, iters: u64, samples: usize) -> Option<Vec<f64>> {
-        let (mine, theirs) = (&self.line_a.0, &self.line_b.0);
-        let mut v = true;
+        let (mine, theirs) = (self.slot(LINE_A), self.slot(LINE_B));
+        let mut v = 1;
         let mut out = Vec::with_capacity(samples);
         for _ in 0..samples {
             let t0 = Instant::now();
@@ -157,7 +183,7 @@ impl Shared {
                     return None;
                 }
                 mine.store(v, Ordering::Release);
-                v = !v;
+                v ^= 1;
             }
             out.push(one_way(t0, iters));
         }
@@ -167,14 +193,14 @@ impl Shared {
     /// Side `b` of `store`: starts the exchange by storing first.
     #[inline(never)]
     pub fn store_b(&self, total: u64) -> bool {
-        let (mine, theirs) = (&self.line_b.0, &self.line_a.0);
-        let mut v = false;
+        let (mine, theirs) = (self.slot(LINE_B), self.slot(LINE_A));
+        let mut v = 0;
         for _ in 0..total {
             if !self.wait(|| theirs.load(Ordering::Acquire) == v) {
                 return false;
             }
-            mine.store(!v, Ordering::Release);
-            v = !v;
+            mine.store(v ^ 1, Ordering::Release);
+            v ^= 1;
         }
         true
     }
@@ -183,7 +209,7 @@ impl Shared {
     /// block, each after `b` prepared it; ns per line.
     #[inline(never)]
     pub fn read_a(&self, samples: usize) -> Option<Vec<f64>> {
-        let turn = &self.turn.0;
+        let turn = self.slot(TURN);
         let mut out = Vec::with_capacity(samples);
         for round in 0..samples as u64 {
             if !self.wait(|| turn.load(Ordering::Acquire) == 2 * round + 1) {
@@ -192,7 +218,7 @@ impl Shared {
             let t0 = Instant::now();
             let mut i = 0;
             for _ in 0..CHASE_LINES {
-                i = self.block[i].next.load(Ordering::Relaxed);
+                i = self.line(i).load(Ordering::Relaxed) as usize;
             }
             let ns = t0.elapsed().as_nanos() as f64;
             black_box(i);
@@ -209,23 +235,23 @@ impl Shared {
     /// its own caches.
     #[inline(never)]
     pub fn read_b(&self, samples: usize, clean: bool) -> bool {
-        let turn = &self.turn.0;
+        let turn = self.slot(TURN);
         for round in 0..samples as u64 {
             let next = sattolo(CHASE_LINES, round + 1);
             if !self.wait(|| turn.load(Ordering::Acquire) == 2 * round) {
                 return false;
             }
-            for (line, n) in self.block.iter().zip(next) {
-                line.next.store(n, Ordering::Relaxed);
+            for (i, n) in next.into_iter().enumerate() {
+                self.line(i).store(n as u64, Ordering::Relaxed);
             }
             if clean {
-                for line in &self.block {
-                    flush_line(&line.next);
+                for i in 0..CHASE_LINES {
+                    flush_line(self.line(i));
                 }
                 flush_fence();
                 let mut sum = 0;
-                for line in &self.block {
-                    sum += line.next.load(Ordering::Relaxed);
+                for i in 0..CHASE_LINES {
+                    sum += self.line(i).load(Ordering::Relaxed);
                 }
                 black_box(sum);
             }
@@ -322,11 +348,31 @@ mod tests {
     }
 
     #[test]
-    fn lines_are_apart() {
-        // A chase line and a flag each alone in a 128-byte pair of lines.
-        assert_eq!(std::mem::size_of::<ChaseLine>(), 128);
-        assert_eq!(std::mem::align_of::<Padded<AtomicBool>>(), 128);
-        let s = Shared::new();
-        assert_eq!(s.block.as_ptr() as usize % 128, 0);
+    fn lines_are_apart_and_linked() {
+        // Every flag and chase line alone in a 128-byte pair of lines.
+        let s = Shared::new(None).unwrap();
+        let addrs: Vec<usize> = (0..SLOTS)
+            .map(|i| std::ptr::from_ref(s.slot(i)) as usize)
+            .collect();
+        assert!(addrs.iter().all(|a| a % 128 == 0));
+        assert!(addrs.windows(2).all(|w| w[1] - w[0] == 128));
+        assert_eq!(s.slot(FLAG).load(Ordering::Relaxed), PING);
+        let mut i = 0;
+        for _ in 0..CHASE_LINES {
+            i = s.line(i).load(Ordering::Relaxed) as usize;
+            assert!(i < CHASE_LINES);
+        }
+        assert_eq!(i, 0, "one cycle through every line");
+    }
+
+    #[test]
+    fn the_lines_live_on_the_node_asked_for() {
+        let node = crate::placement::sys::online_nodes().first().unwrap();
+        let s = Shared::new(Some(node)).unwrap();
+        let p = s.placement().unwrap();
+        assert_eq!(p.on_target_pct, Some(100.0));
+        assert_eq!(p.pages_by_node.keys().copied().collect::<Vec<_>>(), [node]);
+        let missing = crate::placement::sys::online_nodes().end();
+        assert!(Shared::new(Some(missing)).is_err());
     }
 }

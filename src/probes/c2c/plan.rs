@@ -21,15 +21,18 @@ pub enum PairClass {
     SameL3,
     /// One NUMA node, no shared L3 (or no L3 known).
     SameNode,
-    /// Different NUMA nodes.
+    /// Different NUMA nodes of one package (SNC, NPS).
+    SamePackage,
+    /// Different NUMA nodes in different packages (or packages unknown).
     Remote,
 }
 
 impl PairClass {
-    pub const ALL: [PairClass; 4] = [
+    pub const ALL: [PairClass; 5] = [
         PairClass::Smt,
         PairClass::SameL3,
         PairClass::SameNode,
+        PairClass::SamePackage,
         PairClass::Remote,
     ];
 
@@ -39,6 +42,7 @@ impl PairClass {
             PairClass::Smt => class::SMT,
             PairClass::SameL3 => class::SAME_L3,
             PairClass::SameNode => class::SAME_NODE,
+            PairClass::SamePackage => class::SAME_PACKAGE,
             PairClass::Remote => class::REMOTE,
         }
     }
@@ -86,7 +90,11 @@ pub fn classify(topo: &Topology, a: usize, b: usize) -> PairClass {
     }
     let node = |c: usize| topo.cpu(c).and_then(|c| c.node);
     if node(a) != node(b) {
-        return PairClass::Remote;
+        let package = |c: usize| topo.cpu(c).and_then(|c| c.package);
+        return match (package(a), package(b)) {
+            (Some(x), Some(y)) if x == y => PairClass::SamePackage,
+            _ => PairClass::Remote,
+        };
     }
     let shared_l3 = topo
         .caches
@@ -225,10 +233,49 @@ mod tests {
         for pair in &p.pairs {
             assert!(pair.a < pair.b);
             let same_node = pair.node_a == pair.node_b;
-            assert_eq!(pair.class == PairClass::Remote, !same_node, "{pair:?}");
+            let package = |c: usize| topo.cpu(c).unwrap().package.unwrap();
+            let same_package = package(pair.a) == package(pair.b);
+            let apart = [PairClass::SamePackage, PairClass::Remote].contains(&pair.class);
+            assert_eq!(apart, !same_node, "{pair:?}");
+            if !same_node {
+                assert_eq!(
+                    pair.class == PairClass::SamePackage,
+                    same_package,
+                    "{pair:?}"
+                );
+            }
             let sib = topo.cpu(pair.a).unwrap().smt_siblings.contains(pair.b);
             assert_eq!(pair.class == PairClass::Smt, sib, "{pair:?}");
         }
+    }
+
+    #[test]
+    fn nodes_of_one_package_are_told_from_other_packages() {
+        // amd-4node: two packages of two nodes each.
+        let topo = fixture("amd-4node");
+        let p = plan(&topo, &cpus(&topo), 64, 4);
+        let nodes = |c: PairClass| -> BTreeSet<(usize, usize)> {
+            p.pairs
+                .iter()
+                .filter(|x| x.class == c)
+                .map(|x| (x.node_a.unwrap(), x.node_b.unwrap()))
+                .collect()
+        };
+        assert_eq!(
+            nodes(PairClass::SamePackage),
+            BTreeSet::from([(0, 1), (2, 3)])
+        );
+        assert_eq!(
+            nodes(PairClass::Remote),
+            BTreeSet::from([(0, 2), (0, 3), (1, 2), (1, 3)])
+        );
+        // Without package ids, other nodes are remote.
+        let mut bare = topo.clone();
+        for c in &mut bare.cpus {
+            c.package = None;
+        }
+        assert_eq!(classify(&topo, 0, 8), PairClass::SamePackage);
+        assert_eq!(classify(&bare, 0, 8), PairClass::Remote);
     }
 
     #[test]

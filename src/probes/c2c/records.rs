@@ -45,6 +45,8 @@ fn record(r: &PairResult, out: &Outcome) -> Record {
         .param(param::CPU_NODE, p.node_a)
         .param(cp::PEER_NODE, p.node_b)
         .param(cp::CLASS, p.class.name())
+        .param(cp::LINE_HOME, out.line_home.name())
+        .param(param::MEM_NODE, r.line_node)
         .param(cp::ITERATIONS, r.iterations)
         .param(cp::SAMPLES, r.samples.len())
         .param(cp::PINNING_VERIFIED, r.verified());
@@ -74,10 +76,27 @@ fn record(r: &PairResult, out: &Outcome) -> Record {
     let mut seen: Vec<usize> = r.seen_a.iter().chain(&r.seen_b).copied().collect();
     seen.sort_unstable();
     seen.dedup();
+    let pages = r.line_pages.as_ref();
     rec.placement = Some(Placement {
         cpus_seen: seen,
-        ..Default::default()
+        pages_by_node: pages
+            .map(|p| {
+                p.pages_by_node
+                    .iter()
+                    .map(|(n, k)| (n.to_string(), *k))
+                    .collect()
+            })
+            .unwrap_or_default(),
+        on_target_pct: pages.and_then(|p| p.on_target_pct),
+        huge_pct: 0.0,
     });
+    if let (Some(node), Some(pct)) = (r.line_node, pages.and_then(|p| p.on_target_pct))
+        && pct < 100.0
+    {
+        rec.notes.push(format!(
+            "the lines' memory is {pct:.0}% on node {node}, where it was bound"
+        ));
+    }
     if let Some(f) = &r.failure {
         rec.notes.push(format!("not measured: {f}"));
     } else if !r.verified() {
@@ -115,6 +134,8 @@ mod tests {
             seen_a: vec![p.a, p.a],
             seen_b: vec![p.b, p.b],
             failure: None,
+            line_node: p.node_a,
+            line_pages: None,
         };
         Outcome {
             results: vec![result(pairs[1], 100.0), result(pairs[0], 30.0)],
@@ -126,6 +147,7 @@ mod tests {
                 group_pairs: Default::default(),
             },
             notes: Vec::new(),
+            line_home: super::super::LineHome::Cpu,
         }
     }
 

@@ -1,5 +1,6 @@
 //! How c2c records are shown, from the document alone: what was measured,
-//! then per variant the classes (SMT sibling, same L3, same node, remote),
+//! then per variant the classes (SMT sibling, same L3, same node, same
+//! package, remote),
 //! the node x node summary, the CPU x CPU table of medians (up to
 //! [`MAX_GRID_CPUS`] CPUs) and the pairs with their spread (up to
 //! [`MAX_PAIR_ROWS`] pairs); heatmaps in the HTML report; a CSV line per
@@ -44,6 +45,11 @@ pub struct Cell {
     /// Where pairs were sampled: the pairs of the machine in this pair's
     /// (class, node pair) group.
     pub group_pairs: Option<usize>,
+    /// How the lines' node was chosen, the node, and the percent of their
+    /// pages found on it.
+    pub line_home: Option<String>,
+    pub line_node: Option<usize>,
+    pub line_on_node_pct: Option<f64>,
 }
 
 impl Cell {
@@ -96,6 +102,13 @@ fn cell(r: &Record) -> Option<Cell> {
             .and_then(|v| v.as_bool())
             .unwrap_or(false),
         group_pairs: uint(r, cp::GROUP_PAIRS),
+        line_home: r
+            .params
+            .get(cp::LINE_HOME)
+            .and_then(|v| v.as_str())
+            .map(String::from),
+        line_node: uint(r, param::MEM_NODE),
+        line_on_node_pct: r.placement.as_ref().and_then(|p| p.on_target_pct),
     })
 }
 
@@ -205,13 +218,16 @@ fn about(doc: &Document, records: &[&Record], groups: &[(String, Vec<Cell>)]) ->
             s.lines.push(format!("{v}: {}", describe(v, c)));
         }
     }
-    s.lines.push("a pair's figure is the median of its samples (spread: the interquartile range); classes: smt = threads of one core, same-l3 = cores under one L3, same-node = one NUMA node without a shared L3, remote = different nodes".into());
+    s.lines.push("a pair's figure is the median of its samples (spread: the interquartile range); classes: smt = threads of one core, same-l3 = cores under one L3, same-node = one NUMA node without a shared L3, same-package = different nodes of one package (socket), remote = different packages".into());
     let unverified = all.iter().filter(|c| !c.verified).count();
     s.lines.push(if unverified == 0 {
         "pinning verified: both threads of every pair were seen on their CPUs before and after the timed loops".into()
     } else {
         format!("pinning NOT verified for {unverified} pair(s): their figures are left out (see the notes)")
     });
+    if let Some(line) = line_home_line(&all) {
+        s.lines.push(line);
+    }
     if let Some(vm) = &doc.host.topology.virtual_machine {
         s.lines.push(format!("virtual machine under {vm}: the classes are what the host declares, and the host decides where the virtual CPUs run and may move them; a pair's figure can change from run to run, and a wide spread can mean its CPUs moved while it was measured"));
     }
@@ -219,6 +235,42 @@ fn about(doc: &Document, records: &[&Record], groups: &[(String, Vec<Cell>)]) ->
         s.lines.push("sampled: not every pair of this machine was measured (see the note below); the node and class summaries stand on the pairs measured".into());
     }
     s
+}
+
+/// Where the lines' memory was, in words; `None` for records from before
+/// it was chosen.
+fn line_home_line(cells: &[&Cell]) -> Option<String> {
+    use crate::results::names::c2c::line_home;
+    let first = cells.iter().find_map(|c| c.line_home.as_deref())?;
+    let rule = match first {
+        line_home::CPU => {
+            "bound to the node of each pair's first CPU (the reader, in the read variants)".into()
+        }
+        line_home::PEER => {
+            "bound to the node of each pair's second CPU (the writer, in the read variants)".into()
+        }
+        _ => format!(
+            "bound to node {} for every pair",
+            node_label(cells.iter().find_map(|c| c.line_node))
+        ),
+    };
+    let unbound = cells.iter().filter(|c| c.line_node.is_none()).count();
+    let off = cells
+        .iter()
+        .filter(|c| c.line_on_node_pct.is_some_and(|p| p < 100.0))
+        .count();
+    let mut line = format!("the lines' memory: {rule}");
+    if unbound > 0 {
+        line += &format!(
+            "; for {unbound} record(s) that node has no memory, and the lines stayed where first written"
+        );
+    }
+    line += &if off == 0 {
+        "; every page was found on its node".to_string()
+    } else {
+        format!("; NOT all on its node for {off} record(s) (see the notes)")
+    };
+    Some(line)
 }
 
 fn describe(v: &str, c: &Cell) -> String {
@@ -394,7 +446,17 @@ fn heatmap(title: String, corner: &str, labels: &[String], grid: &[Vec<Option<f6
 fn pairs_section(v: &str, cells: &[Cell]) -> Section {
     let mut s = Section::new(format!("{v}: every pair (ns)"));
     s.header = [
-        "cpu", "peer cpu", "nodes", "class", "median", "IQR", "min", "mean", "CV %", "pinned",
+        "cpu",
+        "peer cpu",
+        "nodes",
+        "class",
+        "line node",
+        "median",
+        "IQR",
+        "min",
+        "mean",
+        "CV %",
+        "pinned",
     ]
     .map(String::from)
     .to_vec();
@@ -404,6 +466,7 @@ fn pairs_section(v: &str, cells: &[Cell]) -> Section {
             c.b.to_string(),
             format!("{}-{}", node_label(c.node_a), node_label(c.node_b)),
             c.class.map_or("?", PairClass::name).to_string(),
+            c.line_node.map_or("-".into(), |n| n.to_string()),
             ns(c.median),
             ns(c.iqr),
             ns(c.min),
@@ -523,6 +586,7 @@ impl View for C2cView {
                 param::CPU_NODE,
                 cp::PEER_NODE,
                 cp::CLASS,
+                param::MEM_NODE,
                 metric::LATENCY_NS,
                 cm::LATENCY_IQR_NS,
                 cm::LATENCY_MIN_NS,
@@ -545,6 +609,7 @@ impl View for C2cView {
                     c.node_a.map_or(String::new(), |n| n.to_string()),
                     c.node_b.map_or(String::new(), |n| n.to_string()),
                     c.class.map_or("", PairClass::name).to_string(),
+                    c.line_node.map_or(String::new(), |n| n.to_string()),
                     num(c.median),
                     num(c.iqr),
                     num(c.min),

@@ -19,12 +19,15 @@ fn doc_records(n_cpus: usize) -> Vec<Record> {
             seen_a: vec![p.a],
             seen_b: vec![p.b],
             failure: None,
+            line_node: p.node_a,
+            line_pages: None,
         })
         .collect();
     records(&Outcome {
         plan,
         results,
         notes: Vec::new(),
+        line_home: crate::probes::c2c::LineHome::Cpu,
     })
 }
 
@@ -36,13 +39,17 @@ fn classes_nodes_and_cpus_are_summarised() {
     assert_eq!(groups.len(), 1);
     let cells = &groups[0].1;
     let classes = class_section("cas", cells);
-    let remote = classes.rows.iter().find(|r| r[0] == "remote").unwrap();
-    assert_eq!(remote[2], "40.0");
+    let row = |name: &str| classes.rows.iter().find(|r| r[0] == name).unwrap();
+    assert_eq!(row("same-package")[2], "40.0");
+    assert_eq!(row("remote")[2], "50.0");
     let (nodes, grid) = node_grid(cells);
-    assert!(nodes.len() >= 2);
-    // Off the diagonal every node pair is remote: 40 ns.
+    assert_eq!(nodes.len(), 4);
+    // Off the diagonal: nodes 0 and 1 share a package (40 ns), nodes 0
+    // and 2 do not (50 ns).
     assert_eq!(grid[0][1], Some(40.0));
     assert_eq!(grid[1][0], Some(40.0));
+    assert_eq!(grid[0][2], Some(50.0));
+    assert_eq!(grid[3][1], Some(50.0));
     let (cpus, cg) = cpu_grid(cells);
     assert_eq!(cg.len(), cpus.len());
     for (i, row) in cg.iter().enumerate() {
@@ -114,6 +121,9 @@ fn cell(a: usize, b: usize, nodes: (usize, usize), class: PairClass, m: f64) -> 
         iterations: 1000,
         verified: true,
         group_pairs: None,
+        line_home: None,
+        line_node: None,
+        line_on_node_pct: None,
     }
 }
 
@@ -180,4 +190,41 @@ fn sampled_pairs_are_weighted_by_the_pairs_they_stand_for() {
     even[1].group_pairs = Some(3);
     let refs: Vec<&Cell> = even.iter().collect();
     assert_eq!(weighted_median(&refs), Some(45.0));
+}
+
+#[test]
+fn where_the_lines_lived_is_said() {
+    let mut recs = doc_records(4);
+    let refs: Vec<&Record> = recs.iter().collect();
+    let groups = by_variant(&refs);
+    let cells: Vec<&Cell> = groups[0].1.iter().collect();
+    let line = line_home_line(&cells).unwrap();
+    assert!(
+        line.starts_with("the lines' memory: bound to the node of each pair's first CPU"),
+        "{line}"
+    );
+    assert_eq!(cells[0].line_node, cells[0].node_a);
+    // One record with its pages elsewhere, one whose node had no memory.
+    recs[0].placement.as_mut().unwrap().on_target_pct = Some(50.0);
+    recs[1].params.remove(param::MEM_NODE);
+    let refs: Vec<&Record> = recs.iter().collect();
+    let groups = by_variant(&refs);
+    let cells: Vec<&Cell> = groups[0].1.iter().collect();
+    let line = line_home_line(&cells).unwrap();
+    assert!(
+        line.contains("for 1 record(s) that node has no memory"),
+        "{line}"
+    );
+    assert!(
+        line.ends_with("NOT all on its node for 1 record(s) (see the notes)"),
+        "{line}"
+    );
+    // Documents from before the lines were bound say nothing.
+    for r in &mut recs {
+        r.params.remove(cp::LINE_HOME);
+    }
+    let refs: Vec<&Record> = recs.iter().collect();
+    let groups = by_variant(&refs);
+    let cells: Vec<&Cell> = groups[0].1.iter().collect();
+    assert_eq!(line_home_line(&cells), None);
 }

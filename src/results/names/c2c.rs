@@ -25,11 +25,28 @@ pub mod class {
     pub const SAME_L3: &str = "same-l3";
     /// One NUMA node, different L3 caches.
     pub const SAME_NODE: &str = "same-node";
-    /// Different NUMA nodes.
+    /// Different NUMA nodes of one package (socket): sub-NUMA clusters,
+    /// NPS domains.
+    pub const SAME_PACKAGE: &str = "same-package";
+    /// Different NUMA nodes in different packages, or whose packages are
+    /// not known.
     pub const REMOTE: &str = "remote";
 }
 
+/// Which node a pair's lines were bound to (the `line_home` param; the
+/// node itself is the shared `mem_node`).
+pub mod line_home {
+    /// The node of the pair's `cpu` (the reader in the read variants).
+    pub const CPU: &str = "cpu";
+    /// The node of the pair's `peer_cpu` (the writer in the read variants).
+    pub const PEER: &str = "peer";
+    /// One node, given, for every pair.
+    pub const NODE: &str = "node";
+}
+
 pub mod param {
+    /// One of [`super::line_home`].
+    pub const LINE_HOME: &str = "line_home";
     /// The second CPU of the pair (the first is the shared `cpu`).
     pub const PEER_CPU: &str = "peer_cpu";
     /// The node of [`PEER_CPU`] (the first CPU's is the shared `cpu_node`).
