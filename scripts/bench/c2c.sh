@@ -44,9 +44,12 @@ c2c_find_peer() {
     exit 2
 }
 
-# numabench's CSV -> "a-b median mean" lines.
+# numabench's CSV -> "a-b median mean" lines, the columns found by name.
 c2c_parse_nb() {
-    awk -F, 'NR > 1 && $1 !~ /^#/ && $7 != "" { printf "%s-%s %s %s\n", $2, $3, $7, $10 }' "$1"
+    awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
+        $1 !~ /^#/ && $col["latency_ns"] != "" {
+            printf "%s-%s %s %s\n", $col["cpu"], $col["peer_cpu"], $col["latency_ns"], $col["latency_mean_ns"]
+        }' "$1"
 }
 
 # The peer's CSV (row i, column j < i: the mean of cores i and j, in -c order)
