@@ -121,7 +121,7 @@ impl Shared {
                 return true;
             }
             looks = looks.wrapping_add(1);
-            if looks % 1024 == 0 && self.stopping() {
+            if looks.is_multiple_of(1024) && self.stopping() {
                 return false;
             }
         }
