@@ -198,9 +198,34 @@ fn config(args: &C2cArgs, topo: &Topology) -> Result<C2cConfig> {
     })
 }
 
+/// The nodes the lines may be bound to: the asked node, or the nodes of
+/// the CPUs measured whose memory this process may use.
+fn home_nodes(topo: &Topology, cfg: &C2cConfig) -> Vec<usize> {
+    let mut nodes: Vec<usize> = match cfg.line_home {
+        LineHome::Node(n) => vec![n],
+        _ => cfg
+            .cpus
+            .iter()
+            .filter_map(|&c| topo.cpu(c)?.node)
+            .filter(|&n| topo.usable_memory_nodes().contains(n))
+            .collect(),
+    };
+    nodes.sort_unstable();
+    nodes.dedup();
+    nodes
+}
+
 pub fn run(args: C2cArgs) -> Result<()> {
     let topo = read_topology(&SysfsRoot::live())?;
     let cfg = config(&args, &topo)?;
+    // One pair's lines are mapped at a time.
+    crate::memory::admission::admit_each(
+        &topo,
+        c2c::pingpong::BYTES as u64,
+        &home_nodes(&topo, &cfg),
+        "c2c's cache lines",
+        "free some memory on that node, or give another --line-home",
+    )?;
     args.save.check()?;
     let format = args.format.or_default(Format::Text);
     let mut doc = Document::new(&topo);
@@ -250,6 +275,27 @@ mod tests {
             assert_eq!(crate::error::exit_code(&e), crate::error::EXIT_USAGE);
             assert!(e.to_string().starts_with("--line-home"), "{e}");
         }
+    }
+
+    #[test]
+    fn the_home_nodes_are_those_the_lines_may_go_to() {
+        let topo = crate::topology::fixture("two-node");
+        let mut cfg = C2cConfig {
+            variants: vec![Variant::Cas],
+            cpus: cpus(&topo, None).unwrap(),
+            iterations: 1,
+            samples: 1,
+            full_up_to: 64,
+            per_group: 1,
+            time_limit: None,
+            line_home: LineHome::Cpu,
+        };
+        assert_eq!(
+            home_nodes(&topo, &cfg),
+            topo.usable_memory_nodes().iter().collect::<Vec<_>>()
+        );
+        cfg.line_home = LineHome::Node(1);
+        assert_eq!(home_nodes(&topo, &cfg), [1]);
     }
 
     #[test]

@@ -143,6 +143,37 @@ words!(
     u8, u16, u32, u64, u128, usize, i8, i16, i32, i64, i128, isize
 );
 
+/// A buffer seen only as 64-bit atomics: memory that threads share while
+/// they run (cache lines handed between CPUs). It owns the buffer, so no
+/// plain view of the same memory can exist beside the atomic one.
+#[derive(Debug)]
+pub struct AtomicWords {
+    buf: Buffer,
+}
+
+impl AtomicWords {
+    pub fn new(buf: Buffer) -> Self {
+        AtomicWords { buf }
+    }
+
+    /// The words, `len / 8` of them.
+    pub fn words(&self) -> &[AtomicU64] {
+        let n = self.buf.len / std::mem::size_of::<AtomicU64>();
+        // SAFETY: AtomicU64 has the size, alignment and bit validity of
+        // u64, and the mapping is readable and writable for map_len >= len
+        // bytes, 4 KiB aligned, for as long as `&self` keeps the Buffer.
+        // Every access to the memory goes through this view (the Buffer is
+        // private and never lent out), and every such access is atomic, so
+        // threads sharing `&self` do not race.
+        unsafe { std::slice::from_raw_parts(self.buf.ptr.as_ptr().cast::<AtomicU64>(), n) }
+    }
+
+    /// Where the pages are; see [`Buffer::verify`].
+    pub fn verify(&self) -> Result<Placement, PlacementError> {
+        self.buf.verify()
+    }
+}
+
 /// A mapping made, not yet owned by a Buffer.
 struct Mapped {
     mapping: crate::sys::mmap::Mapping,
@@ -247,17 +278,6 @@ impl Buffer {
         // to at least 4 KiB (more than any Word's alignment), every bit
         // pattern is a valid Word, and `&self` keeps it mapped.
         unsafe { std::slice::from_raw_parts(self.ptr.as_ptr().cast::<T>(), n) }
-    }
-
-    /// The buffer as 64-bit atomics, for memory that threads share while
-    /// they run (a cache line handed between CPUs).
-    pub fn as_atomics(&self) -> &[AtomicU64] {
-        let n = self.len / std::mem::size_of::<AtomicU64>();
-        // SAFETY: AtomicU64 has the size, alignment and bit validity of
-        // u64, so the reasons of `as_slice` hold; every access through the
-        // view is atomic, so threads sharing `&self` do not race, and a
-        // `&mut [u64]` view cannot coexist with it (it needs `&mut self`).
-        unsafe { std::slice::from_raw_parts(self.ptr.as_ptr().cast::<AtomicU64>(), n) }
     }
 
     /// The buffer as mutable `T`s; see [`Buffer::as_slice`].

@@ -433,11 +433,14 @@ fn placement_json_has_the_documented_names() {
 fn the_atomic_view_is_the_same_memory() {
     let mut buf = Buffer::new(&BufferOptions::new(64 * 1024).pages(PageKind::Base)).unwrap();
     buf.as_mut_slice::<u64>()[9] = 41;
-    let atoms = buf.as_atomics();
-    assert_eq!(atoms.len(), 64 * 1024 / 8);
+    let atoms = AtomicWords::new(buf);
+    let words = atoms.words();
+    assert_eq!(words.len(), 64 * 1024 / 8);
     assert_eq!(
-        atoms[9].fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+        words[9].fetch_add(1, std::sync::atomic::Ordering::Relaxed),
         41
     );
-    assert_eq!(buf.as_slice::<u64>()[9], 42);
+    assert_eq!(words[9].load(std::sync::atomic::Ordering::Relaxed), 42);
+    let pages = 64 * 1024 / crate::sys::mmap::base_page_size();
+    assert_eq!(atoms.verify().unwrap().pages_total, pages as u64);
 }

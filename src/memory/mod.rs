@@ -6,5 +6,5 @@ pub mod buffer;
 pub mod fill;
 pub mod page_kind;
 
-pub use buffer::{Buffer, BufferOptions, Placement};
+pub use buffer::{AtomicWords, Buffer, BufferOptions, Placement};
 pub use page_kind::PageKind;

@@ -1388,7 +1388,7 @@ fn c2c_lines_of_a_cpu_on_a_node_without_memory_stay_where_written() {
     let text = g.text("text");
     assert!(
         text.contains(
-            "for 1 record(s) that node has no memory, and the lines stayed where first written"
+            "for 1 record(s) that node has no memory this process may use, and the lines stayed where first written"
         ),
         "{text}"
     );

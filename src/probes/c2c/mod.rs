@@ -139,9 +139,11 @@ pub struct PairResult {
     pub seen_b: Vec<usize>,
     /// Why there are no samples, if there are none.
     pub failure: Option<String>,
-    /// The node the lines were bound to, and where their pages were found.
+    /// The node the lines were bound to, and where their pages were found
+    /// (or why that could not be looked up).
     pub line_node: Option<usize>,
     pub line_pages: Option<crate::memory::Placement>,
+    pub line_unchecked: Option<String>,
 }
 
 impl PairResult {
@@ -198,12 +200,13 @@ pub fn run(topo: &Topology, cfg: &C2cConfig, progress: &mut dyn FnMut(&str)) -> 
                 vec![*pair]
             };
             for p in ways {
-                // A node without memory (some machines have CPU-only
-                // nodes) cannot hold the lines: they stay where touched.
+                // A node without memory (CPU-only nodes), or whose memory
+                // the cpuset keeps from this process, cannot hold the
+                // lines: they stay where first written.
                 let home = cfg
                     .line_home
                     .node(&p)
-                    .filter(|&n| topo.node(n).is_some_and(|n| n.has_memory));
+                    .filter(|&n| topo.usable_memory_nodes().contains(n));
                 if let Some(r) = measure_pair(p, v, cfg, home) {
                     results.push(r);
                 }
@@ -244,12 +247,16 @@ fn measure_pair(
         failure: Some(failure),
         line_node,
         line_pages: None,
+        line_unchecked: None,
     };
     let shared = match pingpong::Shared::new(line_node) {
         Ok(s) => s,
         Err(e) => return Some(failed(format!("the lines' memory: {e}"))),
     };
-    let line_pages = shared.placement().ok();
+    let (line_pages, line_unchecked) = match shared.placement() {
+        Ok(p) => (Some(p), None),
+        Err(e) => (None, Some(e.to_string())),
+    };
     let barrier = Barrier::new(2);
     // One warm-up sample first, dropped, as core-to-core-latency does.
     let samples = cfg.samples + 1;
@@ -320,6 +327,7 @@ fn measure_pair(
         failure,
         line_node,
         line_pages,
+        line_unchecked,
     })
 }
 

@@ -22,7 +22,7 @@
 //!   and nowhere else. Latency = chase time / lines, one way.
 
 use crate::ids::NodeSet;
-use crate::memory::{Buffer, BufferOptions, PageKind, Placement};
+use crate::memory::{AtomicWords, Buffer, BufferOptions, PageKind, Placement};
 use crate::placement::MemPolicy;
 use crate::placement::sys::PlacementError;
 use std::hint::black_box;
@@ -47,13 +47,15 @@ const STOP: usize = 4;
 /// The first chase line.
 const BLOCK: usize = 5;
 const SLOTS: usize = BLOCK + CHASE_LINES;
+/// The bytes a pair's lines take.
+pub const BYTES: usize = SLOTS * SLOT_WORDS * 8;
 
 /// What the two threads of a pair share, in a mapping of its own, so that
 /// the lines' memory (their home node, which a coherence request may have
 /// to consult) is bound to a node and can be checked, not left where the
 /// allocator's earlier pages happened to be.
 pub struct Shared {
-    mem: Buffer,
+    mem: AtomicWords,
 }
 
 const PING: u64 = 0;
@@ -62,12 +64,12 @@ const PONG: u64 = 1;
 impl Shared {
     /// The lines, on base pages bound to `node` (where given) and touched.
     pub fn new(node: Option<usize>) -> Result<Self, PlacementError> {
-        let mut opts = BufferOptions::new(SLOTS * SLOT_WORDS * 8).pages(PageKind::Base);
+        let mut opts = BufferOptions::new(BYTES).pages(PageKind::Base);
         if let Some(n) = node {
             opts = opts.policy(MemPolicy::Bind(NodeSet::from_ids([n])));
         }
         let s = Shared {
-            mem: Buffer::new(&opts)?,
+            mem: AtomicWords::new(Buffer::new(&opts)?),
         };
         for slot in 0..BLOCK {
             s.slot(slot).store(PING, Ordering::Relaxed);
@@ -86,7 +88,7 @@ impl Shared {
 
     #[inline(always)]
     fn slot(&self, i: usize) -> &AtomicU64 {
-        &self.mem.as_atomics()[i * SLOT_WORDS]
+        &self.mem.words()[i * SLOT_WORDS]
     }
 
     /// Chase line `i`: the index of the next.

@@ -97,6 +97,11 @@ fn record(r: &PairResult, out: &Outcome) -> Record {
             "the lines' memory is {pct:.0}% on node {node}, where it was bound"
         ));
     }
+    if let Some(why) = &r.line_unchecked {
+        rec.notes.push(format!(
+            "where the lines' pages are was not looked up: {why}"
+        ));
+    }
     if let Some(f) = &r.failure {
         rec.notes.push(format!("not measured: {f}"));
     } else if !r.verified() {
@@ -136,6 +141,7 @@ mod tests {
             failure: None,
             line_node: p.node_a,
             line_pages: None,
+            line_unchecked: None,
         };
         Outcome {
             results: vec![result(pairs[1], 100.0), result(pairs[0], 30.0)],
@@ -179,6 +185,14 @@ mod tests {
         assert_eq!(recs[1].params[cp::PINNING_VERIFIED], false);
         assert!(recs[1].metrics.is_empty());
         assert_eq!(recs[1].notes, ["not measured: CPU 2: refused"]);
+        // Pages that could not be looked up are said.
+        let mut o = outcome(false);
+        o.results[1].line_unchecked = Some("move_pages: refused".into());
+        let recs = records(&o);
+        assert_eq!(
+            recs[0].notes,
+            ["where the lines' pages are was not looked up: move_pages: refused"]
+        );
     }
 
     #[test]

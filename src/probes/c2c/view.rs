@@ -255,21 +255,26 @@ fn line_home_line(cells: &[&Cell]) -> Option<String> {
         ),
     };
     let unbound = cells.iter().filter(|c| c.line_node.is_none()).count();
-    let off = cells
-        .iter()
+    let bound = || cells.iter().filter(|c| c.line_node.is_some());
+    let off = bound()
         .filter(|c| c.line_on_node_pct.is_some_and(|p| p < 100.0))
         .count();
+    let unchecked = bound().filter(|c| c.line_on_node_pct.is_none()).count();
     let mut line = format!("the lines' memory: {rule}");
     if unbound > 0 {
         line += &format!(
-            "; for {unbound} record(s) that node has no memory, and the lines stayed where first written"
+            "; for {unbound} record(s) that node has no memory this process may use, and the lines stayed where first written"
         );
     }
-    line += &if off == 0 {
-        "; every page was found on its node".to_string()
-    } else {
-        format!("; NOT all on its node for {off} record(s) (see the notes)")
-    };
+    if off > 0 {
+        line += &format!("; NOT all on its node for {off} record(s) (see the notes)");
+    }
+    if unchecked > 0 {
+        line += &format!("; pages not looked up for {unchecked} record(s) (see the notes)");
+    }
+    if off + unchecked == 0 && unbound < cells.len() {
+        line += "; every page was found on its node";
+    }
     Some(line)
 }
 

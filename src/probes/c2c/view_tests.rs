@@ -20,7 +20,14 @@ fn doc_records(n_cpus: usize) -> Vec<Record> {
             seen_b: vec![p.b],
             failure: None,
             line_node: p.node_a,
-            line_pages: None,
+            line_pages: p.node_a.map(|n| crate::memory::Placement {
+                pages_by_node: [(n, 9)].into(),
+                on_target_pct: Some(100.0),
+                huge_pct: 0.0,
+                pages_checked: 9,
+                pages_total: 9,
+            }),
+            line_unchecked: None,
         })
         .collect();
     records(&Outcome {
@@ -203,22 +210,27 @@ fn where_the_lines_lived_is_said() {
         line.starts_with("the lines' memory: bound to the node of each pair's first CPU"),
         "{line}"
     );
+    assert!(
+        line.ends_with("; every page was found on its node"),
+        "{line}"
+    );
     assert_eq!(cells[0].line_node, cells[0].node_a);
-    // One record with its pages elsewhere, one whose node had no memory.
+    // One record with its pages elsewhere, one whose node had no memory
+    // (its pages held to no node), one whose pages were not looked up.
     recs[0].placement.as_mut().unwrap().on_target_pct = Some(50.0);
     recs[1].params.remove(param::MEM_NODE);
+    recs[1].placement.as_mut().unwrap().on_target_pct = Some(0.0);
+    recs[2].placement.as_mut().unwrap().on_target_pct = None;
     let refs: Vec<&Record> = recs.iter().collect();
     let groups = by_variant(&refs);
     let cells: Vec<&Cell> = groups[0].1.iter().collect();
     let line = line_home_line(&cells).unwrap();
-    assert!(
-        line.contains("for 1 record(s) that node has no memory"),
-        "{line}"
-    );
-    assert!(
-        line.ends_with("NOT all on its node for 1 record(s) (see the notes)"),
-        "{line}"
-    );
+    let unbound = "for 1 record(s) that node has no memory this process may use";
+    assert!(line.contains(unbound), "{line}");
+    let off = "; NOT all on its node for 1 record(s) (see the notes)";
+    assert!(line.contains(off), "{line}");
+    let unchecked = "; pages not looked up for 1 record(s) (see the notes)";
+    assert!(line.ends_with(unchecked), "{line}");
     // Documents from before the lines were bound say nothing.
     for r in &mut recs {
         r.params.remove(cp::LINE_HOME);
