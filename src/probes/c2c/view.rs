@@ -559,7 +559,7 @@ impl View for C2cView {
 
     fn intro(&self) -> Option<&'static str> {
         Some(
-            "How long a cache line takes to travel from one CPU to another, one way: the lower, the cheaper it is for threads on those CPUs to share data or a lock. Pairs are grouped by what they share (SMT sibling, same L3, same node, remote); colours run from the fastest pair (green) to the slowest (red) on a log scale; above 16 CPUs the CPU x CPU grid is drawn as small squares, each figure in its tooltip.",
+            "How long a cache line takes to travel from one CPU to another, one way: the lower, the cheaper it is for threads on those CPUs to share data or a lock. Pairs are grouped by what they share (SMT sibling, same L3, same node, same package, remote); colours run from the fastest pair (green) to the slowest (red) on a log scale; above 16 CPUs the CPU x CPU grid is drawn as small squares, each figure in its tooltip.",
         )
     }
 
