@@ -201,13 +201,14 @@ fn config(args: &C2cArgs, topo: &Topology) -> Result<C2cConfig> {
 /// The nodes the lines may be bound to: the asked node, or the nodes of
 /// the CPUs measured whose memory this process may use.
 fn home_nodes(topo: &Topology, cfg: &C2cConfig) -> Vec<usize> {
+    let usable = topo.usable_memory_nodes();
     let mut nodes: Vec<usize> = match cfg.line_home {
         LineHome::Node(n) => vec![n],
         _ => cfg
             .cpus
             .iter()
             .filter_map(|&c| topo.cpu(c)?.node)
-            .filter(|&n| topo.usable_memory_nodes().contains(n))
+            .filter(|&n| usable.contains(n))
             .collect(),
     };
     nodes.sort_unstable();

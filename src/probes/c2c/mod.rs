@@ -171,6 +171,7 @@ pub struct Outcome {
 pub fn run(topo: &Topology, cfg: &C2cConfig, progress: &mut dyn FnMut(&str)) -> Outcome {
     let plan = plan::plan(topo, &cfg.cpus, cfg.full_up_to, cfg.per_group);
     let start = Instant::now();
+    let usable = topo.usable_memory_nodes();
     let mut results = Vec::new();
     let mut notes = Vec::new();
     for (done, pair) in plan.pairs.iter().enumerate() {
@@ -203,10 +204,7 @@ pub fn run(topo: &Topology, cfg: &C2cConfig, progress: &mut dyn FnMut(&str)) -> 
                 // A node without memory (CPU-only nodes), or whose memory
                 // the cpuset keeps from this process, cannot hold the
                 // lines: they stay where first written.
-                let home = cfg
-                    .line_home
-                    .node(&p)
-                    .filter(|&n| topo.usable_memory_nodes().contains(n));
+                let home = cfg.line_home.node(&p).filter(|&n| usable.contains(n));
                 if let Some(r) = measure_pair(p, v, cfg, home) {
                     results.push(r);
                 }
