@@ -40,8 +40,8 @@ pub struct LoadedArgs {
     /// ('numabench sweep --list-kernels' lists them).
     #[arg(long = "kernel-variant", value_name = "NAME")]
     pub kernel_variant: Option<String>,
-    /// Chase buffer, e.g. 1G [default: 4x the L3 of the chase's core, at
-    /// least 256 MiB, at most half the memory node's free memory].
+    /// Chase buffer, e.g. 1G [default: 16x the L3 of the chase's core, at
+    /// least 1 GiB, at most half the memory node's free memory].
     #[arg(short = 's', long, value_name = "SIZE")]
     pub size: Option<String>,
     /// Each injector's buffer, e.g. 256M [default: the injectors together

@@ -29,8 +29,9 @@ pub struct MatrixArgs {
     /// the memory node's free memory].
     #[arg(short = 's', long, value_name = "SIZE")]
     pub size: Option<String>,
-    /// Pointer-chase buffer for latency, e.g. 1G [default: 4x L3, at least
-    /// 256 MiB]; huge pages where the system has them.
+    /// Pointer-chase buffer for latency, e.g. 1G [default: 16x the L3 of the
+    /// CPU node, at least 1 GiB, at most half the memory node's free memory];
+    /// huge pages where the system has them.
     #[arg(long, value_name = "SIZE")]
     pub latency_size: Option<String>,
     /// Timed runs per bandwidth measurement after one warm-up; the best is

@@ -26,7 +26,28 @@ pub fn summary(doc: &Document, secs: f64) -> String {
     ));
     out.push_str(&super::probe_lines::probe_lines(&doc.records));
     out.push_str(&part_lines(&doc.records));
+    out.push_str(&cut_lines(&doc.records));
     out
+}
+
+/// One line per part its time limit stopped early, with the part's own
+/// count: a figure missing from the lines above is then explained.
+fn cut_lines(records: &[Record]) -> String {
+    let mut cuts: Vec<(&str, &str)> = Vec::new();
+    for r in records {
+        for n in r
+            .notes
+            .iter()
+            .filter(|n| n.starts_with("time limit reached"))
+        {
+            if !cuts.contains(&(r.probe.as_str(), n.as_str())) {
+                cuts.push((r.probe.as_str(), n.as_str()));
+            }
+        }
+    }
+    cuts.iter()
+        .map(|(probe, note)| format!("  {probe} cut short: {}\n", crate::text::escape(note)))
+        .collect()
 }
 
 /// The lowest and highest value of `g`'s local (or remote) cells.
@@ -247,6 +268,20 @@ fn part_lines(records: &[Record]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_part_its_time_limit_stopped_is_named_once() {
+        let mut cut = Record::new(probe::LATENCY, "chase");
+        cut.notes
+            .push("time limit reached: 1 of 2 measurements made".into());
+        let whole = Record::new(probe::MLP, "mlp");
+        let text = cut_lines(&[cut.clone(), cut, whole]);
+        assert_eq!(
+            text,
+            "  latency cut short: time limit reached: 1 of 2 measurements made\n"
+        );
+        assert_eq!(cut_lines(&[Record::new(probe::PEAK, "peak")]), "");
+    }
     use crate::analysis::sweep_summary::summarize;
     use crate::probes::sweep::{self, SweepRow};
 

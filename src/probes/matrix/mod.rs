@@ -35,7 +35,8 @@ pub struct MatrixConfig {
     /// All threads' arrays together, in bytes; `None` derives it from the
     /// caches (4x the L3 the CPU node's threads share, at least 64 MiB).
     pub working_set: Option<usize>,
-    /// Pointer-chase buffer; `None` for 4x L3, at least 256 MiB.
+    /// Pointer-chase buffer; `None` for 16x L3, at least 1 GiB
+    /// ([`super::sizing::chase_bytes`]).
     pub latency_bytes: Option<usize>,
     pub timing: Timing,
     pub single: bool,
