@@ -44,6 +44,17 @@ pub struct LoadedArgs {
     /// least 1 GiB, at most half the memory node's free memory].
     #[arg(short = 's', long, value_name = "SIZE")]
     pub size: Option<String>,
+    /// The chase's pattern: full-random (one cycle through every line, page
+    /// walks included: the idle-latency chase, multiload -T SIZE) or
+    /// page-local (random within --window, each window done before the
+    /// next: memory latency without page walks, multiload's default). On a
+    /// large buffer page walks can cost more than the load adds; page-local
+    /// then shows the curve.
+    #[arg(long, value_name = "PATTERN", default_value = "full-random")]
+    pub pattern: String,
+    /// The page-local window.
+    #[arg(long, value_name = "SIZE", default_value = "256K")]
+    pub window: String,
     /// Each injector's buffer, e.g. 256M [default: the injectors together
     /// 4x the L3 they share, each at least 32 MiB].
     #[arg(long, value_name = "SIZE")]
@@ -163,11 +174,22 @@ fn config(args: &LoadedArgs) -> Result<LoadedConfig> {
             "--injectors 0: a loaded latency needs at least one injector (the idle point alone is 'numabench matrix --no-saturated')",
         ));
     }
+    let pattern = super::chase::one_pattern(&args.pattern, &args.window, None, 64)?;
+    if pattern.stride().is_some() {
+        return Err(usage(
+            "--pattern stride: the prefetchers follow a stride, so its latency under load is not memory's; use full-random or page-local",
+        ));
+    }
+    let chase_bytes = size(&args.size, "--size", 1 << 20)?;
+    if let Some(b) = chase_bytes {
+        super::chase::fits(&pattern, b)?;
+    }
     Ok(LoadedConfig {
         delays_ns: delays(&args.delays)?,
         mix,
         kernel,
-        chase_bytes: size(&args.size, "--size", 1 << 20)?,
+        chase_bytes,
+        pattern,
         injector_bytes: size(&args.injector_size, "--injector-size", 64 << 10)?,
         injectors: args.injectors,
         injector_node: args.injector_node,
@@ -218,4 +240,46 @@ pub fn run(args: LoadedArgs) -> Result<()> {
         measured.failed.as_deref(),
         !measured.timed_out,
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kernels::pattern::Pattern;
+
+    fn parsed(args: &[&str]) -> Result<LoadedConfig> {
+        use clap::Parser;
+        let cli = crate::cli::Cli::try_parse_from(["numabench", "loaded"].iter().chain(args))
+            .expect("clap accepts these");
+        match cli.command {
+            crate::cli::Command::Loaded(a) => config(&a),
+            other => panic!("not loaded: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn the_chase_is_full_random_unless_page_local_is_asked_and_never_a_stride() {
+        assert_eq!(parsed(&[]).unwrap().pattern, Pattern::FullRandom);
+        assert_eq!(
+            parsed(&["--pattern", "page-local", "--window", "64K"])
+                .unwrap()
+                .pattern,
+            Pattern::PageLocal { window: 64 << 10 }
+        );
+        for (args, says) in [
+            (
+                &["--pattern", "stride"][..],
+                "--pattern stride: the prefetchers",
+            ),
+            (&["--pattern", "zigzag"][..], "--pattern"),
+            (
+                &["--pattern", "page-local", "-s", "4M", "--window", "8M"][..],
+                "--window 8M: larger than the buffer",
+            ),
+        ] {
+            let e = parsed(args).unwrap_err();
+            assert_eq!(crate::error::exit_code(&e), crate::error::EXIT_USAGE, "{e}");
+            assert!(e.to_string().starts_with(says), "{args:?}: {e}");
+        }
+    }
 }

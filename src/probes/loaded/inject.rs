@@ -12,7 +12,9 @@
 //! injectors themselves.
 
 use super::{CHUNK_BYTES, Curve, LoadedConfig, Plan, PointRun};
+use crate::kernels::chase::Chases;
 use crate::kernels::latency::{Chain, LINE_BYTES};
+use crate::kernels::pattern::Pattern;
 use crate::kernels::{self, KernelArgs, KernelSpec, Op};
 use crate::memory::{Buffer, BufferOptions, PageKind, Placement};
 use crate::placement::MemPolicy;
@@ -100,10 +102,38 @@ fn kernel_for(cfg: &LoadedConfig) -> Result<&'static KernelSpec> {
         .ok_or_else(|| anyhow!("no {op} kernel with {store} stores runs on this CPU"))
 }
 
-/// The chase through `words`: today's full-random cycle through every
-/// line. The one place where the chase's pattern is chosen.
-fn build_chase(words: &mut [u64]) -> Result<Chain<'_>> {
-    Ok(Chain::build(words, LINE_BYTES, CHASE_SEED)?)
+/// The chase of a curve: the in-place full-random cycle through every line
+/// (the idle-latency chase), or one [`Chases`] chase in another pattern.
+enum LoadChase<'a> {
+    Cycle(Chain<'a>),
+    Other(Chases<'a>),
+}
+
+impl LoadChase<'_> {
+    /// ns per load over `loads` dependent loads.
+    fn ns_per_load(&mut self, loads: u64) -> f64 {
+        match self {
+            LoadChase::Cycle(c) => c.chase_ns_per_load(loads),
+            LoadChase::Other(c) => c.ns_per_access(1, loads),
+        }
+    }
+
+    /// Loads in one pass over the buffer.
+    fn lap(&self) -> u64 {
+        match self {
+            LoadChase::Cycle(c) => c.lines() as u64,
+            LoadChase::Other(c) => c.elements() as u64,
+        }
+    }
+}
+
+/// The chase through `words` in `pattern`. The one place where the chase
+/// is built.
+fn build_chase<'a>(words: &'a mut [u64], pattern: &Pattern) -> Result<LoadChase<'a>> {
+    Ok(match pattern {
+        Pattern::FullRandom => LoadChase::Cycle(Chain::build(words, LINE_BYTES, CHASE_SEED)?),
+        p => LoadChase::Other(Chases::build(words, p, p.spacing(), 1, CHASE_SEED)?),
+    })
 }
 
 /// Measures one pair's curve.
@@ -403,7 +433,7 @@ fn chase(
         return Err(anyhow!("{e}"));
     }
     let kind = buffer.page_kind();
-    let mut chain = build_chase(buffer.as_mut_slice::<u64>())?;
+    let mut chain = build_chase(buffer.as_mut_slice::<u64>(), &plan.pattern)?;
     let ns_per_spin = ns_per_spin();
     let loads = settle(&mut chain);
     let mut points = vec![point(&mut chain, control, None, 0, loads)];
@@ -431,13 +461,13 @@ fn chase(
 
 /// Loads per sample (about [`SAMPLE_NS`] at idle), after warming the
 /// chase until two runs agree, as the idle latency measurement does.
-fn settle(chain: &mut Chain<'_>) -> u64 {
-    let lines = chain.lines() as u64;
-    let first = chain.chase_ns_per_load(lines.min(100_000));
+fn settle(chain: &mut LoadChase<'_>) -> u64 {
+    let lines = chain.lap();
+    let first = chain.ns_per_load(lines.min(100_000));
     let loads = ((SAMPLE_NS / first.max(0.1)) as u64).clamp(lines.min(100_000), 50_000_000);
-    let mut prev = chain.chase_ns_per_load(loads);
+    let mut prev = chain.ns_per_load(loads);
     for _ in 0..10 {
-        let next = chain.chase_ns_per_load(loads);
+        let next = chain.ns_per_load(loads);
         let settled = (next - prev).abs() <= 0.03 * prev;
         prev = next;
         if settled {
@@ -451,7 +481,7 @@ fn settle(chain: &mut Chain<'_>) -> u64 {
 /// samples until their spread is small, each with the bandwidth the
 /// injectors moved meanwhile.
 fn point(
-    chain: &mut Chain<'_>,
+    chain: &mut LoadChase<'_>,
     control: &Control,
     delay_ns: Option<u64>,
     spins: u64,
@@ -459,13 +489,13 @@ fn point(
 ) -> PointRun {
     let begun = Instant::now();
     for _ in 0..SETTLE_SAMPLES {
-        chain.chase_ns_per_load(loads);
+        chain.ns_per_load(loads);
     }
     let (mut latency_ns, mut bandwidth_mb_s) = (Vec::new(), Vec::new());
     let (bytes0, t0) = (control.moved(), Instant::now());
     let (mut bytes, mut t) = (bytes0, t0);
     while latency_ns.len() < MAX_SAMPLES {
-        latency_ns.push(chain.chase_ns_per_load(loads));
+        latency_ns.push(chain.ns_per_load(loads));
         let (b, now) = (control.moved(), Instant::now());
         bandwidth_mb_s.push(rate(b - bytes, now - t));
         (bytes, t) = (b, now);

@@ -22,6 +22,7 @@ use super::measure::Seen;
 use super::seats::node_cpus;
 use super::sizing::{cap, chase_bytes, llc_bytes};
 use crate::ids::NodeSet;
+use crate::kernels::pattern::Pattern;
 use crate::kernels::{KernelSpec, Op, Store};
 use crate::memory::admission::{Footprint, admit};
 use crate::topology::Topology;
@@ -98,6 +99,9 @@ pub struct LoadedConfig {
     /// Chase buffer; `None`: the idle-latency chase's
     /// ([`super::sizing::chase_bytes`]).
     pub chase_bytes: Option<usize>,
+    /// The chase's pattern: full-random (the default, the idle-latency
+    /// chase) or page-local (no page walks, as multiload's default).
+    pub pattern: Pattern,
     /// Each injector's buffer; `None`: the injectors together 4x the L3
     /// they share, each at least 32 MiB.
     pub injector_bytes: Option<usize>,
@@ -121,6 +125,7 @@ pub struct Plan {
     pub injector_node: usize,
     pub injector_cpus: Vec<usize>,
     pub chase_bytes: usize,
+    pub pattern: Pattern,
     pub injector_bytes: usize,
     /// Why the injectors run where they do, when it is not the default.
     pub note: Option<String>,
@@ -285,6 +290,7 @@ pub fn plan(topo: &Topology, cfg: &LoadedConfig, (c, m): (usize, usize)) -> Resu
         injector_node,
         injector_cpus,
         chase_bytes,
+        pattern: cfg.pattern,
         injector_bytes,
         note,
     })

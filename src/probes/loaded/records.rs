@@ -5,7 +5,6 @@
 
 use super::curve::{self, Point};
 use super::{CHUNK_BYTES, Curve, Loaded, PointRun};
-use crate::kernels::pattern::Pattern;
 use crate::probes::measure::Seen;
 use crate::results::names::loaded::{self as ld, IDLE, kind};
 use crate::results::names::{metric, param, probe};
@@ -65,7 +64,7 @@ fn pair_name(c: &Curve) -> String {
 /// The params a pair's records share.
 fn common(rec: Record, c: &Curve) -> Record {
     let p = &c.plan;
-    let chase = Pattern::FullRandom;
+    let chase = p.pattern;
     let rec = crate::probes::measure::with_pattern(rec, &chase, chase.spacing());
     rec.param(param::CPU_NODE, p.cpu_node)
         .param(param::MEM_NODE, p.mem_node)
@@ -271,6 +270,7 @@ mod tests {
                 injector_node: 0,
                 injector_cpus: vec![1, 2, 3],
                 chase_bytes: 1 << 28,
+                pattern: crate::kernels::pattern::Pattern::FullRandom,
                 injector_bytes: 1 << 25,
                 note: None,
             },
@@ -325,6 +325,24 @@ mod tests {
         assert!(
             recs.iter()
                 .all(|r| !r.params.contains_key(lp::NOT_MONOTONE))
+        );
+    }
+
+    #[test]
+    fn every_record_names_the_chase_pattern() {
+        use crate::kernels::pattern::Pattern;
+        use crate::results::names::param;
+        let mut c = curve(&[(None, 0.0, 100.0), (Some(0), 20_000.0, 300.0)]);
+        c.plan.pattern = Pattern::PageLocal { window: 256 << 10 };
+        let recs = records_of(c);
+        assert!(recs.iter().all(|r| r.params[param::PATTERN] == "page-local"
+            && r.params[param::WINDOW_BYTES] == 256 << 10
+            && r.params[param::SPACING_BYTES] == 256));
+        let recs = records_of(curve(&[(None, 0.0, 100.0)]));
+        assert!(
+            recs.iter()
+                .all(|r| r.params[param::PATTERN] == "full-random"
+                    && !r.params.contains_key(param::WINDOW_BYTES))
         );
     }
 
