@@ -35,11 +35,7 @@ pub fn summary(doc: &Document, secs: f64) -> String {
 fn cut_lines(records: &[Record]) -> String {
     let mut cuts: Vec<(&str, &str)> = Vec::new();
     for r in records {
-        for n in r
-            .notes
-            .iter()
-            .filter(|n| n.starts_with("time limit reached"))
-        {
+        for n in r.notes.iter().filter(|n| is_time_limit_note(n)) {
             if !cuts.contains(&(r.probe.as_str(), n.as_str())) {
                 cuts.push((r.probe.as_str(), n.as_str()));
             }
@@ -48,6 +44,14 @@ fn cut_lines(records: &[Record]) -> String {
     cuts.iter()
         .map(|(probe, note)| format!("  {probe} cut short: {}\n", crate::text::escape(note)))
         .collect()
+}
+
+/// The probes' notes for a stop at `-t`: "time limit reached: ..."
+/// (latency, c2c, loaded), "time limit of 20 s reached: ..." (peak, sweep,
+/// matrix), "stopped (time limit reached): ..." (mlp).
+fn is_time_limit_note(note: &str) -> bool {
+    note.find("time limit")
+        .is_some_and(|at| note[at..].contains(" reached"))
 }
 
 /// The lowest and highest value of `g`'s local (or remote) cells.
@@ -281,6 +285,20 @@ mod tests {
             "  latency cut short: time limit reached: 1 of 2 measurements made\n"
         );
         assert_eq!(cut_lines(&[Record::new(probe::PEAK, "peak")]), "");
+        // Every probe's wording of the same stop.
+        let mut peak = Record::new(probe::PEAK, "peak");
+        peak.notes
+            .push("time limit of 20 s reached: 4 of 12 measurement(s) made".into());
+        let mut mlp = Record::new(probe::MLP, "mlp");
+        mlp.notes
+            .push("stopped (time limit reached): 1 of 4 node pairs measured".into());
+        mlp.notes
+            .push("interrupted by SIGINT: 1 of 4 node pairs measured".into());
+        assert_eq!(
+            cut_lines(&[peak, mlp]),
+            "  peak cut short: time limit of 20 s reached: 4 of 12 measurement(s) made\n  \
+             mlp cut short: stopped (time limit reached): 1 of 4 node pairs measured\n"
+        );
     }
     use crate::analysis::sweep_summary::summarize;
     use crate::probes::sweep::{self, SweepRow};
