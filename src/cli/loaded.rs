@@ -248,10 +248,7 @@ mod tests {
     use crate::kernels::pattern::Pattern;
 
     fn parsed(args: &[&str]) -> Result<LoadedConfig> {
-        use clap::Parser;
-        let cli = crate::cli::Cli::try_parse_from(["numabench", "loaded"].iter().chain(args))
-            .expect("clap accepts these");
-        match cli.command {
+        match crate::cli::parsed_command(&[&["loaded"], args].concat()) {
             crate::cli::Command::Loaded(a) => config(&a),
             other => panic!("not loaded: {other:?}"),
         }

@@ -174,10 +174,7 @@ mod tests {
     use crate::kernels::pattern::Pattern;
 
     fn parsed(args: &[&str]) -> Result<MlpConfig> {
-        use clap::Parser;
-        let cli = crate::cli::Cli::try_parse_from(["numabench", "mlp"].iter().chain(args))
-            .expect("clap accepts these");
-        match cli.command {
+        match crate::cli::parsed_command(&[&["mlp"], args].concat()) {
             crate::cli::Command::Mlp(a) => config(&a),
             other => panic!("not mlp: {other:?}"),
         }

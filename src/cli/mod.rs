@@ -246,3 +246,12 @@ pub fn exit_interrupted(sig: i32) -> ! {
 pub fn check_output_path(path: &std::path::Path, flag: &str) -> Result<()> {
     crate::results::check_output(path, flag).map(drop)
 }
+
+/// The command `numabench WORDS...` parses to, for the commands' tests.
+#[cfg(test)]
+pub(crate) fn parsed_command(words: &[&str]) -> Command {
+    use clap::Parser;
+    Cli::try_parse_from(std::iter::once("numabench").chain(words.iter().copied()))
+        .expect("clap accepts these")
+        .command
+}
