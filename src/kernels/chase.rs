@@ -24,6 +24,7 @@
 
 use super::latency::{ChainError, SplitMix64};
 use super::pattern::Pattern;
+use super::shuffle::{Shuffle, prefetch, swaps};
 use std::hint::black_box;
 use std::marker::PhantomData;
 use std::ptr::NonNull;
@@ -65,9 +66,14 @@ fn order(pattern: &Pattern, elements: usize, spacing: usize, rng: &mut SplitMix6
 /// `base .. base + n` in a uniformly random order (Fisher-Yates).
 fn shuffled(base: usize, n: usize, rng: &mut SplitMix64) -> Vec<u32> {
     let mut v: Vec<u32> = (base..base + n).map(|i| i as u32).collect();
-    for i in (1..n).rev() {
-        v.swap(i, rng.below(i + 1));
-    }
+    let at = v.as_ptr();
+    swaps(
+        n,
+        Shuffle::Uniform,
+        rng,
+        |j| prefetch(at.wrapping_add(j)),
+        |i, j| v.swap(i, j),
+    );
     v
 }
 

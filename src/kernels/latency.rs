@@ -11,6 +11,7 @@
 //!   every load, about 20% at L1; the chain stores raw pointers, so each
 //!   step is a single `mov (reg), reg`.
 
+use super::shuffle::{Shuffle, prefetch};
 use std::hint::black_box;
 use std::marker::PhantomData;
 use std::ptr::NonNull;
@@ -78,11 +79,18 @@ impl<'a> Chain<'a> {
         for (i, line) in words.chunks_exact_mut(line_words).enumerate() {
             line[0] = i as u64;
         }
+        // Each random partner's line is fetched a few swaps ahead: the
+        // buffer is larger than the caches by design, and one miss at a
+        // time made the shuffle most of a large measurement's run time.
         let mut rng = SplitMix64(seed);
-        for i in (1..lines).rev() {
-            let j = rng.below(i);
-            words.swap(i * line_words, j * line_words);
-        }
+        let at = words.as_ptr();
+        super::shuffle::swaps(
+            lines,
+            Shuffle::SingleCycle,
+            &mut rng,
+            |j| prefetch(at.wrapping_add(j * line_words)),
+            |i, j| words.swap(i * line_words, j * line_words),
+        );
 
         // Replace each successor index by that line's address. The links are
         // written as pointers so that following them keeps the buffer's

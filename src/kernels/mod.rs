@@ -30,6 +30,7 @@ mod mix;
 pub mod pattern;
 mod portable;
 mod registry;
+mod shuffle;
 
 #[cfg(target_arch = "aarch64")]
 mod neon;
