@@ -34,8 +34,8 @@ pub struct LoadedArgs {
     /// bytes, as STREAM does.
     #[arg(short = 'm', long, value_name = "MIX", default_value = "read")]
     pub mix: String,
-    /// The injectors' kernel by name, in place of the widest one of the
-    /// mix: a read kernel (regular or streaming loads) for read, a copy
+    /// The injectors' kernel by name, in place of the fastest of the mix's
+    /// kernels in a short trial before each curve: a read kernel (regular or streaming loads) for read, a copy
     /// with regular stores for copy, with non-temporal stores for copy-nt
     /// ('numabench sweep --list-kernels' lists them).
     #[arg(long = "kernel-variant", value_name = "NAME")]

@@ -162,4 +162,39 @@ fn a_kernel_asked_for_by_name_injects_and_is_recorded() {
     assert!(full.unwrap() > 0.0, "{}", points[1]);
     let text = run(&["--kernel-variant", "read_portable", "--delays", "0"]);
     assert!(text.contains("read with kernel read_portable"), "{text}");
+    assert!(
+        !text.contains("injector kernel"),
+        "no trial for a given kernel: {text}"
+    );
+}
+
+#[test]
+fn without_a_kernel_the_fastest_in_a_trial_injects_and_the_note_says_so() {
+    for mix in ["read", "copy"] {
+        let doc: Value =
+            serde_json::from_str(&run(&["--json", "--mix", mix, "--delays", "0"])).unwrap();
+        let points = kind(&doc, "point");
+        let kernel = points[0]["params"]["kernel"].as_str().unwrap();
+        assert!(kernel.starts_with(mix), "{kernel}");
+        let notes: Vec<&str> = points
+            .iter()
+            .flat_map(|p| p["notes"].as_array().into_iter().flatten())
+            .filter_map(Value::as_str)
+            .filter(|n| n.starts_with("injector kernel"))
+            .collect();
+        assert_eq!(notes.len(), 1, "one trial note per curve: {notes:?}");
+        let note = notes[0];
+        assert!(
+            note.starts_with(&format!("injector kernel {kernel}: the fastest of ")),
+            "the pick is the kernel recorded: {note}"
+        );
+        // Every machine runs at least a one-pass and a portable kernel of
+        // each mix, so there is always a rival, with its rate.
+        let (_, rivals) = note.split_once("MB/s; ").unwrap();
+        let rivals = rivals.strip_suffix(')').unwrap();
+        assert!(
+            rivals.split(", ").all(|r| r.starts_with(mix) && r.rsplit(' ').next().unwrap().parse::<f64>().is_ok()),
+            "{note}"
+        );
+    }
 }

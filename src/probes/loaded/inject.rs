@@ -11,6 +11,7 @@
 //! the bandwidth injected during that very sample, counted by the
 //! injectors themselves.
 
+use super::pick::{self, Tried};
 use super::{CHUNK_BYTES, Curve, LoadedConfig, Plan, PointRun};
 use crate::kernels::chase::Chases;
 use crate::kernels::latency::{Chain, LINE_BYTES};
@@ -24,7 +25,7 @@ use crate::stats;
 use anyhow::{Result, anyhow};
 use std::hint::black_box;
 use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
-use std::sync::{Barrier, Mutex};
+use std::sync::{Barrier, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 const PARK: u8 = 0;
@@ -54,11 +55,58 @@ struct Control {
     spins: AtomicU64,
     moved: Vec<Counter>,
     ready: Barrier,
+    /// The injectors' kernel: the one asked for, or the first injector's
+    /// pick. Nothing runs a load or builds the chase until it is set.
+    kernel: OnceLock<&'static KernelSpec>,
+    /// The trial's rates, fastest first; unset when no trial ran.
+    tried: OnceLock<Vec<Tried>>,
 }
 
 impl Control {
     fn moved(&self) -> u64 {
         self.moved.iter().map(|c| c.0.load(Ordering::Relaxed)).sum()
+    }
+
+    /// The injectors' kernel once it is set; `None` if the run stops first.
+    fn wait_for_kernel(&self) -> Option<&'static KernelSpec> {
+        loop {
+            if let Some(k) = self.kernel.get() {
+                return Some(k);
+            }
+            if self.state.load(Ordering::Acquire) == STOP {
+                return None;
+            }
+            std::thread::sleep(Duration::from_micros(200));
+        }
+    }
+}
+
+/// How the injectors' kernel is chosen.
+enum Choice {
+    Given(&'static KernelSpec),
+    /// By a trial of these on the first injector; the widest stands in
+    /// when there is no trial to run (that injector failed to set up).
+    Trial {
+        candidates: Vec<&'static KernelSpec>,
+        widest: &'static KernelSpec,
+    },
+}
+
+impl Choice {
+    fn op(&self) -> Op {
+        match self {
+            Choice::Given(k) | Choice::Trial { widest: k, .. } => k.op,
+        }
+    }
+}
+
+/// Sets the kernel when the picking injector leaves without a pick,
+/// however it leaves, so no thread waits for one forever.
+struct PickOnDrop<'a>(&'a Control, &'static KernelSpec);
+
+impl Drop for PickOnDrop<'_> {
+    fn drop(&mut self) {
+        let _ = self.0.kernel.set(self.1);
     }
 }
 
@@ -91,15 +139,21 @@ struct Chased {
     merged: Vec<DelayPair>,
 }
 
-/// The injectors' kernel: the one asked for, else the widest read or copy
-/// with the mix's stores.
-fn kernel_for(cfg: &LoadedConfig) -> Result<&'static KernelSpec> {
+/// The injectors' kernel: the one asked for, else a trial among every
+/// kernel of the mix this CPU runs (see [`pick`]).
+fn choice_for(cfg: &LoadedConfig) -> Result<Choice> {
     if let Some(k) = cfg.kernel {
-        return Ok(k);
+        return Ok(Choice::Given(k));
     }
     let (op, store) = cfg.mix.kernel_kind();
-    kernels::best(op, store)
-        .ok_or_else(|| anyhow!("no {op} kernel with {store} stores runs on this CPU"))
+    let widest = kernels::best(op, store)
+        .ok_or_else(|| anyhow!("no {op} kernel with {store} stores runs on this CPU"))?;
+    let candidates = pick::candidates(cfg.mix);
+    Ok(if candidates.len() > 1 {
+        Choice::Trial { candidates, widest }
+    } else {
+        Choice::Given(widest)
+    })
 }
 
 /// The chase of a curve: the in-place full-random cycle through every line
@@ -138,8 +192,8 @@ fn build_chase<'a>(words: &'a mut [u64], pattern: &Pattern) -> Result<LoadChase<
 
 /// Measures one pair's curve.
 pub(super) fn measure(plan: &Plan, cfg: &LoadedConfig) -> Result<Curve> {
-    let kernel = kernel_for(cfg)?;
-    let arrays = kernel.op.arrays();
+    let choice = choice_for(cfg)?;
+    let arrays = choice.op().arrays();
     let array_bytes = (plan.injector_bytes / arrays / CHUNK_BYTES).max(1) * CHUNK_BYTES;
     let memory = TeamMemory {
         array_bytes,
@@ -153,6 +207,14 @@ pub(super) fn measure(plan: &Plan, cfg: &LoadedConfig) -> Result<Curve> {
         spins: AtomicU64::new(0),
         moved: (0..n).map(|_| Counter(AtomicU64::new(0))).collect(),
         ready: Barrier::new(n + 1),
+        kernel: OnceLock::new(),
+        tried: OnceLock::new(),
+    };
+    match &choice {
+        Choice::Given(k) => control.kernel.set(k).ok(),
+        // With no injector there is no trial: nothing will use the kernel.
+        Choice::Trial { widest, .. } if n == 0 => control.kernel.set(widest).ok(),
+        Choice::Trial { .. } => None,
     };
     let reports: Mutex<Vec<Result<Ready, String>>> = Mutex::new(Vec::new());
     let mut delays = cfg.delays_ns.clone();
@@ -164,8 +226,8 @@ pub(super) fn measure(plan: &Plan, cfg: &LoadedConfig) -> Result<Curve> {
                 cpu,
                 node: plan.mem_node,
             };
-            let (control, reports, memory) = (&control, &reports, &memory);
-            scope.spawn(move || injector(i, seat, memory, kernel, control, reports));
+            let (control, reports, memory, choice) = (&control, &reports, &memory, &choice);
+            scope.spawn(move || injector(i, seat, memory, choice, control, reports));
         }
         scope
             .spawn(|| chase(plan, &delays, &control, &reports))
@@ -178,7 +240,11 @@ pub(super) fn measure(plan: &Plan, cfg: &LoadedConfig) -> Result<Curve> {
         .into_iter()
         .filter_map(Result::ok)
         .collect();
+    let kernel = control.kernel.get().copied().unwrap_or(match choice {
+        Choice::Given(k) | Choice::Trial { widest: k, .. } => k,
+    });
     let mut notes: Vec<String> = plan.note.iter().cloned().collect();
+    notes.extend(control.tried.get().and_then(|t| pick::note(t)));
     notes.extend(merged_note(&chased.merged, chased.ns_per_spin));
     for r in &reports {
         if let Some(f) = &r.fallback
@@ -230,7 +296,7 @@ fn injector(
     index: usize,
     seat: Seat,
     memory: &TeamMemory,
-    kernel: &'static KernelSpec,
+    choice: &Choice,
     control: &Control,
     reports: &Mutex<Vec<Result<Ready, String>>>,
 ) {
@@ -257,34 +323,94 @@ fn injector(
         }
     };
     control.ready.wait();
-    if let Some(buffer) = buffer.as_mut() {
-        inject(buffer, memory, kernel, &control.moved[index].0, control);
+    let mut work = buffer.as_mut().map(|b| Work::new(b, memory, choice.op()));
+    if let (0, Choice::Trial { candidates, widest }) = (index, choice) {
+        let _unblock = PickOnDrop(control, widest);
+        if let Some(work) = work.as_mut() {
+            let tried = pick::trial(work, candidates);
+            let _ = control.kernel.set(tried[0].0);
+            let _ = control.tried.set(
+                tried
+                    .iter()
+                    .map(|&(k, mb_s)| Tried {
+                        kernel: k.name,
+                        mb_s,
+                    })
+                    .collect(),
+            );
+        }
+    }
+    if let (Some(kernel), Some(work)) = (control.wait_for_kernel(), work.as_mut()) {
+        inject(work, kernel, &control.moved[index].0, control);
     }
 }
 
-/// Works through the buffer chunk by chunk while the state says run,
-/// spinning between chunks; sleeps while parked.
-fn inject(
-    buffer: &mut Buffer,
-    memory: &TeamMemory,
-    kernel: &KernelSpec,
-    counter: &AtomicU64,
-    control: &Control,
-) {
-    let words = memory.array_bytes / 8;
-    let stride_words = team::stride(memory.array_bytes) / 8;
-    let all = buffer.as_mut_slice::<u64>();
-    let (a, rest) = all.split_at_mut(stride_words.min(all.len()));
-    let a = &mut a[..words];
-    let b: &[u64] = if kernel.op == Op::Copy {
-        &rest[..words]
-    } else {
-        &[]
-    };
-    let chunk = CHUNK_BYTES / 8;
-    let chunks = (words / chunk).max(1);
-    let per_chunk = (CHUNK_BYTES * kernel.op.stream_bytes_per_element() as usize / 8) as u64;
-    let (mut k, mut moved, mut sum) = (0usize, 0u64, 0u64);
+/// An injector's pass through its buffer, a batch of chunks at a time.
+pub(super) struct Work<'a> {
+    a: &'a mut [u64],
+    b: &'a [u64],
+    chunks: usize,
+    next: usize,
+    sum: u64,
+}
+
+impl<'a> Work<'a> {
+    fn new(buffer: &'a mut Buffer, memory: &TeamMemory, op: Op) -> Self {
+        let words = memory.array_bytes / 8;
+        let stride_words = team::stride(memory.array_bytes) / 8;
+        let all = buffer.as_mut_slice::<u64>();
+        let (a, rest) = all.split_at_mut(stride_words.min(all.len()));
+        let b: &[u64] = if op == Op::Copy { &rest[..words] } else { &[] };
+        Work {
+            a: &mut a[..words],
+            b,
+            chunks: (words / (CHUNK_BYTES / 8)).max(1),
+            next: 0,
+            sum: 0,
+        }
+    }
+
+    /// Runs `kernel` over the next batch (at most [`BATCH`] chunks, up to
+    /// the buffer's end): the bytes it moved, counted as STREAM counts
+    /// them, and the chunks it covered.
+    pub(super) fn batch(&mut self, kernel: &KernelSpec) -> (u64, u64) {
+        let chunk = CHUNK_BYTES / 8;
+        let span = BATCH.min(self.chunks - self.next);
+        let r = self.next * chunk..(self.next + span) * chunk;
+        let mut args = if self.b.is_empty() {
+            KernelArgs {
+                dst: &mut [],
+                src1: &self.a[r],
+                src2: &[],
+                src3: &[],
+                scalar: 1.0,
+            }
+        } else {
+            KernelArgs {
+                dst: &mut self.a[r.clone()],
+                src1: &self.b[r],
+                src2: &[],
+                src3: &[],
+                scalar: 1.0,
+            }
+        };
+        self.sum ^= kernel.run(&mut args);
+        self.next = (self.next + span) % self.chunks;
+        let per_chunk = (CHUNK_BYTES * kernel.op.stream_bytes_per_element() as usize / 8) as u64;
+        (per_chunk * span as u64, span as u64)
+    }
+}
+
+impl Drop for Work<'_> {
+    fn drop(&mut self) {
+        black_box(self.sum);
+    }
+}
+
+/// Works through the buffer while the state says run, spinning between
+/// chunks; sleeps while parked.
+fn inject(work: &mut Work, kernel: &KernelSpec, counter: &AtomicU64, control: &Control) {
+    let mut moved = 0u64;
     loop {
         match control.state.load(Ordering::Acquire) {
             STOP => break,
@@ -300,32 +426,11 @@ fn inject(
         // stores waits for them to reach memory, the checksum's reads) paid
         // every 4 KiB would cap the load at every delay but 0, and the curve
         // would jump between its last two points.
-        let span = BATCH.min(chunks - k);
-        let r = k * chunk..(k + span) * chunk;
-        let mut args = if b.is_empty() {
-            KernelArgs {
-                dst: &mut [],
-                src1: &a[r],
-                src2: &[],
-                src3: &[],
-                scalar: 1.0,
-            }
-        } else {
-            KernelArgs {
-                dst: &mut a[r.clone()],
-                src1: &b[r],
-                src2: &[],
-                src3: &[],
-                scalar: 1.0,
-            }
-        };
-        sum ^= kernel.run(&mut args);
-        moved += per_chunk * span as u64;
+        let (bytes, chunks) = work.batch(kernel);
+        moved += bytes;
         counter.store(moved, Ordering::Relaxed);
-        spin(spins * span as u64);
-        k = (k + span) % chunks;
+        spin(spins * chunks);
     }
-    black_box(sum);
 }
 
 /// `n` iterations of the CPU's spin-wait hint (`pause` on x86, `isb` or
@@ -431,6 +536,10 @@ fn chase(
         .find(|r| r.is_err())
     {
         return Err(anyhow!("{e}"));
+    }
+    // The kernel trial runs on a quiet machine: the chase is built after it.
+    if control.wait_for_kernel().is_none() {
+        return Err(anyhow!("the injectors stopped before the curve began"));
     }
     let kind = buffer.page_kind();
     let mut chain = build_chase(buffer.as_mut_slice::<u64>(), &plan.pattern)?;

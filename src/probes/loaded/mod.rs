@@ -7,11 +7,13 @@
 //! per (CPU node, memory node) pair, and its knee.
 //!
 //! `mod.rs` plans the pairs and sizes; `inject.rs` runs the threads;
+//! `pick.rs` chooses the injectors' kernel;
 //! `curve.rs` is the knee and monotonicity logic; `records.rs` and
 //! `view.rs` turn the curves into records and show them.
 
 mod curve;
 mod inject;
+mod pick;
 pub(crate) mod records;
 pub(crate) mod view;
 
@@ -93,8 +95,8 @@ pub struct LoadedConfig {
     /// Spin between chunks per point, ns; measured from the longest down.
     pub delays_ns: Vec<u64>,
     pub mix: Mix,
-    /// The injectors' kernel, checked against the mix; `None`: the widest
-    /// one of the mix's operation and stores.
+    /// The injectors' kernel, checked against the mix; `None`: the fastest
+    /// of the mix's kernels in a trial on the first injector.
     pub kernel: Option<&'static KernelSpec>,
     /// Chase buffer; `None`: the idle-latency chase's
     /// ([`super::sizing::chase_bytes`]).
