@@ -5,8 +5,8 @@
 #
 # Patterns and the candidates of each side (only those this CPU and each tool
 # can run):
-#   read   numabench read_<isa>               likwid load, load_<isa>, load_mem
-#   copy   numabench copy[_nt]_<isa>          likwid copy[_<isa>], copy_mem[_<isa>]
+#   read   numabench read[_s8][_nt]_<isa>     likwid load, load_<isa>, load_mem
+#   copy   numabench copy[_nt|_s4_nt]_<isa>   likwid copy[_<isa>], copy_mem[_<isa>]
 #   triad  numabench triad[_nt]_<isa>         likwid stream[_<isa>], stream_mem[_<isa>]
 #   write  numabench write[_nt]_<isa>         likwid store[_<isa>], store_mem[_<isa>]
 # (triad: a = b + s*c, 3 streams, 24 bytes per element on both sides; likwid's

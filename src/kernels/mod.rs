@@ -47,8 +47,11 @@ pub use registry::{KERNELS, available, best, best_streams, find};
 
 /// Parts a multi-stream read kernel reads at once (`read_s8_*`).
 pub const STREAMS: usize = 8;
-// The kernels' names and `KernelSpec::access` spell the 8 out.
-const _: () = assert!(STREAMS == 8);
+/// Parts a multi-stream copy kernel copies at once (`copy_s4_nt_*`): four
+/// beat one, two and sixteen on an AVX-512 Xeon (docs/peak.md).
+pub const COPY_STREAMS: usize = 4;
+// The kernels' names and `KernelSpec::access` spell the 8 and the 4 out.
+const _: () = assert!(STREAMS == 8 && COPY_STREAMS == 4);
 
 /// What a kernel does to each element.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -335,7 +338,8 @@ pub struct KernelSpec {
     pub isa: Isa,
     pub store: Store,
     /// Places the kernel goes through the arrays at once: 1 (one pass from
-    /// start to end), or [`STREAMS`] for the multi-stream reads.
+    /// start to end), [`STREAMS`] for the multi-stream reads or
+    /// [`COPY_STREAMS`] for the multi-stream copies.
     pub streams: usize,
     func: RawKernel,
 }
@@ -345,8 +349,10 @@ impl KernelSpec {
     /// loads, every other operation is told apart by its stores.
     pub fn access(&self) -> &'static str {
         match (self.op.stores(), self.store, self.streams > 1) {
-            (true, Store::Regular, _) => "regular stores",
-            (true, Store::NonTemporal, _) => "non-temporal stores",
+            (true, Store::Regular, false) => "regular stores",
+            (true, Store::Regular, true) => "regular stores, 4 streams",
+            (true, Store::NonTemporal, false) => "non-temporal stores",
+            (true, Store::NonTemporal, true) => "non-temporal stores, 4 streams",
             (false, Store::Regular, false) => "regular loads",
             (false, Store::NonTemporal, false) => "non-temporal loads",
             (false, Store::Regular, true) => "regular loads, 8 streams",

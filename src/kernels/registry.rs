@@ -76,6 +76,20 @@ macro_rules! streams {
     };
 }
 
+/// `copy_streams!(isa_module, Isa)` for the multi-stream streaming copy.
+macro_rules! copy_streams {
+    ($isa:ident, $Isa:ident) => {
+        KernelSpec {
+            name: concat!("copy_s4_nt_", stringify!($isa)),
+            op: Op::Copy,
+            isa: Isa::$Isa,
+            store: Store::NonTemporal,
+            streams: super::COPY_STREAMS,
+            func: $isa::copy_streams::<true>,
+        }
+    };
+}
+
 /// Every kernel this build has, whether or not this CPU can run it.
 pub static KERNELS: &[KernelSpec] = &[
     kernel!(portable, Portable, read, Read),
@@ -102,6 +116,8 @@ pub static KERNELS: &[KernelSpec] = &[
     kernel!(avx2, Avx2, copy, Copy, regular),
     #[cfg(target_arch = "x86_64")]
     kernel!(avx2, Avx2, copy, Copy, nt),
+    #[cfg(target_arch = "x86_64")]
+    copy_streams!(avx2, Avx2),
     #[cfg(target_arch = "x86_64")]
     kernel!(avx2, Avx2, scale, Scale, regular),
     #[cfg(target_arch = "x86_64")]
@@ -134,6 +150,8 @@ pub static KERNELS: &[KernelSpec] = &[
     kernel!(avx512, Avx512, copy, Copy, regular),
     #[cfg(target_arch = "x86_64")]
     kernel!(avx512, Avx512, copy, Copy, nt),
+    #[cfg(target_arch = "x86_64")]
+    copy_streams!(avx512, Avx512),
     #[cfg(target_arch = "x86_64")]
     kernel!(avx512, Avx512, scale, Scale, regular),
     #[cfg(target_arch = "x86_64")]
@@ -225,9 +243,11 @@ mod tests {
             .map(|k| (k.op, k.isa, k.store, k.streams))
             .collect();
         assert_eq!(combos.len(), KERNELS.len());
-        // Only reads come in several streams, and each one-pass read has one
-        // per ISA and store kind at most.
-        assert!(KERNELS.iter().all(|k| k.streams == 1 || k.op == Op::Read));
+        // Only reads and streaming copies come in several streams, and each
+        // one-pass kernel has one per ISA and store kind at most.
+        assert!(KERNELS.iter().all(|k| k.streams == 1
+            || k.op == Op::Read
+            || (k.op == Op::Copy && k.store == Store::NonTemporal)));
         let combos: HashSet<_> = KERNELS
             .iter()
             .filter(|k| k.streams == 1)

@@ -379,6 +379,10 @@ fn kernels_name_their_accesses_by_op_and_store_kind() {
     if cfg!(target_arch = "x86_64") {
         assert_eq!(access("read_nt_avx2"), Some("non-temporal loads"));
         assert_eq!(access("write_nt_avx512"), Some("non-temporal stores"));
+        assert_eq!(
+            access("copy_s4_nt_avx2"),
+            Some("non-temporal stores, 4 streams")
+        );
     }
 }
 
@@ -389,8 +393,7 @@ fn kernels_multi_stream_reads_cover_every_word_once() {
     // words tells a word skipped or read twice.
     let lengths = [0, 8, 63, 64, 65, 127, 128, 129, 512 + 7, 4096 + 61];
     let mut checked = 0;
-    for k in available().filter(|k| k.streams > 1) {
-        assert_eq!(k.op, Op::Read, "{}", k.name);
+    for k in available().filter(|k| k.streams > 1 && k.op == Op::Read) {
         for n in lengths {
             for offset in OFFSETS {
                 let a = Aligned::new(n, offset, |i| double(7, i));
@@ -411,4 +414,37 @@ fn kernels_multi_stream_reads_cover_every_word_once() {
         checked >= lengths.len() * OFFSETS.len(),
         "no multi-stream read ran"
     );
+}
+
+#[test]
+fn kernels_multi_stream_copies_copy_every_word_once_and_nothing_else() {
+    // Around whole turns of the loop (4 streams of a line each), with the
+    // source and the destination at different offsets from a line.
+    let lengths = [0, 3, 31, 32, 33, 63, 64, 65, 256 + 9, 4096 + 61];
+    let streamed: Vec<_> = available()
+        .filter(|k| k.streams > 1 && k.op != Op::Read)
+        .collect();
+    for k in &streamed {
+        assert_eq!(k.op, Op::Copy, "{}", k.name);
+        assert_eq!(k.streams, COPY_STREAMS, "{}", k.name);
+        for n in lengths {
+            for offset in OFFSETS {
+                let a = Aligned::new(n, (offset + 3) % 8, |i| double(9, i));
+                let mut d = Aligned::new(n, offset, |_| 0);
+                k.run(&mut KernelArgs {
+                    dst: d.slice_mut(n),
+                    src1: a.slice(n),
+                    src2: &[],
+                    src3: &[],
+                    scalar: 0.0,
+                });
+                assert_eq!(d.slice(n), a.slice(n), "{} n={n} offset={offset}", k.name);
+                assert!(d.guards_intact(n), "{} n={n} offset={offset}", k.name);
+            }
+        }
+    }
+    // Every x86-64 CPU with AVX2 has one; the portable build has none.
+    if cfg!(target_arch = "x86_64") && std::arch::is_x86_feature_detected!("avx2") {
+        assert!(streamed.iter().any(|k| k.name == "copy_s4_nt_avx2"));
+    }
 }

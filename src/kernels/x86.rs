@@ -19,7 +19,7 @@
 //! - Triad is `mul` then `add`, never FMA, to match the scalar formula bit for
 //!   bit.
 
-use super::STREAMS;
+use super::{COPY_STREAMS, STREAMS};
 use std::arch::x86_64::_mm_sfence;
 
 /// Cache line size: streaming stores should cover whole lines.
@@ -52,7 +52,7 @@ macro_rules! simd_kernels {
     ) => {
         $(#[$attr])*
         pub(super) mod $module {
-            use super::{head_len, sfence};
+            use super::{COPY_STREAMS, head_len, sfence};
             use std::arch::x86_64::{$vi as VI, $vd as VD, $($intrinsic as $alias),*};
 
             const LANES: usize = size_of::<VI>() / size_of::<u64>();
@@ -282,6 +282,56 @@ macro_rules! simd_kernels {
             ) -> u64 {
                 let a = &src1[..dst.len()];
                 fill::<NT, 1>(dst, [a], |[a]| a, |[a]| a);
+                0
+            }
+
+            /// Copy in [`COPY_STREAMS`] places at once, as `read_streams`
+            /// reads: both arrays cut into that many parts, each turn of
+            /// the loop copies one line of every part. With streaming
+            /// stores a core keeps more lines in flight from several
+            /// streams than from one (glibc's large `memcpy` copies four
+            /// pages at once for the same reason); with regular stores the
+            /// read-for-ownership of every line caps it anyway, so only the
+            /// streaming variant is built.
+            #[target_feature(enable = $feature)]
+            #[inline(never)]
+            pub(in crate::kernels) fn copy_streams<const NT: bool>(
+                dst: &mut [u64],
+                src1: &[u64],
+                _src2: &[u64],
+                _src3: &[u64],
+                _q: f64,
+            ) -> u64 {
+                const LINE: usize = super::LINE_BYTES / size_of::<u64>();
+                let n = dst.len();
+                let a = &src1[..n];
+                let head = head_len(dst.as_ptr(), n);
+                // Whole lines per part, so every part starts on a line.
+                let part = (n - head) / COPY_STREAMS / LINE * LINE;
+                let (s, d) = (a.as_ptr(), dst.as_mut_ptr());
+                let mut i = 0;
+                while i < part {
+                    for k in 0..COPY_STREAMS {
+                        let line = head + k * part + i;
+                        for v in 0..LINE / LANES {
+                            // SAFETY: line + LINE <= head + COPY_STREAMS *
+                            // part <= n, inside `dst` and `a`; d + head is on
+                            // a line boundary and k * part + i a multiple of
+                            // LINE, so the store is aligned as it must be.
+                            unsafe {
+                                let o = line + v * LANES;
+                                put::<NT>(d.add(o), load(s.add(o)));
+                            }
+                        }
+                    }
+                    i += LINE;
+                }
+                let done = head + COPY_STREAMS * part;
+                dst[..head].copy_from_slice(&a[..head]);
+                dst[done..].copy_from_slice(&a[done..]);
+                if NT {
+                    sfence();
+                }
                 0
             }
 

@@ -155,9 +155,10 @@ pub fn kernels_for(
 }
 
 /// [`kernels_for`], and for each read the multi-stream read of the same
-/// load kind as a second candidate: one core reads faster from several
-/// places at once on many CPUs, and the peak is what a core can pull. The
-/// faster of the two is kept ([`keep_fastest`]).
+/// load kind as a second candidate (and for the 1:1 copy with streaming
+/// stores the multi-stream copy): one core moves more from several places
+/// at once on many CPUs, and the peak is what a core can move. The faster
+/// of the two is kept ([`keep_fastest`]).
 pub fn peak_kernels(
     mixes: &[Mix],
     stores: &[Store],
@@ -165,14 +166,21 @@ pub fn peak_kernels(
     let (mut out, mut notes) = kernels_for(mixes, stores);
     let streams: Vec<(Mix, &'static KernelSpec)> = out
         .iter()
-        .filter(|(mix, _)| *mix == Mix::Read)
+        .filter(|(mix, _)| matches!(mix, Mix::Read | Mix::R1W1))
         .filter_map(|&(mix, k)| kernels::best_streams(k.op, k.store).map(|s| (mix, s)))
         .collect();
-    if !streams.is_empty() {
+    if streams.iter().any(|(m, _)| *m == Mix::Read) {
         notes.push(format!(
             "read: one pass (read_*) and {} streams at once (read_s{}_*) are both measured for each load kind, and the faster is kept; the record names its kernel",
             kernels::STREAMS,
             kernels::STREAMS
+        ));
+    }
+    if streams.iter().any(|(m, _)| *m == Mix::R1W1) {
+        notes.push(format!(
+            "1:1 with non-temporal stores: one pass (copy_nt_*) and {} streams at once (copy_s{}_nt_*) are both measured, and the faster is kept",
+            kernels::COPY_STREAMS,
+            kernels::COPY_STREAMS
         ));
     }
     out.extend(streams);
@@ -482,11 +490,21 @@ mod tests {
         assert!(
             streamed
                 .iter()
-                .all(|(m, k)| *m == Mix::Read && k.op == Op::Read)
+                .all(|(m, k)| (*m == Mix::Read && k.op == Op::Read)
+                    || (*m == Mix::R1W1 && k.op == Op::Copy && k.store == Store::NonTemporal))
         );
         assert_eq!(ks.len(), plain.len() + streamed.len());
         assert_eq!(keep_fastest_count(&ks), plain.len());
         assert!(notes.iter().any(|n| n.contains("read_s8_")), "{notes:?}");
+        // Where the CPU streams stores, the 1:1 copy is tried in streams too.
+        let copies = streamed.iter().filter(|(m, _)| *m == Mix::R1W1).count();
+        let nt_copy = kernels::best_streams(Op::Copy, Store::NonTemporal);
+        assert_eq!(copies, usize::from(nt_copy.is_some()));
+        assert_eq!(
+            notes.iter().any(|n| n.contains("copy_s4_nt_")),
+            nt_copy.is_some(),
+            "{notes:?}"
+        );
 
         let one = kernels::best(Op::Read, Store::Regular).unwrap();
         let many = kernels::best_streams(Op::Read, Store::Regular).unwrap();
