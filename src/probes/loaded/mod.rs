@@ -7,7 +7,8 @@
 //! per (CPU node, memory node) pair, and its knee.
 //!
 //! `mod.rs` plans the pairs and sizes; `inject.rs` runs the threads;
-//! `pick.rs` chooses the injectors' kernel;
+//! `work.rs` is an injector's pass through its buffer; `pick.rs` chooses
+//! the injectors' kernel;
 //! `curve.rs` is the knee and monotonicity logic; `records.rs` and
 //! `view.rs` turn the curves into records and show them.
 
@@ -16,6 +17,7 @@ mod inject;
 mod pick;
 pub(crate) mod records;
 pub(crate) mod view;
+mod work;
 
 pub use curve::KNEE_FACTOR;
 pub use view::LoadedView;

@@ -8,7 +8,7 @@
 //! less makes a curve that stops short of the load the machine can take.
 
 use super::Mix;
-use super::inject::Work;
+use super::work::Work;
 use crate::kernels::{self, KernelSpec};
 use std::time::{Duration, Instant};
 
