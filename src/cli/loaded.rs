@@ -35,9 +35,10 @@ pub struct LoadedArgs {
     #[arg(short = 'm', long, value_name = "MIX", default_value = "read")]
     pub mix: String,
     /// The injectors' kernel by name, in place of the fastest of the mix's
-    /// kernels in a short trial before each curve: a read kernel (regular or streaming loads) for read, a copy
-    /// with regular stores for copy, with non-temporal stores for copy-nt
-    /// ('numabench sweep --list-kernels' lists them).
+    /// kernels in a short trial before each curve: a read kernel (regular
+    /// or streaming loads) for read, a copy with regular stores for copy,
+    /// with non-temporal stores for copy-nt ('numabench sweep
+    /// --list-kernels' lists them).
     #[arg(long = "kernel-variant", value_name = "NAME")]
     pub kernel_variant: Option<String>,
     /// Chase buffer, e.g. 1G [default: 16x the L3 of the chase's core, at

@@ -11,7 +11,7 @@
 //!   every load, about 20% at L1; the chain stores raw pointers, so each
 //!   step is a single `mov (reg), reg`.
 
-use super::shuffle::{Shuffle, prefetch};
+use super::shuffle::{Shuffle, prefetch, swaps};
 use std::hint::black_box;
 use std::marker::PhantomData;
 use std::ptr::NonNull;
@@ -84,7 +84,7 @@ impl<'a> Chain<'a> {
         // time made the shuffle most of a large measurement's run time.
         let mut rng = SplitMix64(seed);
         let at = words.as_ptr();
-        super::shuffle::swaps(
+        swaps(
             lines,
             Shuffle::SingleCycle,
             &mut rng,

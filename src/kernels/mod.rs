@@ -204,7 +204,7 @@ impl Isa {
     }
 
     /// Preference when several kernels fit: wider vectors first.
-    fn rank(self) -> u8 {
+    pub fn rank(self) -> u8 {
         match self {
             Isa::Portable => 0,
             Isa::Neon => 1,

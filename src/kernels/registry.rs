@@ -205,7 +205,7 @@ pub fn best(op: Op, store: Store) -> Option<&'static KernelSpec> {
 }
 
 /// The widest multi-stream kernel of `op` with `store` this CPU runs, where
-/// there is one (reads only).
+/// there is one (reads, and copies with streaming stores).
 pub fn best_streams(op: Op, store: Store) -> Option<&'static KernelSpec> {
     available()
         .filter(|k| k.op == op && k.store == store && k.streams > 1)

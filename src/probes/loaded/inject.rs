@@ -3,9 +3,11 @@
 //!
 //! Every thread pins itself and maps, fills and verifies its own buffer on
 //! the memory node (first touch from the thread that uses it), then all
-//! meet at a barrier. The chase thread measures the idle point with the
-//! injectors parked (asleep), then sets the spin of each delay and lets
-//! them run. Each injector adds the bytes it moved to a counter of its own
+//! meet at a barrier. Unless a kernel was named, the first injector then
+//! times the mix's kernels on its buffer (`pick.rs`) while the others wait
+//! and the chase is not yet built. The chase thread measures the idle
+//! point with the injectors parked (asleep), then sets the spin of each
+//! delay and lets them run. Each injector adds the bytes it moved to a counter of its own
 //! after every chunk; the chase thread reads the counters' sum and the
 //! clock around each of its latency samples, so every latency sample has
 //! the bandwidth injected during that very sample, counted by the
@@ -54,7 +56,8 @@ struct Control {
     moved: Vec<Counter>,
     ready: Barrier,
     /// The injectors' kernel: the one asked for, or the first injector's
-    /// pick. Nothing runs a load or builds the chase until it is set.
+    /// pick. Until it is set only that injector's trial runs: no load, and
+    /// the chase is not built.
     kernel: OnceLock<&'static KernelSpec>,
     /// The trial's rates, fastest first; unset when no trial ran.
     tried: OnceLock<Vec<Tried>>,
@@ -474,6 +477,8 @@ fn chase(
         return Err(anyhow!("{e}"));
     }
     // The kernel trial runs on a quiet machine: the chase is built after it.
+    // The first injector sets the kernel however it ends and only this
+    // thread stops the run, so the wait ends; the branch is defensive.
     if control.wait_for_kernel().is_none() {
         return Err(anyhow!("the injectors stopped before the curve began"));
     }

@@ -188,8 +188,8 @@ pub fn peak_kernels(
 }
 
 /// One run per (mix, store kind): where two kernels measured the same pair
-/// (a read in one pass and in several streams), the faster, in the place of
-/// the first.
+/// (a read, or a 1:1 copy with streaming stores, in one pass and in several
+/// streams), the faster, in the place of the first.
 pub fn keep_fastest(measured: Vec<(Mix, Bandwidth)>) -> Vec<(Mix, Bandwidth)> {
     let mut out: Vec<(Mix, Bandwidth)> = Vec::with_capacity(measured.len());
     for (mix, b) in measured {
