@@ -76,7 +76,9 @@ macro_rules! streams {
     };
 }
 
-/// `copy_streams!(isa_module, Isa)` for the multi-stream streaming copy.
+/// `copy_streams!(isa_module, Isa)` for the multi-stream streaming copy
+/// (x86 only: the portable and NEON kernels have no streaming stores).
+#[cfg(target_arch = "x86_64")]
 macro_rules! copy_streams {
     ($isa:ident, $Isa:ident) => {
         KernelSpec {
