@@ -32,6 +32,14 @@ fn head_len(p: *const u64, n: usize) -> usize {
     ((LINE_BYTES - misaligned) % LINE_BYTES / size_of::<u64>()).min(n)
 }
 
+/// Words in each of `streams` parts of the `n - head` words after an
+/// unaligned head: whole lines, so every part starts on a line. The words
+/// from `head + streams * part` on are left for scalar code.
+fn stream_part(n: usize, head: usize, streams: usize) -> usize {
+    const LINE: usize = LINE_BYTES / size_of::<u64>();
+    (n - head) / streams / LINE * LINE
+}
+
 /// Ends a streaming kernel: orders the weakly ordered stores before anything
 /// that follows.
 #[inline]
@@ -52,7 +60,7 @@ macro_rules! simd_kernels {
     ) => {
         $(#[$attr])*
         pub(super) mod $module {
-            use super::{COPY_STREAMS, head_len, sfence};
+            use super::{COPY_STREAMS, head_len, sfence, stream_part};
             use std::arch::x86_64::{$vi as VI, $vd as VD, $($intrinsic as $alias),*};
 
             const LANES: usize = size_of::<VI>() / size_of::<u64>();
@@ -233,8 +241,7 @@ macro_rules! simd_kernels {
                 const LINE: usize = super::LINE_BYTES / size_of::<u64>();
                 let n = src1.len();
                 let head = head_len(src1.as_ptr(), n);
-                // Whole lines per part, so every part starts on a line.
-                let part = (n - head) / super::STREAMS / LINE * LINE;
+                let part = stream_part(n, head, super::STREAMS);
                 let p = src1.as_ptr();
                 let mut acc = [setzero_si(); super::STREAMS];
                 let mut i = 0;
@@ -306,8 +313,7 @@ macro_rules! simd_kernels {
                 let n = dst.len();
                 let a = &src1[..n];
                 let head = head_len(dst.as_ptr(), n);
-                // Whole lines per part, so every part starts on a line.
-                let part = (n - head) / COPY_STREAMS / LINE * LINE;
+                let part = stream_part(n, head, COPY_STREAMS);
                 let (s, d) = (a.as_ptr(), dst.as_mut_ptr());
                 let mut i = 0;
                 while i < part {
