@@ -3,7 +3,7 @@
 //! The sweep and the matrix both call these, so a matrix cell and a sweep
 //! row at the same size, thread and kernel are the same number.
 
-use super::team::{Seat, TeamMemory, with_team};
+use super::team::{Seat, Team, TeamMemory, TeamSetup, with_team};
 use crate::ids::NodeSet;
 use crate::kernels::{self, KernelSpec, chase::Chases, latency::Chain, pattern::Pattern};
 use crate::memory::{Buffer, BufferOptions, PageKind};
@@ -141,65 +141,120 @@ pub fn bandwidth_split(
     timing: Timing,
     split: &[(usize, u32)],
 ) -> Result<Bandwidth> {
+    let mut one = bandwidths_split(
+        seats,
+        &[(kernel, array_bytes)],
+        (pages, timing),
+        split,
+        &mut |_| true,
+    )?;
+    Ok(one.remove(0))
+}
+
+/// [`bandwidth_split`] for each (kernel, array bytes) of `runs` in turn, on
+/// one team that maps its memory once, for the run that needs the most:
+/// faulting in a working set past the L3 for every kernel cost more than
+/// measuring it. `go_on(i)` is asked before run `i`; the runs end at the
+/// first `false`.
+pub fn bandwidths_split(
+    seats: &[Seat],
+    runs: &[(&'static KernelSpec, usize)],
+    (pages, timing): (PageKind, Timing),
+    split: &[(usize, u32)],
+    go_on: &mut dyn FnMut(usize) -> bool,
+) -> Result<Vec<Bandwidth>> {
+    let Some(&(kernel, array_bytes)) = runs
+        .iter()
+        .max_by_key(|(k, bytes)| super::team::stride(*bytes) * k.op.arrays())
+    else {
+        return Ok(Vec::new());
+    };
     let memory = TeamMemory {
         array_bytes,
         arrays: kernel.op.arrays(),
         pages,
         split: split.to_vec(),
     };
-    let begun = Instant::now();
+    let mut begun = Instant::now();
     with_team(seats, &memory, |team, setup| {
-        let mut reps = 1u64;
-        let mut seed = 0u64;
-        let mut iterations = 0;
-        let min_run = timing.min_run.as_secs_f64();
-        loop {
-            let wall = team.run(kernel, reps, seed).wall_s();
-            seed += reps;
-            iterations += reps;
-            if wall >= min_run / 4.0 || reps > 1 << 40 {
-                reps = ((reps as f64 * min_run / wall.max(1e-9)).ceil() as u64).max(1);
+        let seen = seen(setup);
+        let mut out = Vec::with_capacity(runs.len());
+        for (i, &(kernel, array_bytes)) in runs.iter().enumerate() {
+            if !go_on(i) {
                 break;
             }
-            reps *= 4;
+            let (reps, iterations, times_s) = time_runs(team, kernel, array_bytes, timing);
+            out.push(Bandwidth {
+                kernel,
+                threads: seats.len(),
+                array_bytes,
+                reps,
+                iterations,
+                times_s,
+                elapsed_s: begun.elapsed().as_secs_f64(),
+                seen: seen.clone(),
+            });
+            begun = Instant::now();
         }
-        let mut times_s = Vec::with_capacity(timing.tries);
-        for _ in 0..timing.tries.max(1) {
-            times_s.push(team.run(kernel, reps, seed).wall_s());
-            seed += reps;
-            iterations += reps;
-        }
-        let mut pages_by_node = BTreeMap::new();
-        for p in &setup.placements {
-            for (n, c) in &p.pages_by_node {
-                *pages_by_node.entry(*n).or_default() += c;
-            }
-        }
-        let threads = setup.placements.len().max(1) as f64;
-        Ok(Bandwidth {
-            kernel,
-            threads: seats.len(),
-            array_bytes,
-            reps,
-            iterations,
-            times_s,
-            elapsed_s: begun.elapsed().as_secs_f64(),
-            seen: Seen {
-                pages_by_node,
-                verified_pct: setup
-                    .placements
-                    .iter()
-                    .map(|p| p.on_target_pct.unwrap_or(0.0))
-                    .fold(100.0, f64::min),
-                huge_pct: setup.placements.iter().map(|p| p.huge_pct).sum::<f64>() / threads,
-                cpus_seen: setup.cpus_seen.clone(),
-                page_kind: setup
-                    .page_kinds
-                    .first()
-                    .map_or("base".into(), |k| k.to_string()),
-            },
-        })
+        Ok(out)
     })
+}
+
+/// One warm-up that grows the repetitions until a run lasts a quarter of
+/// `min_run`, then `tries` timed runs: (repetitions per timed run,
+/// repetitions in all, seconds of each timed run).
+fn time_runs(
+    team: &Team<'_>,
+    kernel: &'static KernelSpec,
+    array_bytes: usize,
+    timing: Timing,
+) -> (u64, u64, Vec<f64>) {
+    let mut reps = 1u64;
+    let mut seed = 0u64;
+    let mut iterations = 0;
+    let min_run = timing.min_run.as_secs_f64();
+    loop {
+        let wall = team.run(kernel, array_bytes, reps, seed).wall_s();
+        seed += reps;
+        iterations += reps;
+        if wall >= min_run / 4.0 || reps > 1 << 40 {
+            reps = ((reps as f64 * min_run / wall.max(1e-9)).ceil() as u64).max(1);
+            break;
+        }
+        reps *= 4;
+    }
+    let mut times_s = Vec::with_capacity(timing.tries);
+    for _ in 0..timing.tries.max(1) {
+        times_s.push(team.run(kernel, array_bytes, reps, seed).wall_s());
+        seed += reps;
+        iterations += reps;
+    }
+    (reps, iterations, times_s)
+}
+
+/// Where a team's memory was, from what its threads saw setting up.
+fn seen(setup: &TeamSetup) -> Seen {
+    let mut pages_by_node = BTreeMap::new();
+    for p in &setup.placements {
+        for (n, c) in &p.pages_by_node {
+            *pages_by_node.entry(*n).or_default() += c;
+        }
+    }
+    let threads = setup.placements.len().max(1) as f64;
+    Seen {
+        pages_by_node,
+        verified_pct: setup
+            .placements
+            .iter()
+            .map(|p| p.on_target_pct.unwrap_or(0.0))
+            .fold(100.0, f64::min),
+        huge_pct: setup.placements.iter().map(|p| p.huge_pct).sum::<f64>() / threads,
+        cpus_seen: setup.cpus_seen.clone(),
+        page_kind: setup
+            .page_kinds
+            .first()
+            .map_or("base".into(), |k| k.to_string()),
+    }
 }
 
 /// Latency samples: at least 7, at most 21, until the coefficient of
@@ -348,4 +403,67 @@ pub fn with_pattern(
         rec = rec.param(param::STRIDE_BYTES, s);
     }
     rec
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kernels::{Op, Store};
+
+    fn seat() -> Seat {
+        let topo = crate::topology::read_topology(&crate::topology::SysfsRoot::live()).unwrap();
+        super::super::seats::spread(&topo, 1)[0]
+    }
+
+    #[test]
+    fn kernels_on_one_team_each_run_over_their_own_array_size() {
+        let read = kernels::best(Op::Read, Store::Regular).unwrap();
+        let triad = kernels::best(Op::Triad, Store::Regular).unwrap();
+        let timing = Timing {
+            tries: 2,
+            min_run: Duration::from_millis(2),
+        };
+        let runs = [(read, 3 << 20), (triad, 1 << 20)];
+        let mut asked = Vec::new();
+        let out = bandwidths_split(&[seat()], &runs, (PageKind::Base, timing), &[], &mut |i| {
+            asked.push(i);
+            true
+        })
+        .unwrap();
+        assert_eq!(asked, [0, 1]);
+        assert_eq!(out.len(), 2);
+        for (b, (kernel, bytes)) in out.iter().zip(runs) {
+            assert_eq!(b.kernel.name, kernel.name);
+            assert_eq!(b.array_bytes, bytes);
+            assert_eq!(b.times_s.len(), 2);
+            assert!(b.lm_mb_s().is_finite() && b.lm_mb_s() > 0.0, "{b:?}");
+            // Both ran on the one team's memory, placed once.
+            assert_eq!(b.seen, out[0].seen);
+        }
+        // Triad moves 3 arrays' elements per pass, read one: the STREAM
+        // count knows the kernel, not just the size.
+        let t = &out[1];
+        assert!((t.stream_mb_s() / t.lm_mb_s() - 3.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn runs_end_at_the_first_no() {
+        let read = kernels::best(Op::Read, Store::Regular).unwrap();
+        let timing = Timing {
+            tries: 1,
+            min_run: Duration::from_millis(1),
+        };
+        let runs = [(read, 1 << 20), (read, 2 << 20), (read, 1 << 20)];
+        let out = bandwidths_split(&[seat()], &runs, (PageKind::Base, timing), &[], &mut |i| {
+            i < 1
+        })
+        .unwrap();
+        assert_eq!(out.len(), 1);
+        assert_eq!(out[0].array_bytes, 1 << 20);
+        assert!(
+            bandwidths_split(&[seat()], &[], (PageKind::Base, timing), &[], &mut |_| true)
+                .unwrap()
+                .is_empty()
+        );
+    }
 }

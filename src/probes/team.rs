@@ -41,6 +41,18 @@ pub struct TeamMemory {
     pub split: Vec<(usize, u32)>,
 }
 
+impl TeamMemory {
+    /// Bytes each thread maps.
+    pub fn thread_bytes(&self) -> usize {
+        stride(self.array_bytes) * self.arrays
+    }
+
+    /// Whether `arrays` arrays of `array_bytes` fit in each thread's memory.
+    pub fn fits(&self, array_bytes: usize, arrays: usize) -> bool {
+        stride(array_bytes) * arrays <= self.thread_bytes()
+    }
+}
+
 /// Granule of a split placement: one huge page, so THP still applies.
 const SPLIT_CHUNK: usize = 2 << 20;
 
@@ -83,6 +95,7 @@ impl RunTimes {
 enum Command {
     Run {
         kernel: &'static KernelSpec,
+        array_bytes: usize,
         reps: u64,
         seed: u64,
     },
@@ -100,16 +113,36 @@ struct Shared {
 /// The handle the measuring code drives; valid inside [`with_team`].
 pub struct Team<'s> {
     shared: &'s Shared,
+    memory: &'s TeamMemory,
 }
 
 impl Team<'_> {
-    /// Every thread runs `kernel` `reps` times over its own arrays.
-    pub fn run(&self, kernel: &'static KernelSpec, reps: u64, seed: u64) -> RunTimes {
+    /// Every thread runs `kernel` `reps` times over its own arrays of
+    /// `array_bytes`, laid out from the start of its memory as
+    /// [`TeamMemory`] lays out its own; they must fit in it
+    /// ([`TeamMemory::fits`]).
+    pub fn run(
+        &self,
+        kernel: &'static KernelSpec,
+        array_bytes: usize,
+        reps: u64,
+        seed: u64,
+    ) -> RunTimes {
+        assert!(
+            self.memory.fits(array_bytes, kernel.op.arrays()),
+            "{} arrays of {array_bytes} bytes do not fit the team's memory",
+            kernel.op.arrays()
+        );
         *self
             .shared
             .command
             .lock()
-            .unwrap_or_else(|e| e.into_inner()) = Command::Run { kernel, reps, seed };
+            .unwrap_or_else(|e| e.into_inner()) = Command::Run {
+            kernel,
+            array_bytes,
+            reps,
+            seed,
+        };
         self.shared.start.wait();
         self.shared.done.wait();
         let spans = self.shared.spans.lock().unwrap_or_else(|e| e.into_inner());
@@ -167,7 +200,13 @@ pub fn with_team<R>(
                 setup.page_kinds.push(r.kind);
                 setup.fallbacks.extend(r.fallback.clone());
             }
-            body(&Team { shared: &shared }, &setup)
+            body(
+                &Team {
+                    shared: &shared,
+                    memory,
+                },
+                &setup,
+            )
         };
         *shared.command.lock().unwrap_or_else(|e| e.into_inner()) = Command::Stop;
         shared.start.wait();
@@ -216,12 +255,18 @@ fn worker(
     shared.done.wait();
     loop {
         shared.start.wait();
-        let (kernel, reps, seed) = match *shared.command.lock().unwrap_or_else(|e| e.into_inner()) {
-            Command::Stop => return,
-            Command::Run { kernel, reps, seed } => (kernel, reps, seed),
-        };
+        let (kernel, array_bytes, reps, seed) =
+            match *shared.command.lock().unwrap_or_else(|e| e.into_inner()) {
+                Command::Stop => return,
+                Command::Run {
+                    kernel,
+                    array_bytes,
+                    reps,
+                    seed,
+                } => (kernel, array_bytes, reps, seed),
+            };
         if let Some(buffer) = buffer.as_mut() {
-            let span = run_kernel(buffer, memory, kernel, reps, seed);
+            let span = run_kernel(buffer, array_bytes, kernel, reps, seed);
             shared.spans.lock().unwrap_or_else(|e| e.into_inner())[index] = Some(span);
         }
         shared.done.wait();
@@ -233,8 +278,7 @@ fn worker(
 pub(crate) fn prepare(seat: Seat, memory: &TeamMemory) -> Result<(Buffer, Placement, usize)> {
     let cpu = pin_and_check(seat.cpu)
         .map_err(|e| anyhow!("cannot pin a thread to CPU {}: {e}", seat.cpu))?;
-    let stride = stride(memory.array_bytes);
-    let len = stride * memory.arrays;
+    let len = memory.thread_bytes();
     // Not touched on mapping: `fill_doubles` below is the first touch, from
     // this pinned thread, so the arrays are written once, not twice.
     let mut opts = BufferOptions::new(len).pages(memory.pages).touch(false);
@@ -293,13 +337,13 @@ fn fill_doubles(words: &mut [u64], salt: u64) {
 
 fn run_kernel(
     buffer: &mut Buffer,
-    memory: &TeamMemory,
+    array_bytes: usize,
     kernel: &KernelSpec,
     reps: u64,
     seed: u64,
 ) -> (Instant, Instant) {
-    let words = memory.array_bytes / 8;
-    let stride_words = stride(memory.array_bytes) / 8;
+    let words = array_bytes / 8;
+    let stride_words = stride(array_bytes) / 8;
     let all = buffer.as_mut_slice::<u64>();
     let (a, rest) = all.split_at_mut(stride_words);
     let (b, rest) = rest.split_at_mut(stride_words.min(rest.len()));
@@ -359,7 +403,7 @@ fn run_kernel(
 
 #[cfg(test)]
 mod tests {
-    use super::split_pattern;
+    use super::*;
 
     #[test]
     fn split_pattern_repeats_nodes_by_weight() {
@@ -367,5 +411,20 @@ mod tests {
         assert_eq!(split_pattern(&[(2, 1), (0, 2)]), [2, 0, 0]);
         assert!(split_pattern(&[]).is_empty());
         assert_eq!(split_pattern(&[(1, 0), (3, 1)]), [3]);
+    }
+
+    #[test]
+    fn arrays_fit_the_memory_laid_out_for_the_largest() {
+        let memory = TeamMemory {
+            array_bytes: 3 << 20,
+            arrays: 1,
+            pages: PageKind::Base,
+            split: Vec::new(),
+        };
+        assert_eq!(memory.thread_bytes(), (3 << 20) + ARRAY_GAP);
+        assert!(memory.fits(3 << 20, 1));
+        assert!(memory.fits(1 << 20, 3) == (3 * stride(1 << 20) <= stride(3 << 20)));
+        assert!(!memory.fits(1 << 20, 4));
+        assert!(!memory.fits((3 << 20) + 1, 1));
     }
 }

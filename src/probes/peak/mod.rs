@@ -9,7 +9,8 @@
 //! both. Bytes are counted the STREAM way (read + written, no
 //! write-allocate, MB = 10^6). Memory is admitted before it is mapped, bound
 //! to the target and verified, threads pinned and checked, as in the matrix:
-//! both go through `measure::bandwidth_split`.
+//! both go through `measure`'s teams. One team measures every kernel of a
+//! (CPU node, target, thread count), so the working set is faulted in once.
 //!
 //! `mod.rs` measures; `records.rs` turns the measurements into records;
 //! `view.rs` shows the records in every format.
@@ -221,22 +222,32 @@ pub fn measure_mixes(
         Target::Node(_) => Vec::new(),
         Target::Interleave(nodes) => nodes.iter().map(|&n| (n, 1)).collect(),
     };
-    let mut out = Vec::new();
-    for &(mix, kernel) in kernels {
+    let runs: Vec<(&'static KernelSpec, usize)> = kernels
+        .iter()
+        .map(|&(_, k)| {
+            let bytes = array_bytes(working_set, k.op.arrays(), seats.len()).max(4096);
+            (k, bytes)
+        })
+        .collect();
+    if stop() {
+        return Ok(Vec::new());
+    }
+    // One team for every kernel: the working set is mapped and faulted in
+    // once, not once per kernel.
+    let measured = measure::bandwidths_split(seats, &runs, (pages, timing), &split, &mut |i| {
         if stop() {
-            break;
+            return false;
         }
+        let (mix, kernel) = kernels[i];
         progress(&format!(
             "{mix} {} -> {}: {} thread(s)",
             kernel.name,
             target.name(),
             seats.len()
         ));
-        let bytes = array_bytes(working_set, kernel.op.arrays(), seats.len()).max(4096);
-        let b = measure::bandwidth_split(seats, bytes, kernel, pages, timing, &split)?;
-        out.push((mix, b));
-    }
-    Ok(out)
+        true
+    })?;
+    Ok(kernels.iter().map(|&(mix, _)| mix).zip(measured).collect())
 }
 
 /// The targets from CPU node rows: each memory node, then interleaved
