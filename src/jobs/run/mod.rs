@@ -18,7 +18,7 @@ use crate::probes::sweep;
 use crate::probes::sweep::view::SweepView;
 use crate::progress::Progress;
 use crate::results::names::{probe, run::NOT_COMPLETE};
-use crate::results::{Document, write_output};
+use crate::results::{Document, Record, write_output};
 use crate::topology::{SysfsRoot, Topology, read_topology};
 use crate::view::View;
 use anyhow::Result;
@@ -137,8 +137,8 @@ fn failed_parts(m: &Measured) -> Vec<&'static str> {
         .collect()
 }
 
-/// The matrix, the sweep and, with `full`, the workload parts, one after
-/// the other until a stop.
+/// The matrix, the sweep and the parts of the profile, one after the
+/// other until a stop.
 fn measure(topo: &Topology, opts: &Options) -> Result<Measured> {
     let mut doc = Document::new(topo);
     let progress = Progress::new(false);
@@ -155,19 +155,30 @@ fn measure(topo: &Topology, opts: &Options) -> Result<Measured> {
         MatrixConfig::new()?
     };
     measure_matrix(topo, &mut doc, cfg, &|w| show(0, &format!("matrix: {w}")))?;
-    if opts.profile >= Profile::Default {
-        measure_sweep(topo, &mut doc, &|w| show(1, &format!("sweep: {w}")))?;
-    }
+    // The parts that chase a buffer past the L3 run right after the
+    // matrix's latency cells, back to back, and the sweep after them: each
+    // then maps about as much memory as the one before it has just freed. A
+    // virtual machine may hand freed memory back to its host within
+    // seconds, and faulting it in again is slow: in one, a 7.5 GiB chase
+    // buffer took 17 s of system time after 30 s idle, 2 s right after
+    // another was freed. The document keeps the sweep before the parts.
+    let (chasing, others) = parts.split_at(parts.iter().take_while(|p| p.chases).count());
     let mut logs = Vec::new();
-    for (i, part) in parts.iter().enumerate() {
-        if stopped() {
-            break;
-        }
-        show(steps - parts.len() + i, part.probe);
-        let ran = parts::run_part(part, topo, stopped);
-        doc.records.extend(ran.records);
-        logs.push((part.probe, ran.log));
+    let sweep_at = doc.records.len();
+    measure_parts(topo, chasing, 1, &show, &mut doc, &mut logs);
+    if opts.profile >= Profile::Default {
+        let step = 1 + chasing.len();
+        let rows = measure_sweep(topo, &|w| show(step, &format!("sweep: {w}")))?;
+        doc.records.splice(sweep_at..sweep_at, rows);
     }
+    measure_parts(
+        topo,
+        others,
+        steps - others.len(),
+        &show,
+        &mut doc,
+        &mut logs,
+    );
     Ok(Measured { doc, logs })
 }
 
@@ -198,23 +209,41 @@ fn smoke_config() -> Result<MatrixConfig> {
     Ok(cfg)
 }
 
-/// The default sweep, unless a stop came first; its notes go on its first
-/// record.
-fn measure_sweep(topo: &Topology, doc: &mut Document, show: &dyn Fn(&str)) -> Result<()> {
-    let (rows, notes) = if stopped() {
-        (Vec::new(), Vec::new())
-    } else {
-        let (cfg, note) = levels::sweep_config(topo);
-        let (rows, mut notes) = sweep::run(topo, &cfg, &mut |w| show(w))?;
-        notes.extend(note);
-        (rows, notes)
-    };
-    let first_sweep = doc.records.len();
-    doc.records.extend(rows.iter().map(sweep::records::record));
-    if let Some(r) = doc.records.get_mut(first_sweep) {
+/// The default sweep's records, none after a stop; its notes go on its
+/// first record.
+fn measure_sweep(topo: &Topology, show: &dyn Fn(&str)) -> Result<Vec<Record>> {
+    if stopped() {
+        return Ok(Vec::new());
+    }
+    let (cfg, note) = levels::sweep_config(topo);
+    let (rows, mut notes) = sweep::run(topo, &cfg, &mut |w| show(w))?;
+    notes.extend(note);
+    let mut records: Vec<Record> = rows.iter().map(sweep::records::record).collect();
+    if let Some(r) = records.first_mut() {
         r.notes.extend(notes);
     }
-    Ok(())
+    Ok(records)
+}
+
+/// Runs `parts` as children until a stop, numbering their steps from
+/// `first_step`; their records go into `doc`, their logs into `logs`.
+fn measure_parts(
+    topo: &Topology,
+    parts: &[&'static parts::Part],
+    first_step: usize,
+    show: &dyn Fn(usize, &str),
+    doc: &mut Document,
+    logs: &mut Vec<(&'static str, String)>,
+) {
+    for (i, part) in parts.iter().enumerate() {
+        if stopped() {
+            break;
+        }
+        show(first_step + i, part.probe);
+        let ran = parts::run_part(part, topo, stopped);
+        doc.records.extend(ran.records);
+        logs.push((part.probe, ran.log));
+    }
 }
 
 /// One probe's records as that probe's own CSV (the matrix's grids,

@@ -14,6 +14,8 @@ use crate::topology::Topology;
 pub struct Part {
     pub probe: &'static str,
     pub args: fn(&Topology) -> Vec<String>,
+    /// Maps a chase buffer past the L3, as the matrix's latency cell does.
+    pub chases: bool,
 }
 
 /// The parts of a profile, in the order they run.
@@ -33,6 +35,7 @@ pub fn of(profile: Profile) -> Vec<&'static Part> {
 pub const PROBES: [Part; 5] = [
     Part {
         probe: probe::LATENCY,
+        chases: true,
         // Page-local and full-random on every node pair, THP, past the L3.
         // Page-local first: it is the figure people quote, and the
         // full-random one repeats the matrix's idle-latency cell.
@@ -55,6 +58,7 @@ pub const PROBES: [Part; 5] = [
     },
     Part {
         probe: probe::MLP,
+        chases: true,
         args: |topo| {
             let bytes = chase_bytes(topo);
             let limit = time_limit(10, chase_cell_secs(4, bytes), node_pairs(topo));
@@ -72,6 +76,7 @@ pub const PROBES: [Part; 5] = [
     },
     Part {
         probe: probe::LOADED,
+        chases: true,
         // A short curve: idle, four load levels, the near and the far pair
         // of the first CPU node; the far pair is not begun after 60 s.
         // Page-local: the knee is where latency doubles, and the page walks
@@ -94,6 +99,7 @@ pub const PROBES: [Part; 5] = [
     },
     Part {
         probe: probe::C2C,
+        chases: false,
         // Fewer samples, and sampled pairs above 16 CPUs, two per
         // (class, node pair): the node summary, not every pair.
         args: |_| {
@@ -119,6 +125,7 @@ pub const PROBES: [Part; 5] = [
 /// both store kinds, all cores of each CPU node into every target.
 const PEAK: Part = Part {
     probe: probe::PEAK,
+    chases: false,
     args: |topo| {
         // Each CPU node into every memory node, and interleaved with two or more.
         let mem = topo.usable_memory_nodes().len();
@@ -184,14 +191,17 @@ fn chase_cell_secs(base: u64, bytes: usize) -> u64 {
 pub const WORKLOADS: [Part; 3] = [
     Part {
         probe: probe::MEM,
+        chases: false,
         args: |_| words(&[probe::MEM, "--all", "--secs", "5", "--json"]),
     },
     Part {
         probe: probe::AUTONUMA,
+        chases: false,
         args: |_| words(&[probe::AUTONUMA, "all", "--json"]),
     },
     Part {
         probe: probe::SCHED,
+        chases: false,
         // One task per allowed CPU; the default size and passes keep the
         // arrays beyond the cache and the tasks busy past the burst at 3 s.
         args: |topo| {
