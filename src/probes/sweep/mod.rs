@@ -5,23 +5,23 @@
 //! `run` measures rows, `records` turns them into results records, `view`
 //! shows those records in every format.
 
+mod bandwidth;
 pub mod records;
 pub mod view;
 
 pub use view::SweepView;
 
+pub use bandwidth::HUGE_FROM;
 pub use records::summarize;
 
-use super::measure::{self, Timing};
+use super::measure;
 use super::seats;
 use super::team::Seat;
 use crate::kernels::pattern::Pattern;
-use crate::kernels::{self, KernelSpec, Op, Store};
-use crate::memory::PageKind;
+use crate::kernels::{KernelSpec, Op};
 use crate::results::names::sweep::{CHASE, LATENCY};
-use crate::stats;
 use crate::topology::Topology;
-use anyhow::{Context, Result, bail};
+use anyhow::{Result, bail};
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
@@ -327,18 +327,17 @@ pub fn run(
     let mut rows: Vec<SweepRow> = Vec::new();
     let mut notes = Vec::new();
     'sizes: for &size in &sizes {
+        // Which operations this size measures, in the order asked.
+        let mut asked: Vec<(SweepOp, usize)> = Vec::new();
+        let mut skipped = Vec::new();
         for &op in &cfg.ops {
-            if let Some(why) = stop_before(cfg, started, size, op) {
-                notes.push(why);
-                break 'sizes;
-            }
             let (l, bytes) = if op == SweepOp::Latency {
                 (lat_limit, latency_size(size, cap))
             } else {
                 (limit, size)
             };
             if let Some(why) = does_not_fit(bytes, op, threads, l) {
-                notes.push(format!(
+                skipped.push(format!(
                     "{} KiB {} not measured: {why}",
                     size / 1024,
                     op.name()
@@ -353,18 +352,46 @@ pub fn run(
                 // Measured at the cap already: the same buffer again.
                 continue;
             }
-            progress(&format!("{} KiB {}", bytes / 1024, op.name()));
+            asked.push((op, bytes));
+        }
+        let mut stop = None;
+        let mut go_on = |op: SweepOp, bytes: usize| {
+            if stop.is_none() {
+                stop = stop_before(cfg, started, size, op);
+            }
+            if stop.is_none() {
+                progress(&format!("{} KiB {}", bytes / 1024, op.name()));
+            }
+            stop.is_none()
+        };
+        let ops: Vec<Op> = asked.iter().filter_map(|(op, _)| op.op()).collect();
+        let mut made = bandwidth::rows(topo, size, &ops, &counts, cfg, &mut |op| {
+            go_on(SweepOp::Bandwidth(op), size)
+        })?
+        .into_iter();
+        let before = rows.len();
+        for &(op, bytes) in &asked {
             let row = match op {
-                SweepOp::Latency => {
+                SweepOp::Bandwidth(_) => made.next().flatten(),
+                SweepOp::Latency if go_on(op, bytes) => {
                     let mut row = latency_row(first, bytes, cfg)?;
                     if bytes < size {
                         row.notes.push(capped_note(size, bytes));
                     }
                     Some(row)
                 }
-                SweepOp::Bandwidth(op) => best_bandwidth_row(topo, size, op, &counts, cfg)?,
+                SweepOp::Latency => None,
             };
             rows.extend(row);
+        }
+        // A size the stop came before is not measured at all: no note on
+        // what of it would not have fitted.
+        if stop.is_none() || rows.len() > before {
+            notes.append(&mut skipped);
+        }
+        if let Some(why) = stop {
+            notes.push(why);
+            break 'sizes;
         }
     }
     Ok((rows, notes))
@@ -415,96 +442,8 @@ fn stop_before(cfg: &SweepConfig, started: Instant, size: usize, op: SweepOp) ->
     })
 }
 
-/// The best row of `op` at `size` over the thread `counts`; `None` after
-/// a stop, since the best of some thread counts is not the best.
-fn best_bandwidth_row(
-    topo: &Topology,
-    size: usize,
-    op: Op,
-    counts: &[usize],
-    cfg: &SweepConfig,
-) -> Result<Option<SweepRow>> {
-    let kernel = pick_kernel(cfg, op)?;
-    let mut best: Option<SweepRow> = None;
-    for &n in counts {
-        if crate::interrupt::requested().is_some() {
-            return Ok(None);
-        }
-        let row = bandwidth_row(&seats::place(topo, n, cfg.placing), size, kernel, cfg)?;
-        if best
-            .as_ref()
-            .is_none_or(|b| row.bandwidth_mb_s > b.bandwidth_mb_s)
-        {
-            best = Some(row);
-        }
-    }
-    Ok(best)
-}
-
-fn pick_kernel(cfg: &SweepConfig, op: Op) -> Result<&'static KernelSpec> {
-    if let Some(k) = cfg.variants.iter().find(|k| k.op == op) {
-        return Ok(k);
-    }
-    kernels::best(op, Store::Regular).with_context(|| format!("no kernel for {op} on this CPU"))
-}
-
-/// Smallest buffer (all of a thread's arrays together) that `huge` gives
-/// huge pages; smaller ones stay on base pages.
-pub const HUGE_FROM: usize = 4 << 20;
-
-fn pages_for(cfg: &SweepConfig, bytes: usize) -> PageKind {
-    if cfg.huge && bytes >= HUGE_FROM {
-        PageKind::Auto
-    } else {
-        PageKind::Base
-    }
-}
-
-fn bandwidth_row(
-    seats: &[Seat],
-    size: usize,
-    kernel: &'static KernelSpec,
-    cfg: &SweepConfig,
-) -> Result<SweepRow> {
-    let timing = Timing {
-        tries: cfg.tries,
-        min_run: cfg.min_run,
-    };
-    let m = measure::bandwidth(
-        seats,
-        size,
-        kernel,
-        pages_for(cfg, size * kernel.op.arrays()),
-        timing,
-    )?;
-    let samples = m.lm_samples();
-    Ok(SweepRow {
-        size_kb: (size / 1024) as u64,
-        operation: kernel.op.to_string(),
-        bandwidth_mb_s: m.lm_mb_s(),
-        latency_ns: 0.0,
-        latency_stddev_ns: 0.0,
-        latency_samples: 0,
-        threads: m.threads,
-        iterations: m.iterations,
-        elapsed_s: m.elapsed_s,
-        variant: kernel.name.to_string(),
-        bytes_per_element: kernel.op.stream_bytes_per_element(),
-        stream_bandwidth_mb_s: m.stream_mb_s(),
-        placement_verified_pct: m.seen.verified_pct,
-        huge_pct: m.seen.huge_pct,
-        cv_pct: stats::cv_pct(&samples),
-        samples,
-        cpus_seen: m.seen.cpus_seen,
-        pages_by_node: m.seen.pages_by_node,
-        page_kind: m.seen.page_kind,
-        pattern: None,
-        notes: Vec::new(),
-    })
-}
-
 fn latency_row(seat: Seat, size: usize, cfg: &SweepConfig) -> Result<SweepRow> {
-    let m = measure::latency(seat, size, pages_for(cfg, size), &cfg.pattern)?;
+    let m = measure::latency(seat, size, bandwidth::pages_for(cfg, size), &cfg.pattern)?;
     Ok(SweepRow {
         size_kb: (size / 1024) as u64,
         operation: LATENCY.into(),
