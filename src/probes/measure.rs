@@ -3,7 +3,7 @@
 //! The sweep and the matrix both call these, so a matrix cell and a sweep
 //! row at the same size, thread and kernel are the same number.
 
-use super::team::{Seat, Team, TeamMemory, TeamSetup, with_team};
+use super::team::{Seat, Team, TeamMemory, TeamSetup, layout_bytes, with_team};
 use crate::ids::NodeSet;
 use crate::kernels::{self, KernelSpec, chase::Chases, latency::Chain, pattern::Pattern};
 use crate::memory::{Buffer, BufferOptions, PageKind};
@@ -165,7 +165,7 @@ pub fn bandwidths_split(
 ) -> Result<Vec<Bandwidth>> {
     let Some(&(kernel, array_bytes)) = runs
         .iter()
-        .max_by_key(|(k, bytes)| super::team::stride(*bytes) * k.op.arrays())
+        .max_by_key(|(k, bytes)| layout_bytes(*bytes, k.op.arrays()))
     else {
         return Ok(Vec::new());
     };

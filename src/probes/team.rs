@@ -44,13 +44,19 @@ pub struct TeamMemory {
 impl TeamMemory {
     /// Bytes each thread maps.
     pub fn thread_bytes(&self) -> usize {
-        stride(self.array_bytes) * self.arrays
+        layout_bytes(self.array_bytes, self.arrays)
     }
 
     /// Whether `arrays` arrays of `array_bytes` fit in each thread's memory.
     pub fn fits(&self, array_bytes: usize, arrays: usize) -> bool {
-        stride(array_bytes) * arrays <= self.thread_bytes()
+        layout_bytes(array_bytes, arrays) <= self.thread_bytes()
     }
+}
+
+/// Bytes `arrays` arrays of `array_bytes` take, laid out as a team thread
+/// lays them out.
+pub(crate) fn layout_bytes(array_bytes: usize, arrays: usize) -> usize {
+    stride(array_bytes) * arrays
 }
 
 /// Granule of a split placement: one huge page, so THP still applies.

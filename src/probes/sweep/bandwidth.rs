@@ -79,17 +79,16 @@ pub(super) fn rows(
     Ok(made
         .into_iter()
         .map(|rows| {
-            (rows.len() == counts.len())
-                .then(|| {
-                    rows.into_iter().reduce(|a, b| {
-                        if b.bandwidth_mb_s > a.bandwidth_mb_s {
-                            b
-                        } else {
-                            a
-                        }
-                    })
-                })
-                .flatten()
+            if rows.len() < counts.len() {
+                return None;
+            }
+            rows.into_iter().reduce(|a, b| {
+                if b.bandwidth_mb_s > a.bandwidth_mb_s {
+                    b
+                } else {
+                    a
+                }
+            })
         })
         .collect())
 }
