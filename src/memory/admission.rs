@@ -4,7 +4,7 @@
 //! refused run is cheap; the OOM killer choosing a victim is not.
 
 use crate::error::usage;
-use crate::topology::Topology;
+use crate::topology::{MemoryLimit, Topology};
 use crate::units::bytes;
 use anyhow::Result;
 
@@ -25,22 +25,49 @@ pub struct Footprint<'a> {
     pub remedy: &'a str,
 }
 
+/// What a run may map into, and whether a cgroup or resource limit of the
+/// process decided it rather than the nodes' free memory.
+pub struct Room<'a> {
+    pub bytes: u64,
+    pub limit: Option<&'a MemoryLimit>,
+}
+
 /// Free memory of `nodes` (or of every usable memory node), when the kernel
-/// says; a machine without NUMA information falls back to /proc/meminfo.
-pub fn free_bytes(topo: &Topology, nodes: Option<&[usize]>) -> Option<u64> {
-    let free: u64 = match nodes {
-        Some(ids) => ids.iter().map(|&n| topo.node_free_bytes(n)).sum(),
-        None => topo
-            .usable_memory_nodes()
-            .iter()
-            .map(|n| topo.node_free_bytes(n))
-            .sum(),
+/// says, capped by the process's memory limit; a machine without NUMA
+/// information falls back to /proc/meminfo.
+pub fn room<'a>(topo: &'a Topology, nodes: Option<&[usize]>) -> Option<Room<'a>> {
+    let ids: Vec<usize> = match nodes {
+        Some(ids) => ids.to_vec(),
+        None => topo.usable_memory_nodes().iter().collect(),
     };
-    if free > 0 {
+    let free = ids.iter().fold(0u64, |sum, &n| {
+        sum.saturating_add(topo.node_free_unlimited(n))
+    });
+    let free = if free > 0 {
         Some(free)
     } else {
         topo.system_mem_free_bytes.filter(|&f| f > 0)
+    };
+    match (free, topo.memory_limit.as_ref()) {
+        (Some(f), Some(l)) if l.headroom_bytes < f => Some(Room {
+            bytes: l.headroom_bytes,
+            limit: Some(l),
+        }),
+        (None, Some(l)) => Some(Room {
+            bytes: l.headroom_bytes,
+            limit: Some(l),
+        }),
+        (Some(f), _) => Some(Room {
+            bytes: f,
+            limit: None,
+        }),
+        (None, None) => None,
     }
+}
+
+/// The bytes of [`room`].
+pub fn free_bytes(topo: &Topology, nodes: Option<&[usize]>) -> Option<u64> {
+    room(topo, nodes).map(|r| r.bytes)
 }
 
 /// The most a run may map where `free` bytes are free.
@@ -49,13 +76,14 @@ pub fn limit(free: u64) -> u64 {
 }
 
 /// Refuses (exit 2) a footprint above [`SHARE_PCT`] of the free memory,
-/// naming both figures. Admits when the kernel does not say what is free:
-/// there is nothing honest to compare with.
+/// naming both figures and, where it decided, the cgroup or resource limit.
+/// Admits when the kernel does not say what is free: there is nothing
+/// honest to compare with.
 pub fn admit(topo: &Topology, f: &Footprint) -> Result<()> {
-    let Some(free) = free_bytes(topo, f.nodes) else {
+    let Some(room) = room(topo, f.nodes) else {
         return Ok(());
     };
-    if f.bytes <= limit(free) {
+    if f.bytes <= limit(room.bytes) {
         return Ok(());
     }
     let place = match f.nodes {
@@ -66,11 +94,14 @@ pub fn admit(topo: &Topology, f: &Footprint) -> Result<()> {
         ),
         None => "this machine".to_string(),
     };
+    let what = match room.limit {
+        Some(l) => format!("the {} (less than {place} has free)", l.describe()),
+        None => format!("the {} free on {place}", bytes(room.bytes)),
+    };
     Err(usage(format!(
-        "{}: {} of memory is more than {SHARE_PCT}% of the {} free on {place}; {}",
+        "{}: {} of memory is more than {SHARE_PCT}% of {what}; {}",
         f.what,
         bytes(f.bytes),
-        bytes(free),
         f.remedy
     )))
 }
@@ -156,6 +187,29 @@ mod tests {
         let e = admit_each(&topo, 2000 << 20, &[0, 1], "--size 2G", "fix it").unwrap_err();
         assert!(e.to_string().contains("node 0"), "{e}");
         assert!(admit_each(&topo, 2000 << 20, &[1], "--size 2G", "fix it").is_ok());
+    }
+
+    #[test]
+    fn a_cgroup_limit_below_the_free_memory_decides_and_is_named() {
+        let mut topo = topo_with_free(&[1000 << 20, 3000 << 20]);
+        topo.memory_limit = Some(MemoryLimit {
+            headroom_bytes: 500 << 20,
+            limit_bytes: 512 << 20,
+            source: "memory cgroup /job (memory.max)".into(),
+        });
+        assert!(on(&topo, limit(500 << 20), Some(&[1])).is_ok());
+        let e = on(&topo, limit(500 << 20) + 1, None).unwrap_err();
+        assert_eq!(crate::error::exit_code(&e), 2);
+        let text = e.to_string();
+        assert!(text.contains("500 MiB left under memory cgroup /job"), "{text}");
+        assert!(text.contains("of 512 MiB"), "{text}");
+        // Sizing sees the same ceiling on every node.
+        assert_eq!(topo.node_free_bytes(1), 500 << 20);
+        assert_eq!(topo.node_free_unlimited(1), 3000 << 20);
+        // A limit above the free memory changes nothing.
+        topo.memory_limit.as_mut().unwrap().headroom_bytes = 1 << 40;
+        let e = on(&topo, 1 << 39, Some(&[0])).unwrap_err();
+        assert!(e.to_string().contains("free on node 0"), "{e}");
     }
 
     #[test]

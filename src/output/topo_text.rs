@@ -164,6 +164,13 @@ fn settings(t: &Topology) -> String {
             t.allowed.cpus, t.cpus_online, t.allowed.nodes, all_nodes
         );
     }
+    if let Some(l) = &t.memory_limit {
+        let _ = writeln!(
+            out,
+            "memory limit   {}: buffers are sized and admitted within it",
+            super::escape(&l.describe())
+        );
+    }
     if !t.memory_tiers.is_empty() {
         let tiers: Vec<String> = t
             .memory_tiers

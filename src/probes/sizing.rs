@@ -36,21 +36,28 @@ pub fn chase_bytes(topo: &Topology, cpu: usize) -> usize {
 }
 
 /// `wanted` bytes, or half the free memory of `mem_node` where that is
-/// less, with a note saying so.
+/// less, with a note saying so (and naming the cgroup or resource limit
+/// when that, not the node, is what is short).
 pub(crate) fn cap(topo: &Topology, wanted: usize, mem_node: usize) -> (usize, Option<String>) {
-    let limit = (topo.node_free_bytes(mem_node) / 2) as usize;
+    let free = topo.node_free_bytes(mem_node);
+    let limit = (free / 2) as usize;
     if wanted <= limit {
-        (wanted, None)
-    } else {
-        (
-            limit,
-            Some(format!(
-                "node {mem_node}: working set scaled down from {} to {} MiB (half its free memory)",
-                wanted >> 20,
-                limit >> 20
-            )),
-        )
+        return (wanted, None);
     }
+    let why = match &topo.memory_limit {
+        Some(l) if free < topo.node_free_unlimited(mem_node) => {
+            format!("half of the {}", l.describe())
+        }
+        _ => "half its free memory".to_string(),
+    };
+    (
+        limit,
+        Some(format!(
+            "node {mem_node}: working set scaled down from {} to {} MiB ({why})",
+            wanted >> 20,
+            limit >> 20
+        )),
+    )
 }
 
 /// Per-thread array size for `threads` threads sharing `working_set`.

@@ -103,6 +103,32 @@ pub fn parent_pid() -> libc::pid_t {
     unsafe { libc::getppid() }
 }
 
+/// A resource limit numabench reads.
+#[derive(Debug, Clone, Copy)]
+pub enum Rlimit {
+    /// `RLIMIT_AS` (`ulimit -v`): the address space.
+    AddressSpace,
+    /// `RLIMIT_DATA` (`ulimit -d`): private writable memory, anonymous
+    /// mappings included since Linux 4.7.
+    Data,
+}
+
+/// The soft limit of `which`, `None` when unlimited or unknown.
+pub fn soft_rlimit(which: Rlimit) -> Option<u64> {
+    let resource = match which {
+        Rlimit::AddressSpace => libc::RLIMIT_AS,
+        Rlimit::Data => libc::RLIMIT_DATA,
+    };
+    let mut lim = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit writes one struct rlimit into `lim`, which lives on
+    // this frame for the call.
+    let ret = unsafe { libc::getrlimit(resource, &mut lim) };
+    (ret == 0 && lim.rlim_cur != libc::RLIM_INFINITY).then_some(lim.rlim_cur)
+}
+
 /// This process's pid.
 pub fn own_pid() -> libc::pid_t {
     // SAFETY: getpid cannot fail and touches no memory.

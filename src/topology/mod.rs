@@ -8,11 +8,13 @@
 //! numbering is often interleaved across sockets.
 
 pub mod dmi;
+mod limits;
 pub mod pcie_link;
 pub mod peak;
 mod source;
 mod sysfs;
 
+pub use limits::MemoryLimit;
 pub use source::{ROOT_ENV, SysfsRoot};
 pub use sysfs::{MAX_BYTES, MAX_CPUS, MAX_NODES, TopologyError, read_topology};
 
@@ -72,6 +74,10 @@ pub struct Topology {
     /// `MemFree` of `/proc/meminfo`.
     #[serde(default)]
     pub system_mem_free_bytes: Option<u64>,
+    /// The tightest memory cgroup or resource limit on this process: what
+    /// the nodes have free is then not all it may map.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_limit: Option<MemoryLimit>,
     /// False when the kernel exposes no NUMA information (one node assumed).
     pub numa_sysfs: bool,
     /// What the reader found wrong with the firmware's or the kernel's view
@@ -347,13 +353,28 @@ impl Topology {
     /// Free bytes on `node` for sizing buffers. Where the per-node figures
     /// are incomplete and one node holds all memory, the system's free
     /// memory is the node's.
+    /// A memory cgroup or resource limit tighter than that is the node's
+    /// figure too: it is all this process may map there.
     pub fn node_free_bytes(&self, node: usize) -> u64 {
+        self.within_limit(self.node_free_unlimited(node))
+    }
+
+    /// Free bytes on `node` as the kernel counts them, whatever limits this
+    /// process.
+    pub fn node_free_unlimited(&self, node: usize) -> u64 {
         let memory_nodes = self.nodes.iter().filter(|n| n.has_memory).count();
         let own = self.node(node).map_or(0, |n| n.mem_free_bytes);
         match self.system_mem_free_bytes {
             Some(sys) if memory_nodes == 1 && self.node_memory_incomplete() => own.max(sys),
             _ => own,
         }
+    }
+
+    /// `free` bytes, or what [`Topology::memory_limit`] leaves if less.
+    pub fn within_limit(&self, free: u64) -> u64 {
+        self.memory_limit
+            .as_ref()
+            .map_or(free, |l| free.min(l.headroom_bytes))
     }
 
     pub fn node(&self, id: usize) -> Option<&Node> {

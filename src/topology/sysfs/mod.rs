@@ -233,6 +233,7 @@ pub fn read_topology(src: &SysfsRoot) -> Result<Topology, TopologyError> {
         accelerators: read_accelerators(src)?,
         system_mem_total_bytes: meminfo.total_free()?.map(|m| m.0),
         system_mem_free_bytes: meminfo.total_free()?.map(|m| m.1),
+        memory_limit: super::limits::read(src),
         numa_sysfs,
         notes,
     })
