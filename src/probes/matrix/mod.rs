@@ -183,6 +183,16 @@ pub struct Cell {
     pub peak: Option<PeakCell>,
 }
 
+impl Cell {
+    /// Whether any figure of the cell was measured.
+    fn measured(&self) -> bool {
+        self.single.is_some()
+            || self.saturated.is_some()
+            || self.latency.is_some()
+            || self.peak.is_some()
+    }
+}
+
 /// The best read/write mix and store kind of a node pair with all the CPU
 /// node's cores, and every candidate's figure.
 #[derive(Debug, Clone)]
@@ -302,14 +312,26 @@ pub fn run(topo: &Topology, cfg: &MatrixConfig, progress: &mut dyn FnMut(&str)) 
                 None => working_set(topo, &cpus, m),
             };
             notes.extend(note.filter(|n| !notes.contains(n)));
-            let cell = match measure_cell(topo, cfg, (c, m), &cpus, ws, &stop, progress) {
-                Ok(cell) => cell,
-                Err(e) if !cells.is_empty() => {
-                    failed = Some(format!("{e:#}"));
-                    break 'rows;
+            let chase = match cfg.latency_bytes {
+                Some(s) => s,
+                None => {
+                    let (size, note) = cap(topo, chase_bytes(topo, cpus[0]), m);
+                    let note = note.map(|n| n.replace("working set", "latency chase"));
+                    notes.extend(note.filter(|n| !notes.contains(n)));
+                    size
                 }
-                Err(e) => return Err(e),
             };
+            let (cell, failure) = measure_cell(cfg, (c, m), &cpus, (ws, chase), &stop, progress);
+            if let Some(e) = failure {
+                if cell.measured() {
+                    cells.push(cell);
+                }
+                if cells.is_empty() {
+                    return Err(e);
+                }
+                failed = Some(format!("{e:#}"));
+                break 'rows;
+            }
             if (cfg.single && cell.single.is_none()) || (cfg.latency && cell.latency.is_none()) {
                 skipped += 1;
             }
@@ -336,15 +358,17 @@ pub(crate) fn bandwidth_pages(cfg: &MatrixConfig) -> PageKind {
 /// One cell: the thread scaling (its first step is the single-thread
 /// figure) or one thread alone, then the latency, each skipped once `stop`
 /// says so.
+///
+/// A failure part-way keeps what the cell measured before it (a chase
+/// buffer the kernel refuses must not take the bandwidth with it).
 fn measure_cell(
-    topo: &Topology,
     cfg: &MatrixConfig,
     (c, m): (usize, usize),
     cpus: &[usize],
-    ws: usize,
+    sizes: (usize, usize),
     stop: &dyn Fn() -> bool,
     progress: &mut dyn FnMut(&str),
-) -> Result<Cell> {
+) -> (Cell, Option<anyhow::Error>) {
     let mut cell = Cell {
         cpu_node: c,
         mem_node: m,
@@ -353,6 +377,19 @@ fn measure_cell(
         latency: None,
         peak: None,
     };
+    let failure = fill_cell(&mut cell, cfg, cpus, sizes, stop, progress).err();
+    (cell, failure)
+}
+
+fn fill_cell(
+    cell: &mut Cell,
+    cfg: &MatrixConfig,
+    cpus: &[usize],
+    (ws, chase): (usize, usize),
+    stop: &dyn Fn() -> bool,
+    progress: &mut dyn FnMut(&str),
+) -> Result<()> {
+    let (c, m) = (cell.cpu_node, cell.mem_node);
     let pages = bandwidth_pages(cfg);
     let arrays = cfg.kernel.op.arrays();
     let cut_short = std::cell::Cell::new(false);
@@ -397,22 +434,18 @@ fn measure_cell(
     }
     if cfg.latency && !stop() {
         progress(&format!("cpu node {c} -> mem node {m}: latency"));
-        let size = match cfg.latency_bytes {
-            Some(s) => s,
-            None => cap(topo, chase_bytes(topo, cpus[0]), m).0,
-        };
         let seat = Seat {
             cpu: cpus[0],
             node: m,
         };
         cell.latency = Some(measure::latency(
             seat,
-            size,
+            chase,
             cfg.latency_pages,
             &cfg.pattern,
         )?);
     }
-    Ok(cell)
+    Ok(())
 }
 
 /// Every mix with every store kind from all of `cpus` to memory node `m`;
