@@ -2,6 +2,7 @@
 
 use super::output::{FormatArgs, emit};
 use crate::console::Sink;
+use crate::jobs::run::Unwritten;
 use crate::output::render::Format;
 use anyhow::Result;
 use std::path::PathBuf;
@@ -33,17 +34,43 @@ pub struct RunArgs {
 }
 
 pub fn run(args: RunArgs) -> Result<()> {
+    let dir = args.dir.clone();
     let outcome = crate::jobs::run::run(&crate::jobs::run::Options {
         dir: args.dir,
         profile: crate::jobs::run::Profile::from_name(&args.profile)
             .expect("clap admits only the profiles' names"),
     })?;
+    let document_unwritten = matches!(outcome.unwritten, Some(Unwritten::Document(_)));
     match args.format.chosen() {
-        None | Some(Format::Text) => crate::console::out(&outcome.text),
-        Some(format) => {
+        // Without a folder, standard output carries the document and the
+        // summary moves to stderr.
+        None | Some(Format::Text) if !document_unwritten => crate::console::out(&outcome.text),
+        chosen => {
             Sink { to_stderr: true }.put(&outcome.text);
+            let format = if document_unwritten {
+                Format::Json
+            } else {
+                chosen.unwrap_or(Format::Json)
+            };
             emit(&outcome.doc, format)?;
         }
+    }
+    match &outcome.unwritten {
+        Some(Unwritten::Document(e)) => anyhow::bail!(
+            "{e:#}; the results document is on standard output instead (nothing was left in {})",
+            crate::text::escape(&dir.display().to_string())
+        ),
+        Some(Unwritten::Others { folder, errors }) => anyhow::bail!(
+            "{} holds results.json, but {} could not be written: {}",
+            crate::text::escape(&folder.display().to_string()),
+            if errors.len() == 1 {
+                "one file"
+            } else {
+                "some files"
+            },
+            crate::text::escape(&errors.join("; "))
+        ),
+        None => {}
     }
     if let Some(sig) = outcome.interrupted {
         super::exit_interrupted(sig);

@@ -71,6 +71,8 @@ pub struct Outcome {
     pub interrupted: Option<i32>,
     /// The parts whose child failed, by probe name.
     pub failed: Vec<&'static str>,
+    /// What could not be written, if anything.
+    pub unwritten: Option<Unwritten>,
 }
 
 /// What was measured: the document and the logs of the parts.
@@ -100,8 +102,13 @@ pub fn run(opts: &Options) -> Result<Outcome> {
     if !failed.is_empty() {
         m.doc.complete = false;
     }
-    let folder = folder::new_folder(&opts.dir, &topo.hostname, &m.doc.started)?;
-    write_folder(&folder, &m)?;
+    let written = folder::new_folder(&opts.dir, &topo.hostname, &m.doc.started)
+        .map_err(|e| Unwritten::Document(e.context("cannot make the results folder")))
+        .and_then(|folder| write_folder(&folder, &m).map(|()| folder));
+    let (folder, unwritten) = match written {
+        Ok(folder) => (Some(folder), None),
+        Err(u) => (u.folder().map(Path::to_path_buf), Some(u)),
+    };
     let mut text = String::new();
     if let Some(sig) = interrupted {
         text.push_str(&super::interrupted_line(
@@ -111,16 +118,42 @@ pub fn run(opts: &Options) -> Result<Outcome> {
         text.push('\n');
     }
     text.push_str(&summary::summary(&m.doc, started.elapsed().as_secs_f64()));
-    text.push_str(&format!(
-        "report: {}\n",
-        folder.join("report.html").display()
-    ));
+    if let Some(folder) = folder.filter(|_| unwritten.is_none()) {
+        text.push_str(&format!(
+            "report: {}\n",
+            folder.join("report.html").display()
+        ));
+    }
     Ok(Outcome {
         text,
         doc: m.doc,
         interrupted,
         failed,
+        unwritten,
     })
+}
+
+/// What of the results folder could not be written (a full disk, a
+/// folder removed under the run).
+pub enum Unwritten {
+    /// Not even results.json: the folder, if made, is removed again and the
+    /// document must go elsewhere.
+    Document(anyhow::Error),
+    /// results.json is in `folder`; the files named with their errors are
+    /// not.
+    Others {
+        folder: PathBuf,
+        errors: Vec<String>,
+    },
+}
+
+impl Unwritten {
+    fn folder(&self) -> Option<&Path> {
+        match self {
+            Unwritten::Document(_) => None,
+            Unwritten::Others { folder, .. } => Some(folder),
+        }
+    }
 }
 
 /// The parts that ran and left a `NOT_COMPLETE` record, in run order.
@@ -154,7 +187,9 @@ fn measure(topo: &Topology, opts: &Options) -> Result<Measured> {
     } else {
         MatrixConfig::new()?
     };
-    measure_matrix(topo, &mut doc, cfg, &|w| show(0, &format!("matrix: {w}")))?;
+    let mut logs = Vec::new();
+    let matrix = measure_matrix(topo, &mut doc, cfg, &|w| show(0, &format!("matrix: {w}")));
+    keep_going(probe::MATRIX, matrix, &mut doc, &mut logs)?;
     // The parts that chase a buffer past the L3 run right after the
     // matrix's latency cells, back to back, and the sweep after them: each
     // then maps about as much memory as the one before it has just freed. A
@@ -163,12 +198,15 @@ fn measure(topo: &Topology, opts: &Options) -> Result<Measured> {
     // buffer took 17 s of system time after 30 s idle, 2 s right after
     // another was freed. The document keeps the sweep before the parts.
     let (chasing, others) = parts.split_at(parts.iter().take_while(|p| p.chases).count());
-    let mut logs = Vec::new();
     let sweep_at = doc.records.len();
     measure_parts(topo, chasing, 1, &show, &mut doc, &mut logs);
     if opts.profile >= Profile::Default {
         let step = 1 + chasing.len();
-        let rows = measure_sweep(topo, &|w| show(step, &format!("sweep: {w}")))?;
+        let mut rows = Vec::new();
+        let sweep = measure_sweep(topo, &|w| show(step, &format!("sweep: {w}")), &mut rows);
+        let mut part = Document::new(topo);
+        keep_going(probe::SWEEP, sweep, &mut part, &mut logs)?;
+        rows.extend(part.records);
         doc.records.splice(sweep_at..sweep_at, rows);
     }
     measure_parts(
@@ -182,20 +220,51 @@ fn measure(topo: &Topology, opts: &Options) -> Result<Measured> {
     Ok(Measured { doc, logs })
 }
 
+/// How an in-process part (the matrix, the sweep) ended: `Ok(None)` when it
+/// measured all it was asked to, `Ok(Some(why))` when it failed after
+/// measuring some of it.
+type Inline = Result<Option<String>>;
+
+/// Goes on after an in-process part that failed at run time, as after a
+/// child part that failed: a `NOT_COMPLETE` record says why, its log holds
+/// the reason, and the other parts still run. Bad input (exit 2: options,
+/// admission) is found before anything is measured and ends the run.
+fn keep_going(
+    name: &'static str,
+    ended: Inline,
+    doc: &mut Document,
+    logs: &mut Vec<(&'static str, String)>,
+) -> Result<()> {
+    let why = match ended {
+        Ok(None) => return Ok(()),
+        Ok(Some(why)) => why,
+        Err(e) if crate::error::exit_code(&e) == crate::error::EXIT_USAGE => return Err(e),
+        Err(e) => format!("{e:#}"),
+    };
+    let why = crate::text::escape(&why).into_owned();
+    eprintln!("numabench: warning: {name}: {why}; the other parts go on");
+    let mut note = Record::new(name, NOT_COMPLETE);
+    note.notes.push(format!("{name}: {why} (see {name}.log)"));
+    doc.records.push(note);
+    logs.push((name, format!("{name}: {why}\n")));
+    Ok(())
+}
+
 /// The node-to-node matrix (one thread, saturated, latency) with the best
-/// triad kernel, and the theoretical peak where DMI gives one.
+/// triad kernel, and the theoretical peak where DMI gives one; the cells
+/// measured before a failure are kept.
 fn measure_matrix(
     topo: &Topology,
     doc: &mut Document,
     cfg: MatrixConfig,
     show: &dyn Fn(&str),
-) -> Result<()> {
+) -> Inline {
     let m = matrix::run(topo, &cfg, &mut |w| show(w))?;
     doc.records.extend(m.records());
     matrix::add_peak(&mut doc.records, topo);
     doc.records
         .push(matrix::class_rule_record(&ClassOptions::default()));
-    Ok(())
+    Ok(m.failed)
 }
 
 /// The smoke profile's matrix: 8 MiB buffers, one timed run of 5 ms.
@@ -211,18 +280,18 @@ fn smoke_config() -> Result<MatrixConfig> {
 
 /// The default sweep's records, none after a stop; its notes go on its
 /// first record.
-fn measure_sweep(topo: &Topology, show: &dyn Fn(&str)) -> Result<Vec<Record>> {
+fn measure_sweep(topo: &Topology, show: &dyn Fn(&str), records: &mut Vec<Record>) -> Inline {
     if stopped() {
-        return Ok(Vec::new());
+        return Ok(None);
     }
     let (cfg, note) = levels::sweep_config(topo);
     let (rows, mut notes) = sweep::run(topo, &cfg, &mut |w| show(w))?;
     notes.extend(note);
-    let mut records: Vec<Record> = rows.iter().map(sweep::records::record).collect();
+    records.extend(rows.iter().map(sweep::records::record));
     if let Some(r) = records.first_mut() {
         r.notes.extend(notes);
     }
-    Ok(records)
+    Ok(None)
 }
 
 /// Runs `parts` as children until a stop, numbering their steps from
@@ -254,28 +323,29 @@ fn probe_csv(doc: &Document, view: &dyn View) -> Result<String> {
     crate::output::render::csv_text(&table)
 }
 
-/// results.json, the parts' logs, the AutoNUMA series as CSV, matrix.csv,
-/// sweep.csv and report.html.
-fn write_folder(folder: &Path, m: &Measured) -> Result<()> {
+/// results.json first, then the parts' logs, the AutoNUMA series as CSV,
+/// matrix.csv, sweep.csv and report.html. Each file is tried even when one
+/// before it failed: whatever fits on the disk is kept.
+fn write_folder(folder: &Path, m: &Measured) -> Result<(), Unwritten> {
     let doc = &m.doc;
-    doc.save(&folder.join("results.json"))?;
+    if let Err(e) = doc.save(&folder.join("results.json")) {
+        // Nothing of this run is in the folder: it goes, so no empty folder
+        // stands for a run.
+        let _ = std::fs::remove_dir(folder);
+        return Err(Unwritten::Document(e));
+    }
+    let mut files: Vec<(String, Result<String>)> = Vec::new();
     for (name, log) in &m.logs {
-        write_output(&folder.join(format!("{name}.log")), log.as_bytes())?;
+        files.push((format!("{name}.log"), Ok(log.clone())));
     }
     for r in doc.records.iter().filter(|r| r.probe == probe::AUTONUMA) {
         for s in &r.series {
             let file = folder::file_name_safe(&format!("autonuma-{}-{}.csv", r.name, s.name));
-            write_output(&folder.join(file), folder::series_csv(s)?.as_bytes())?;
+            files.push((file, folder::series_csv(s)));
         }
     }
-    write_output(
-        &folder.join("matrix.csv"),
-        probe_csv(doc, &MatrixView)?.as_bytes(),
-    )?;
-    write_output(
-        &folder.join("sweep.csv"),
-        probe_csv(doc, &SweepView)?.as_bytes(),
-    )?;
+    files.push(("matrix.csv".into(), probe_csv(doc, &MatrixView)));
+    files.push(("sweep.csv".into(), probe_csv(doc, &SweepView)));
     let html = report(
         &[Run {
             label: probe::RUN.into(),
@@ -283,7 +353,24 @@ fn write_folder(folder: &Path, m: &Measured) -> Result<()> {
         }],
         crate::probes::VIEWS,
     );
-    write_output(&folder.join("report.html"), html.as_bytes())
+    files.push(("report.html".into(), Ok(html)));
+    let errors: Vec<String> = files
+        .into_iter()
+        .filter_map(|(name, text)| {
+            let path = folder.join(&name);
+            text.and_then(|t| write_output(&path, t.as_bytes()))
+                .err()
+                .map(|e| format!("{name} ({e:#})"))
+        })
+        .collect();
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(Unwritten::Others {
+            folder: folder.to_path_buf(),
+            errors,
+        })
+    }
 }
 
 #[cfg(test)]
