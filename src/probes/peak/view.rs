@@ -313,19 +313,23 @@ impl View for PeakView {
             pk::csv::VERIFIED_PCT,
             kind::BEST,
         ];
-        let best = of_kind(records, kind::BEST);
-        let is_best = |r: &Record| {
-            best.iter().any(|b| {
-                [
-                    param::CPU_NODE,
-                    pk::param::TARGET,
-                    param::THREADS,
-                    param::VARIANT,
-                ]
-                .iter()
-                .all(|k| b.params.get(*k) == r.params.get(*k))
-            })
+        // One look-up per row: a scan of the best records for each would
+        // take minutes on a document of tens of thousands of records.
+        let key = |r: &Record| -> String {
+            [
+                param::CPU_NODE,
+                pk::param::TARGET,
+                param::THREADS,
+                param::VARIANT,
+            ]
+            .iter()
+            .map(|k| r.params.get(*k).map_or_else(String::new, |v| v.to_string()))
+            .collect::<Vec<_>>()
+            .join("\u{1f}")
         };
+        let best: std::collections::HashSet<String> =
+            of_kind(records, kind::BEST).into_iter().map(key).collect();
+        let is_best = |r: &Record| best.contains(&key(r));
         Some(Csv {
             header: header.iter().map(|h| h.to_string()).collect(),
             rows: of_kind(records, kind::MIX)
