@@ -215,13 +215,15 @@ fn text(rows: &[Row], warnings: &[String], notes: &[String], stopped: bool) -> S
     } else {
         out.push_str(&summary_text(&summarize(rows)));
     }
+    // Notes and warnings are strings from the document: a hand-edited one
+    // may carry terminal escapes.
     for n in notes {
-        let _ = writeln!(out, "note: {n}");
+        let _ = writeln!(out, "note: {}", crate::text::escape(n));
     }
     if !warnings.is_empty() {
         let _ = writeln!(out, "\n{WARNING}");
         for w in warnings {
-            let _ = writeln!(out, "  - {w}");
+            let _ = writeln!(out, "  - {}", crate::text::escape(w));
         }
         let _ = writeln!(out, "{FOR_COMPARABLE}");
     }
@@ -381,6 +383,21 @@ pub fn kernel_table() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn terminal_escapes_in_warnings_and_notes_are_shown_not_sent() {
+        let out = text(
+            &[],
+            &["\u{1b}[2J\u{1b}]0;owned\u{7}".into()],
+            &["\u{9b}31mred".into()],
+            true,
+        );
+        assert!(!out.chars().any(|c| c.is_control() && c != '\n'), "{out:?}");
+        assert!(
+            out.contains("\\x1b[2J") && out.contains("\\x9b31m"),
+            "{out}"
+        );
+    }
 
     #[test]
     fn csv_header_starts_with_sc_membench_columns_in_order() {
