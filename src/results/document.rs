@@ -242,6 +242,21 @@ impl Document {
     }
 
     pub fn from_json(text: &str) -> Result<Loaded> {
+        // Straight into the document first: the generic tree of a large
+        // file takes several times the memory of the document itself. The
+        // tree is built only for a file that does not read so, to say why
+        // or to read what can be read of it.
+        if let Ok(document) = serde_json::from_str::<Document>(text)
+            && document.tool == "numabench"
+        {
+            let mut warnings = Vec::new();
+            if document.schema > SCHEMA {
+                warnings.push(newer_schema(u64::from(document.schema)));
+            }
+            super::checks::check_host_ids(&document.host.topology)?;
+            super::checks::check_records(document.records.iter().map(Into::into))?;
+            return Ok(Loaded { document, warnings });
+        }
         let value: Value = serde_json::from_str(text).context("not valid JSON")?;
         let Some(obj) = value.as_object() else {
             bail!("the top level is not an object");
@@ -255,9 +270,7 @@ impl Document {
             .context("it has no numeric \"schema\" key")?;
         let mut warnings = Vec::new();
         if schema > u64::from(SCHEMA) {
-            warnings.push(format!(
-                "schema {schema} is newer than this numabench understands ({SCHEMA}); fields it does not know are ignored"
-            ));
+            warnings.push(newer_schema(schema));
         }
         // Read from the parsed value in place: a copy would double the memory a
         // large file takes.
@@ -272,6 +285,12 @@ impl Document {
         super::checks::check_records(document.records.iter().map(Into::into))?;
         Ok(Loaded { document, warnings })
     }
+}
+
+fn newer_schema(schema: u64) -> String {
+    format!(
+        "schema {schema} is newer than this numabench understands ({SCHEMA}); fields it does not know are ignored"
+    )
 }
 
 /// The Slurm node this process runs on, if it is a Slurm job step: a plain

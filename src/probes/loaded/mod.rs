@@ -251,7 +251,14 @@ pub fn plan(topo: &Topology, cfg: &LoadedConfig, (c, m): (usize, usize)) -> Resu
     }
     let chase_bytes = match cfg.chase_bytes {
         Some(b) => b,
-        None => cap(topo, chase_bytes(topo, chase_cpu), m).0,
+        None => {
+            let (size, cut) = cap(topo, chase_bytes(topo, chase_cpu), m);
+            if let Some(cut) = cut {
+                let cut = cut.replace("working set", "chase buffer");
+                note = Some(note.map_or(cut.clone(), |n| format!("{n}; {cut}")));
+            }
+            size
+        }
     };
     let injector_bytes = match cfg.injector_bytes {
         Some(b) => b,
@@ -260,7 +267,22 @@ pub fn plan(topo: &Topology, cfg: &LoadedConfig, (c, m): (usize, usize)) -> Resu
             let wanted = (4 * llc_bytes(topo, &injector_cpus) as usize / n).max(32 << 20);
             // All injectors together in at most a quarter of the free memory.
             let limit = (topo.node_free_bytes(m) / 4) as usize / n;
-            if limit > 0 { wanted.min(limit) } else { wanted }
+            if limit > 0 && limit < wanted {
+                let cut = format!(
+                    "node {m}: injector buffers scaled down from {} to {} MiB each (a quarter of the {} the {n} injector(s) may use together)",
+                    wanted >> 20,
+                    limit >> 20,
+                    match &topo.memory_limit {
+                        Some(l) if topo.node_free_bytes(m) < topo.node_free_unlimited(m) =>
+                            l.describe(),
+                        _ => format!("{} free", crate::units::bytes(topo.node_free_bytes(m))),
+                    }
+                );
+                note = Some(note.map_or(cut.clone(), |n| format!("{n}; {cut}")));
+                limit
+            } else {
+                wanted
+            }
         }
     };
     let injector_bytes = (injector_bytes / CHUNK_BYTES).max(1) * CHUNK_BYTES;
