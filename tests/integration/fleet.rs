@@ -294,3 +294,44 @@ fn a_submit_folder_that_will_not_work_is_refused_before_slurm() {
     assert_eq!(std::fs::read_to_string(&file).unwrap(), "keep");
     assert!(!tmp.path().join("no").exists(), "a folder was created");
 }
+
+/// The processes whose environment names the cluster configuration
+/// `conf`: what a cluster started, its jobs included.
+fn processes_of(conf: &str) -> Vec<String> {
+    let want = format!("SLURM_CONF={conf}");
+    let mut out = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let pid = e.file_name().to_string_lossy().into_owned();
+        if !pid.bytes().all(|b| b.is_ascii_digit()) {
+            continue;
+        }
+        let Ok(env) = std::fs::read(e.path().join("environ")) else {
+            continue;
+        };
+        if env.split(|b| *b == 0).any(|v| v == want.as_bytes()) {
+            let comm = std::fs::read_to_string(e.path().join("comm")).unwrap_or_default();
+            out.push(format!("{pid} {}", comm.trim()));
+        }
+    }
+    out
+}
+
+#[test]
+fn teardown_leaves_no_process_of_a_job_still_completing() {
+    // The job ignores SIGTERM: cancelled, it stays COMPLETING for KillWait
+    // (5 s) until Slurm kills it.
+    let cmd = "sbatch -w n1 --output=/dev/null --wrap 'trap \"\" TERM; sleep 300' >/dev/null && \
+               i=0; while [ \"$(squeue -h -o %T)\" != RUNNING ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i+1)); done; \
+               squeue -h -o %T";
+    let Some(out) = in_cluster(cmd) else { return };
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "RUNNING");
+    let conf = err
+        .split("SLURM_CONF=")
+        .nth(1)
+        .and_then(|s| s.split(')').next())
+        .unwrap_or_else(|| panic!("{err}"));
+    let left = processes_of(conf);
+    assert!(left.is_empty(), "left behind: {left:?}");
+}
