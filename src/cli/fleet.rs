@@ -226,10 +226,12 @@ fn run_report(a: ReportArgs) -> Result<()> {
         rare_pct: bounded(a.rare_pct, 0.0, 50.0, "--rare-pct")?,
         ..Rule::default()
     };
+    let inputs = scan::inputs(&a.dir)?;
     if let Some(path) = &a.output {
         super::check_output_path(path, "--output")?;
+        crate::results::check_not_an_input(path, &inputs, "--output")?;
     }
-    let s = scan::scan(&a.dir)?;
+    let s = scan::read(&inputs);
     if s.machines.is_empty() {
         return Err(usage(format!(
             "{}: no results document found ({} JSON file(s) skipped)",

@@ -335,3 +335,65 @@ fn teardown_leaves_no_process_of_a_job_still_completing() {
     let left = processes_of(conf);
     assert!(left.is_empty(), "left behind: {left:?}");
 }
+
+/// A results document of Slurm node `node`, as a copy by hand would leave.
+fn document_of(node: &str) -> Value {
+    let topo: Value = serde_json::from_slice(&super::util::stdout_of([
+        "topo",
+        "--json",
+        "--sysfs-root",
+        super::util::fixture("two-node").to_str().unwrap(),
+    ]))
+    .unwrap();
+    json!({"schema": 1, "tool": "numabench", "version": "0.1.0", "command": [],
+        "started": "2026-11-25T10:00:00Z", "finished": "2026-11-25T10:00:01Z", "complete": true,
+        "host": {"hostname": "vm", "kernel": "6.1", "cpu_model": "x", "thp": {}, "numa_balancing": 0,
+                 "allowed": topo["allowed"].clone(), "topology": topo, "batch_node": node},
+        "records": []})
+}
+
+#[test]
+fn report_refuses_an_output_that_is_a_document_it_reads() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("fleet");
+    std::fs::create_dir_all(dir.join("m0")).unwrap();
+    let doc = dir.join("m0/results.json");
+    let text = document_of("m0").to_string();
+    std::fs::write(&doc, &text).unwrap();
+    // Another name for the same file is the same file.
+    let other = tmp.path().join("other-name.html");
+    std::fs::hard_link(&doc, &other).unwrap();
+    for out in [&doc, &other] {
+        let o = numabench()
+            .args(["fleet", "report"])
+            .arg(&dir)
+            .arg("-o")
+            .arg(out)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(
+            err.starts_with("numabench: error: --output ") && err.contains("this command reads"),
+            "{err}"
+        );
+        assert_eq!(std::fs::read_to_string(&doc).unwrap(), text);
+    }
+    // A new file beside the documents is written.
+    let page = dir.join("m0/report.html");
+    let o = numabench()
+        .args(["fleet", "report"])
+        .arg(&dir)
+        .arg("-o")
+        .arg(&page)
+        .output()
+        .unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(std::fs::read_to_string(&page).unwrap().contains("<html"));
+}
