@@ -5,7 +5,7 @@ use super::output::FormatArgs;
 use crate::analysis::fleet::robust::Cut;
 use crate::analysis::fleet::{Rule, report};
 use crate::error::{EXIT_FLAGGED, usage};
-use crate::jobs::fleet::{SubmitOptions, scan, submit};
+use crate::jobs::fleet::{Interrupted, SubmitOptions, scan, submit};
 use crate::output::render::Format;
 use anyhow::Result;
 use std::path::PathBuf;
@@ -36,8 +36,11 @@ pub enum FleetCommand {
 /// One exclusive batch job per node (`sbatch --nodelist=NODE --nodes=1
 /// --exclusive`; an array cannot pin its tasks to nodes), each writing its
 /// results folder under DIR/<Slurm node name>. Nodes with a complete
-/// results document anywhere under DIR, or a fleet job in the queue, are
-/// not submitted again, so running it twice submits only what is missing.
+/// results document anywhere under DIR, or a job for DIR pending or running,
+/// are not submitted again, so running it twice submits only what is
+/// missing. Exit status: 0 success; 2 bad input; 1 a failure (no usable
+/// node, Slurm refused or did not answer, a node ended without results);
+/// 130 stopped by Ctrl-C, the jobs submitted going on.
 #[derive(clap::Args, Debug)]
 pub struct SubmitArgs {
     /// Where the nodes' results go; must be on a file system every node
@@ -80,6 +83,10 @@ pub struct SubmitArgs {
     /// nothing.
     #[arg(long)]
     pub dry_run: bool,
+    /// Seconds one Slurm command (sinfo, squeue, sbatch) may take before
+    /// it is stopped and the submission fails.
+    #[arg(long, value_name = "SECONDS", default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..=3600), hide = true)]
+    pub slurm_timeout: u64,
 }
 
 /// Find the machines unlike the others in the results documents under DIR.
@@ -149,6 +156,22 @@ fn run_submit(a: SubmitArgs) -> Result<()> {
     // Before Slurm is asked anything, and with --dry-run too: the folder
     // must be one the jobs can write their results into.
     crate::results::check_output_dir(&a.dir, "--dir")?;
+    // The folder reaches sbatch and the job script as text.
+    match a.dir.to_str() {
+        None => {
+            return Err(usage(format!(
+                "--dir {}: not valid UTF-8; Slurm's options and the job script take text",
+                a.dir.display()
+            )));
+        }
+        Some(d) if d.chars().any(char::is_control) => {
+            return Err(usage(format!(
+                "--dir {}: holds a control character; give a folder without one",
+                crate::text::escape(d)
+            )));
+        }
+        Some(_) => {}
+    }
     let numabench = match a.numabench {
         Some(p) => p,
         None => std::env::current_exe()?,
@@ -170,12 +193,22 @@ fn run_submit(a: SubmitArgs) -> Result<()> {
         wait: a.wait,
         poll: Duration::from_secs(a.poll),
         dry_run: a.dry_run,
+        slurm_limit: Duration::from_secs(a.slurm_timeout),
     };
-    submit(
+    // A stop signal is answered at the next boundary, with a line on what
+    // was submitted and goes on; a second one ends the process at once.
+    let _stops = crate::interrupt::stop_at_boundaries()?;
+    let done = submit(
         &opts,
         &mut |line| crate::console::err(&format!("{line}\n")),
         &mut |line| crate::console::out(&format!("{line}\n")),
-    )
+    );
+    if let Err(e) = &done
+        && let Some(Interrupted(sig)) = e.downcast_ref::<Interrupted>()
+    {
+        super::exit_interrupted(*sig);
+    }
+    done
 }
 
 fn bounded(v: f64, lo: f64, hi: f64, flag: &str) -> Result<f64> {
@@ -226,10 +259,12 @@ fn run_report(a: ReportArgs) -> Result<()> {
         rare_pct: bounded(a.rare_pct, 0.0, 50.0, "--rare-pct")?,
         ..Rule::default()
     };
+    let inputs = scan::inputs(&a.dir)?;
     if let Some(path) = &a.output {
         super::check_output_path(path, "--output")?;
+        crate::results::check_not_an_input(path, &inputs, "--output")?;
     }
-    let s = scan::scan(&a.dir)?;
+    let s = scan::read(&inputs);
     if s.machines.is_empty() {
         return Err(usage(format!(
             "{}: no results document found ({} JSON file(s) skipped)",

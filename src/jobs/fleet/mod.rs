@@ -26,7 +26,22 @@ pub struct SubmitOptions {
     pub wait: bool,
     pub poll: Duration,
     pub dry_run: bool,
+    /// How long one Slurm command may take.
+    pub slurm_limit: Duration,
 }
+
+/// A stop signal (its number) ended the submission or the wait, after the
+/// line saying what goes on was said.
+#[derive(Debug)]
+pub struct Interrupted(pub i32);
+
+impl std::fmt::Display for Interrupted {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "stopped by {}", crate::interrupt::name(self.0))
+    }
+}
+
+impl std::error::Error for Interrupted {}
 
 /// Where a node stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -62,68 +77,160 @@ pub fn progress_line(states: &BTreeMap<String, State>) -> String {
     )
 }
 
-/// The state of every node from the queue and the folder.
+/// The state of every node from the queue and the folder. A job that is
+/// COMPLETING counts as running until it leaves the queue: it is judged
+/// by what it left only then.
 fn states(dir: &Path, nodes: &[String], queue: &[slurm::Queued]) -> BTreeMap<String, State> {
     nodes
         .iter()
         .map(|n| {
-            let queued = queue.iter().find(|q| &q.node == n);
+            let jobs: Vec<&slurm::Queued> = queue.iter().filter(|q| &q.node == n).collect();
             let s = if done(dir, n) {
                 State::Done
+            } else if jobs
+                .iter()
+                .any(|q| matches!(q.state.as_str(), "RUNNING" | "CONFIGURING" | "COMPLETING"))
+            {
+                State::Running
+            } else if jobs.iter().any(|q| q.live()) {
+                State::Pending
             } else {
-                match queued.map(|q| q.state.as_str()) {
-                    Some("RUNNING" | "COMPLETING" | "CONFIGURING") => State::Running,
-                    Some(_) => State::Pending,
-                    None => State::Failed,
-                }
+                State::Failed
             };
             (n.clone(), s)
         })
         .collect()
 }
 
+/// `dir` as the jobs will see it, absolute and without links, also where
+/// it is not made yet (a dry run makes nothing).
+fn canonical(dir: &Path) -> Result<PathBuf> {
+    if let Ok(c) = dir.canonicalize() {
+        return Ok(c);
+    }
+    let abs = std::path::absolute(dir)?;
+    match (abs.parent().map(Path::canonicalize), abs.file_name()) {
+        (Some(Ok(parent)), Some(name)) => Ok(parent.join(name)),
+        _ => Ok(abs),
+    }
+}
+
+/// Held while one `fleet submit` reads the queue and submits into a
+/// folder, so that two at once do not both submit every node; the lock
+/// goes with the process, however it ends.
+struct Lock {
+    _file: std::fs::File,
+}
+
+fn lock(dir: &Path) -> Result<Lock> {
+    use std::os::fd::AsRawFd;
+    use std::os::unix::fs::OpenOptionsExt;
+    let path = dir.join(".fleet/submit.lock");
+    let f = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .mode(0o644)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(&path)
+        .with_context(|| format!("cannot open {}", path.display()))?;
+    // SAFETY: flock on a descriptor this File owns; no memory is passed.
+    if unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+        let e = std::io::Error::last_os_error();
+        if e.raw_os_error() == Some(libc::EWOULDBLOCK) {
+            anyhow::bail!(
+                "another fleet submit is submitting into {} now; run this one again when it has finished (its jobs then count as queued)",
+                dir.display()
+            );
+        }
+        return Err(e).with_context(|| format!("cannot lock {}", path.display()));
+    }
+    Ok(Lock { _file: f })
+}
+
+fn stopped_by(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| c.is::<slurm::Stopped>())
+}
+
+/// Says `line` and gives the error that ends the command as a stop signal
+/// does.
+fn interrupted(line: &str, say: &mut dyn FnMut(&str)) -> anyhow::Error {
+    say(line);
+    Interrupted(crate::interrupt::requested().unwrap_or(libc::SIGINT)).into()
+}
+
 /// Submits a job for every node that has no results and no job queued;
 /// with `wait`, follows them to the end. `say` gets each progress line for
 /// the user; `show` what a dry run would submit (its sbatch lines and the
 /// job script), the output of a dry run. The error after waiting names the
-/// nodes that failed.
+/// nodes that failed; after a stop signal it is [`Interrupted`], once `say`
+/// has told how many jobs go on.
 pub fn submit(
     o: &SubmitOptions,
     say: &mut dyn FnMut(&str),
     show: &mut dyn FnMut(&str),
 ) -> Result<()> {
-    let listed = slurm::nodes(o.partition.as_deref(), o.nodelist.as_deref())?;
-    if listed.is_empty() {
+    slurm::set_limit(o.slurm_limit);
+    let before = |e: anyhow::Error, say: &mut dyn FnMut(&str)| {
+        if stopped_by(&e) {
+            interrupted("fleet: stopped before submitting anything", say)
+        } else {
+            e
+        }
+    };
+    let listed =
+        slurm::nodes(o.partition.as_deref(), o.nodelist.as_deref()).map_err(|e| before(e, say))?;
+    if !listed.refused.is_empty() {
+        say(&format!(
+            "fleet: left out, not a Slurm node name: {}",
+            listed.refused.join(", ")
+        ));
+    }
+    if listed.nodes.is_empty() && !listed.refused.is_empty() {
+        anyhow::bail!("no node to submit to: Slurm listed no valid node name");
+    }
+    if listed.nodes.is_empty() {
         return Err(crate::error::usage(
             "Slurm lists no node for that partition or node list",
         ));
     }
     let unusable: Vec<String> = listed
+        .nodes
         .iter()
         .filter(|n| !n.usable())
         .map(|n| format!("{} ({})", n.name, n.state))
         .collect();
+    let nodes: Vec<String> = listed
+        .nodes
+        .into_iter()
+        .filter(slurm::Node::usable)
+        .map(|n| n.name)
+        .collect();
+    if nodes.is_empty() {
+        anyhow::bail!(
+            "no node to submit to: Slurm starts no job on {}",
+            unusable.join(", ")
+        );
+    }
     if !unusable.is_empty() {
         say(&format!(
             "fleet: left out, Slurm starts no job there: {}",
             unusable.join(", ")
         ));
     }
-    let nodes: Vec<String> = listed
-        .into_iter()
-        .filter(slurm::Node::usable)
-        .map(|n| n.name)
-        .collect();
     // The jobs start elsewhere: the folder goes to them as an absolute path.
-    let dir = if o.dry_run {
-        std::path::absolute(&o.dir)?
+    let (dir, held) = if o.dry_run {
+        (canonical(&o.dir)?, None)
     } else {
         std::fs::create_dir_all(o.dir.join(".fleet/logs"))
             .with_context(|| format!("cannot create {}", o.dir.display()))?;
-        o.dir.canonicalize()?
+        let dir = o.dir.canonicalize()?;
+        let held = lock(&dir)?;
+        (dir, Some(held))
     };
+    let name = slurm::job_name(&dir);
     let logs = dir.join(".fleet/logs");
-    let queue = slurm::queue()?;
+    let queue = slurm::queue(&name).map_err(|e| before(e, say))?;
     let script = slurm::script(&o.numabench, &o.profile, &dir);
     // Complete documents anywhere under DIR count, whatever put them there
     // (an earlier submission, a copy by hand), as they do for the report.
@@ -137,24 +244,38 @@ pub fn submit(
         Err(_) => Default::default(),
     };
     let (mut already, mut queued, mut submitted) = (0, 0, Vec::new());
-    for node in &nodes {
+    for (i, node) in nodes.iter().enumerate() {
         if have.contains(node) || done(&dir, node) {
             already += 1;
             continue;
         }
-        if queue.iter().any(|q| &q.node == node) {
+        // A COMPLETING job has ended: a node it left without results is
+        // submitted again, and --exclusive starts the new job once Slurm
+        // has cleaned the node.
+        if queue.iter().any(|q| &q.node == node && q.live()) {
             queued += 1;
             continue;
         }
+        if !o.dry_run && crate::interrupt::requested().is_some() {
+            return Err(interrupted(
+                &format!(
+                    "fleet: stopped submitting; the {} submitted job(s) go on, {} node(s) not looked at (fleet submit again submits what is missing)",
+                    submitted.len(),
+                    nodes.len() - i
+                ),
+                say,
+            ));
+        }
         let job = slurm::Submit {
             node,
+            name: &name,
             partition: o.partition.as_deref(),
             time: o.time.as_deref(),
             logs: &logs,
             extra: &o.extra,
         };
         if o.dry_run {
-            show(&format!("sbatch {}", job.args().join(" ")));
+            show(&job.shown());
             submitted.push((node.clone(), String::new()));
             continue;
         }
@@ -166,6 +287,7 @@ pub fn submit(
         })?;
         submitted.push((node.clone(), id));
     }
+    drop(held);
     if o.dry_run {
         show(&format!("# the script given to sbatch on stdin:\n{script}"));
     }
@@ -176,29 +298,53 @@ pub fn submit(
         if o.dry_run { "to submit" } else { "submitted" },
         already,
         queued,
-        dir.display()
+        crate::text::escape(&dir.display().to_string())
     ));
     if !o.wait || o.dry_run {
         return Ok(());
     }
-    wait(&dir, &nodes, o.poll, say)
+    let (_, shown_logs, _) = slurm::output(&logs, "");
+    let going = submitted.len() + queued;
+    wait(&dir, &name, &nodes, o.poll, going, &shown_logs, say)
 }
 
 /// Polls the queue and the folder until no node is running or pending,
 /// a line each time the counts change.
-fn wait(dir: &Path, nodes: &[String], poll: Duration, say: &mut dyn FnMut(&str)) -> Result<()> {
+fn wait(
+    dir: &Path,
+    name: &str,
+    nodes: &[String],
+    poll: Duration,
+    mut going: usize,
+    logs: &str,
+    say: &mut dyn FnMut(&str),
+) -> Result<()> {
     let mut last = String::new();
+    let stop = |going: usize, say: &mut dyn FnMut(&str)| {
+        interrupted(
+            &format!(
+                "fleet: stopped waiting; the {going} submitted job(s) go on (fleet submit --wait follows them again)"
+            ),
+            say,
+        )
+    };
     loop {
-        let s = states(dir, nodes, &slurm::queue()?);
+        let queue = match slurm::queue(name) {
+            Ok(q) => q,
+            Err(e) if stopped_by(&e) => return Err(stop(going, say)),
+            Err(e) => return Err(e),
+        };
+        let s = states(dir, nodes, &queue);
+        going = s
+            .values()
+            .filter(|x| matches!(x, State::Running | State::Pending))
+            .count();
         let line = progress_line(&s);
         if line != last {
             say(&line);
             last = line;
         }
-        if !s
-            .values()
-            .any(|x| matches!(x, State::Running | State::Pending))
-        {
+        if going == 0 {
             let failed: Vec<&str> = s
                 .iter()
                 .filter(|(_, x)| **x == State::Failed)
@@ -208,18 +354,21 @@ fn wait(dir: &Path, nodes: &[String], poll: Duration, say: &mut dyn FnMut(&str))
                 return Ok(());
             }
             anyhow::bail!(
-                "{} node(s) ended without results: {} (their logs: {}/<node>-<job>.log)",
+                "{} node(s) ended without results: {} (their logs: {})",
                 failed.len(),
                 failed.join(", "),
-                dir.join(".fleet/logs").display()
+                crate::text::escape(logs)
             );
         }
-        if crate::interrupt::requested().is_some() {
-            anyhow::bail!(
-                "stopped waiting; the jobs go on (fleet submit --wait follows them again)"
-            );
+        // Looked at often, so that a stop is answered at once, not after
+        // a whole poll.
+        let until = std::time::Instant::now() + poll;
+        while std::time::Instant::now() < until {
+            if crate::interrupt::requested().is_some() {
+                return Err(stop(going, say));
+            }
+            std::thread::sleep(Duration::from_millis(50).min(poll));
         }
-        std::thread::sleep(poll);
     }
 }
 
@@ -234,16 +383,22 @@ mod tests {
         d.finish();
         std::fs::create_dir_all(dir.path().join("n1/h-1")).unwrap();
         d.save(&dir.path().join("n1/h-1/results.json")).unwrap();
-        let nodes: Vec<String> = ["n1", "n2", "n3", "n4"].map(String::from).to_vec();
-        let q = slurm::parse_queue("5|RUNNING|n2\n6|PENDING|n3\n7|RUNNING|n1\n");
+        let q = slurm::parse_queue(
+            b"5|RUNNING|j|n2\n6|PENDING|j|n3\n7|RUNNING|j|n1\n8|COMPLETING|j|n5\n9|PENDING|other|n4\n",
+            "j",
+        );
+        let nodes: Vec<String> = ["n1", "n2", "n3", "n4", "n5"].map(String::from).to_vec();
         let s = states(dir.path(), &nodes, &q);
         assert_eq!(s["n1"], State::Done);
         assert_eq!(s["n2"], State::Running);
         assert_eq!(s["n3"], State::Pending);
+        // Another folder's job is not this node's.
         assert_eq!(s["n4"], State::Failed);
+        // Ending: judged once it has left the queue.
+        assert_eq!(s["n5"], State::Running);
         assert_eq!(
             progress_line(&s),
-            "fleet: 1 done, 1 running, 1 pending, 1 failed of 4 node(s)"
+            "fleet: 1 done, 2 running, 1 pending, 1 failed of 5 node(s)"
         );
     }
 }

@@ -94,18 +94,28 @@ fn read_all(paths: &[PathBuf]) -> Vec<Read> {
     })
 }
 
-/// Every results document under `dir`.
-pub fn scan(dir: &Path) -> Result<Scan> {
+/// The files a scan of `dir` reads, for checking an output path against
+/// them before any is read.
+pub fn inputs(dir: &Path) -> Result<Vec<PathBuf>> {
     if !dir.is_dir() {
         return Err(usage(format!(
             "{}: not a folder (give the folder holding the results documents)",
             dir.display()
         )));
     }
-    let paths = files(dir)?;
+    files(dir)
+}
+
+/// Every results document under `dir`.
+pub fn scan(dir: &Path) -> Result<Scan> {
+    Ok(read(&inputs(dir)?))
+}
+
+/// The results documents among `paths` (from [`inputs`]).
+pub fn read(paths: &[PathBuf]) -> Scan {
     let mut out = Scan::default();
     let mut newest: BTreeMap<String, Machine> = BTreeMap::new();
-    for read in read_all(&paths) {
+    for read in read_all(paths) {
         let m = match read {
             Ok(m) => m,
             Err(skip) => {
@@ -127,7 +137,7 @@ pub fn scan(dir: &Path) -> Result<Scan> {
         }
     }
     out.machines = newest.into_values().collect();
-    Ok(out)
+    out
 }
 
 #[cfg(test)]
