@@ -308,6 +308,33 @@ mod tests {
     }
 
     #[test]
+    fn a_pair_that_cannot_fit_the_time_limit_is_refused() {
+        let topo = crate::topology::fixture("two-node");
+        let mut cfg = C2cConfig {
+            variants: vec![Variant::Cas],
+            cpus: cpus(&topo, None).unwrap(),
+            iterations: 10_000_000,
+            samples: 100_000,
+            full_up_to: 64,
+            per_group: 1,
+            time_limit: Some(std::time::Duration::from_secs(1)),
+            line_home: LineHome::Cpu,
+        };
+        let e = fits_time_limit(&cfg).unwrap_err();
+        assert_eq!(crate::error::exit_code(&e), crate::error::EXIT_USAGE);
+        let text = e.to_string();
+        for part in ["at least 20000", "time limit of 1.0 s", "--iterations"] {
+            assert!(text.contains(part), "{text}");
+        }
+        cfg.iterations = 1000;
+        cfg.samples = 300;
+        assert!(fits_time_limit(&cfg).is_ok());
+        cfg.time_limit = None;
+        cfg.iterations = 10_000_000;
+        assert!(fits_time_limit(&cfg).is_ok());
+    }
+
+    #[test]
     fn the_line_home_is_a_word_or_a_node_with_memory() {
         let topo = crate::topology::fixture("two-node");
         assert_eq!(line_home(&topo, "cpu").unwrap(), LineHome::Cpu);

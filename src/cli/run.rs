@@ -48,6 +48,9 @@ pub fn run(args: RunArgs) -> Result<()> {
     if let Some(sig) = outcome.interrupted {
         super::exit_interrupted(sig);
     }
+    if let Some(why) = &outcome.cut {
+        anyhow::bail!("{why}; the folder holds what was measured before it, marked incomplete");
+    }
     if !outcome.failed.is_empty() {
         let logs: Vec<String> = outcome.failed.iter().map(|p| format!("{p}.log")).collect();
         anyhow::bail!(

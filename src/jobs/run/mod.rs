@@ -71,12 +71,17 @@ pub struct Outcome {
     pub interrupted: Option<i32>,
     /// The parts whose child failed, by probe name.
     pub failed: Vec<&'static str>,
+    /// A measurement of this process (matrix, sweep) that failed after
+    /// others were made, which ended the run.
+    pub cut: Option<String>,
 }
 
 /// What was measured: the document and the logs of the parts.
 struct Measured {
     doc: Document,
     logs: Vec<(&'static str, String)>,
+    /// Why the run ended early, where a measurement of this process failed.
+    cut: Option<String>,
 }
 
 fn stopped() -> bool {
@@ -90,9 +95,10 @@ pub fn run(opts: &Options) -> Result<Outcome> {
     let started = Instant::now();
     let mut m = measure(&topo, opts)?;
     let interrupted = crate::interrupt::requested();
-    match interrupted {
-        None => m.doc.finish(),
-        Some(sig) => super::mark_interrupted(&mut m.doc, probe::RUN, sig),
+    match (interrupted, &m.cut) {
+        (Some(sig), _) => super::mark_interrupted(&mut m.doc, probe::RUN, sig),
+        (None, Some(why)) => super::mark_failed(&mut m.doc, probe::RUN, why),
+        (None, None) => m.doc.finish(),
     }
     let failed = failed_parts(&m);
     // A run without one of its parts is not the run asked for: a fleet
@@ -120,6 +126,7 @@ pub fn run(opts: &Options) -> Result<Outcome> {
         doc: m.doc,
         interrupted,
         failed,
+        cut: m.cut,
     })
 }
 
@@ -154,7 +161,14 @@ fn measure(topo: &Topology, opts: &Options) -> Result<Measured> {
     } else {
         MatrixConfig::new()?
     };
-    measure_matrix(topo, &mut doc, cfg, &|w| show(0, &format!("matrix: {w}")))?;
+    let mut logs = Vec::new();
+    if let Some(why) = measure_matrix(topo, &mut doc, cfg, &|w| show(0, &format!("matrix: {w}")))? {
+        return Ok(Measured {
+            doc,
+            logs,
+            cut: Some(why),
+        });
+    }
     // The parts that chase a buffer past the L3 run right after the
     // matrix's latency cells, back to back, and the sweep after them: each
     // then maps about as much memory as the one before it has just freed. A
@@ -163,13 +177,20 @@ fn measure(topo: &Topology, opts: &Options) -> Result<Measured> {
     // buffer took 17 s of system time after 30 s idle, 2 s right after
     // another was freed. The document keeps the sweep before the parts.
     let (chasing, others) = parts.split_at(parts.iter().take_while(|p| p.chases).count());
-    let mut logs = Vec::new();
     let sweep_at = doc.records.len();
     measure_parts(topo, chasing, 1, &show, &mut doc, &mut logs);
     if opts.profile >= Profile::Default {
         let step = 1 + chasing.len();
-        let rows = measure_sweep(topo, &|w| show(step, &format!("sweep: {w}")))?;
-        doc.records.splice(sweep_at..sweep_at, rows);
+        match measure_sweep(topo, &|w| show(step, &format!("sweep: {w}"))) {
+            Ok(rows) => drop(doc.records.splice(sweep_at..sweep_at, rows)),
+            Err(e) => {
+                return Ok(Measured {
+                    doc,
+                    logs,
+                    cut: Some(format!("sweep: {e:#}")),
+                });
+            }
+        }
     }
     measure_parts(
         topo,
@@ -179,23 +200,31 @@ fn measure(topo: &Topology, opts: &Options) -> Result<Measured> {
         &mut doc,
         &mut logs,
     );
-    Ok(Measured { doc, logs })
+    Ok(Measured {
+        doc,
+        logs,
+        cut: None,
+    })
 }
 
 /// The node-to-node matrix (one thread, saturated, latency) with the best
-/// triad kernel, and the theoretical peak where DMI gives one.
+/// triad kernel, and the theoretical peak where DMI gives one; why it
+/// ended early where a cell failed after others were measured.
 fn measure_matrix(
     topo: &Topology,
     doc: &mut Document,
     cfg: MatrixConfig,
     show: &dyn Fn(&str),
-) -> Result<()> {
+) -> Result<Option<String>> {
     let m = matrix::run(topo, &cfg, &mut |w| show(w))?;
     doc.records.extend(m.records());
+    if let Some(why) = m.failed {
+        return Ok(Some(format!("matrix: {why}")));
+    }
     matrix::add_peak(&mut doc.records, topo);
     doc.records
         .push(matrix::class_rule_record(&ClassOptions::default()));
-    Ok(())
+    Ok(None)
 }
 
 /// The smoke profile's matrix: 8 MiB buffers, one timed run of 5 ms.
@@ -302,6 +331,7 @@ mod tests {
                 (probe::LATENCY, String::new()),
                 (probe::PEAK, String::new()),
             ],
+            cut: None,
         };
         assert_eq!(failed_parts(&m), [probe::PEAK]);
     }

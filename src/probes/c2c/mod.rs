@@ -440,7 +440,7 @@ mod tests {
         };
         let node = crate::placement::sys::online_nodes().first();
         for v in Variant::ALL.into_iter().filter(|v| v.available()) {
-            let r = measure_pair(pair, v, &cfg(v), node).unwrap();
+            let r = measure_pair(pair, v, &cfg(v), node, None).unwrap().unwrap();
             assert!(r.verified(), "{v:?}: {r:?}");
             assert_eq!(r.line_node, node);
             assert_eq!(r.line_pages.as_ref().unwrap().on_target_pct, Some(100.0));
@@ -456,7 +456,9 @@ mod tests {
             return;
         };
         pair.b = 1 << 20;
-        let r = measure_pair(pair, Variant::Cas, &cfg(Variant::Cas), None).unwrap();
+        let r = measure_pair(pair, Variant::Cas, &cfg(Variant::Cas), None, None)
+            .unwrap()
+            .unwrap();
         assert!(!r.verified() && r.samples.is_empty());
         assert!(r.failure.unwrap().contains("CPU 1048576"));
     }
@@ -467,10 +469,46 @@ mod tests {
             return;
         };
         let missing = crate::placement::sys::online_nodes().end();
-        let r = measure_pair(pair, Variant::Cas, &cfg(Variant::Cas), Some(missing)).unwrap();
+        let r = measure_pair(pair, Variant::Cas, &cfg(Variant::Cas), Some(missing), None)
+            .unwrap()
+            .unwrap();
         assert!(!r.verified() && r.samples.is_empty());
         let f = r.failure.unwrap();
         assert!(f.starts_with("the lines' memory: mbind("), "{f}");
+    }
+
+    #[test]
+    fn the_time_limit_stops_a_pair_that_is_running() {
+        let Some(pair) = any_pair() else {
+            return;
+        };
+        // Days of round trips: only the deadline can end it.
+        let mut long = cfg(Variant::Cas);
+        long.iterations = 10_000_000;
+        long.samples = 100_000;
+        let begun = Instant::now();
+        let deadline = begun + Duration::from_millis(300);
+        let r = measure_pair(pair, Variant::Cas, &long, None, Some(deadline)).unwrap();
+        assert!(r.is_none(), "{r:?}");
+        assert!(
+            begun.elapsed() < Duration::from_secs(10),
+            "{:?}",
+            begun.elapsed()
+        );
+    }
+
+    #[test]
+    fn the_least_pair_time_counts_every_variant_and_sample() {
+        let mut c = cfg(Variant::Cas);
+        c.iterations = 10_000_000;
+        c.samples = 100_000;
+        // 100,001 samples x 1e7 round trips x 20 ns: 20,000 s at least.
+        let least = least_pair_time(&c).as_secs_f64();
+        assert!((least - 20_000.2).abs() < 1.0, "{least}");
+        c.variants = vec![Variant::Cas, Variant::CleanRead];
+        assert!(least_pair_time(&c).as_secs_f64() > least);
+        // The default plan: well under a second.
+        assert!(least_pair_time(&cfg(Variant::Cas)) < Duration::from_millis(1));
     }
 
     #[test]
