@@ -4,12 +4,31 @@
 //! codes). Never on stdout, which carries the results.
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use std::io::IsTerminal;
+use std::sync::mpsc::{RecvTimeoutError, Sender, channel};
+use std::thread::JoinHandle;
 use std::time::Duration;
 
 /// Shows what is being measured; cleared when dropped.
 pub struct Progress {
     bar: Option<ProgressBar>,
     verbose: bool,
+    ticker: Option<(Sender<()>, JoinHandle<()>)>,
+}
+
+/// Moves the spinner every `interval` until the sender is dropped. Not
+/// indicatif's steady tick, which panics where the system refuses its
+/// thread (a task limit): here the spinner then moves only at each step.
+fn ticker(bar: &ProgressBar, interval: Duration) -> Option<(Sender<()>, JoinHandle<()>)> {
+    let (tx, rx) = channel::<()>();
+    let bar = bar.clone();
+    let handle = crate::sys::threads::spawn((0, 1), move || {
+        while let Err(RecvTimeoutError::Timeout) = rx.recv_timeout(interval) {
+            bar.tick();
+        }
+    })
+    .ok()?;
+    Some((tx, handle))
 }
 
 impl Progress {
@@ -22,10 +41,18 @@ impl Progress {
                 ProgressStyle::with_template("{spinner} {msg} ({elapsed})")
                     .unwrap_or_else(|_| ProgressStyle::default_spinner()),
             );
-            bar.enable_steady_tick(Duration::from_millis(200));
             bar
         });
-        Progress { bar, verbose }
+        // A hidden spinner (stderr no terminal) needs no ticking.
+        let ticker = bar
+            .as_ref()
+            .filter(|_| std::io::stderr().is_terminal())
+            .and_then(|b| ticker(b, Duration::from_millis(200)));
+        Progress {
+            bar,
+            verbose,
+            ticker,
+        }
     }
 
     /// A spinner on a terminal's stderr that moves only when told: no
@@ -40,6 +67,7 @@ impl Progress {
         Progress {
             bar: Some(bar),
             verbose: false,
+            ticker: None,
         }
     }
 
@@ -55,6 +83,10 @@ impl Progress {
 
 impl Drop for Progress {
     fn drop(&mut self) {
+        if let Some((stop, handle)) = self.ticker.take() {
+            drop(stop);
+            let _ = handle.join();
+        }
         if let Some(bar) = &self.bar {
             bar.finish_and_clear();
         }

@@ -182,7 +182,7 @@ fn config(args: &C2cArgs, topo: &Topology) -> Result<C2cConfig> {
             args.sample_above
         )));
     }
-    Ok(C2cConfig {
+    let cfg = C2cConfig {
         variants: variants(&args.variants)?,
         cpus: cpus(topo, args.cpus.as_deref())?,
         iterations: args.iterations,
@@ -195,7 +195,31 @@ fn config(args: &C2cArgs, topo: &Topology) -> Result<C2cConfig> {
         per_group: args.per_group,
         time_limit: super::units::limit(args.time_limit),
         line_home: line_home(topo, &args.line_home)?,
-    })
+    };
+    fits_time_limit(&cfg)?;
+    Ok(cfg)
+}
+
+/// Refuses a plan whose one pair cannot end within the time limit even at
+/// the fastest hand-off any machine makes: the limit is looked at between
+/// pairs and stops a pair still running, so that pair's figures would all
+/// be lost.
+fn fits_time_limit(cfg: &C2cConfig) -> Result<()> {
+    let Some(limit) = cfg.time_limit else {
+        return Ok(());
+    };
+    let least = c2c::least_pair_time(cfg);
+    if least <= limit {
+        return Ok(());
+    }
+    Err(usage(format!(
+        "one pair takes at least {:.1} s ({} samples of {} round trips, every variant), \
+         over the time limit of {:.1} s; lower --iterations or --samples, or raise --time-limit",
+        least.as_secs_f64(),
+        cfg.samples + 1,
+        cfg.iterations,
+        limit.as_secs_f64()
+    )))
 }
 
 /// The nodes the lines may be bound to: the asked node, or the nodes of
@@ -234,18 +258,36 @@ pub fn run(args: C2cArgs) -> Result<()> {
         let progress = crate::progress::Progress::new(args.verbose);
         c2c::run(&topo, &cfg, &mut |what| progress.step(what))
     };
+    if let Some(why) = &out.failed
+        && out.results.is_empty()
+    {
+        return Err(anyhow::anyhow!("{why}"));
+    }
     doc.records = records::records(&out);
     let interrupted = crate::interrupt::requested();
-    match interrupted {
-        None => {
-            doc.finish();
-            doc.complete = out.notes.is_empty();
-        }
-        Some(sig) => super::mark_interrupted(&mut doc, probe::C2C, sig),
-    }
+    let failed = out.failed.as_deref();
+    super::output::mark_end(
+        &mut doc,
+        probe::C2C,
+        interrupted,
+        failed,
+        out.notes.is_empty(),
+    );
     args.save.save(&doc)?;
     let kept = format!("{} pair(s) measured before the stop", out.results.len());
-    emit_or_stop(&doc, format, interrupted, &kept)
+    emit_or_stop(&doc, format, interrupted, &kept)?;
+    match failed {
+        None => Ok(()),
+        Some(why) => Err(anyhow::anyhow!(
+            "{why}; the {} pair(s) measured before it are {}, marked incomplete",
+            out.results.len(),
+            if args.save.save.is_some() {
+                "saved"
+            } else {
+                "printed above"
+            }
+        )),
+    }
 }
 
 #[cfg(test)]
@@ -263,6 +305,33 @@ mod tests {
         );
         let e = variants(&["pingpong".into()]).unwrap_err().to_string();
         assert!(e.starts_with("--variant pingpong: no such variant"), "{e}");
+    }
+
+    #[test]
+    fn a_pair_that_cannot_fit_the_time_limit_is_refused() {
+        let topo = crate::topology::fixture("two-node");
+        let mut cfg = C2cConfig {
+            variants: vec![Variant::Cas],
+            cpus: cpus(&topo, None).unwrap(),
+            iterations: 10_000_000,
+            samples: 100_000,
+            full_up_to: 64,
+            per_group: 1,
+            time_limit: Some(std::time::Duration::from_secs(1)),
+            line_home: LineHome::Cpu,
+        };
+        let e = fits_time_limit(&cfg).unwrap_err();
+        assert_eq!(crate::error::exit_code(&e), crate::error::EXIT_USAGE);
+        let text = e.to_string();
+        for part in ["at least 20000", "time limit of 1.0 s", "--iterations"] {
+            assert!(text.contains(part), "{text}");
+        }
+        cfg.iterations = 1000;
+        cfg.samples = 300;
+        assert!(fits_time_limit(&cfg).is_ok());
+        cfg.time_limit = None;
+        cfg.iterations = 10_000_000;
+        assert!(fits_time_limit(&cfg).is_ok());
     }
 
     #[test]

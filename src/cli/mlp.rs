@@ -117,7 +117,7 @@ fn config(args: &MlpArgs) -> Result<MlpConfig> {
     };
     let size = chase::buffer_size(&args.size)?;
     chase::fits(&pattern, size)?;
-    Ok(MlpConfig {
+    let cfg = MlpConfig {
         size,
         pattern,
         pages,
@@ -126,7 +126,9 @@ fn config(args: &MlpArgs) -> Result<MlpConfig> {
         cpu_nodes: super::select::optional_node_list(&args.cpu_nodes, "--cpu-nodes")?,
         mem_nodes: super::select::optional_node_list(&args.mem_nodes, "--mem-nodes")?,
         time_limit: super::units::limit(args.time_limit),
-    })
+    };
+    crate::probes::mlp::check_elements(&cfg)?;
+    Ok(cfg)
 }
 
 pub fn run(args: MlpArgs) -> Result<()> {
@@ -198,9 +200,28 @@ mod tests {
             assert_eq!(crate::error::exit_code(&e), crate::error::EXIT_USAGE);
             assert!(e.to_string().contains(says), "{e}");
         }
-        let c = parsed(&["-s", "4M", "--pattern", "stride", "--stride", "2M"]).unwrap();
+        let c = parsed(&[
+            "-s",
+            "4M",
+            "--pattern",
+            "stride",
+            "--stride",
+            "2M",
+            "-n",
+            "2",
+        ])
+        .unwrap();
         assert_eq!(c.pattern.stride(), Some(2 << 20));
-        assert!(parsed(&["-s", "4M", "--window", "4M"]).is_ok());
+        assert!(parsed(&["-s", "4M", "--window", "4M", "-n", "1"]).is_ok());
+        // Two elements, one window: not enough for the 16 chases.
+        for args in [
+            &["-s", "4M", "--pattern", "stride", "--stride", "2M"][..],
+            &["-s", "4M", "--window", "4M", "-n", "2"],
+        ] {
+            let e = parsed(args).unwrap_err();
+            assert_eq!(crate::error::exit_code(&e), crate::error::EXIT_USAGE);
+            assert!(e.to_string().contains("fewer than the"), "{e}");
+        }
     }
 
     #[test]

@@ -79,7 +79,7 @@ fn shuffled(base: usize, n: usize, rng: &mut SplitMix64) -> Vec<u32> {
 
 /// Elements a pattern uses in `words`: whole windows only for page-local,
 /// as multichase trims its memory to a multiple of `-T`.
-fn elements_used(pattern: &Pattern, words: usize, spacing: usize) -> usize {
+pub(crate) fn elements_used(pattern: &Pattern, words: usize, spacing: usize) -> usize {
     let all = words * 8 / spacing;
     match pattern.window() {
         Some(w) if all > w / spacing => all - all % (w / spacing),

@@ -330,20 +330,19 @@ pub fn on_chase_buffer<T: Send>(
     chase: impl FnOnce(&mut [u64]) -> Result<T> + Send,
 ) -> Result<(T, Seen)> {
     let (out, placement, cpu, kind) = std::thread::scope(|scope| {
-        scope
-            .spawn(|| -> Result<_> {
-                let cpu = crate::placement::pin_and_check(seat.cpu)?;
-                let opts = BufferOptions::new(size)
-                    .pages(pages)
-                    .policy(MemPolicy::Bind(NodeSet::from_ids([seat.node])));
-                let mut buffer = Buffer::new(&opts)?;
-                let placement = buffer.verify()?;
-                let kind = buffer.page_kind();
-                let out = chase(buffer.as_mut_slice::<u64>())?;
-                Ok((out, placement, cpu, kind))
-            })
-            .join()
-            .map_err(|_| anyhow::anyhow!("the latency thread panicked"))?
+        crate::sys::threads::spawn_scoped(scope, (0, 1), || -> Result<_> {
+            let cpu = crate::placement::pin_and_check(seat.cpu)?;
+            let opts = BufferOptions::new(size)
+                .pages(pages)
+                .policy(MemPolicy::Bind(NodeSet::from_ids([seat.node])));
+            let mut buffer = Buffer::new(&opts)?;
+            let placement = buffer.verify()?;
+            let kind = buffer.page_kind();
+            let out = chase(buffer.as_mut_slice::<u64>())?;
+            Ok((out, placement, cpu, kind))
+        })?
+        .join()
+        .map_err(|_| anyhow::anyhow!("the latency thread panicked"))?
     })?;
     Ok((
         out,

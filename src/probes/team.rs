@@ -11,6 +11,7 @@ use crate::ids::NodeSet;
 use crate::kernels::{KernelArgs, KernelSpec, Op};
 use crate::memory::{Buffer, BufferOptions, PageKind, Placement};
 use crate::placement::{MemPolicy, pin_and_check};
+use crate::sys::threads::{StartGate, spawn_scoped};
 use anyhow::{Result, anyhow};
 use std::sync::{Barrier, Mutex};
 use std::time::Instant;
@@ -114,6 +115,8 @@ struct Shared {
     command: Mutex<Command>,
     spans: Mutex<Vec<Option<(Instant, Instant)>>>,
     errors: Mutex<Vec<String>>,
+    /// Opened once every thread started: none reaches a barrier before.
+    gate: StartGate,
 }
 
 /// The handle the measuring code drives; valid inside [`with_team`].
@@ -172,13 +175,21 @@ pub fn with_team<R>(
         command: Mutex::new(Command::Stop),
         spans: Mutex::new(vec![None; n]),
         errors: Mutex::new(Vec::new()),
+        gate: StartGate::new(),
     };
     let setups: Mutex<Vec<SetupSlot>> = Mutex::new(vec![None; n]);
     std::thread::scope(|scope| {
         for (index, seat) in seats.iter().enumerate() {
             let (shared, setups) = (&shared, &setups);
-            scope.spawn(move || worker(index, *seat, memory, shared, setups));
+            let started = spawn_scoped(scope, (index, n), move || {
+                worker(index, *seat, memory, shared, setups)
+            });
+            if let Err(e) = started {
+                shared.gate.open(false);
+                return Err(e.into());
+            }
         }
+        shared.gate.open(true);
         // Setup ends at the first `done` barrier.
         shared.done.wait();
         let errors = shared
@@ -238,6 +249,9 @@ fn worker(
     shared: &Shared,
     setups: &Mutex<Vec<SetupSlot>>,
 ) {
+    if !shared.gate.wait() {
+        return;
+    }
     let prepared = prepare(seat, memory);
     let mut buffer = match prepared {
         Ok((buffer, placement, cpu)) => {

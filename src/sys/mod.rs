@@ -11,6 +11,7 @@ pub mod futex;
 pub mod mmap;
 pub mod process;
 pub mod region;
+pub mod threads;
 
 pub use futex::{futex_wait, futex_wake_all};
 pub use process::*;

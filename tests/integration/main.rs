@@ -4,6 +4,7 @@ mod architecture;
 mod autonuma;
 mod bad_input;
 mod c2c;
+mod cgroup;
 mod chase;
 mod docs;
 mod fixtures;

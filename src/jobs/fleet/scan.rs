@@ -75,21 +75,30 @@ fn read_one(path: &Path) -> Read {
 }
 
 /// Reads `paths` on a few threads: parsing is what a large fleet's report
-/// costs, and each document is read by one thread alone.
+/// costs, and each document is read by one thread alone. A part whose
+/// thread the system would not start (a task limit) is read on this one.
 fn read_all(paths: &[PathBuf]) -> Vec<Read> {
     let threads = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
         .clamp(1, 8)
         .min(paths.len().max(1));
     let chunk = paths.len().div_ceil(threads).max(1);
+    let read_part = |part: &[PathBuf]| part.iter().map(|p| read_one(p)).collect::<Vec<_>>();
     std::thread::scope(|s| {
         let parts: Vec<_> = paths
             .chunks(chunk)
-            .map(|part| s.spawn(move || part.iter().map(|p| read_one(p)).collect::<Vec<_>>()))
+            .map(|part| {
+                std::thread::Builder::new()
+                    .spawn_scoped(s, move || read_part(part))
+                    .map_err(|_| part)
+            })
             .collect();
         parts
             .into_iter()
-            .flat_map(|h| h.join().unwrap_or_default())
+            .flat_map(|h| match h {
+                Ok(h) => h.join().unwrap_or_default(),
+                Err(part) => read_part(part),
+            })
             .collect()
     })
 }

@@ -284,9 +284,21 @@ fn wait_passing_stops_on(child: std::process::Child) -> std::io::Result<std::pro
     let pid = child.id() as i32;
     crate::interrupt::set_child(pid);
     let (tx, rx) = channel();
-    std::thread::spawn(move || {
-        let _ = tx.send(child.wait_with_output());
+    let (give, take) = channel::<std::process::Child>();
+    let waiter = crate::sys::threads::spawn((0, 1), move || {
+        if let Ok(child) = take.recv() {
+            let _ = tx.send(child.wait_with_output());
+        }
     });
+    if waiter.is_err() {
+        // No thread to wait with (a task limit): wait here. A first stop
+        // is then not passed on; a second still ends the stage with this
+        // process.
+        let out = child.wait_with_output();
+        crate::interrupt::set_child(0);
+        return out;
+    }
+    let _ = give.send(child);
     let mut passed_on = false;
     let out = loop {
         match rx.recv_timeout(std::time::Duration::from_millis(50)) {

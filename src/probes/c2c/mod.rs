@@ -18,9 +18,11 @@ pub use view::C2cView;
 
 use crate::placement::affinity;
 use crate::results::names::c2c::variant;
+use crate::sys::threads::{CannotStart, StartGate, spawn_scoped};
 use crate::topology::Topology;
 use plan::{Pair, Plan};
 use std::sync::Barrier;
+use std::sync::mpsc::{self, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
 pub const PROBE: &str = crate::results::names::probe::C2C;
@@ -120,7 +122,8 @@ pub struct C2cConfig {
     pub full_up_to: usize,
     /// Pairs per (class, node pair) group when sampled.
     pub per_group: usize,
-    /// No new pair is started after this long.
+    /// No new pair is started after this long, and a pair still running
+    /// then is stopped and left out.
     pub time_limit: Option<Duration>,
     pub line_home: LineHome,
 }
@@ -164,21 +167,52 @@ pub struct Outcome {
     /// Pairs planned but not measured (time limit, stop), as a note.
     pub notes: Vec<String>,
     pub line_home: LineHome,
+    /// Why the run ended early where a pair's threads could not start;
+    /// the pairs before it are kept.
+    pub failed: Option<String>,
+}
+
+/// The least a round trip of `cas` or `store` takes (two SMT siblings of a
+/// fast core hand a line over in about 15 ns each way), and the least a
+/// read variant's sample takes per line (the owner relinks and the reader
+/// chases each line): floors, so a plan refused on them cannot fit.
+const LEAST_ROUND_TRIP_NS: f64 = 20.0;
+const LEAST_READ_LINE_NS: f64 = 10.0;
+
+/// The least one pair takes in every variant of `cfg`, warm-up sample
+/// included.
+pub fn least_pair_time(cfg: &C2cConfig) -> Duration {
+    let samples = (cfg.samples + 1) as f64;
+    let ns: f64 = cfg
+        .variants
+        .iter()
+        .map(|v| {
+            if v.is_read() {
+                // Measured both ways.
+                2.0 * samples * pingpong::CHASE_LINES as f64 * LEAST_READ_LINE_NS
+            } else {
+                samples * cfg.iterations as f64 * LEAST_ROUND_TRIP_NS
+            }
+        })
+        .sum();
+    Duration::from_secs_f64(ns / 1e9)
 }
 
 /// Measures every planned pair in every variant; stops starting pairs at
 /// a stop signal or the time limit, keeping what was measured.
 pub fn run(topo: &Topology, cfg: &C2cConfig, progress: &mut dyn FnMut(&str)) -> Outcome {
     let plan = plan::plan(topo, &cfg.cpus, cfg.full_up_to, cfg.per_group);
-    let start = Instant::now();
+    let deadline = cfg.time_limit.map(|l| Instant::now() + l);
     let usable = topo.usable_memory_nodes();
     let mut results = Vec::new();
     let mut notes = Vec::new();
-    for (done, pair) in plan.pairs.iter().enumerate() {
+    let mut failed = None;
+    let out_of_time = || deadline.is_some_and(|d| Instant::now() >= d);
+    'pairs: for (done, pair) in plan.pairs.iter().enumerate() {
         if crate::interrupt::requested().is_some() {
             break;
         }
-        if cfg.time_limit.is_some_and(|l| start.elapsed() >= l) {
+        if out_of_time() {
             notes.push(format!(
                 "time limit reached: {done} of {} planned pairs measured",
                 plan.pairs.len()
@@ -205,8 +239,23 @@ pub fn run(topo: &Topology, cfg: &C2cConfig, progress: &mut dyn FnMut(&str)) -> 
                 // the cpuset keeps from this process, cannot hold the
                 // lines: they stay where first written.
                 let home = cfg.line_home.node(&p).filter(|&n| usable.contains(n));
-                if let Some(r) = measure_pair(p, v, cfg, home) {
-                    results.push(r);
+                match measure_pair(p, v, cfg, home, deadline) {
+                    Ok(Some(r)) => results.push(r),
+                    Ok(None) if crate::interrupt::requested().is_some() => break 'pairs,
+                    Ok(None) => {
+                        notes.push(format!(
+                            "time limit reached during pair {}: {done} of {} planned pairs \
+                             measured, the {} samples of that pair left out",
+                            done + 1,
+                            plan.pairs.len(),
+                            v.name()
+                        ));
+                        break 'pairs;
+                    }
+                    Err(e) => {
+                        failed = Some(e.to_string());
+                        break 'pairs;
+                    }
                 }
             }
         }
@@ -216,6 +265,7 @@ pub fn run(topo: &Topology, cfg: &C2cConfig, progress: &mut dyn FnMut(&str)) -> 
         results,
         notes,
         line_home: cfg.line_home,
+        failed,
     }
 }
 
@@ -228,13 +278,15 @@ struct Side {
 
 /// One pair in one variant: two threads, `a` timed, `b` answering, each
 /// pinned and checked on its CPU, the lines on `line_node` where given;
-/// `None` where a stop cut it short.
+/// `None` where a stop or the `deadline` cut it short; an error where
+/// its threads could not both start.
 fn measure_pair(
     pair: Pair,
     v: Variant,
     cfg: &C2cConfig,
     line_node: Option<usize>,
-) -> Option<PairResult> {
+    deadline: Option<Instant>,
+) -> Result<Option<PairResult>, CannotStart> {
     let failed = |failure: String| PairResult {
         pair,
         variant: v,
@@ -249,7 +301,7 @@ fn measure_pair(
     };
     let shared = match pingpong::Shared::new(line_node) {
         Ok(s) => s,
-        Err(e) => return Some(failed(format!("the lines' memory: {e}"))),
+        Err(e) => return Ok(Some(failed(format!("the lines' memory: {e}")))),
     };
     let (line_pages, line_unchecked) = match shared.placement() {
         Ok(p) => (Some(p), None),
@@ -260,15 +312,23 @@ fn measure_pair(
     let samples = cfg.samples + 1;
     let iters = cfg.iterations;
     let total = iters * samples as u64;
+    let gate = StartGate::new();
+    let (done_tx, done_rx) = mpsc::channel::<()>();
     let (sa, sb) = std::thread::scope(|s| {
         let side = |cpu: usize, timed: bool| {
-            let (shared, barrier) = (&shared, &barrier);
+            let (shared, barrier, gate) = (&shared, &barrier, &gate);
+            // Dropped when the side returns: the watch below sees both end.
+            let done = done_tx.clone();
             move || {
+                let _done = done;
                 let mut out = Side {
                     seen: Vec::new(),
                     samples: None,
                     failure: None,
                 };
+                if !gate.wait() {
+                    return out;
+                }
                 match affinity::pin_and_check(cpu) {
                     Ok(c) => out.seen.push(c),
                     Err(e) => {
@@ -294,8 +354,23 @@ fn measure_pair(
                 out
             }
         };
-        let hb = s.spawn(side(pair.b, false));
-        let ha = s.spawn(side(pair.a, true));
+        let started = spawn_scoped(s, (0, 2), side(pair.b, false))
+            .and_then(|hb| Ok((hb, spawn_scoped(s, (1, 2), side(pair.a, true))?)));
+        drop(done_tx);
+        let (hb, ha) = match started {
+            Ok(hs) => hs,
+            Err(e) => {
+                gate.open(false);
+                return Err(e);
+            }
+        };
+        gate.open(true);
+        if let Some(d) = deadline {
+            let left = d.saturating_duration_since(Instant::now());
+            if let Err(RecvTimeoutError::Timeout) = done_rx.recv_timeout(left) {
+                shared.raise_stop();
+            }
+        }
         let join = |h: std::thread::ScopedJoinHandle<'_, Side>| {
             h.join().unwrap_or_else(|_| Side {
                 seen: Vec::new(),
@@ -303,15 +378,15 @@ fn measure_pair(
                 failure: Some("a measuring thread panicked".into()),
             })
         };
-        (join(ha), join(hb))
-    });
+        Ok((join(ha), join(hb)))
+    })?;
     let failure = sa.failure.clone().or(sb.failure.clone());
     let measured = match (&sa.samples, &sb.samples) {
         (Some(s), Some(_)) => s.get(1..).unwrap_or_default().to_vec(),
-        _ if failure.is_none() => return None,
+        _ if failure.is_none() => return Ok(None),
         _ => Vec::new(),
     };
-    Some(PairResult {
+    Ok(Some(PairResult {
         pair,
         variant: v,
         samples: measured,
@@ -326,7 +401,7 @@ fn measure_pair(
         line_node,
         line_pages,
         line_unchecked,
-    })
+    }))
 }
 
 #[cfg(test)]
@@ -365,7 +440,7 @@ mod tests {
         };
         let node = crate::placement::sys::online_nodes().first();
         for v in Variant::ALL.into_iter().filter(|v| v.available()) {
-            let r = measure_pair(pair, v, &cfg(v), node).unwrap();
+            let r = measure_pair(pair, v, &cfg(v), node, None).unwrap().unwrap();
             assert!(r.verified(), "{v:?}: {r:?}");
             assert_eq!(r.line_node, node);
             assert_eq!(r.line_pages.as_ref().unwrap().on_target_pct, Some(100.0));
@@ -381,7 +456,9 @@ mod tests {
             return;
         };
         pair.b = 1 << 20;
-        let r = measure_pair(pair, Variant::Cas, &cfg(Variant::Cas), None).unwrap();
+        let r = measure_pair(pair, Variant::Cas, &cfg(Variant::Cas), None, None)
+            .unwrap()
+            .unwrap();
         assert!(!r.verified() && r.samples.is_empty());
         assert!(r.failure.unwrap().contains("CPU 1048576"));
     }
@@ -392,10 +469,46 @@ mod tests {
             return;
         };
         let missing = crate::placement::sys::online_nodes().end();
-        let r = measure_pair(pair, Variant::Cas, &cfg(Variant::Cas), Some(missing)).unwrap();
+        let r = measure_pair(pair, Variant::Cas, &cfg(Variant::Cas), Some(missing), None)
+            .unwrap()
+            .unwrap();
         assert!(!r.verified() && r.samples.is_empty());
         let f = r.failure.unwrap();
         assert!(f.starts_with("the lines' memory: mbind("), "{f}");
+    }
+
+    #[test]
+    fn the_time_limit_stops_a_pair_that_is_running() {
+        let Some(pair) = any_pair() else {
+            return;
+        };
+        // Days of round trips: only the deadline can end it.
+        let mut long = cfg(Variant::Cas);
+        long.iterations = 10_000_000;
+        long.samples = 100_000;
+        let begun = Instant::now();
+        let deadline = begun + Duration::from_millis(300);
+        let r = measure_pair(pair, Variant::Cas, &long, None, Some(deadline)).unwrap();
+        assert!(r.is_none(), "{r:?}");
+        assert!(
+            begun.elapsed() < Duration::from_secs(10),
+            "{:?}",
+            begun.elapsed()
+        );
+    }
+
+    #[test]
+    fn the_least_pair_time_counts_every_variant_and_sample() {
+        let mut c = cfg(Variant::Cas);
+        c.iterations = 10_000_000;
+        c.samples = 100_000;
+        // 100,001 samples x 1e7 round trips x 20 ns: 20,000 s at least.
+        let least = least_pair_time(&c).as_secs_f64();
+        assert!((least - 20_000.2).abs() < 1.0, "{least}");
+        c.variants = vec![Variant::Cas, Variant::CleanRead];
+        assert!(least_pair_time(&c).as_secs_f64() > least);
+        // The default plan: well under a second.
+        assert!(least_pair_time(&cfg(Variant::Cas)) < Duration::from_millis(1));
     }
 
     #[test]

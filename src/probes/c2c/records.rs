@@ -22,6 +22,12 @@ pub fn records(out: &Outcome) -> Vec<Record> {
             ));
         }
         first.notes.extend(out.notes.iter().cloned());
+    } else if !out.notes.is_empty() {
+        // Nothing measured (the time limit ended the first pair): the
+        // notes still say why.
+        let mut r = Record::new(PROBE, crate::results::names::run::NOT_COMPLETE);
+        r.notes.extend(out.notes.iter().cloned());
+        recs.push(r);
     }
     recs
 }
@@ -153,6 +159,7 @@ mod tests {
                 group_pairs: Default::default(),
             },
             notes: Vec::new(),
+            failed: None,
             line_home: super::super::LineHome::Cpu,
         }
     }

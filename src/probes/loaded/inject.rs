@@ -25,6 +25,7 @@ use crate::placement::MemPolicy;
 use crate::probes::measure::Seen;
 use crate::probes::team::{self, Seat, TeamMemory};
 use crate::stats;
+use crate::sys::threads::{StartGate, spawn_scoped};
 use anyhow::{Result, anyhow};
 use std::hint::black_box;
 use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
@@ -55,6 +56,9 @@ struct Control {
     spins: AtomicU64,
     moved: Vec<Counter>,
     ready: Barrier,
+    /// Opened once the chase and every injector started: none reaches
+    /// `ready` before.
+    gate: StartGate,
     /// The injectors' kernel: the one asked for, or the first injector's
     /// pick. Until it is set only that injector's trial runs: no load, and
     /// the chase is not built.
@@ -208,6 +212,7 @@ pub(super) fn measure(plan: &Plan, cfg: &LoadedConfig) -> Result<Curve> {
         spins: AtomicU64::new(0),
         moved: (0..n).map(|_| Counter(AtomicU64::new(0))).collect(),
         ready: Barrier::new(n + 1),
+        gate: StartGate::new(),
         kernel: OnceLock::new(),
         tried: OnceLock::new(),
     };
@@ -228,10 +233,19 @@ pub(super) fn measure(plan: &Plan, cfg: &LoadedConfig) -> Result<Curve> {
                 node: plan.mem_node,
             };
             let (control, reports, memory, choice) = (&control, &reports, &memory, &choice);
-            scope.spawn(move || injector(i, seat, memory, choice, control, reports));
+            let started = spawn_scoped(scope, (i, n + 1), move || {
+                injector(i, seat, memory, choice, control, reports)
+            });
+            if let Err(e) = started {
+                control.gate.open(false);
+                return Err(e.into());
+            }
         }
-        scope
-            .spawn(|| chase(plan, &delays, &control, &reports))
+        let chased = spawn_scoped(scope, (n, n + 1), || {
+            chase(plan, &delays, &control, &reports)
+        });
+        control.gate.open(chased.is_ok());
+        chased?
             .join()
             .map_err(|_| anyhow!("the chase thread panicked"))?
     })?;
@@ -301,6 +315,9 @@ fn injector(
     control: &Control,
     reports: &Mutex<Vec<Result<Ready, String>>>,
 ) {
+    if !control.gate.wait() {
+        return;
+    }
     let mut buffer = match team::prepare(seat, memory) {
         Ok((buffer, placement, cpu)) => {
             let ready = Ready {

@@ -161,6 +161,33 @@ pub fn spacing(pattern: &Pattern) -> usize {
     pattern.stride().unwrap_or(WIDE_SPACING).max(WIDE_SPACING)
 }
 
+/// The fewest elements `chases` chases need: one each at every step, so N
+/// loads are N lines and not one line's miss shared, and with a page-local
+/// pattern a window each.
+pub fn elements_needed(pattern: &Pattern, chases: usize) -> usize {
+    let per = pattern
+        .window()
+        .map_or(1, |w| (w / spacing(pattern)).max(1));
+    chases * per
+}
+
+/// Refuses a buffer with fewer elements than the most chases need.
+pub fn check_elements(cfg: &MlpConfig) -> Result<()> {
+    let spacing = spacing(&cfg.pattern);
+    let most = cfg.counts.iter().copied().max().unwrap_or(1);
+    let have = crate::kernels::chase::elements_used(&cfg.pattern, cfg.size / 8, spacing);
+    let need = elements_needed(&cfg.pattern, most);
+    if have >= need {
+        return Ok(());
+    }
+    Err(crate::error::usage(format!(
+        "--size {} B: {have} elements of {spacing} B, fewer than the {need} that {most} chases \
+         need ({} each); give a larger --size or fewer --chases",
+        cfg.size,
+        need / most
+    )))
+}
+
 fn curve(cfg: &MlpConfig, seat: Seat, cpu_node: usize) -> Result<Curve> {
     let begun = Instant::now();
     let most = cfg.counts.iter().copied().max().unwrap_or(1);

@@ -35,7 +35,6 @@ fn record(cfg: &MlpConfig, c: &Curve, p: &Point, one: f64) -> Record {
             "ns",
             Better::Lower,
         )
-        .metric(ml::metric::CONCURRENCY, one / ns, "", Better::Higher)
         .metric(
             ml::metric::LINE_MB_S,
             LINE / ns * 1e3,
@@ -48,6 +47,19 @@ fn record(cfg: &MlpConfig, c: &Curve, p: &Point, one: f64) -> Record {
             "%",
             Better::Lower,
         );
+    // More misses in flight than chases cannot be: the chases then share
+    // lines or pages (hits, not overlapped misses), so no figure is given.
+    let in_flight = one / ns;
+    if in_flight <= p.chases as f64 {
+        rec = rec.metric(ml::metric::CONCURRENCY, in_flight, "", Better::Higher);
+    } else {
+        rec.notes.push(format!(
+            "in flight not shown: 1 chase's time per access over {} chases' is {in_flight:.2}, \
+             more than the chases: they share lines or pages (hits, not misses overlapped); \
+             give a larger buffer or window",
+            p.chases
+        ));
+    }
     rec.samples
         .insert(ml::metric::NS_PER_ACCESS.into(), p.samples.clone());
     rec.placement = Some(c.seen.placement());
@@ -126,5 +138,40 @@ mod tests {
         assert_eq!(r[0].params[param::PATTERN], "page-local");
         assert_eq!(r[0].params[param::WINDOW_BYTES], 256 << 10);
         assert_eq!(r[0].notes, vec!["n".to_string()]);
+        // 100 / 20 = 5 in flight from 4 chases: not shown, said why.
+        let mut more = m.clone();
+        more.curves[0].points[1] = point(4, 20.0);
+        let r = records(&cfg, &more);
+        assert!(!r[1].metrics.contains_key(ml::metric::CONCURRENCY));
+        assert!(
+            r[1].notes[0].starts_with("in flight not shown"),
+            "{:?}",
+            r[1].notes
+        );
+        assert_eq!(r[1].metrics[ml::metric::NS_PER_ACCESS].value, 20.0);
+    }
+
+    #[test]
+    fn a_buffer_needs_an_element_per_chase_and_a_window_each_page_local() {
+        let mut cfg = MlpConfig {
+            size: 1 << 20,
+            pattern: Pattern::Stride { stride: 512 << 10 },
+            pages: PageKind::Base,
+            counts: vec![1, 2],
+            pairs: super::super::Pairs::All,
+            cpu_nodes: None,
+            mem_nodes: None,
+            time_limit: None,
+        };
+        assert!(super::super::check_elements(&cfg).is_ok());
+        cfg.counts = vec![1, 16];
+        let e = super::super::check_elements(&cfg).unwrap_err();
+        assert_eq!(crate::error::exit_code(&e), crate::error::EXIT_USAGE);
+        assert!(e.to_string().contains("2 elements"), "{e}");
+        // 1 MiB of 64 KiB windows: 16 windows, one per chase.
+        cfg.pattern = Pattern::PageLocal { window: 64 << 10 };
+        assert!(super::super::check_elements(&cfg).is_ok());
+        cfg.pattern = Pattern::PageLocal { window: 128 << 10 };
+        assert!(super::super::check_elements(&cfg).is_err());
     }
 }

@@ -135,7 +135,10 @@ impl View for MlpView {
                     num(r, ml::param::CHASES).map_or("?".into(), |n| n.to_string()),
                     format!("{:.2}", value(r, ml::metric::NS_PER_ACCESS)),
                     format!("{:.1}", value(r, ml::metric::CHASE_LATENCY_NS)),
-                    format!("{:.2}", value(r, ml::metric::CONCURRENCY)),
+                    match value(r, ml::metric::CONCURRENCY) {
+                        c if c.is_nan() => "-".into(),
+                        c => format!("{c:.2}"),
+                    },
                     format!("{:.0}", value(r, ml::metric::LINE_MB_S)),
                     format!("{:.1}", value(r, metric::CV_PCT)),
                 ]);

@@ -233,10 +233,17 @@ pub fn run(
     let cpu0 = cpu_times_of(Whose::Own);
     let vm0 = kernel::read_vmstat();
     let start = Instant::now();
-    std::thread::scope(|scope| {
+    std::thread::scope(|scope| -> Result<()> {
         for (i, seen) in seen.iter().enumerate() {
             let (touched, stop, done) = (&touched, &stop, &done);
-            scope.spawn(move || worker(touched, cpus, i, plan.threads, stop, done, seen));
+            let started = crate::sys::threads::spawn_scoped(scope, (i, plan.threads), move || {
+                worker(touched, cpus, i, plan.threads, stop, done, seen)
+            });
+            if let Err(e) = started {
+                // The workers started run until told to stop.
+                stop.store(true, Ordering::Relaxed);
+                return Err(e.into());
+            }
         }
         // The first look as the workers start: where everything began.
         let mut next = Duration::ZERO;
@@ -273,7 +280,8 @@ pub fn run(
             out.looks.push(look);
         }
         stop.store(true, Ordering::Relaxed);
-    });
+        Ok(())
+    })?;
     out.runtime_s = start.elapsed().as_secs_f64();
     out.bytes_done = done.load(Ordering::Relaxed);
     out.counters = kernel::delta(&vm0, &kernel::read_vmstat());

@@ -7,4 +7,5 @@ mod inputs;
 mod memory;
 mod panics;
 mod signals;
+mod tasks;
 mod writes;
