@@ -201,7 +201,10 @@ mod tests {
         let e = on(&topo, limit(500 << 20) + 1, None).unwrap_err();
         assert_eq!(crate::error::exit_code(&e), 2);
         let text = e.to_string();
-        assert!(text.contains("500 MiB left under memory cgroup /job"), "{text}");
+        assert!(
+            text.contains("500 MiB left under memory cgroup /job"),
+            "{text}"
+        );
         assert!(text.contains("of 512 MiB"), "{text}");
         // Sizing sees the same ceiling on every node.
         assert_eq!(topo.node_free_bytes(1), 500 << 20);

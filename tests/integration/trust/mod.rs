@@ -4,6 +4,7 @@
 //! behaviour.
 
 mod inputs;
+mod limits;
 mod memory;
 mod panics;
 mod signals;
