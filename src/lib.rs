@@ -27,3 +27,7 @@ pub(crate) mod text;
 pub mod topology;
 pub(crate) mod units;
 pub(crate) mod view;
+
+/// The heap the binary installs: a refused allocation is one clear line
+/// and exit 1, not an abort.
+pub use sys::alloc::Reported as ReportedHeap;

@@ -1,6 +1,9 @@
 use clap::Parser;
 use numabench::error::{EXIT_USAGE, exit_code, one_line};
 
+#[global_allocator]
+static HEAP: numabench::ReportedHeap = numabench::ReportedHeap;
+
 fn main() {
     let cli = match numabench::cli::Cli::try_parse() {
         Ok(cli) => cli,

@@ -89,6 +89,7 @@ pub(super) fn check_records<'a>(records: impl IntoIterator<Item = RecordParts<'a
     // One pass over the records: a file may hold hundreds of thousands.
     for r in records {
         check_metric_values(&r)?;
+        check_counts(&r)?;
         for &(key, bound, what) in &bounds {
             if let Some(id) = r.params.get(key).and_then(Value::as_u64)
                 && id >= bound as u64
@@ -100,6 +101,40 @@ pub(super) fn check_records<'a>(records: impl IntoIterator<Item = RecordParts<'a
                 );
             }
         }
+    }
+    Ok(())
+}
+
+/// Params that are whole numbers wherever a probe writes them: ids,
+/// thread and process counts, sizes. A view that finds `"0"`, `-1`, `null`
+/// or `1e300` there cannot place the record, and would leave it out
+/// without a word.
+const WHOLE_PARAMS: [&str; 10] = [
+    names::param::CPU_NODE,
+    names::param::MEM_NODE,
+    names::c2c::param::PEER_NODE,
+    names::pcie::param::GPU_NODE,
+    names::loaded::param::INJECTOR_NODE,
+    names::param::CPU,
+    names::c2c::param::PEER_CPU,
+    names::param::THREADS,
+    names::param::PROCESSES,
+    names::param::SIZE_BYTES,
+];
+
+fn check_counts(r: &RecordParts) -> Result<()> {
+    for key in WHOLE_PARAMS {
+        let Some(v) = r.params.get(key) else { continue };
+        if v.as_u64().is_some() {
+            continue;
+        }
+        let shown = v.to_string();
+        let shown: String = shown.chars().take(40).collect();
+        bail!(
+            "record {:?} gives {key} = {}, where a whole number from 0 up belongs",
+            crate::text::escape(r.name),
+            crate::text::escape(&shown)
+        );
     }
     Ok(())
 }

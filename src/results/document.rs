@@ -310,6 +310,11 @@ pub const BATCH_NODE_ENV: &str = "SLURMD_NODENAME";
 /// size in memory, so the cap is what bounds a hostile file's cost.
 pub const MAX_RESULTS_BYTES: u64 = 64 << 20;
 
+/// Memory a document takes while it is read, as a multiple of its size:
+/// the text, then the records built from it (about eight times the text
+/// for a document of many small records).
+const PARSE_FACTOR: u64 = 10;
+
 /// The text of a results file, which must be a regular file: a FIFO or a
 /// terminal would block forever, `/dev/zero` would never end. The type is
 /// checked before opening (opening a device can act: `/dev/watchdog` arms a
@@ -334,7 +339,19 @@ pub(crate) fn read_results_file(path: &Path) -> Result<String> {
         .read(true)
         .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
         .open(path)?;
-    regular(file.metadata()?)?;
+    let meta = file.metadata()?;
+    regular(meta.clone())?;
+    if let Some(limit) = crate::topology::process_memory_limit() {
+        let need = meta.len().min(MAX_RESULTS_BYTES) * PARSE_FACTOR;
+        if need > limit.headroom_bytes {
+            bail!(
+                "reading its {} takes up to {} of memory, more than the {}; raise the limit or read it where there is room",
+                crate::units::bytes(meta.len()),
+                crate::units::bytes(need),
+                limit.describe()
+            );
+        }
+    }
     let mut bytes = Vec::new();
     file.take(MAX_RESULTS_BYTES + 1).read_to_end(&mut bytes)?;
     if bytes.len() as u64 > MAX_RESULTS_BYTES {

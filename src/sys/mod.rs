@@ -7,6 +7,7 @@
 //! the call is sound. The NUMA calls (mbind, move_pages, affinity) live
 //! with placement, which is their only user.
 
+pub mod alloc;
 pub mod futex;
 pub mod mmap;
 pub mod process;

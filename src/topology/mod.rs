@@ -15,6 +15,11 @@ mod source;
 mod sysfs;
 
 pub use limits::MemoryLimit;
+
+/// The tightest memory limit on this process now (see [`MemoryLimit`]).
+pub fn process_memory_limit() -> Option<MemoryLimit> {
+    limits::read(&SysfsRoot::live())
+}
 pub use source::{ROOT_ENV, SysfsRoot};
 pub use sysfs::{MAX_BYTES, MAX_CPUS, MAX_NODES, TopologyError, read_topology};
 
