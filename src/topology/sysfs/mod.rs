@@ -43,9 +43,9 @@ pub enum TopologyError {
     BadRoot { path: String, reason: String },
     #[error("cannot parse {file}: {reason}")]
     Malformed { file: String, reason: String },
-    /// A FIFO, device or directory where a file belongs, or a file too
-    /// large to be a sysfs value.
-    #[error("{0}; numabench reads only regular files from sysfs and procfs")]
+    /// A FIFO, device or directory where a file belongs, a file too large
+    /// to be a sysfs value, or a loop of links.
+    #[error("{}{}", .0, .0.hint())]
     Unreadable(ReadError),
 }
 
@@ -261,9 +261,24 @@ fn read_nodes(
     cpus_online: &IdSet,
     notes: &mut Vec<String>,
 ) -> Result<(Vec<Node>, bool), TopologyError> {
-    let ids = match list(src, &format!("{NODE_DIR}/online"), Ids::Nodes)? {
+    let names = src.list(NODE_DIR);
+    let online = list(src, &format!("{NODE_DIR}/online"), Ids::Nodes)?;
+    for name in absurd_node_dirs(&names) {
+        let dir = format!("{NODE_DIR}/{name}");
+        let why = format!(
+            "a node id beyond {}, which no kernel writes (Linux allows at most 1024 nodes)",
+            MAX_NODES - 1
+        );
+        // With `node/online` saying which nodes there are, the stray
+        // directory is not one of them; without it, no list can be trusted.
+        if online.is_none() {
+            return Err(malformed(&dir, why));
+        }
+        notes.push(format!("{}: {why}; the directory is ignored", shown(&dir)));
+    }
+    let ids = match online {
         Some(set) => set,
-        None => Ids::Nodes.entries(NODE_DIR, numbered(&src.list(NODE_DIR), "node"))?,
+        None => Ids::Nodes.entries(NODE_DIR, numbered(&names, "node"))?,
     };
     if ids.is_empty() {
         // A kernel built without NUMA: one node holding everything.
@@ -327,6 +342,18 @@ fn read_nodes(
     }
     note_copies(&nodes, notes);
     Ok((nodes, true))
+}
+
+/// `nodeN` directories whose N is no node id: beyond [`MAX_NODES`], or too
+/// long to be a number at all.
+fn absurd_node_dirs(names: &[String]) -> impl Iterator<Item = &String> {
+    names.iter().filter(|name| {
+        name.strip_prefix("node").is_some_and(|digits| {
+            !digits.is_empty()
+                && digits.bytes().all(|b| b.is_ascii_digit())
+                && digits.parse::<usize>().map_or(true, |id| id >= MAX_NODES)
+        })
+    })
 }
 
 /// A distance row whose figures a kernel could have written: Linux keeps

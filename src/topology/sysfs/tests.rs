@@ -258,6 +258,49 @@ mod damaged_trees {
     }
 
     #[test]
+    fn a_loop_of_links_is_an_error_naming_the_file_not_an_empty_node() {
+        for (name, target) in [("cpulist", "cpulist"), ("cpulist", "other")] {
+            let tmp = copy_of("two-node");
+            let node0 = tmp.path().join("sys/devices/system/node/node0");
+            std::fs::remove_file(node0.join(name)).unwrap();
+            std::os::unix::fs::symlink(target, node0.join(name)).unwrap();
+            if target != name {
+                std::os::unix::fs::symlink(name, node0.join(target)).unwrap();
+            }
+            let e = read_topology(&SysfsRoot::new(tmp.path())).unwrap_err();
+            let text = e.to_string();
+            assert!(
+                text.contains("node0/cpulist is a loop of symbolic links"),
+                "{text}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_node_directory_with_an_absurd_id_is_ignored_with_a_note_or_refused() {
+        let base = crate::topology::fixture("two-node");
+        for name in ["node4294967296", "node99999999999999999999999", "node1024"] {
+            let tmp = copy_of("two-node");
+            let node = tmp.path().join("sys/devices/system/node");
+            std::fs::create_dir(node.join(name)).unwrap();
+            for f in ["cpulist", "meminfo", "distance"] {
+                std::fs::copy(node.join("node1").join(f), node.join(name).join(f)).unwrap();
+            }
+            let topo = read_topology(&SysfsRoot::new(tmp.path())).unwrap();
+            assert_eq!(topo.nodes, base.nodes, "{name}");
+            let notes = topo.notes.join("\n");
+            assert!(
+                notes.contains(&format!("{name}: a node id beyond 1023")),
+                "{notes}"
+            );
+            // Without node/online the directory names are all there is.
+            std::fs::remove_file(node.join("online")).unwrap();
+            let e = read_topology(&SysfsRoot::new(tmp.path())).unwrap_err();
+            assert!(e.to_string().contains(name), "{e}");
+        }
+    }
+
+    #[test]
     fn nodes_that_copy_each_other_are_a_firmware_bug_note() {
         let tmp = copy_of("two-node");
         let node = tmp.path().join("sys/devices/system/node");
