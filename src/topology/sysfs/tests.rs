@@ -118,7 +118,7 @@ mod value_parsers {
                 text: Some(format!("MemTotal: {total}\nMemFree: {free}\n")),
             };
             match m.total_free() {
-                Ok(Some((t, f))) => prop_assert!(f <= t && t <= MAX_BYTES),
+                Ok(Some((t, f))) => prop_assert!(f.is_some_and(|f| f <= t) && t <= MAX_BYTES),
                 Ok(None) => prop_assert!(false, "a present file is never unknown"),
                 Err(TopologyError::Malformed { file, .. }) => prop_assert_eq!(file, "proc/meminfo"),
                 Err(e) => prop_assert!(false, "{e}"),
@@ -200,7 +200,7 @@ mod damaged_trees {
         assert_eq!(node.id, 0);
         assert_eq!(node.cpus, topo.cpus_online);
         assert!(node.has_cpu && node.has_memory);
-        assert!(node.mem_total_bytes > 0 && node.mem_free_bytes <= node.mem_total_bytes);
+        assert!(node.mem_total_bytes > 0 && node.mem_free_bytes <= Some(node.mem_total_bytes));
         assert_eq!(node.distances, [10]);
         assert!(
             topo.cpus.iter().all(|c| c.node == Some(0)),
@@ -301,7 +301,7 @@ mod damaged_trees {
     }
 
     #[test]
-    fn nodes_that_copy_each_other_are_a_firmware_bug_note() {
+    fn nodes_that_copy_each_other_keep_their_memory_and_one_keeps_the_cpus() {
         let tmp = copy_of("two-node");
         let node = tmp.path().join("sys/devices/system/node");
         std::fs::write(node.join("node1/cpulist"), "0-7\n").unwrap();
@@ -310,14 +310,40 @@ mod damaged_trees {
         let topo = read_topology(&SysfsRoot::new(tmp.path())).unwrap();
         let notes = topo.notes.join("\n");
         assert!(
-            notes.contains("firmware bug: nodes 0-1 list the same CPUs"),
+            notes.contains("firmware bug: nodes 0-1 list the same CPUs (0-7); they are taken as node 0's, and nodes 1 as memory without CPUs"),
             "{notes}"
         );
         assert!(topo.warnings().iter().any(|w| w.contains("firmware bug")));
+        assert_eq!(topo.node(0).unwrap().cpus.to_list(), "0-7");
+        let n1 = topo.node(1).unwrap();
+        assert!(n1.cpus.is_empty() && !n1.has_cpu && n1.has_memory);
+        assert_eq!(topo.usable_cpu_nodes().to_list(), "0");
+        assert_eq!(topo.usable_memory_nodes().to_list(), "0-1");
+        assert!(
+            topo.cpus
+                .iter()
+                .filter(|c| c.id < 8)
+                .all(|c| c.node == Some(0))
+        );
         // The clean machine has no such note.
         let clean = copy_of("two-node");
         let topo = read_topology(&SysfsRoot::new(clean.path())).unwrap();
         assert!(topo.notes.is_empty(), "{:?}", topo.notes);
+    }
+
+    #[test]
+    fn cpus_listed_by_two_nodes_go_to_the_lower_one() {
+        let tmp = copy_of("two-node");
+        let node = tmp.path().join("sys/devices/system/node");
+        std::fs::write(node.join("node1/cpulist"), "4-15\n").unwrap();
+        let topo = read_topology(&SysfsRoot::new(tmp.path())).unwrap();
+        assert_eq!(topo.node(0).unwrap().cpus.to_list(), "0-7");
+        assert_eq!(topo.node(1).unwrap().cpus.to_list(), "8-15");
+        let notes = topo.notes.join("\n");
+        assert!(
+            notes.contains("node 1 lists CPUs 4-7 that node(s) 0 list too"),
+            "{notes}"
+        );
     }
 
     #[test]
