@@ -169,6 +169,22 @@ fn list_or_mask(
     }
 }
 
+/// The first of `names` (a CPU file and its newer or older name) that
+/// `dir` holds, as a list (`NAME_list`) or else a bitmap (`NAME`).
+fn cpus_of(src: &SysfsRoot, dir: &str, names: &[&str]) -> Result<Option<IdSet>, TopologyError> {
+    for name in names {
+        if let Some(set) = list(src, &format!("{dir}/{name}_list"), Ids::Cpus)? {
+            return Ok(Some(set));
+        }
+    }
+    for name in names {
+        if let Some(set) = mask(src, &format!("{dir}/{name}"))? {
+            return Ok(Some(set));
+        }
+    }
+    Ok(None)
+}
+
 fn number<T: std::str::FromStr>(src: &SysfsRoot, rel: &str) -> Result<Option<T>, TopologyError> {
     match src.read_trimmed(rel)? {
         None => Ok(None),
@@ -203,7 +219,7 @@ pub fn read_topology(src: &SysfsRoot) -> Result<Topology, TopologyError> {
     let mut notes = Vec::new();
     let (mut nodes, numa_sysfs) = read_nodes(src, &cpus_online, &mut notes)?;
     let cpuinfo = src.read("proc/cpuinfo")?.unwrap_or_default();
-    let mut cpus = read_cpus(src, &cpus_online, &nodes)?;
+    let mut cpus = read_cpus(src, &cpus_online, &nodes, &mut notes)?;
     if amd_without_smt(&cpuinfo) {
         split_compute_units(&mut cpus, &mut notes);
     }
@@ -493,8 +509,14 @@ fn node_cpus(nodes: &[Node], id: usize) -> IdSet {
         .unwrap_or_default()
 }
 
-fn read_cpus(src: &SysfsRoot, online: &IdSet, nodes: &[Node]) -> Result<Vec<Cpu>, TopologyError> {
+fn read_cpus(
+    src: &SysfsRoot,
+    online: &IdSet,
+    nodes: &[Node],
+    notes: &mut Vec<String>,
+) -> Result<Vec<Cpu>, TopologyError> {
     let mut cpus = Vec::new();
+    let mut package_masks = Vec::new();
     let mut node_of = std::collections::HashMap::new();
     for n in nodes {
         for cpu in n.cpus.iter() {
@@ -517,23 +539,66 @@ fn read_cpus(src: &SysfsRoot, online: &IdSet, nodes: &[Node]) -> Result<Vec<Cpu>
             // The kernel drops an offlined sibling from the list; a list
             // naming CPUs that are not online (a damaged capture says
             // 0-8191) would make one core of thousands of threads.
-            smt_siblings: list_or_mask(
-                src,
-                &format!("{dir}/thread_siblings_list"),
-                &format!("{dir}/thread_siblings"),
-            )?
-            .map(|s| {
-                let mut s = s.intersection(online);
-                s.insert(id);
-                s
-            })
-            .unwrap_or_default(),
+            // `core_cpus` is the name since Linux 5.4, and the only one
+            // some captures hold.
+            smt_siblings: cpus_of(src, &dir, &["thread_siblings", "core_cpus"])?
+                .map(|s| {
+                    let mut s = s.intersection(online);
+                    s.insert(id);
+                    s
+                })
+                .unwrap_or_default(),
         });
-        // Read for completeness of a capture; the package set is derived.
-        let _ = src.read(&format!("{dir}/core_siblings_list"))?;
+        let package = cpus_of(src, &dir, &["package_cpus", "core_siblings"])?;
+        package_masks.push(package.map(|s| s.intersection(online)));
     }
     siblings_from_core_ids(&mut cpus);
+    packages_from_masks(&mut cpus, &package_masks, notes);
     Ok(cpus)
+}
+
+/// Packages from the CPUs each CPU's package holds, where the package ids
+/// cannot say: POWER and s390 write -1, and some ia64 kernels give two
+/// sockets one id. When every CPU has a non-empty mask and the ids are
+/// missing or do not match the masks, each distinct mask is a package,
+/// numbered in the order of its first CPU (as hwloc groups them).
+fn packages_from_masks(cpus: &mut [Cpu], masks: &[Option<IdSet>], notes: &mut Vec<String>) {
+    let Some(masks) = masks
+        .iter()
+        .map(|m| m.as_ref().filter(|m| !m.is_empty()))
+        .collect::<Option<Vec<&IdSet>>>()
+    else {
+        return;
+    };
+    if masks.is_empty() {
+        return;
+    }
+    let mut distinct: Vec<&IdSet> = masks.clone();
+    distinct.sort_by_key(|m| m.first());
+    distinct.dedup();
+    let mut id_of_mask = std::collections::HashMap::new();
+    let mut conflict = false;
+    for (c, m) in cpus.iter().zip(&masks) {
+        match (c.package, id_of_mask.insert(m.to_list(), c.package)) {
+            (None, _) => conflict = true,
+            (id, Some(before)) if before != id => conflict = true,
+            _ => {}
+        }
+    }
+    let ids: std::collections::HashSet<Option<u32>> = cpus.iter().map(|c| c.package).collect();
+    if !conflict && ids.len() == distinct.len() {
+        return;
+    }
+    let known = cpus.iter().any(|c| c.package.is_some());
+    for (c, m) in cpus.iter_mut().zip(&masks) {
+        c.package = distinct.iter().position(|d| d == m).map(|i| i as u32);
+    }
+    if known {
+        notes.push(format!(
+            "physical_package_id does not match the CPUs each package lists (core_siblings_list); the {} packages are taken from those lists",
+            distinct.len()
+        ));
+    }
 }
 
 /// On AMD families without SMT, thread siblings are the cores of one

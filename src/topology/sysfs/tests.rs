@@ -331,6 +331,76 @@ mod damaged_trees {
         assert!(topo.notes.is_empty(), "{:?}", topo.notes);
     }
 
+    /// Each `cpuN/topology` directory of a copy of `fixture`.
+    fn topology_dirs(root: &Path) -> Vec<std::path::PathBuf> {
+        let cpu = root.join("sys/devices/system/cpu");
+        std::fs::read_dir(cpu)
+            .unwrap()
+            .flatten()
+            .map(|d| d.path().join("topology"))
+            .filter(|t| t.is_dir())
+            .collect()
+    }
+
+    #[test]
+    fn packages_come_from_the_package_lists_where_the_ids_cannot_say() {
+        for (id, says) in [("-1", false), ("0", true)] {
+            let tmp = copy_of("two-node");
+            for t in topology_dirs(tmp.path()) {
+                std::fs::write(t.join("physical_package_id"), format!("{id}\n")).unwrap();
+            }
+            let topo = read_topology(&SysfsRoot::new(tmp.path())).unwrap();
+            assert_eq!(topo.packages(), 2);
+            assert_eq!(topo.cpu(8).unwrap().package, Some(1));
+            let notes = topo.notes.join("\n");
+            assert_eq!(
+                notes.contains("physical_package_id does not match"),
+                says,
+                "{notes}"
+            );
+        }
+        // Ids that agree with the lists are kept as the kernel wrote them.
+        let wide = crate::topology::fixture("quirk-wide-package-ids");
+        assert_eq!(wide.cpu(8).unwrap().package, Some(65536));
+    }
+
+    #[test]
+    fn core_cpus_stand_for_thread_siblings() {
+        let tmp = copy_of("interleaved-smt");
+        for t in topology_dirs(tmp.path()) {
+            std::fs::rename(t.join("thread_siblings_list"), t.join("core_cpus_list")).unwrap();
+            // Core ids alone would make one core of each package.
+            std::fs::write(t.join("core_id"), "0\n").unwrap();
+        }
+        let topo = read_topology(&SysfsRoot::new(tmp.path())).unwrap();
+        assert_eq!(topo.cores(), 16);
+        assert_eq!(topo.cpu(0).unwrap().smt_siblings.to_list(), "0,16");
+    }
+
+    #[test]
+    fn amd_compute_units_sharing_a_core_id_are_still_two_cores() {
+        let tmp = copy_of("amd-4node");
+        for t in topology_dirs(tmp.path()) {
+            let n: usize = t.parent().unwrap().file_name().unwrap().to_str().unwrap()[3..]
+                .parse()
+                .unwrap();
+            std::fs::write(
+                t.join("thread_siblings_list"),
+                format!("{}-{}\n", n & !1, n | 1),
+            )
+            .unwrap();
+            std::fs::write(t.join("core_id"), format!("{}\n", (n % 16) / 2)).unwrap();
+        }
+        let topo = read_topology(&SysfsRoot::new(tmp.path())).unwrap();
+        assert_eq!((topo.cores(), topo.threads_per_core()), (32, 1));
+        // Another vendor's siblings stay threads.
+        let info = tmp.path().join("proc/cpuinfo");
+        let text = std::fs::read_to_string(&info).unwrap();
+        std::fs::write(&info, text.replace("AuthenticAMD", "GenuineIntel")).unwrap();
+        let topo = read_topology(&SysfsRoot::new(tmp.path())).unwrap();
+        assert_eq!((topo.cores(), topo.threads_per_core()), (16, 2));
+    }
+
     #[test]
     fn cpus_listed_by_two_nodes_go_to_the_lower_one() {
         let tmp = copy_of("two-node");
