@@ -75,15 +75,31 @@ pub fn limit(free: u64) -> u64 {
     (u128::from(free) * u128::from(SHARE_PCT) / 100) as u64
 }
 
+/// Nodes of `nodes` (or of every usable memory node) whose free memory the
+/// kernel does not give: their figure in [`free_bytes`] is an upper bound.
+pub fn unknown_free_nodes(topo: &Topology, nodes: Option<&[usize]>) -> Vec<usize> {
+    let all: Vec<usize> = match nodes {
+        Some(ids) => ids.to_vec(),
+        None => topo.usable_memory_nodes().iter().collect(),
+    };
+    all.into_iter()
+        .filter(|&n| topo.node_free_unknown(n))
+        .collect()
+}
+
 /// Refuses (exit 2) a footprint above [`SHARE_PCT`] of the free memory,
 /// naming both figures and, where it decided, the cgroup or resource limit.
 /// Admits when the kernel does not say what is free: there is nothing
-/// honest to compare with.
+/// honest to compare with. A node whose meminfo has no `MemFree` counts
+/// with its total memory: what cannot fit even there is refused, the rest
+/// admitted with a note that the check was only that.
 pub fn admit(topo: &Topology, f: &Footprint) -> Result<()> {
     let Some(room) = room(topo, f.nodes) else {
         return Ok(());
     };
+    let unknown = unknown_free_nodes(topo, f.nodes);
     if f.bytes <= limit(room.bytes) {
+        note_unknown_free(&unknown);
         return Ok(());
     }
     let place = match f.nodes {
@@ -94,9 +110,14 @@ pub fn admit(topo: &Topology, f: &Footprint) -> Result<()> {
         ),
         None => "this machine".to_string(),
     };
+    let free_word = if unknown.is_empty() {
+        "free"
+    } else {
+        "at most free (the kernel gives no MemFree)"
+    };
     let what = match room.limit {
-        Some(l) => format!("the {} (less than {place} has free)", l.describe()),
-        None => format!("the {} free on {place}", bytes(room.bytes)),
+        Some(l) => format!("the {} (less than {place} has {free_word})", l.describe()),
+        None => format!("the {} {free_word} on {place}", bytes(room.bytes)),
     };
     Err(usage(format!(
         "{}: {} of memory is more than {SHARE_PCT}% of {what}; {}",
@@ -104,6 +125,21 @@ pub fn admit(topo: &Topology, f: &Footprint) -> Result<()> {
         bytes(f.bytes),
         f.remedy
     )))
+}
+
+/// One line per node and process: its free memory was not checked, only
+/// its total.
+fn note_unknown_free(nodes: &[usize]) {
+    static NOTED: std::sync::Mutex<Vec<usize>> = std::sync::Mutex::new(Vec::new());
+    let mut noted = NOTED.lock().unwrap_or_else(|e| e.into_inner());
+    for &n in nodes {
+        if !noted.contains(&n) {
+            noted.push(n);
+            crate::console::err(&format!(
+                "numabench: note: node {n}'s meminfo gives no MemFree, so its free memory is unknown; memory admission checked only its total memory\n"
+            ));
+        }
+    }
 }
 
 /// Admits `size` bytes on each of `nodes` in turn (a probe that maps one
@@ -137,7 +173,7 @@ mod tests {
         let mut topo = crate::topology::fixture("two-node");
         topo.nodes.truncate(free.len());
         for (node, &f) in topo.nodes.iter_mut().zip(free) {
-            node.mem_free_bytes = f;
+            node.mem_free_bytes = Some(f);
             node.has_memory = true;
         }
         topo.allowed.nodes = crate::ids::NodeSet::from_ids(0..free.len());
@@ -220,6 +256,25 @@ mod tests {
         let mut topo = topo_with_free(&[0]);
         topo.system_mem_free_bytes = None;
         assert!(on(&topo, u64::MAX, None).is_ok());
+    }
+
+    #[test]
+    fn a_node_without_memfree_is_bounded_by_its_total_not_taken_as_empty() {
+        let mut topo = topo_with_free(&[1000 << 20, 3000 << 20]);
+        topo.nodes[0].mem_free_bytes = None;
+        topo.nodes[0].mem_total_bytes = 2000 << 20;
+        topo.system_mem_free_bytes = None;
+        assert_eq!(unknown_free_nodes(&topo, Some(&[0, 1])), [0]);
+        assert!(unknown_free_nodes(&topo, Some(&[1])).is_empty());
+        // Not refused as though nothing were free...
+        assert!(on(&topo, 1500 << 20, Some(&[0])).is_ok());
+        // ...nor more than the node holds admitted.
+        let e = on(&topo, 1900 << 20, Some(&[0])).unwrap_err();
+        assert!(e.to_string().contains("at most free"), "{e}");
+        // The system's free memory, where less, is the tighter bound.
+        topo.system_mem_free_bytes = Some(1000 << 20);
+        assert!(on(&topo, 1000 << 20, Some(&[0])).is_err());
+        assert!(on(&topo, limit(1000 << 20), Some(&[0])).is_ok());
     }
 
     #[test]

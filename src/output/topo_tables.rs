@@ -100,7 +100,7 @@ pub(super) fn node_rows(t: &Topology, huge_sep: &str) -> Vec<Vec<String>> {
                 n.id.to_string(),
                 dash(n.cpus.to_list()),
                 bytes(n.mem_total_bytes),
-                bytes(n.mem_free_bytes),
+                n.mem_free_bytes.map_or_else(|| "unknown".into(), bytes),
                 dash(huge),
                 n.tier.map_or("-".into(), |v| v.to_string()),
                 notes.join(", "),

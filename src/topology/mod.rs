@@ -172,7 +172,9 @@ pub struct Node {
     pub has_cpu: bool,
     pub has_memory: bool,
     pub mem_total_bytes: u64,
-    pub mem_free_bytes: u64,
+    /// `None` where the node's meminfo has no `MemFree` line (some kernels
+    /// write only `MemTotal`): how much is free is then not known.
+    pub mem_free_bytes: Option<u64>,
     /// SLIT distances to every node of [`Topology::nodes`], in the same order.
     pub distances: Vec<u32>,
     /// Huge page pools by page size, smallest first.
@@ -357,7 +359,9 @@ impl Topology {
 
     /// Free bytes on `node` for sizing buffers. Where the per-node figures
     /// are incomplete and one node holds all memory, the system's free
-    /// memory is the node's.
+    /// memory is the node's. Where the kernel does not say what is free on
+    /// the node, the most that can be: its total memory, or the system's
+    /// free memory where that is less ([`Self::node_free_unknown`] tells).
     /// A memory cgroup or resource limit tighter than that is the node's
     /// figure too: it is all this process may map there.
     pub fn node_free_bytes(&self, node: usize) -> u64 {
@@ -368,7 +372,12 @@ impl Topology {
     /// process.
     pub fn node_free_unlimited(&self, node: usize) -> u64 {
         let memory_nodes = self.nodes.iter().filter(|n| n.has_memory).count();
-        let own = self.node(node).map_or(0, |n| n.mem_free_bytes);
+        let own = self.node(node).map_or(0, |n| match n.mem_free_bytes {
+            Some(free) => free,
+            None => self
+                .system_mem_free_bytes
+                .map_or(n.mem_total_bytes, |sys| sys.min(n.mem_total_bytes)),
+        });
         match self.system_mem_free_bytes {
             Some(sys) if memory_nodes == 1 && self.node_memory_incomplete() => own.max(sys),
             _ => own,
@@ -380,6 +389,12 @@ impl Topology {
         self.memory_limit
             .as_ref()
             .map_or(free, |l| free.min(l.headroom_bytes))
+    }
+
+    /// True when the kernel does not say how much of `node`'s memory is
+    /// free: [`Self::node_free_bytes`] is then only an upper bound.
+    pub fn node_free_unknown(&self, node: usize) -> bool {
+        self.node(node).is_some_and(|n| n.mem_free_bytes.is_none())
     }
 
     pub fn node(&self, id: usize) -> Option<&Node> {
@@ -505,7 +520,7 @@ mod tests {
     #[test]
     fn one_node_with_incomplete_meminfo_uses_the_system_figure() {
         let mut topo = fixture("local-1node");
-        let node_free = topo.nodes[0].mem_free_bytes;
+        let node_free = topo.nodes[0].mem_free_bytes.unwrap();
         let node_total = topo.nodes[0].mem_total_bytes;
         topo.system_mem_total_bytes = Some(node_total);
         topo.system_mem_free_bytes = Some(node_free * 4);
@@ -522,7 +537,7 @@ mod tests {
         let total: u64 = topo.nodes.iter().map(|n| n.mem_total_bytes).sum();
         topo.system_mem_total_bytes = Some(total * 4);
         topo.system_mem_free_bytes = Some(total * 4);
-        assert_eq!(topo.node_free_bytes(1), topo.nodes[1].mem_free_bytes);
+        assert_eq!(Some(topo.node_free_bytes(1)), topo.nodes[1].mem_free_bytes);
     }
 
     #[test]

@@ -24,6 +24,21 @@ pub enum ReadError {
     NotRegular(String),
     #[error("{0} holds more than {max} MiB", max = MAX_FILE_BYTES >> 20)]
     TooLarge(String),
+    /// A symbolic link that leads back to itself: no kernel writes one, and
+    /// taking it as an absent file would silently empty what it holds (a
+    /// node's CPU list).
+    #[error("{0} is a loop of symbolic links")]
+    LinkLoop(String),
+}
+
+impl ReadError {
+    /// What numabench reads instead, after the message.
+    pub fn hint(&self) -> &'static str {
+        match self {
+            Self::LinkLoop(_) => "; a link in a captured tree must lead to a file or directory",
+            _ => "; numabench reads only regular files from sysfs and procfs",
+        }
+    }
 }
 
 /// Environment variable naming a directory that holds `sys/` and `proc/`.
@@ -48,9 +63,9 @@ pub struct SysfsRoot {
     resolved_root: RefCell<Option<PathBuf>>,
     /// Paths already warned about, so a file read twice warns once.
     warned: RefCell<BTreeSet<String>>,
-    /// Directories with links resolved (`None`: missing), so that a tree of
-    /// thousands of files costs one lstat per file, not a realpath.
-    resolved_dirs: RefCell<std::collections::HashMap<PathBuf, Option<PathBuf>>>,
+    /// Directories with links resolved, so that a tree of thousands of
+    /// files costs one lstat per file, not a realpath.
+    resolved_dirs: RefCell<std::collections::HashMap<PathBuf, Resolved>>,
     /// Resolved paths whose lstat showed a regular file: opening them needs
     /// no second look at their type first.
     regular: RefCell<std::collections::HashSet<PathBuf>>,
@@ -63,6 +78,16 @@ enum Place {
     /// A link leads out of a captured tree, to this path.
     Outside(PathBuf),
     Missing,
+    /// A link on the way loops.
+    Loop,
+}
+
+/// What resolving a path under a captured root found.
+#[derive(Debug, Clone)]
+enum Resolved {
+    At(PathBuf),
+    Missing,
+    Loop,
 }
 
 impl SysfsRoot {
@@ -103,8 +128,9 @@ impl SysfsRoot {
             return Place::Missing;
         };
         let real = match self.resolve(&path) {
-            Some(real) => real,
-            None => return Place::Missing,
+            Resolved::At(real) => real,
+            Resolved::Missing => return Place::Missing,
+            Resolved::Loop => return Place::Loop,
         };
         if real.starts_with(&root) {
             Place::Inside(real)
@@ -116,10 +142,9 @@ impl SysfsRoot {
     /// `path` with every link resolved, one lstat per component below the
     /// root, each directory resolved once (a realpath per file costs a
     /// readlink per component: tens of thousands on a big machine's tree).
-    /// `None` when it does not exist.
-    fn resolve(&self, path: &Path) -> Option<PathBuf> {
+    fn resolve(&self, path: &Path) -> Resolved {
         if path == self.root {
-            return self.resolved_root();
+            return self.resolved_root().map_or(Resolved::Missing, Resolved::At);
         }
         if let Some(known) = self.resolved_dirs.borrow().get(path) {
             return known.clone();
@@ -128,19 +153,24 @@ impl SysfsRoot {
             (Some(dir), Some(name))
                 if name != ".." && name != "." && dir.starts_with(&self.root) =>
             {
-                let candidate = self.resolve(dir)?.join(name);
-                match std::fs::symlink_metadata(&candidate) {
-                    Ok(m) if m.file_type().is_symlink() => candidate.canonicalize().ok(),
-                    Ok(m) => {
-                        if m.is_file() {
-                            self.regular.borrow_mut().insert(candidate.clone());
+                match self.resolve(dir) {
+                    Resolved::At(dir) => {
+                        let candidate = dir.join(name);
+                        match std::fs::symlink_metadata(&candidate) {
+                            Ok(m) if m.file_type().is_symlink() => canonical(&candidate),
+                            Ok(m) => {
+                                if m.is_file() {
+                                    self.regular.borrow_mut().insert(candidate.clone());
+                                }
+                                Resolved::At(candidate)
+                            }
+                            Err(_) => Resolved::Missing,
                         }
-                        Some(candidate)
                     }
-                    Err(_) => None,
+                    other => other,
                 }
             }
-            _ => path.canonicalize().ok(),
+            _ => canonical(path),
         };
         self.resolved_dirs
             .borrow_mut()
@@ -169,6 +199,17 @@ impl SysfsRoot {
         }
     }
 
+    /// One warning per directory left unlisted because a link on the way
+    /// leads back to itself.
+    fn warn_loop(&self, rel: &str) {
+        if self.warned.borrow_mut().insert(rel.to_string()) {
+            crate::console::err(&format!(
+                "numabench: warning: ignored {}: it is a loop of symbolic links\n",
+                self.shown(rel)
+            ));
+        }
+    }
+
     /// The file's contents, or `None` when it does not exist, cannot be read
     /// (sysfs files of absent features simply are not there) or leads out of
     /// a captured tree (with a warning). A FIFO, device or directory, or a
@@ -187,6 +228,7 @@ impl SysfsRoot {
                 return Ok(None);
             }
             Place::Missing => return Ok(None),
+            Place::Loop => return Err(ReadError::LinkLoop(self.shown(rel))),
         };
         let known_regular = self.regular.borrow().contains(&path);
         match read_regular(&path, !self.is_live(), known_regular) {
@@ -197,6 +239,7 @@ impl SysfsRoot {
             Ok(None) => Ok(None),
             Err(Refused::NotRegular) => Err(ReadError::NotRegular(self.shown(rel))),
             Err(Refused::TooLarge) => Err(ReadError::TooLarge(self.shown(rel))),
+            Err(Refused::LinkLoop) => Err(ReadError::LinkLoop(self.shown(rel))),
         }
     }
 
@@ -211,8 +254,14 @@ impl SysfsRoot {
         Ok(self.read(rel)?.map(|t| value_of(&t).to_string()))
     }
 
+    /// True when `rel` exists; a loop of links on the way counts as there,
+    /// so that reading it reports the loop.
     pub fn exists(&self, rel: &str) -> bool {
-        matches!(self.place(rel), Place::Inside(p) if p.exists())
+        match self.place(rel) {
+            Place::Inside(p) => p.exists(),
+            Place::Loop => true,
+            Place::Outside(_) | Place::Missing => false,
+        }
     }
 
     /// Names in a directory, sorted; empty when it does not exist or leads
@@ -225,6 +274,10 @@ impl SysfsRoot {
                 return Vec::new();
             }
             Place::Missing => return Vec::new(),
+            Place::Loop => {
+                self.warn_loop(rel);
+                return Vec::new();
+            }
         };
         let mut names: Vec<String> = match std::fs::read_dir(dir) {
             Ok(entries) => entries
@@ -271,6 +324,20 @@ impl SysfsRoot {
 enum Refused {
     NotRegular,
     TooLarge,
+    LinkLoop,
+}
+
+/// `path` with its links resolved, telling a loop from a missing target.
+fn canonical(path: &Path) -> Resolved {
+    match path.canonicalize() {
+        Ok(real) => Resolved::At(real),
+        Err(e) if is_loop(&e) => Resolved::Loop,
+        Err(_) => Resolved::Missing,
+    }
+}
+
+fn is_loop(e: &io::Error) -> bool {
+    e.raw_os_error() == Some(libc::ELOOP)
 }
 
 /// The bytes of a regular file; `None` when it cannot be opened or read.
@@ -292,6 +359,7 @@ fn read_regular(
         match std::fs::metadata(path) {
             Ok(meta) if meta.is_file() => {}
             Ok(_) => return Err(Refused::NotRegular),
+            Err(e) if is_loop(&e) => return Err(Refused::LinkLoop),
             // Absent or unreadable, as sysfs files of absent features are.
             Err(_) => return Ok(None),
         }

@@ -266,6 +266,34 @@ mod quirks {
     }
 
     #[test]
+    fn empty_per_cpu_online_files_mean_online() {
+        check_machine(&fixture("quirk-empty-cpu-online"));
+    }
+
+    #[test]
+    fn node_meminfo_without_memfree_is_unknown_free_memory_with_a_note() {
+        let dir = fixture("quirk-no-memfree");
+        check_machine(&dir);
+        let text = topo_text(&dir);
+        assert!(text.contains("has no MemFree line"), "{text}");
+        assert!(text.contains("unknown"), "{text}");
+    }
+
+    #[test]
+    fn nodes_listing_the_same_cpus_leave_them_to_the_first() {
+        let dir = fixture("quirk-node-copies");
+        check_machine(&dir);
+        assert!(topo_text(&dir).contains("firmware bug: nodes 0-3 list the same CPUs (0-31)"));
+    }
+
+    #[test]
+    fn amd_compute_unit_siblings_are_cores() {
+        let dir = fixture("quirk-amd-compute-units");
+        check_machine(&dir);
+        assert!(topo_text(&dir).contains("are the cores of compute units"));
+    }
+
+    #[test]
     fn a_distance_row_wider_than_the_online_nodes() {
         let dir = fixture("quirk-offlined-node");
         check_machine(&dir);

@@ -369,7 +369,7 @@ mod tests {
             c.size_bytes = 480 << 20;
         }
         for node in topo.nodes.iter_mut() {
-            node.mem_free_bytes = 64 << 30;
+            node.mem_free_bytes = Some(64 << 30);
         }
         assert_eq!(size_arg(part(probe::LATENCY), &topo), "7680M");
         for (name, before) in [probe::LATENCY, probe::MLP].iter().zip(small) {
@@ -415,7 +415,7 @@ mod tests {
             .iter_mut()
             .find(|n| n.id == tight)
             .unwrap()
-            .mem_free_bytes = 1 << 30;
+            .mem_free_bytes = Some(1 << 30);
         assert_eq!(topo.node_free_bytes(tight), 1 << 30);
         for part in PROBES
             .iter()

@@ -563,7 +563,7 @@ mod tests {
         assert_eq!(ws, (4 * llc as usize).max(64 << 20));
         assert!(note.is_none());
         let mut small = t.clone();
-        small.nodes[0].mem_free_bytes = 64 << 20;
+        small.nodes[0].mem_free_bytes = Some(64 << 20);
         let (ws, note) = working_set(&small, &cpus, 0);
         assert_eq!(ws, 32 << 20);
         assert!(note.unwrap().contains("scaled down"));

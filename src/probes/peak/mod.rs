@@ -468,7 +468,7 @@ mod tests {
         let both = Target::Interleave(vec![0, 1]);
         let (full, note) = working_set(&t, &cfg, &cpus, &both);
         assert!(note.is_none());
-        t.nodes[1].mem_free_bytes = 32 << 20;
+        t.nodes[1].mem_free_bytes = Some(32 << 20);
         let (capped, note) = working_set(&t, &cfg, &cpus, &both);
         assert_eq!(capped, 2 * (16 << 20));
         assert!(capped < full && note.unwrap().contains("node 1"));

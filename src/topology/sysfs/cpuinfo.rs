@@ -37,3 +37,21 @@ pub(super) fn s390_model(cpuinfo: &str) -> Option<String> {
         _ => vendor,
     })
 }
+
+/// True for AMD families 15h (Bulldozer to Excavator) and 16h (Jaguar):
+/// neither has SMT, but kernels list the two cores of a 15h compute unit
+/// as thread siblings (`cu_id` decides `thread_siblings`), some with a
+/// shared `core_id` too. hwloc's Linux backend tests the same families.
+pub(super) fn amd_without_smt(cpuinfo: &str) -> bool {
+    let value = |key: &str| {
+        cpuinfo.lines().find_map(|l| {
+            let (k, v) = l.split_once(':')?;
+            (k.trim() == key).then(|| v.trim())
+        })
+    };
+    value("vendor_id") == Some("AuthenticAMD")
+        && matches!(
+            value("cpu family").and_then(|f| f.parse::<u32>().ok()),
+            Some(0x15 | 0x16)
+        )
+}

@@ -18,13 +18,21 @@ impl Meminfo {
         })
     }
 
-    /// `MemTotal` and `MemFree` in bytes; `None` when the file is absent.
-    /// More free than total memory is an error: one of them is wrong.
-    pub(super) fn total_free(&self) -> Result<Option<(u64, u64)>, TopologyError> {
-        let (Some(total), Some(free)) = (self.bytes("MemTotal")?, self.bytes("MemFree")?) else {
+    /// `MemTotal` and `MemFree` in bytes; `None` when the file is absent,
+    /// the free figure `None` when the file has no `MemFree` line (some
+    /// kernels write only `MemTotal`). More free than total memory is an
+    /// error: one of them is wrong.
+    pub(super) fn total_free(&self) -> Result<Option<(u64, Option<u64>)>, TopologyError> {
+        let Some(total) = self.bytes("MemTotal")? else {
             return Ok(None);
         };
-        if free > total {
+        let free = match &self.text {
+            Some(text) if meminfo_value(text, "MemFree").is_none() => None,
+            _ => self.bytes("MemFree")?,
+        };
+        if let Some(free) = free
+            && free > total
+        {
             return Err(malformed(
                 &self.file,
                 format!(

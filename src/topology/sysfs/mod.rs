@@ -43,9 +43,9 @@ pub enum TopologyError {
     BadRoot { path: String, reason: String },
     #[error("cannot parse {file}: {reason}")]
     Malformed { file: String, reason: String },
-    /// A FIFO, device or directory where a file belongs, or a file too
-    /// large to be a sysfs value.
-    #[error("{0}; numabench reads only regular files from sysfs and procfs")]
+    /// A FIFO, device or directory where a file belongs, a file too large
+    /// to be a sysfs value, or a loop of links.
+    #[error("{}{}", .0, .0.hint())]
     Unreadable(ReadError),
 }
 
@@ -169,6 +169,22 @@ fn list_or_mask(
     }
 }
 
+/// The first of `names` (a CPU file and its newer or older name) that
+/// `dir` holds, as a list (`NAME_list`) or else a bitmap (`NAME`).
+fn cpus_of(src: &SysfsRoot, dir: &str, names: &[&str]) -> Result<Option<IdSet>, TopologyError> {
+    for name in names {
+        if let Some(set) = list(src, &format!("{dir}/{name}_list"), Ids::Cpus)? {
+            return Ok(Some(set));
+        }
+    }
+    for name in names {
+        if let Some(set) = mask(src, &format!("{dir}/{name}"))? {
+            return Ok(Some(set));
+        }
+    }
+    Ok(None)
+}
+
 fn number<T: std::str::FromStr>(src: &SysfsRoot, rel: &str) -> Result<Option<T>, TopologyError> {
     match src.read_trimmed(rel)? {
         None => Ok(None),
@@ -202,11 +218,14 @@ pub fn read_topology(src: &SysfsRoot) -> Result<Topology, TopologyError> {
     let meminfo = Meminfo::read(src, "proc/meminfo")?;
     let mut notes = Vec::new();
     let (mut nodes, numa_sysfs) = read_nodes(src, &cpus_online, &mut notes)?;
-    let cpus = read_cpus(src, &cpus_online, &nodes)?;
+    let cpuinfo = src.read("proc/cpuinfo")?.unwrap_or_default();
+    let mut cpus = read_cpus(src, &cpus_online, &nodes, &mut notes)?;
+    if amd_without_smt(&cpuinfo) {
+        split_compute_units(&mut cpus, &mut notes);
+    }
     let caches = read_caches(src, &cpus_online, &mut notes)?;
     let memory_tiers = read_tiers(src, &mut nodes, &mut notes)?;
     let allowed = read_allowed(src, &cpus_online, &nodes)?;
-    let cpuinfo = src.read("proc/cpuinfo")?.unwrap_or_default();
     Ok(Topology {
         hostname: text(src, "proc/sys/kernel/hostname")?,
         kernel: text(src, "proc/sys/kernel/osrelease")?,
@@ -232,7 +251,7 @@ pub fn read_topology(src: &SysfsRoot) -> Result<Topology, TopologyError> {
         damon: read_damon(src),
         accelerators: read_accelerators(src)?,
         system_mem_total_bytes: meminfo.total_free()?.map(|m| m.0),
-        system_mem_free_bytes: meminfo.total_free()?.map(|m| m.1),
+        system_mem_free_bytes: meminfo.total_free()?.and_then(|m| m.1),
         memory_limit: super::limits::read(src),
         numa_sysfs,
         notes,
@@ -240,14 +259,16 @@ pub fn read_topology(src: &SysfsRoot) -> Result<Topology, TopologyError> {
 }
 
 /// Without a global `cpu/online` (old kernels), each `cpuN/online` says;
-/// a CPU without one (cpu0 often cannot go offline) is online.
+/// a CPU without one (cpu0 often cannot go offline) is online, and so is
+/// one whose file is empty (a 128-CPU ia64 machine writes that; hwloc
+/// reads it as online too, being no "0").
 fn online_one_by_one(src: &SysfsRoot) -> Result<IdSet, TopologyError> {
     let all = Ids::Cpus.entries(CPU_DIR, numbered(&src.list(CPU_DIR), "cpu"))?;
     let mut online = Vec::new();
     for id in all.iter() {
         let file = format!("{CPU_DIR}/cpu{id}/online");
         match src.read_trimmed(&file)?.as_deref() {
-            None | Some("1") => online.push(id),
+            None | Some("1" | "") => online.push(id),
             Some("0") => {}
             Some(other) => {
                 return Err(malformed(&file, format!("'{other}' is neither 0 nor 1")));
@@ -262,9 +283,24 @@ fn read_nodes(
     cpus_online: &IdSet,
     notes: &mut Vec<String>,
 ) -> Result<(Vec<Node>, bool), TopologyError> {
-    let ids = match list(src, &format!("{NODE_DIR}/online"), Ids::Nodes)? {
+    let names = src.list(NODE_DIR);
+    let online = list(src, &format!("{NODE_DIR}/online"), Ids::Nodes)?;
+    for name in absurd_node_dirs(&names) {
+        let dir = format!("{NODE_DIR}/{name}");
+        let why = format!(
+            "a node id beyond {}, which no kernel writes (Linux allows at most 1024 nodes)",
+            MAX_NODES - 1
+        );
+        // With `node/online` saying which nodes there are, the stray
+        // directory is not one of them; without it, no list can be trusted.
+        if online.is_none() {
+            return Err(malformed(&dir, why));
+        }
+        notes.push(format!("{}: {why}; the directory is ignored", shown(&dir)));
+    }
+    let ids = match online {
         Some(set) => set,
-        None => Ids::Nodes.entries(NODE_DIR, numbered(&src.list(NODE_DIR), "node"))?,
+        None => Ids::Nodes.entries(NODE_DIR, numbered(&names, "node"))?,
     };
     if ids.is_empty() {
         // A kernel built without NUMA: one node holding everything.
@@ -276,7 +312,7 @@ fn read_nodes(
                 has_cpu: true,
                 has_memory: true,
                 mem_total_bytes: meminfo.total_free()?.map_or(0, |m| m.0),
-                mem_free_bytes: meminfo.total_free()?.map_or(0, |m| m.1),
+                mem_free_bytes: meminfo.total_free()?.map_or(Some(0), |m| m.1),
                 distances: vec![10],
                 hugepages: Vec::new(),
                 hmat: None,
@@ -288,13 +324,17 @@ fn read_nodes(
     let has_cpu = list(src, &format!("{NODE_DIR}/has_cpu"), Ids::Nodes)?;
     let has_memory = list(src, &format!("{NODE_DIR}/has_memory"), Ids::Nodes)?;
     let mut nodes = Vec::new();
+    let mut free_unknown = Vec::new();
     for id in ids.iter() {
         let dir = format!("{NODE_DIR}/node{id}");
         let cpus = list_or_mask(src, &format!("{dir}/cpulist"), &format!("{dir}/cpumap"))?
             .unwrap_or_default()
             .intersection(cpus_online);
         let meminfo = Meminfo::read(src, &format!("{dir}/meminfo"))?;
-        let (mem_total_bytes, mem_free_bytes) = meminfo.total_free()?.unwrap_or((0, 0));
+        let (mem_total_bytes, mem_free_bytes) = meminfo.total_free()?.unwrap_or((0, Some(0)));
+        if mem_free_bytes.is_none() {
+            free_unknown.push(id);
+        }
         let distance_file = format!("{dir}/distance");
         let distances = match src.read(&distance_file)? {
             Some(text) => value_of(&text)
@@ -326,8 +366,26 @@ fn read_nodes(
             tier: None,
         });
     }
-    note_copies(&nodes, notes);
+    if !free_unknown.is_empty() {
+        notes.push(format!(
+            "the meminfo of node(s) {} has no MemFree line: their free memory is unknown, and runs are sized and admitted against their total memory (or the system's free memory, where less)",
+            IdSet::from_ids(free_unknown)
+        ));
+    }
+    claim_cpus_once(&mut nodes, notes);
     Ok((nodes, true))
+}
+
+/// `nodeN` directories whose N is no node id: beyond [`MAX_NODES`], or too
+/// long to be a number at all.
+fn absurd_node_dirs(names: &[String]) -> impl Iterator<Item = &String> {
+    names.iter().filter(|name| {
+        name.strip_prefix("node").is_some_and(|digits| {
+            !digits.is_empty()
+                && digits.bytes().all(|b| b.is_ascii_digit())
+                && digits.parse::<usize>().map_or(true, |id| id >= MAX_NODES)
+        })
+    })
 }
 
 /// A distance row whose figures a kernel could have written: Linux keeps
@@ -390,31 +448,76 @@ fn online_distances(
     Ok(Vec::new())
 }
 
-/// Firmware that lists the same CPUs and memory under several nodes, all
-/// at distance 10 from each other, describes one node several times.
-fn note_copies(nodes: &[Node], notes: &mut Vec<String>) {
-    let copies: Vec<usize> = nodes
-        .iter()
-        .filter(|a| {
-            nodes.iter().any(|b| {
-                b.id != a.id
-                    && !a.cpus.is_empty()
-                    && a.cpus == b.cpus
-                    && a.distances.iter().all(|&d| d == 10)
-            })
-        })
-        .map(|n| n.id)
-        .collect();
-    if !copies.is_empty() {
+/// A CPU is on one node (the kernel keeps one node per CPU), but firmware
+/// may list the same CPUs under several nodes. The lowest such node keeps
+/// them and the later ones become memory without CPUs: their memory is
+/// still there to bind, but measuring "node 3's CPUs" would measure node
+/// 0's again, and per-node CPU figures would repeat one node's as though
+/// the nodes were distinct.
+fn claim_cpus_once(nodes: &mut [Node], notes: &mut Vec<String>) {
+    let mut claimed = IdSet::new();
+    // (copy, owner) for nodes listing exactly an earlier node's CPUs.
+    let mut copies: Vec<(usize, usize)> = Vec::new();
+    for i in 0..nodes.len() {
+        let taken = nodes[i].cpus.intersection(&claimed);
+        if !taken.is_empty() {
+            let owners: Vec<usize> = nodes[..i]
+                .iter()
+                .filter(|o| !o.cpus.intersection(&taken).is_empty())
+                .map(|o| o.id)
+                .collect();
+            match owners.as_slice() {
+                [owner] if nodes[i].cpus == taken && node_cpus(nodes, *owner) == taken => {
+                    copies.push((nodes[i].id, *owner));
+                }
+                _ => notes.push(format!(
+                    "firmware bug: node {} lists CPUs {taken} that node(s) {} list too; a CPU is on one node, so they are taken as the lower node's",
+                    nodes[i].id,
+                    IdSet::from_ids(owners)
+                )),
+            }
+            let n = &mut nodes[i];
+            n.cpus = n.cpus.difference(&taken);
+            if n.cpus.is_empty() {
+                n.has_cpu = false;
+            }
+        }
+        claimed = claimed.union(&nodes[i].cpus);
+    }
+    let mut owners: Vec<usize> = copies.iter().map(|c| c.1).collect();
+    owners.sort_unstable();
+    owners.dedup();
+    for owner in owners {
+        let of: Vec<usize> = copies
+            .iter()
+            .filter(|c| c.1 == owner)
+            .map(|c| c.0)
+            .collect();
+        let all = IdSet::from_ids(of.iter().copied().chain([owner]));
         notes.push(format!(
-            "firmware bug: nodes {} list the same CPUs at distance 10 from each other; they are one node described several times, and per-node figures repeat",
-            IdSet::from_ids(copies)
+            "firmware bug: nodes {all} list the same CPUs ({}); they are taken as node {owner}'s, and nodes {} as memory without CPUs: measuring from their CPUs would measure node {owner}'s again",
+            node_cpus(nodes, owner),
+            IdSet::from_ids(of)
         ));
     }
 }
 
-fn read_cpus(src: &SysfsRoot, online: &IdSet, nodes: &[Node]) -> Result<Vec<Cpu>, TopologyError> {
+fn node_cpus(nodes: &[Node], id: usize) -> IdSet {
+    nodes
+        .iter()
+        .find(|n| n.id == id)
+        .map(|n| n.cpus.clone())
+        .unwrap_or_default()
+}
+
+fn read_cpus(
+    src: &SysfsRoot,
+    online: &IdSet,
+    nodes: &[Node],
+    notes: &mut Vec<String>,
+) -> Result<Vec<Cpu>, TopologyError> {
     let mut cpus = Vec::new();
+    let mut package_masks = Vec::new();
     let mut node_of = std::collections::HashMap::new();
     for n in nodes {
         for cpu in n.cpus.iter() {
@@ -437,23 +540,82 @@ fn read_cpus(src: &SysfsRoot, online: &IdSet, nodes: &[Node]) -> Result<Vec<Cpu>
             // The kernel drops an offlined sibling from the list; a list
             // naming CPUs that are not online (a damaged capture says
             // 0-8191) would make one core of thousands of threads.
-            smt_siblings: list_or_mask(
-                src,
-                &format!("{dir}/thread_siblings_list"),
-                &format!("{dir}/thread_siblings"),
-            )?
-            .map(|s| {
-                let mut s = s.intersection(online);
-                s.insert(id);
-                s
-            })
-            .unwrap_or_default(),
+            // `core_cpus` is the name since Linux 5.4, and the only one
+            // some captures hold.
+            smt_siblings: cpus_of(src, &dir, &["thread_siblings", "core_cpus"])?
+                .map(|s| {
+                    let mut s = s.intersection(online);
+                    s.insert(id);
+                    s
+                })
+                .unwrap_or_default(),
         });
-        // Read for completeness of a capture; the package set is derived.
-        let _ = src.read(&format!("{dir}/core_siblings_list"))?;
+        let package = cpus_of(src, &dir, &["package_cpus", "core_siblings"])?;
+        package_masks.push(package.map(|s| s.intersection(online)));
     }
     siblings_from_core_ids(&mut cpus);
+    packages_from_masks(&mut cpus, &package_masks, notes);
     Ok(cpus)
+}
+
+/// Packages from the CPUs each CPU's package holds, where the package ids
+/// cannot say: POWER and s390 write -1, and some ia64 kernels give two
+/// sockets one id. When every CPU has a non-empty mask and the ids are
+/// missing or do not match the masks, each distinct mask is a package,
+/// numbered in the order of its first CPU (as hwloc groups them).
+fn packages_from_masks(cpus: &mut [Cpu], masks: &[Option<IdSet>], notes: &mut Vec<String>) {
+    let Some(masks) = masks
+        .iter()
+        .map(|m| m.as_ref().filter(|m| !m.is_empty()))
+        .collect::<Option<Vec<&IdSet>>>()
+    else {
+        return;
+    };
+    if masks.is_empty() {
+        return;
+    }
+    let mut distinct: Vec<&IdSet> = masks.clone();
+    distinct.sort_by_key(|m| m.first());
+    distinct.dedup();
+    let mut id_of_mask = std::collections::HashMap::new();
+    let mut conflict = false;
+    for (c, m) in cpus.iter().zip(&masks) {
+        match (c.package, id_of_mask.insert(m.to_list(), c.package)) {
+            (None, _) => conflict = true,
+            (id, Some(before)) if before != id => conflict = true,
+            _ => {}
+        }
+    }
+    let ids: std::collections::HashSet<Option<u32>> = cpus.iter().map(|c| c.package).collect();
+    if !conflict && ids.len() == distinct.len() {
+        return;
+    }
+    let known = cpus.iter().any(|c| c.package.is_some());
+    for (c, m) in cpus.iter_mut().zip(&masks) {
+        c.package = distinct.iter().position(|d| d == m).map(|i| i as u32);
+    }
+    if known {
+        notes.push(format!(
+            "physical_package_id does not match the CPUs each package lists (core_siblings_list); the {} packages are taken from those lists",
+            distinct.len()
+        ));
+    }
+}
+
+/// On AMD families without SMT, thread siblings are the cores of one
+/// compute unit: each CPU is a core of its own, so that scaling adds them
+/// as cores and cache-to-cache figures do not call them SMT siblings.
+fn split_compute_units(cpus: &mut [Cpu], notes: &mut Vec<String>) {
+    let mut paired = 0;
+    for c in cpus.iter_mut().filter(|c| c.smt_siblings.len() > 1) {
+        c.smt_siblings = IdSet::from_ids([c.id]);
+        paired += 1;
+    }
+    if paired > 0 {
+        notes.push(format!(
+            "AMD family 15h/16h has no SMT: the {paired} CPUs the kernel lists as thread siblings are the cores of compute units (two cores sharing a front end, FPU and L2), counted here as cores"
+        ));
+    }
 }
 
 /// Where a kernel writes neither sibling file (RHEL5-era trees), the CPUs

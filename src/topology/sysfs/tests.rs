@@ -118,7 +118,7 @@ mod value_parsers {
                 text: Some(format!("MemTotal: {total}\nMemFree: {free}\n")),
             };
             match m.total_free() {
-                Ok(Some((t, f))) => prop_assert!(f <= t && t <= MAX_BYTES),
+                Ok(Some((t, f))) => prop_assert!(f.is_some_and(|f| f <= t) && t <= MAX_BYTES),
                 Ok(None) => prop_assert!(false, "a present file is never unknown"),
                 Err(TopologyError::Malformed { file, .. }) => prop_assert_eq!(file, "proc/meminfo"),
                 Err(e) => prop_assert!(false, "{e}"),
@@ -200,7 +200,7 @@ mod damaged_trees {
         assert_eq!(node.id, 0);
         assert_eq!(node.cpus, topo.cpus_online);
         assert!(node.has_cpu && node.has_memory);
-        assert!(node.mem_total_bytes > 0 && node.mem_free_bytes <= node.mem_total_bytes);
+        assert!(node.mem_total_bytes > 0 && node.mem_free_bytes <= Some(node.mem_total_bytes));
         assert_eq!(node.distances, [10]);
         assert!(
             topo.cpus.iter().all(|c| c.node == Some(0)),
@@ -258,7 +258,50 @@ mod damaged_trees {
     }
 
     #[test]
-    fn nodes_that_copy_each_other_are_a_firmware_bug_note() {
+    fn a_loop_of_links_is_an_error_naming_the_file_not_an_empty_node() {
+        for (name, target) in [("cpulist", "cpulist"), ("cpulist", "other")] {
+            let tmp = copy_of("two-node");
+            let node0 = tmp.path().join("sys/devices/system/node/node0");
+            std::fs::remove_file(node0.join(name)).unwrap();
+            std::os::unix::fs::symlink(target, node0.join(name)).unwrap();
+            if target != name {
+                std::os::unix::fs::symlink(name, node0.join(target)).unwrap();
+            }
+            let e = read_topology(&SysfsRoot::new(tmp.path())).unwrap_err();
+            let text = e.to_string();
+            assert!(
+                text.contains("node0/cpulist is a loop of symbolic links"),
+                "{text}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_node_directory_with_an_absurd_id_is_ignored_with_a_note_or_refused() {
+        let base = crate::topology::fixture("two-node");
+        for name in ["node4294967296", "node99999999999999999999999", "node1024"] {
+            let tmp = copy_of("two-node");
+            let node = tmp.path().join("sys/devices/system/node");
+            std::fs::create_dir(node.join(name)).unwrap();
+            for f in ["cpulist", "meminfo", "distance"] {
+                std::fs::copy(node.join("node1").join(f), node.join(name).join(f)).unwrap();
+            }
+            let topo = read_topology(&SysfsRoot::new(tmp.path())).unwrap();
+            assert_eq!(topo.nodes, base.nodes, "{name}");
+            let notes = topo.notes.join("\n");
+            assert!(
+                notes.contains(&format!("{name}: a node id beyond 1023")),
+                "{notes}"
+            );
+            // Without node/online the directory names are all there is.
+            std::fs::remove_file(node.join("online")).unwrap();
+            let e = read_topology(&SysfsRoot::new(tmp.path())).unwrap_err();
+            assert!(e.to_string().contains(name), "{e}");
+        }
+    }
+
+    #[test]
+    fn nodes_that_copy_each_other_keep_their_memory_and_one_keeps_the_cpus() {
         let tmp = copy_of("two-node");
         let node = tmp.path().join("sys/devices/system/node");
         std::fs::write(node.join("node1/cpulist"), "0-7\n").unwrap();
@@ -267,14 +310,110 @@ mod damaged_trees {
         let topo = read_topology(&SysfsRoot::new(tmp.path())).unwrap();
         let notes = topo.notes.join("\n");
         assert!(
-            notes.contains("firmware bug: nodes 0-1 list the same CPUs"),
+            notes.contains("firmware bug: nodes 0-1 list the same CPUs (0-7); they are taken as node 0's, and nodes 1 as memory without CPUs"),
             "{notes}"
         );
         assert!(topo.warnings().iter().any(|w| w.contains("firmware bug")));
+        assert_eq!(topo.node(0).unwrap().cpus.to_list(), "0-7");
+        let n1 = topo.node(1).unwrap();
+        assert!(n1.cpus.is_empty() && !n1.has_cpu && n1.has_memory);
+        assert_eq!(topo.usable_cpu_nodes().to_list(), "0");
+        assert_eq!(topo.usable_memory_nodes().to_list(), "0-1");
+        assert!(
+            topo.cpus
+                .iter()
+                .filter(|c| c.id < 8)
+                .all(|c| c.node == Some(0))
+        );
         // The clean machine has no such note.
         let clean = copy_of("two-node");
         let topo = read_topology(&SysfsRoot::new(clean.path())).unwrap();
         assert!(topo.notes.is_empty(), "{:?}", topo.notes);
+    }
+
+    /// Each `cpuN/topology` directory of a copy of `fixture`.
+    fn topology_dirs(root: &Path) -> Vec<std::path::PathBuf> {
+        let cpu = root.join("sys/devices/system/cpu");
+        std::fs::read_dir(cpu)
+            .unwrap()
+            .flatten()
+            .map(|d| d.path().join("topology"))
+            .filter(|t| t.is_dir())
+            .collect()
+    }
+
+    #[test]
+    fn packages_come_from_the_package_lists_where_the_ids_cannot_say() {
+        for (id, says) in [("-1", false), ("0", true)] {
+            let tmp = copy_of("two-node");
+            for t in topology_dirs(tmp.path()) {
+                std::fs::write(t.join("physical_package_id"), format!("{id}\n")).unwrap();
+            }
+            let topo = read_topology(&SysfsRoot::new(tmp.path())).unwrap();
+            assert_eq!(topo.packages(), 2);
+            assert_eq!(topo.cpu(8).unwrap().package, Some(1));
+            let notes = topo.notes.join("\n");
+            assert_eq!(
+                notes.contains("physical_package_id does not match"),
+                says,
+                "{notes}"
+            );
+        }
+        // Ids that agree with the lists are kept as the kernel wrote them.
+        let wide = crate::topology::fixture("quirk-wide-package-ids");
+        assert_eq!(wide.cpu(8).unwrap().package, Some(65536));
+    }
+
+    #[test]
+    fn core_cpus_stand_for_thread_siblings() {
+        let tmp = copy_of("interleaved-smt");
+        for t in topology_dirs(tmp.path()) {
+            std::fs::rename(t.join("thread_siblings_list"), t.join("core_cpus_list")).unwrap();
+            // Core ids alone would make one core of each package.
+            std::fs::write(t.join("core_id"), "0\n").unwrap();
+        }
+        let topo = read_topology(&SysfsRoot::new(tmp.path())).unwrap();
+        assert_eq!(topo.cores(), 16);
+        assert_eq!(topo.cpu(0).unwrap().smt_siblings.to_list(), "0,16");
+    }
+
+    #[test]
+    fn amd_compute_units_sharing_a_core_id_are_still_two_cores() {
+        let tmp = copy_of("amd-4node");
+        for t in topology_dirs(tmp.path()) {
+            let n: usize = t.parent().unwrap().file_name().unwrap().to_str().unwrap()[3..]
+                .parse()
+                .unwrap();
+            std::fs::write(
+                t.join("thread_siblings_list"),
+                format!("{}-{}\n", n & !1, n | 1),
+            )
+            .unwrap();
+            std::fs::write(t.join("core_id"), format!("{}\n", (n % 16) / 2)).unwrap();
+        }
+        let topo = read_topology(&SysfsRoot::new(tmp.path())).unwrap();
+        assert_eq!((topo.cores(), topo.threads_per_core()), (32, 1));
+        // Another vendor's siblings stay threads.
+        let info = tmp.path().join("proc/cpuinfo");
+        let text = std::fs::read_to_string(&info).unwrap();
+        std::fs::write(&info, text.replace("AuthenticAMD", "GenuineIntel")).unwrap();
+        let topo = read_topology(&SysfsRoot::new(tmp.path())).unwrap();
+        assert_eq!((topo.cores(), topo.threads_per_core()), (16, 2));
+    }
+
+    #[test]
+    fn cpus_listed_by_two_nodes_go_to_the_lower_one() {
+        let tmp = copy_of("two-node");
+        let node = tmp.path().join("sys/devices/system/node");
+        std::fs::write(node.join("node1/cpulist"), "4-15\n").unwrap();
+        let topo = read_topology(&SysfsRoot::new(tmp.path())).unwrap();
+        assert_eq!(topo.node(0).unwrap().cpus.to_list(), "0-7");
+        assert_eq!(topo.node(1).unwrap().cpus.to_list(), "8-15");
+        let notes = topo.notes.join("\n");
+        assert!(
+            notes.contains("node 1 lists CPUs 4-7 that node(s) 0 list too"),
+            "{notes}"
+        );
     }
 
     #[test]
