@@ -340,7 +340,11 @@ pub fn run(args: SweepArgs) -> Result<()> {
     };
     sweep::check_given_sizes(&topo, &cfg).map_err(usage)?;
     let mut doc = Document::new(&topo);
-    let (rows, notes) = {
+    let sweep::Swept {
+        rows,
+        notes,
+        failed,
+    } = {
         let progress = crate::progress::Progress::new(args.verbose);
         sweep::run(&topo, &cfg, &mut |what| progress.step(what))?
     };
@@ -350,16 +354,26 @@ pub fn run(args: SweepArgs) -> Result<()> {
         return Err(usage(format!("nothing was measured: {}", notes.join("; "))));
     }
     doc.records = records::records(&rows, &notes);
-    match interrupted {
-        None => {
+    match (interrupted, &failed) {
+        (Some(sig), _) => super::mark_interrupted(&mut doc, probe::SWEEP, sig),
+        (None, Some(why)) => super::mark_failed(&mut doc, probe::SWEEP, why),
+        (None, None) => {
             doc.finish();
             // A size planned but not measured leaves the run incomplete.
             doc.complete = notes.is_empty();
         }
-        Some(sig) => super::mark_interrupted(&mut doc, probe::SWEEP, sig),
     }
     records::keep_warnings(&mut doc, &comparability_warnings(&args, &env, max));
     args.save.save(&doc)?;
+    if failed.is_some() {
+        return super::output::emit_then_fail(
+            &doc,
+            format,
+            interrupted,
+            failed.as_deref(),
+            args.save.save.is_some(),
+        );
+    }
     let kept = format!("{} row(s) measured before the stop", rows.len());
     emit_or_stop(&doc, format, interrupted, &kept)
 }

@@ -285,13 +285,17 @@ fn measure_sweep(topo: &Topology, show: &dyn Fn(&str), records: &mut Vec<Record>
         return Ok(None);
     }
     let (cfg, note) = levels::sweep_config(topo);
-    let (rows, mut notes) = sweep::run(topo, &cfg, &mut |w| show(w))?;
+    let sweep::Swept {
+        rows,
+        mut notes,
+        failed,
+    } = sweep::run(topo, &cfg, &mut |w| show(w))?;
     notes.extend(note);
     records.extend(rows.iter().map(sweep::records::record));
     if let Some(r) = records.first_mut() {
         r.notes.extend(notes);
     }
-    Ok(None)
+    Ok(failed)
 }
 
 /// Runs `parts` as children until a stop, numbering their steps from

@@ -393,6 +393,7 @@ fn fill_cell(
     let pages = bandwidth_pages(cfg);
     let arrays = cfg.kernel.op.arrays();
     let cut_short = std::cell::Cell::new(false);
+    let first = std::cell::RefCell::new(None);
     let mut one = |n: usize| -> Result<Option<(Bandwidth, f64)>> {
         if stop() {
             cut_short.set(crate::interrupt::requested().is_some());
@@ -408,10 +409,23 @@ fn fill_cell(
             cfg.timing,
         )?;
         let v = b.stream_mb_s();
+        if n == 1 {
+            first.replace(Some(b.clone()));
+        }
         Ok(Some((b, v)))
     };
     if cfg.saturated {
-        let (steps, peak, stop) = saturate(cpus.len(), &mut one)?;
+        let (steps, peak, stop) = match saturate(cpus.len(), &mut one) {
+            Ok(curve) => curve,
+            // A curve cut by a failure (a thread the task limit refused)
+            // has no peak, but its one-thread figure stands.
+            Err(e) => {
+                if cfg.single {
+                    cell.single = first.take();
+                }
+                return Err(e);
+            }
+        };
         if cfg.single {
             cell.single = steps.first().cloned();
         }

@@ -299,13 +299,42 @@ pub fn check_given_sizes(topo: &Topology, cfg: &SweepConfig) -> Result<(), Strin
     Ok(())
 }
 
-/// Runs the sweep. Returns rows in size order and notes (skipped sizes,
-/// time limit reached).
-pub fn run(
+/// What a sweep measured: rows in size order, notes (skipped sizes, time
+/// limit reached), and why it ended early where a measurement failed after
+/// others were made (a thread the task limit refused, a buffer the kernel
+/// would not map).
+pub struct Swept {
+    pub rows: Vec<SweepRow>,
+    pub notes: Vec<String>,
+    pub failed: Option<String>,
+}
+
+/// Runs the sweep; a failure before any row is measured is an error.
+pub fn run(topo: &Topology, cfg: &SweepConfig, progress: &mut dyn FnMut(&str)) -> Result<Swept> {
+    let mut rows: Vec<SweepRow> = Vec::new();
+    let mut notes = Vec::new();
+    match measure(topo, cfg, progress, &mut rows, &mut notes) {
+        Ok(()) => Ok(Swept {
+            rows,
+            notes,
+            failed: None,
+        }),
+        Err(e) if rows.is_empty() => Err(e),
+        Err(e) => Ok(Swept {
+            rows,
+            notes,
+            failed: Some(format!("{e:#}")),
+        }),
+    }
+}
+
+fn measure(
     topo: &Topology,
     cfg: &SweepConfig,
     progress: &mut dyn FnMut(&str),
-) -> Result<(Vec<SweepRow>, Vec<String>)> {
+    rows: &mut Vec<SweepRow>,
+    notes: &mut Vec<String>,
+) -> Result<()> {
     let max = seats::max_threads(topo);
     if max == 0 {
         bail!("this process may run on no CPU");
@@ -324,8 +353,6 @@ pub fn run(
     let counts = thread_counts(cfg, threads);
     let cap = latency_cap(topo);
     let started = Instant::now();
-    let mut rows: Vec<SweepRow> = Vec::new();
-    let mut notes = Vec::new();
     'sizes: for &size in &sizes {
         // Which operations this size measures, in the order asked.
         let mut asked: Vec<(SweepOp, usize)> = Vec::new();
@@ -394,7 +421,7 @@ pub fn run(
             break 'sizes;
         }
     }
-    Ok((rows, notes))
+    Ok(())
 }
 
 /// Why a latency row's buffer is smaller than the sweep's size.
