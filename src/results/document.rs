@@ -428,6 +428,7 @@ pub struct Loaded {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     fn fixture_topology() -> Topology {
         crate::topology::fixture("local-1node")
@@ -518,6 +519,28 @@ mod tests {
             assert!(err.contains(says), "{err}");
             assert!(err.contains("triad 0->0"), "{err}");
         }
+    }
+
+    #[test]
+    fn ids_counts_and_sizes_of_another_type_are_refused_not_dropped() {
+        let with = |key: &str, value: Value| {
+            let mut v: Value = serde_json::from_slice(&sample().to_json().unwrap()).unwrap();
+            v["records"][0]["params"][key] = value;
+            Document::from_json(&v.to_string())
+        };
+        for (key, value, shown) in [
+            ("cpu", json!(-1), "cpu = -1"),
+            ("cpu_node", json!("0"), "cpu_node = \"0\""),
+            ("mem_node", Value::Null, "mem_node = null"),
+            ("threads", json!(1e300), "threads = 1e+300"),
+            ("size_bytes", json!(1.5), "size_bytes = 1.5"),
+        ] {
+            let err = format!("{:#}", with(key, value).unwrap_err());
+            assert!(err.contains(shown), "{err}");
+            assert!(err.contains("triad 0->0"), "{err}");
+        }
+        assert!(with("threads", json!(4)).is_ok());
+        assert!(with("gpu_node", Value::Null).is_ok());
     }
 
     #[test]

@@ -512,3 +512,88 @@ fn a_save_that_fails_at_the_end_puts_the_document_on_stdout() {
     assert_eq!(doc["tool"], "numabench");
     assert!(!doc["records"].as_array().unwrap().is_empty());
 }
+
+/// A tmpfs of `size` mounted on a fresh folder, unmounted on drop; `None`
+/// (with a note) where this process may not mount.
+struct SmallDisk {
+    dir: tempfile::TempDir,
+}
+
+impl SmallDisk {
+    fn new(size: &str) -> Option<SmallDisk> {
+        let dir = tempfile::tempdir().unwrap();
+        let ok = std::process::Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
+            .arg(dir.path())
+            .status()
+            .is_ok_and(|s| s.success());
+        if !ok {
+            eprintln!("note: cannot mount a tmpfs here (not root?): skipped");
+            return None;
+        }
+        Some(SmallDisk { dir })
+    }
+}
+
+impl Drop for SmallDisk {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount")
+            .arg(self.dir.path())
+            .status();
+    }
+}
+
+#[test]
+fn a_run_on_a_full_disk_keeps_its_document() {
+    // Room for nothing: the document goes to stdout, the summary to stderr,
+    // and no empty run folder is left.
+    let Some(disk) = SmallDisk::new("4k") else {
+        return;
+    };
+    let runs = disk.dir.path().join("runs");
+    let out = numabench()
+        .args(["run", "--profile", "smoke", "--dir"])
+        .arg(&runs)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("on standard output instead"), "{err}");
+    assert!(err.contains("triad, one thread"), "no summary: {err}");
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(!doc["records"].as_array().unwrap().is_empty());
+    assert_eq!(std::fs::read_dir(&runs).unwrap().count(), 0);
+}
+
+#[test]
+fn a_run_with_room_for_its_document_only_says_what_is_missing() {
+    let Some(disk) = SmallDisk::new("16k") else {
+        return;
+    };
+    let runs = disk.dir.path().join("runs");
+    let out = numabench()
+        .args(["run", "--profile", "smoke", "--dir"])
+        .arg(&runs)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(text.contains("triad, one thread"), "no summary: {text}");
+    assert!(err.contains("holds results.json, but"), "{err}");
+    assert!(err.contains("No space left"), "{err}");
+    let folder = std::fs::read_dir(&runs)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let doc: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(folder.join("results.json")).unwrap()).unwrap();
+    assert_eq!(doc["tool"], "numabench");
+    // No temporary file is left by the writes that failed.
+    for e in std::fs::read_dir(&folder).unwrap() {
+        let name = e.unwrap().file_name();
+        assert!(!name.to_string_lossy().starts_with('.'), "{name:?} left");
+    }
+}
