@@ -123,6 +123,14 @@ const WHOLE_PARAMS: [&str; 10] = [
 ];
 
 fn check_counts(r: &RecordParts) -> Result<()> {
+    // Every probe says what a figure is of (nodes, sizes, a test's name):
+    // a figure with no params at all cannot be placed by any view.
+    if r.params.is_empty() && !r.metrics.is_empty() {
+        bail!(
+            "record {:?} has figures but no params, so nothing says what they measured",
+            crate::text::escape(r.name)
+        );
+    }
     for key in WHOLE_PARAMS {
         let Some(v) = r.params.get(key) else { continue };
         // A GPU's node is unknown (null) where its firmware gives none.

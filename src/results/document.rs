@@ -539,6 +539,10 @@ mod tests {
             assert!(err.contains(shown), "{err}");
             assert!(err.contains("triad 0->0"), "{err}");
         }
+        let mut v: Value = serde_json::from_slice(&sample().to_json().unwrap()).unwrap();
+        v["records"][0]["params"] = json!({});
+        let err = format!("{:#}", Document::from_json(&v.to_string()).unwrap_err());
+        assert!(err.contains("no params"), "{err}");
         assert!(with("threads", json!(4)).is_ok());
         assert!(with("gpu_node", Value::Null).is_ok());
     }
