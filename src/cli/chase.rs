@@ -127,6 +127,48 @@ pub fn page_kind(text: &str, flag: &str) -> Result<PageKind> {
 }
 
 /// A chase buffer size (`--size`): at least 1 MiB.
+/// The chase buffer of `latency` and `mlp` without `--size`.
+pub const DEFAULT_BUFFER: usize = 1 << 30;
+
+/// `--size` as given, or [`DEFAULT_BUFFER`] until the memory nodes are
+/// known ([`default_buffer`] then fits it to them).
+pub fn buffer_or_default(text: &Option<String>) -> Result<usize> {
+    text.as_deref().map_or(Ok(DEFAULT_BUFFER), buffer_size)
+}
+
+/// [`DEFAULT_BUFFER`], or half of what the least roomy of `mem_nodes` (or
+/// the process's memory cgroup or ulimit) leaves where that is less, with
+/// a note saying so. A size the user gives is measured as given instead,
+/// or refused.
+pub fn default_buffer(
+    topo: &crate::topology::Topology,
+    mem_nodes: &[usize],
+) -> Result<(usize, Option<String>)> {
+    let (size, note) = mem_nodes
+        .iter()
+        .map(|&m| crate::probes::sizing::cap(topo, DEFAULT_BUFFER, m))
+        .min_by_key(|(size, _)| *size)
+        .unwrap_or((DEFAULT_BUFFER, None));
+    let size = size >> 20 << 20;
+    if size < 1 << 20 {
+        return Err(usage(
+            "no memory node has room for a chase buffer of 1 MiB (the least --size); free some memory or raise the memory limit",
+        ));
+    }
+    Ok((size, note.map(|n| n.replace("working set", "chase buffer"))))
+}
+
+/// How an admission message names the buffer size.
+pub fn size_shown(text: &Option<String>, size: usize) -> String {
+    match text {
+        Some(t) => format!("--size {t}"),
+        None => format!(
+            "the default --size {}",
+            crate::units::short_size(size as u64)
+        ),
+    }
+}
+
 pub fn buffer_size(text: &str) -> Result<usize> {
     size_at_least(text, 1 << 20).map_err(|e| usage(format!("--size {text}: {e}")))
 }

@@ -24,8 +24,10 @@ use anyhow::Result;
 pub struct LatencyArgs {
     /// Chase buffer, e.g. 1G or 256M (at least 1M); admitted against each
     /// memory node's free memory before anything is mapped.
-    #[arg(short = 's', long, value_name = "SIZE", default_value = "1G")]
-    pub size: String,
+    /// [default: 1G, or half of what the memory node or the process's
+    /// memory limit leaves where that is less, said in a note]
+    #[arg(short = 's', long, value_name = "SIZE")]
+    pub size: Option<String>,
     /// Access patterns, comma-separated or repeated: full-random,
     /// page-local, stride.
     #[arg(
@@ -84,7 +86,7 @@ fn config(args: &LatencyArgs) -> Result<LatencyConfig> {
     if patterns.is_empty() || pages.is_empty() {
         return Err(usage("--pattern and --pages each need at least one value"));
     }
-    let size = chase::buffer_size(&args.size)?;
+    let size = chase::buffer_or_default(&args.size)?;
     for p in &patterns {
         chase::fits(p, size)?;
     }
@@ -100,14 +102,23 @@ fn config(args: &LatencyArgs) -> Result<LatencyConfig> {
 
 pub fn run(args: LatencyArgs) -> Result<()> {
     let topo = read_topology(&SysfsRoot::live())?;
-    let cfg = config(&args)?;
+    let mut cfg = config(&args)?;
     chase::check_nodes(&topo, &cfg.cpu_nodes, &cfg.mem_nodes)?;
     let mem_nodes = crate::probes::seats::nodes(topo.usable_memory_nodes(), &cfg.mem_nodes);
+    let mut sized = None;
+    if args.size.is_none() {
+        let (size, note) = chase::default_buffer(&topo, &mem_nodes)?;
+        cfg.size = size;
+        sized = note;
+        for p in &cfg.patterns {
+            chase::fits(p, cfg.size)?;
+        }
+    }
     admit_each(
         &topo,
         cfg.size as u64,
         &mem_nodes,
-        &format!("--size {}", args.size),
+        &chase::size_shown(&args.size, cfg.size),
         "give a smaller --size",
     )?;
     args.save.check()?;
@@ -125,6 +136,9 @@ pub fn run(args: LatencyArgs) -> Result<()> {
         )));
     }
     doc.records = records::records(&measured);
+    if let (Some(note), Some(first)) = (sized, doc.records.first_mut()) {
+        first.notes.push(note);
+    }
     finish_probe(
         &mut doc,
         probe::LATENCY,

@@ -23,8 +23,10 @@ use anyhow::Result;
 pub struct MlpArgs {
     /// Chase buffer, e.g. 1G or 256M (at least 1M); admitted against each
     /// memory node's free memory before anything is mapped.
-    #[arg(short = 's', long, value_name = "SIZE", default_value = "1G")]
-    pub size: String,
+    /// [default: 1G, or half of what the memory node or the process's
+    /// memory limit leaves where that is less, said in a note]
+    #[arg(short = 's', long, value_name = "SIZE")]
+    pub size: Option<String>,
     /// Chase counts, comma-separated, 1 to 16 (1 is always measured: the
     /// concurrency is relative to it).
     #[arg(
@@ -115,7 +117,7 @@ fn config(args: &MlpArgs) -> Result<MlpConfig> {
             return Err(usage(format!("--pairs {other}: use all or local-far")));
         }
     };
-    let size = chase::buffer_size(&args.size)?;
+    let size = chase::buffer_or_default(&args.size)?;
     chase::fits(&pattern, size)?;
     let cfg = MlpConfig {
         size,
@@ -133,16 +135,24 @@ fn config(args: &MlpArgs) -> Result<MlpConfig> {
 
 pub fn run(args: MlpArgs) -> Result<()> {
     let topo = read_topology(&SysfsRoot::live())?;
-    let cfg = config(&args)?;
+    let mut cfg = config(&args)?;
     chase::check_nodes(&topo, &cfg.cpu_nodes, &cfg.mem_nodes)?;
     let mut mem_nodes: Vec<usize> = mlp::pairs(&topo, &cfg).iter().map(|p| p.1).collect();
     mem_nodes.sort_unstable();
     mem_nodes.dedup();
+    let mut sized = None;
+    if args.size.is_none() {
+        let (size, note) = chase::default_buffer(&topo, &mem_nodes)?;
+        cfg.size = size;
+        sized = note;
+        chase::fits(&cfg.pattern, cfg.size)?;
+        crate::probes::mlp::check_elements(&cfg)?;
+    }
     admit_each(
         &topo,
         cfg.size as u64,
         &mem_nodes,
-        &format!("--size {}", args.size),
+        &chase::size_shown(&args.size, cfg.size),
         "give a smaller --size",
     )?;
     args.save.check()?;
@@ -160,6 +170,9 @@ pub fn run(args: MlpArgs) -> Result<()> {
         )));
     }
     doc.records = records::records(&cfg, &measured);
+    if let (Some(note), Some(first)) = (sized, doc.records.first_mut()) {
+        first.notes.push(note);
+    }
     finish_probe(
         &mut doc,
         probe::MLP,

@@ -117,3 +117,23 @@ fn run_under_an_address_space_limit_fits_its_chase() {
     assert!(all.contains("RLIMIT_AS"), "{all}");
     assert!(all.contains("\"latency_ns\"") && all.contains("\"bandwidth_mb_s\""));
 }
+
+#[test]
+fn latency_without_size_fits_its_default_buffer_to_the_cgroup() {
+    let Some(cg) = cgroup(256 << 20) else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let out = run_in(
+        &cg,
+        dir.path(),
+        &["latency", "--pattern", "page-local", "--json"],
+    );
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let all = doc["records"].to_string();
+    assert!(
+        all.contains("chase buffer scaled down from 1024") && all.contains("memory cgroup"),
+        "{all}"
+    );
+    assert_eq!(doc["complete"], true, "a default that fits is no cut");
+}
