@@ -159,27 +159,21 @@ fn interrupted(line: &str, say: &mut dyn FnMut(&str)) -> anyhow::Error {
     Interrupted(crate::interrupt::requested().unwrap_or(libc::SIGINT)).into()
 }
 
-/// Submits a job for every node that has no results and no job queued;
-/// with `wait`, follows them to the end. `say` gets each progress line for
-/// the user; `show` what a dry run would submit (its sbatch lines and the
-/// job script), the output of a dry run. The error after waiting names the
-/// nodes that failed; after a stop signal it is [`Interrupted`], once `say`
-/// has told how many jobs go on.
-pub fn submit(
-    o: &SubmitOptions,
-    say: &mut dyn FnMut(&str),
-    show: &mut dyn FnMut(&str),
-) -> Result<()> {
-    slurm::set_limit(o.slurm_limit);
-    let before = |e: anyhow::Error, say: &mut dyn FnMut(&str)| {
-        if stopped_by(&e) {
-            interrupted("fleet: stopped before submitting anything", say)
-        } else {
-            e
-        }
-    };
-    let listed =
-        slurm::nodes(o.partition.as_deref(), o.nodelist.as_deref()).map_err(|e| before(e, say))?;
+/// Turns an error from reading Slurm before anything was submitted into
+/// [`Interrupted`] where a stop signal caused it.
+fn before_submitting(e: anyhow::Error, say: &mut dyn FnMut(&str)) -> anyhow::Error {
+    if stopped_by(&e) {
+        interrupted("fleet: stopped before submitting anything", say)
+    } else {
+        e
+    }
+}
+
+/// The nodes asked for that Slurm would start a job on; those left out,
+/// and why, are said.
+fn usable_nodes(o: &SubmitOptions, say: &mut dyn FnMut(&str)) -> Result<Vec<String>> {
+    let listed = slurm::nodes(o.partition.as_deref(), o.nodelist.as_deref())
+        .map_err(|e| before_submitting(e, say))?;
     if !listed.refused.is_empty() {
         say(&format!(
             "fleet: left out, not a Slurm node name: {}",
@@ -218,23 +212,27 @@ pub fn submit(
             unusable.join(", ")
         ));
     }
-    // The jobs start elsewhere: the folder goes to them as an absolute path.
-    let (dir, held) = if o.dry_run {
-        (canonical(&o.dir)?, None)
-    } else {
-        std::fs::create_dir_all(o.dir.join(".fleet/logs"))
-            .with_context(|| format!("cannot create {}", o.dir.display()))?;
-        let dir = o.dir.canonicalize()?;
-        let held = lock(&dir)?;
-        (dir, Some(held))
-    };
-    let name = slurm::job_name(&dir);
-    let logs = dir.join(".fleet/logs");
-    let queue = slurm::queue(&name).map_err(|e| before(e, say))?;
-    let script = slurm::script(&o.numabench, &o.profile, &dir);
-    // Complete documents anywhere under DIR count, whatever put them there
-    // (an earlier submission, a copy by hand), as they do for the report.
-    let have: std::collections::BTreeSet<String> = match scan::scan(&dir) {
+    Ok(nodes)
+}
+
+/// The results folder as the jobs will see it, absolute since they start
+/// elsewhere; made and locked unless this is a dry run.
+fn results_folder(o: &SubmitOptions) -> Result<(PathBuf, Option<Lock>)> {
+    if o.dry_run {
+        return Ok((canonical(&o.dir)?, None));
+    }
+    std::fs::create_dir_all(o.dir.join(".fleet/logs"))
+        .with_context(|| format!("cannot create {}", o.dir.display()))?;
+    let dir = o.dir.canonicalize()?;
+    let held = lock(&dir)?;
+    Ok((dir, Some(held)))
+}
+
+/// Machines with a complete results document anywhere under `dir`,
+/// whatever put it there (an earlier submission, a copy by hand), as they
+/// count for the report.
+fn with_results(dir: &Path) -> std::collections::BTreeSet<String> {
+    match scan::scan(dir) {
         Ok(s) => s
             .machines
             .into_iter()
@@ -242,25 +240,56 @@ pub fn submit(
             .map(|m| m.name)
             .collect(),
         Err(_) => Default::default(),
-    };
-    let (mut already, mut queued, mut submitted) = (0, 0, Vec::new());
+    }
+}
+
+/// What every job of one submission shares.
+struct Jobs<'a> {
+    /// The results folder, canonical.
+    dir: &'a Path,
+    name: &'a str,
+    logs: &'a Path,
+    script: &'a str,
+}
+
+/// How the nodes of a submission stood and what was submitted.
+#[derive(Default)]
+struct Tally {
+    already: usize,
+    queued: usize,
+    /// (node, job id); the id is empty in a dry run.
+    submitted: Vec<(String, String)>,
+}
+
+/// Submits (or, in a dry run, shows) a job for each of `nodes` that has
+/// no results and no live job in `queue`.
+fn submit_missing(
+    o: &SubmitOptions,
+    jobs: &Jobs<'_>,
+    nodes: &[String],
+    queue: &[slurm::Queued],
+    say: &mut dyn FnMut(&str),
+    show: &mut dyn FnMut(&str),
+) -> Result<Tally> {
+    let have = with_results(jobs.dir);
+    let mut t = Tally::default();
     for (i, node) in nodes.iter().enumerate() {
-        if have.contains(node) || done(&dir, node) {
-            already += 1;
+        if have.contains(node) || done(jobs.dir, node) {
+            t.already += 1;
             continue;
         }
         // A COMPLETING job has ended: a node it left without results is
         // submitted again, and --exclusive starts the new job once Slurm
         // has cleaned the node.
         if queue.iter().any(|q| &q.node == node && q.live()) {
-            queued += 1;
+            t.queued += 1;
             continue;
         }
         if !o.dry_run && crate::interrupt::requested().is_some() {
             return Err(interrupted(
                 &format!(
                     "fleet: stopped submitting; the {} submitted job(s) go on, {} node(s) not looked at (fleet submit again submits what is missing)",
-                    submitted.len(),
+                    t.submitted.len(),
                     nodes.len() - i
                 ),
                 say,
@@ -268,25 +297,53 @@ pub fn submit(
         }
         let job = slurm::Submit {
             node,
-            name: &name,
+            name: jobs.name,
             partition: o.partition.as_deref(),
             time: o.time.as_deref(),
-            logs: &logs,
+            logs: jobs.logs,
             extra: &o.extra,
         };
         if o.dry_run {
             show(&job.shown());
-            submitted.push((node.clone(), String::new()));
+            t.submitted.push((node.clone(), String::new()));
             continue;
         }
-        let id = job.run(&script).with_context(|| {
+        let id = job.run(jobs.script).with_context(|| {
             format!(
                 "submitted {} job(s) before this one; run fleet submit again for the rest",
-                submitted.len()
+                t.submitted.len()
             )
         })?;
-        submitted.push((node.clone(), id));
+        t.submitted.push((node.clone(), id));
     }
+    Ok(t)
+}
+
+/// Submits a job for every node that has no results and no job queued;
+/// with `wait`, follows them to the end. `say` gets each progress line for
+/// the user; `show` what a dry run would submit (its sbatch lines and the
+/// job script), the output of a dry run. The error after waiting names the
+/// nodes that failed; after a stop signal it is [`Interrupted`], once `say`
+/// has told how many jobs go on.
+pub fn submit(
+    o: &SubmitOptions,
+    say: &mut dyn FnMut(&str),
+    show: &mut dyn FnMut(&str),
+) -> Result<()> {
+    slurm::set_limit(o.slurm_limit);
+    let nodes = usable_nodes(o, say)?;
+    let (dir, held) = results_folder(o)?;
+    let name = slurm::job_name(&dir);
+    let logs = dir.join(".fleet/logs");
+    let queue = slurm::queue(&name).map_err(|e| before_submitting(e, say))?;
+    let script = slurm::script(&o.numabench, &o.profile, &dir);
+    let jobs = Jobs {
+        dir: &dir,
+        name: &name,
+        logs: &logs,
+        script: &script,
+    };
+    let tally = submit_missing(o, &jobs, &nodes, &queue, say, show)?;
     drop(held);
     if o.dry_run {
         show(&format!("# the script given to sbatch on stdin:\n{script}"));
@@ -294,17 +351,17 @@ pub fn submit(
     say(&format!(
         "fleet: {} node(s): {} {}, {} with results already, {} queued already; results under {}",
         nodes.len(),
-        submitted.len(),
+        tally.submitted.len(),
         if o.dry_run { "to submit" } else { "submitted" },
-        already,
-        queued,
+        tally.already,
+        tally.queued,
         crate::text::escape(&dir.display().to_string())
     ));
     if !o.wait || o.dry_run {
         return Ok(());
     }
     let (_, shown_logs, _) = slurm::output(&logs, "");
-    let going = submitted.len() + queued;
+    let going = tally.submitted.len() + tally.queued;
     wait(&dir, &name, &nodes, o.poll, going, &shown_logs, say)
 }
 

@@ -276,6 +276,105 @@ struct Side {
     failure: Option<String>,
 }
 
+impl Side {
+    fn empty() -> Side {
+        Side {
+            seen: Vec::new(),
+            samples: None,
+            failure: None,
+        }
+    }
+}
+
+/// What the two threads of one pair share while they hand the lines over.
+struct Exchange<'a> {
+    shared: &'a pingpong::Shared,
+    barrier: &'a Barrier,
+    gate: &'a StartGate,
+    v: Variant,
+    iters: u64,
+    /// Samples to take, the warm-up one included.
+    samples: usize,
+}
+
+impl Exchange<'_> {
+    /// One side's thread: once the gate opens, pins itself to `cpu` and
+    /// checks it, then times the hand-offs (`timed`) or answers them, and
+    /// looks again where it ran.
+    fn side(&self, cpu: usize, timed: bool) -> Side {
+        let (shared, v, iters, samples) = (self.shared, self.v, self.iters, self.samples);
+        let total = iters * samples as u64;
+        let mut out = Side::empty();
+        if !self.gate.wait() {
+            return out;
+        }
+        match affinity::pin_and_check(cpu) {
+            Ok(c) => out.seen.push(c),
+            Err(e) => {
+                out.failure = Some(format!("CPU {cpu}: {e}"));
+                shared.raise_stop();
+            }
+        }
+        self.barrier.wait();
+        if shared.stop_raised() {
+            return out;
+        }
+        out.samples = match (v, timed) {
+            (Variant::Cas, true) => shared.cas_a(iters, samples),
+            (Variant::Store, true) => shared.store_a(iters, samples),
+            (_, true) => shared.read_a(samples),
+            (Variant::Cas, false) => shared.cas_b(total).then(Vec::new),
+            (Variant::Store, false) => shared.store_b(total).then(Vec::new),
+            (r, false) => shared
+                .read_b(samples, r == Variant::CleanRead)
+                .then(Vec::new),
+        };
+        out.seen.push(affinity::current_cpu());
+        out
+    }
+
+    /// Runs `b`'s side and `a`'s (timed) side on threads of their own;
+    /// at the `deadline` both are told to stop. Their sides, `a`'s first;
+    /// an error where the threads could not both start.
+    fn run(&self, pair: Pair, deadline: Option<Instant>) -> Result<(Side, Side), CannotStart> {
+        let (done_tx, done_rx) = mpsc::channel::<()>();
+        std::thread::scope(|s| {
+            let side = |cpu: usize, timed: bool| {
+                // Dropped when the side returns: the watch below sees both end.
+                let done = done_tx.clone();
+                move || {
+                    let _done = done;
+                    self.side(cpu, timed)
+                }
+            };
+            let started = spawn_scoped(s, (0, 2), side(pair.b, false))
+                .and_then(|hb| Ok((hb, spawn_scoped(s, (1, 2), side(pair.a, true))?)));
+            drop(done_tx);
+            let (hb, ha) = match started {
+                Ok(hs) => hs,
+                Err(e) => {
+                    self.gate.open(false);
+                    return Err(e);
+                }
+            };
+            self.gate.open(true);
+            if let Some(d) = deadline {
+                let left = d.saturating_duration_since(Instant::now());
+                if let Err(RecvTimeoutError::Timeout) = done_rx.recv_timeout(left) {
+                    self.shared.raise_stop();
+                }
+            }
+            let join = |h: std::thread::ScopedJoinHandle<'_, Side>| {
+                h.join().unwrap_or_else(|_| Side {
+                    failure: Some("a measuring thread panicked".into()),
+                    ..Side::empty()
+                })
+            };
+            Ok((join(ha), join(hb)))
+        })
+    }
+}
+
 /// One pair in one variant: two threads, `a` timed, `b` answering, each
 /// pinned and checked on its CPU, the lines on `line_node` where given;
 /// `None` where a stop or the `deadline` cut it short; an error where
@@ -287,121 +386,54 @@ fn measure_pair(
     line_node: Option<usize>,
     deadline: Option<Instant>,
 ) -> Result<Option<PairResult>, CannotStart> {
-    let failed = |failure: String| PairResult {
+    let mut result = PairResult {
         pair,
         variant: v,
         samples: Vec::new(),
         iterations: 0,
         seen_a: Vec::new(),
         seen_b: Vec::new(),
-        failure: Some(failure),
+        failure: None,
         line_node,
         line_pages: None,
         line_unchecked: None,
     };
     let shared = match pingpong::Shared::new(line_node) {
         Ok(s) => s,
-        Err(e) => return Ok(Some(failed(format!("the lines' memory: {e}")))),
-    };
-    let (line_pages, line_unchecked) = match shared.placement() {
-        Ok(p) => (Some(p), None),
-        Err(e) => (None, Some(e.to_string())),
-    };
-    let barrier = Barrier::new(2);
-    // One warm-up sample first, dropped, as core-to-core-latency does.
-    let samples = cfg.samples + 1;
-    let iters = cfg.iterations;
-    let total = iters * samples as u64;
-    let gate = StartGate::new();
-    let (done_tx, done_rx) = mpsc::channel::<()>();
-    let (sa, sb) = std::thread::scope(|s| {
-        let side = |cpu: usize, timed: bool| {
-            let (shared, barrier, gate) = (&shared, &barrier, &gate);
-            // Dropped when the side returns: the watch below sees both end.
-            let done = done_tx.clone();
-            move || {
-                let _done = done;
-                let mut out = Side {
-                    seen: Vec::new(),
-                    samples: None,
-                    failure: None,
-                };
-                if !gate.wait() {
-                    return out;
-                }
-                match affinity::pin_and_check(cpu) {
-                    Ok(c) => out.seen.push(c),
-                    Err(e) => {
-                        out.failure = Some(format!("CPU {cpu}: {e}"));
-                        shared.raise_stop();
-                    }
-                }
-                barrier.wait();
-                if shared.stop_raised() {
-                    return out;
-                }
-                out.samples = match (v, timed) {
-                    (Variant::Cas, true) => shared.cas_a(iters, samples),
-                    (Variant::Store, true) => shared.store_a(iters, samples),
-                    (_, true) => shared.read_a(samples),
-                    (Variant::Cas, false) => shared.cas_b(total).then(Vec::new),
-                    (Variant::Store, false) => shared.store_b(total).then(Vec::new),
-                    (r, false) => shared
-                        .read_b(samples, r == Variant::CleanRead)
-                        .then(Vec::new),
-                };
-                out.seen.push(affinity::current_cpu());
-                out
-            }
-        };
-        let started = spawn_scoped(s, (0, 2), side(pair.b, false))
-            .and_then(|hb| Ok((hb, spawn_scoped(s, (1, 2), side(pair.a, true))?)));
-        drop(done_tx);
-        let (hb, ha) = match started {
-            Ok(hs) => hs,
-            Err(e) => {
-                gate.open(false);
-                return Err(e);
-            }
-        };
-        gate.open(true);
-        if let Some(d) = deadline {
-            let left = d.saturating_duration_since(Instant::now());
-            if let Err(RecvTimeoutError::Timeout) = done_rx.recv_timeout(left) {
-                shared.raise_stop();
-            }
+        Err(e) => {
+            result.failure = Some(format!("the lines' memory: {e}"));
+            return Ok(Some(result));
         }
-        let join = |h: std::thread::ScopedJoinHandle<'_, Side>| {
-            h.join().unwrap_or_else(|_| Side {
-                seen: Vec::new(),
-                samples: None,
-                failure: Some("a measuring thread panicked".into()),
-            })
-        };
-        Ok((join(ha), join(hb)))
-    })?;
+    };
+    match shared.placement() {
+        Ok(p) => result.line_pages = Some(p),
+        Err(e) => result.line_unchecked = Some(e.to_string()),
+    }
+    let exchange = Exchange {
+        shared: &shared,
+        barrier: &Barrier::new(2),
+        gate: &StartGate::new(),
+        v,
+        iters: cfg.iterations,
+        // One warm-up sample first, dropped, as core-to-core-latency does.
+        samples: cfg.samples + 1,
+    };
+    let (sa, sb) = exchange.run(pair, deadline)?;
     let failure = sa.failure.clone().or(sb.failure.clone());
-    let measured = match (&sa.samples, &sb.samples) {
+    result.samples = match (&sa.samples, &sb.samples) {
         (Some(s), Some(_)) => s.get(1..).unwrap_or_default().to_vec(),
         _ if failure.is_none() => return Ok(None),
         _ => Vec::new(),
     };
-    Ok(Some(PairResult {
-        pair,
-        variant: v,
-        samples: measured,
-        iterations: if v.is_read() {
-            pingpong::CHASE_LINES as u64
-        } else {
-            iters
-        },
-        seen_a: sa.seen,
-        seen_b: sb.seen,
-        failure,
-        line_node,
-        line_pages,
-        line_unchecked,
-    }))
+    result.iterations = if v.is_read() {
+        pingpong::CHASE_LINES as u64
+    } else {
+        cfg.iterations
+    };
+    result.seen_a = sa.seen;
+    result.seen_b = sb.seen;
+    result.failure = failure;
+    Ok(Some(result))
 }
 
 #[cfg(test)]

@@ -194,6 +194,20 @@ fn pct_on(mem: &BTreeMap<usize, u64>, node: usize) -> f64 {
     mem.get(&node).copied().unwrap_or(0) as f64 * 100.0 / total as f64
 }
 
+/// The CPUs the workers ran on, each once; the slot of a worker that
+/// never started still holds `u64::MAX`.
+fn cpus_seen(seen: &[AtomicU64]) -> Vec<usize> {
+    let mut cpus: Vec<usize> = seen
+        .iter()
+        .map(|a| a.load(Ordering::Relaxed))
+        .filter(|&c| c != u64::MAX)
+        .map(|c| c as usize)
+        .collect();
+    cpus.sort_unstable();
+    cpus.dedup();
+    cpus
+}
+
 /// Runs `plan` with its workers on `cpus`; `on_look` sees every look.
 pub fn run(
     plan: &Plan,
@@ -290,14 +304,7 @@ pub fn run(
         user_s: cpu1.user_s - cpu0.user_s,
         system_s: cpu1.system_s - cpu0.system_s,
     };
-    out.cpus_seen = seen
-        .iter()
-        .map(|a| a.load(Ordering::Relaxed))
-        .filter(|&c| c != u64::MAX)
-        .map(|c| c as usize)
-        .collect();
-    out.cpus_seen.sort_unstable();
-    out.cpus_seen.dedup();
+    out.cpus_seen = cpus_seen(&seen);
     if plan.bind != Bind::Free {
         let node = plan.regions.first().map_or(0, |r| r.node);
         let mut on = 0.0;
