@@ -105,18 +105,11 @@ pub(super) fn check_records<'a>(records: impl IntoIterator<Item = RecordParts<'a
     Ok(())
 }
 
-/// Params that are whole numbers wherever a probe writes them: ids,
-/// thread and process counts, sizes. A view that finds `"0"`, `-1`, `null`
-/// or `1e300` there cannot place the record, and would leave it out
-/// without a word.
-const WHOLE_PARAMS: [&str; 10] = [
-    names::param::CPU_NODE,
-    names::param::MEM_NODE,
-    names::c2c::param::PEER_NODE,
-    names::pcie::param::GPU_NODE,
-    names::loaded::param::INJECTOR_NODE,
-    names::param::CPU,
-    names::c2c::param::PEER_CPU,
+/// Params that are whole numbers wherever a probe writes them, besides the
+/// ids: thread and process counts, sizes. A view that finds `"0"`, `-1`,
+/// `null` or `1e300` in one of these or an id cannot place the record, and
+/// would leave it out without a word.
+const COUNT_PARAMS: [&str; 3] = [
     names::param::THREADS,
     names::param::PROCESSES,
     names::param::SIZE_BYTES,
@@ -131,7 +124,7 @@ fn check_counts(r: &RecordParts) -> Result<()> {
             crate::text::escape(r.name)
         );
     }
-    for key in WHOLE_PARAMS {
+    for &key in NODE_PARAMS.iter().chain(&CPU_PARAMS).chain(&COUNT_PARAMS) {
         let Some(v) = r.params.get(key) else { continue };
         // A GPU's node is unknown (null) where its firmware gives none.
         if v.as_u64().is_some() || (key == names::pcie::param::GPU_NODE && v.is_null()) {

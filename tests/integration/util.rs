@@ -107,3 +107,17 @@ pub fn rejects(args: &[&str], must_mention: impl Mentions) {
         "{args:?} left files behind"
     );
 }
+
+/// The one run folder `numabench run --dir runs` made, and its results
+/// document.
+pub fn only_run_folder(runs: &std::path::Path) -> (PathBuf, serde_json::Value) {
+    let folder = std::fs::read_dir(runs)
+        .unwrap()
+        .next()
+        .expect("no run folder")
+        .unwrap()
+        .path();
+    let doc = serde_json::from_slice(&std::fs::read(folder.join("results.json")).unwrap())
+        .expect("results.json is not JSON");
+    (folder, doc)
+}

@@ -4,7 +4,7 @@
 //! picks itself shrink to fit and say so; nothing is OOM-killed.
 
 use crate::cgroup::Cgroup;
-use crate::util::numabench;
+use crate::util::{numabench, only_run_folder};
 use std::path::Path;
 use std::process::Output;
 
@@ -80,14 +80,7 @@ fn run_in_a_small_cgroup_shrinks_its_buffers_and_keeps_its_results() {
     );
     let err = text(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{err}\n{}", text(&out.stdout));
-    let folder = std::fs::read_dir(dir.path().join("runs"))
-        .unwrap()
-        .next()
-        .unwrap()
-        .unwrap()
-        .path();
-    let doc: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(folder.join("results.json")).unwrap()).unwrap();
+    let (_, doc) = only_run_folder(&dir.path().join("runs"));
     let all = doc["records"].to_string();
     assert!(
         all.contains("latency chase scaled down") && all.contains("memory cgroup"),

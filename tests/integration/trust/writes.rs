@@ -1,7 +1,7 @@
 //! Writing: devices, FIFOs and symlinks at an output path, planted temp-file
 //! links, outputs checked before any measurement, write errors on stdout.
 
-use crate::util::{numabench, stdout_of};
+use crate::util::{numabench, only_run_folder, stdout_of};
 use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::FileTypeExt;
@@ -533,6 +533,20 @@ impl SmallDisk {
         }
         Some(SmallDisk { dir })
     }
+
+    /// `run --profile smoke` into `runs` on the disk, which must fail (exit
+    /// 1): the folder, the output and stderr.
+    fn smoke_run(&self) -> (PathBuf, std::process::Output, String) {
+        let runs = self.dir.path().join("runs");
+        let out = numabench()
+            .args(["run", "--profile", "smoke", "--dir"])
+            .arg(&runs)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert_eq!(out.status.code(), Some(1), "{err}");
+        (runs, out, err)
+    }
 }
 
 impl Drop for SmallDisk {
@@ -550,14 +564,7 @@ fn a_run_on_a_full_disk_keeps_its_document() {
     let Some(disk) = SmallDisk::new("4k") else {
         return;
     };
-    let runs = disk.dir.path().join("runs");
-    let out = numabench()
-        .args(["run", "--profile", "smoke", "--dir"])
-        .arg(&runs)
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{err}");
+    let (runs, out, err) = disk.smoke_run();
     assert!(err.contains("on standard output instead"), "{err}");
     assert!(err.contains("triad, one thread"), "no summary: {err}");
     let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
@@ -570,26 +577,12 @@ fn a_run_with_room_for_its_document_only_says_what_is_missing() {
     let Some(disk) = SmallDisk::new("16k") else {
         return;
     };
-    let runs = disk.dir.path().join("runs");
-    let out = numabench()
-        .args(["run", "--profile", "smoke", "--dir"])
-        .arg(&runs)
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
+    let (runs, out, err) = disk.smoke_run();
     let text = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(text.contains("triad, one thread"), "no summary: {text}");
     assert!(err.contains("holds results.json, but"), "{err}");
     assert!(err.contains("No space left"), "{err}");
-    let folder = std::fs::read_dir(&runs)
-        .unwrap()
-        .next()
-        .unwrap()
-        .unwrap()
-        .path();
-    let doc: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(folder.join("results.json")).unwrap()).unwrap();
+    let (folder, doc) = only_run_folder(&runs);
     assert_eq!(doc["tool"], "numabench");
     // No temporary file is left by the writes that failed.
     for e in std::fs::read_dir(&folder).unwrap() {
