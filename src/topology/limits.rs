@@ -8,6 +8,7 @@
 //! can carry a limit; resource limits belong to this process and are read
 //! only on the live machine.
 
+use super::cgroup;
 use super::source::{SysfsRoot, value_of};
 use crate::sys::process::Rlimit;
 use serde::{Deserialize, Serialize};
@@ -76,67 +77,21 @@ struct Hierarchy {
 /// `/proc/self/cgroup`.
 fn hierarchies(mountinfo: &str, cgroups: &str) -> Vec<Hierarchy> {
     let mut out = Vec::new();
-    for line in mountinfo.lines() {
-        let Some((left, right)) = line.split_once(" - ") else {
-            continue;
-        };
-        let l: Vec<&str> = left.split(' ').collect();
-        let r: Vec<&str> = right.split(' ').collect();
-        let (Some(root), Some(mount), Some(fs)) = (l.get(3), l.get(4), r.first()) else {
-            continue;
-        };
-        let v2 = *fs == "cgroup2";
-        let memory_v1 = *fs == "cgroup"
-            && r.get(2)
-                .is_some_and(|opts| opts.split(',').any(|o| o == "memory"));
+    for m in cgroup::mountinfo(mountinfo) {
+        let v2 = m.fs == "cgroup2";
+        let memory_v1 = m.fs == "cgroup" && m.has_option("memory");
         if !v2 && !memory_v1 {
             continue;
         }
-        // A v2 line is `0::/path`; a v1 line names its controllers.
-        let own = cgroups.lines().find_map(|c| {
-            let mut f = c.splitn(3, ':');
-            let (_, controllers, path) = (f.next()?, f.next()?, f.next()?);
-            let ours = if v2 {
-                controllers.is_empty()
-            } else {
-                controllers.split(',').any(|c| c == "memory")
-            };
-            ours.then_some(path)
-        });
-        let Some(path) = own else { continue };
-        // In a cgroup namespace or a bind mount, the mount shows a subtree.
-        let rel = match path.strip_prefix(root) {
-            Some(rest) if *root != "/" => rest,
-            _ => path,
+        let Some(path) = cgroup::own_path(cgroups, v2, "memory") else {
+            continue;
         };
         out.push(Hierarchy {
             v2,
-            mount: unescape(mount).trim_start_matches('/').to_string(),
-            path: rel.trim_matches('/').to_string(),
+            path: m.relative(path).to_string(),
+            mount: m.point,
         });
     }
-    out
-}
-
-/// mountinfo writes a space as `\040` (and tab, newline, backslash alike).
-fn unescape(s: &str) -> String {
-    let mut out = String::new();
-    let mut rest = s;
-    while let Some(i) = rest.find('\\') {
-        out.push_str(&rest[..i]);
-        let code = rest.get(i + 1..i + 4);
-        match code.and_then(|c| u8::from_str_radix(c, 8).ok()) {
-            Some(b) => {
-                out.push(char::from(b));
-                rest = &rest[i + 4..];
-            }
-            None => {
-                out.push('\\');
-                rest = &rest[i + 1..];
-            }
-        }
-    }
-    out.push_str(rest);
     out
 }
 
@@ -265,14 +220,6 @@ mod tests {
                 },
             ]
         );
-    }
-
-    #[test]
-    fn a_namespaced_mount_shows_the_subtree_below_its_root() {
-        let mi = "50 1 0:40 /kubepods/pod1 /sys/fs/cgroup rw - cgroup2 cgroup2 rw\n";
-        let h = hierarchies(mi, "0::/kubepods/pod1/c1\n");
-        assert_eq!(h[0].path, "c1");
-        assert_eq!(unescape("/mnt/a\\040b"), "/mnt/a b");
     }
 
     fn tree(files: &[(&str, &str)]) -> tempfile::TempDir {

@@ -7,6 +7,7 @@
 //! CPUs belong to a node instead of doing arithmetic on CPU numbers, because
 //! numbering is often interleaved across sockets.
 
+mod cgroup;
 pub mod dmi;
 mod limits;
 pub mod pcie_link;

@@ -12,6 +12,7 @@ use crate::ids::IdSet;
 mod caches;
 mod cpuinfo;
 mod cpus;
+mod cpuset;
 mod damon;
 mod devices;
 mod memory;
@@ -231,7 +232,7 @@ pub fn read_topology(src: &SysfsRoot) -> Result<Topology, TopologyError> {
     }
     let caches = read_caches(src, &cpus_online, &mut notes)?;
     let memory_tiers = read_tiers(src, &mut nodes, &mut notes)?;
-    let allowed = read_allowed(src, &cpus_online, &nodes)?;
+    let allowed = read_allowed(src, &cpus_online, &nodes, &mut notes)?;
     Ok(Topology {
         hostname: text(src, "proc/sys/kernel/hostname")?,
         kernel: text(src, "proc/sys/kernel/osrelease")?,
@@ -268,23 +269,45 @@ fn read_allowed(
     src: &SysfsRoot,
     cpus_online: &IdSet,
     nodes: &[Node],
+    notes: &mut Vec<String>,
 ) -> Result<Allowed, TopologyError> {
-    let status = src.read("proc/self/status")?.unwrap_or_default();
+    let status = src.read("proc/self/status")?;
+    let text = status.as_deref().unwrap_or_default();
     let field = |key: &str| -> Result<Option<IdSet>, TopologyError> {
-        status
-            .lines()
+        text.lines()
             .find_map(|l| l.strip_prefix(key))
             .map(|v| IdSet::parse_list(v).map_err(|e| malformed("proc/self/status", e)))
             .transpose()
     };
+    let mut cpus = field("Cpus_allowed_list:")?;
+    let mut mems = field("Mems_allowed_list:")?;
+    if (cpus.is_none() || mems.is_none())
+        && let Some(set) = cpuset::read(src)
+    {
+        let why = match status {
+            None => "proc/self/status is absent",
+            Some(_) => "proc/self/status does not list them",
+        };
+        let what = match (cpus.is_none(), mems.is_none()) {
+            (true, true) => "CPUs and nodes",
+            (true, false) => "CPUs",
+            _ => "nodes",
+        };
+        notes.push(format!(
+            "allowed {what} from the cgroup cpuset at {}, as {why}",
+            crate::text::escape(&set.dir)
+        ));
+        cpus = cpus.or(Some(set.cpus));
+        mems = mems.or(Some(set.mems));
+    }
     // The cpuset is intersected with what is online: any id the list
     // parser accepts is harmless here.
     let all_nodes = IdSet::from_ids(nodes.iter().map(|n| n.id));
     Ok(Allowed {
-        cpus: field("Cpus_allowed_list:")?
+        cpus: cpus
             .map(|s| s.intersection(cpus_online))
             .unwrap_or_else(|| cpus_online.clone()),
-        nodes: field("Mems_allowed_list:")?
+        nodes: mems
             .map(|s| s.intersection(&all_nodes))
             .unwrap_or(all_nodes),
     })
