@@ -266,9 +266,14 @@ fn run_report(a: ReportArgs) -> Result<()> {
     }
     let s = scan::read(&inputs);
     if s.machines.is_empty() {
+        let first = s
+            .skipped
+            .first()
+            .map(|(file, why)| format!(": {file}: {why}"))
+            .unwrap_or_default();
         return Err(usage(format!(
-            "{}: no results document found ({} JSON file(s) skipped)",
-            a.dir.display(),
+            "{}: no results document found ({} JSON file(s) skipped{first})",
+            crate::text::escape(&a.dir.display().to_string()),
             s.skipped.len()
         )));
     }

@@ -315,6 +315,10 @@ pub const MAX_RESULTS_BYTES: u64 = 64 << 20;
 /// for a document of many small records).
 const PARSE_FACTOR: u64 = 10;
 
+/// What reading a document may take without a look at the memory limit:
+/// well inside the reserve the limit keeps for the process's own heap.
+const PARSE_UNCHECKED_BYTES: u64 = 16 << 20;
+
 /// The text of a results file, which must be a regular file: a FIFO or a
 /// terminal would block forever, `/dev/zero` would never end. The type is
 /// checked before opening (opening a device can act: `/dev/watchdog` arms a
@@ -341,8 +345,12 @@ pub(crate) fn read_results_file(path: &Path) -> Result<String> {
         .open(path)?;
     let meta = file.metadata()?;
     regular(meta.clone())?;
-    if let Some(limit) = crate::topology::process_memory_limit() {
-        let need = meta.len().min(MAX_RESULTS_BYTES) * PARSE_FACTOR;
+    // A small document fits in what the limit's reserve keeps for the
+    // process itself; only one that needs more is held to the headroom.
+    let need = meta.len().min(MAX_RESULTS_BYTES) * PARSE_FACTOR;
+    if need > PARSE_UNCHECKED_BYTES
+        && let Some(limit) = crate::topology::process_memory_limit()
+    {
         if need > limit.headroom_bytes {
             bail!(
                 "reading its {} takes up to {} of memory, more than the {}; raise the limit or read it where there is room",

@@ -78,10 +78,18 @@ fn read_one(path: &Path) -> Read {
 /// costs, and each document is read by one thread alone. A part whose
 /// thread the system would not start (a task limit) is read on this one.
 fn read_all(paths: &[PathBuf]) -> Vec<Read> {
-    let threads = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .clamp(1, 8)
-        .min(paths.len().max(1));
+    // Under a memory limit, one reader: each thread that allocates costs
+    // glibc a 64 MiB arena of address space, which `ulimit -v` counts, and
+    // which documents then fail to read depends on which thread got there
+    // first.
+    let threads = if crate::topology::process_memory_limit().is_some() {
+        1
+    } else {
+        std::thread::available_parallelism()
+            .map_or(1, |n| n.get())
+            .clamp(1, 8)
+    }
+    .min(paths.len().max(1));
     let chunk = paths.len().div_ceil(threads).max(1);
     let read_part = |part: &[PathBuf]| part.iter().map(|p| read_one(p)).collect::<Vec<_>>();
     std::thread::scope(|s| {

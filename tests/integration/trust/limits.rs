@@ -130,3 +130,38 @@ fn latency_without_size_fits_its_default_buffer_to_the_cgroup() {
     );
     assert_eq!(doc["complete"], true, "a default that fits is no cut");
 }
+
+/// Under `ulimit -v`, `fleet report` reads every document, every time: which
+/// were read must not depend on which reader thread got memory first.
+#[test]
+fn fleet_report_under_an_address_space_limit_reads_every_document() {
+    let dir = tempfile::tempdir().unwrap();
+    let golden = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/golden/cases/matrix.json.doc.json");
+    let mut doc: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(golden).unwrap()).unwrap();
+    for i in 0..5 {
+        doc["host"]["hostname"] = format!("m{i}").into();
+        let m = dir.path().join(format!("m{i}"));
+        std::fs::create_dir(&m).unwrap();
+        std::fs::write(m.join("results.json"), doc.to_string()).unwrap();
+    }
+    let bin = numabench().get_program().to_owned();
+    for _ in 0..3 {
+        let out = std::process::Command::new("sh")
+            .arg("-c")
+            .arg("ulimit -v 200000 && exec \"$0\" \"$@\"")
+            .arg(&bin)
+            .args(["fleet", "report", "--format", "csv"])
+            .arg(dir.path())
+            .output()
+            .unwrap();
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{err}");
+        assert!(!err.contains("skipped"), "{err}");
+        let csv = text(&out.stdout);
+        for i in 0..5 {
+            assert!(csv.contains(&format!("m{i}")), "m{i} missing: {csv}");
+        }
+    }
+}
