@@ -350,15 +350,14 @@ pub(crate) fn read_results_file(path: &Path) -> Result<String> {
     let need = meta.len().min(MAX_RESULTS_BYTES) * PARSE_FACTOR;
     if need > PARSE_UNCHECKED_BYTES
         && let Some(limit) = crate::topology::process_memory_limit()
+        && need > limit.headroom_bytes
     {
-        if need > limit.headroom_bytes {
-            bail!(
-                "reading its {} takes up to {} of memory, more than the {}; raise the limit or read it where there is room",
-                crate::units::bytes(meta.len()),
-                crate::units::bytes(need),
-                limit.describe()
-            );
-        }
+        bail!(
+            "reading its {} takes up to {} of memory, more than the {}; raise the limit or read it where there is room",
+            crate::units::bytes(meta.len()),
+            crate::units::bytes(need),
+            limit.describe()
+        );
     }
     let mut bytes = Vec::new();
     file.take(MAX_RESULTS_BYTES + 1).read_to_end(&mut bytes)?;
