@@ -52,6 +52,12 @@ pub(super) fn read_nodes(
     let mut free_unknown = Vec::new();
     for id in ids.iter() {
         let dir = format!("{NODE_DIR}/node{id}");
+        if !src.exists(&dir) {
+            notes.push(format!(
+                "node {id} is online but {} is missing: its CPUs, memory and distances are unknown",
+                shown(&dir)
+            ));
+        }
         let cpus = list_or_mask(src, &format!("{dir}/cpulist"), &format!("{dir}/cpumap"))?
             .unwrap_or_default()
             .intersection(cpus_online);

@@ -301,6 +301,19 @@ mod damaged_trees {
     }
 
     #[test]
+    fn an_online_node_without_its_directory_is_said() {
+        let tmp = copy_of("two-node");
+        let node = tmp.path().join("sys/devices/system/node");
+        std::fs::rename(node.join("node1"), node.join("node1024")).unwrap();
+        let topo = read_topology(&SysfsRoot::new(tmp.path())).unwrap();
+        let notes = topo.notes.join("\n");
+        assert!(
+            notes.contains("node 1 is online but sys/devices/system/node/node1 is missing"),
+            "{notes}"
+        );
+    }
+
+    #[test]
     fn nodes_that_copy_each_other_keep_their_memory_and_one_keeps_the_cpus() {
         let tmp = copy_of("two-node");
         let node = tmp.path().join("sys/devices/system/node");
