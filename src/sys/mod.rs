@@ -10,6 +10,7 @@
 pub mod alloc;
 pub mod futex;
 pub mod mmap;
+pub mod note;
 pub mod process;
 pub mod region;
 pub mod threads;

@@ -42,27 +42,60 @@ impl StartGate {
     }
 }
 
-/// A thread the system would not start: which one of how many, and why.
+/// A thread (or, with [`CannotStart::process`], a forked process) the
+/// system would not start: which one of how many, and why.
 #[derive(Debug)]
 pub struct CannotStart {
     /// 0-based.
     pub index: usize,
     pub total: usize,
     pub error: io::Error,
+    /// "thread" or "process".
+    pub what: &'static str,
+}
+
+impl CannotStart {
+    /// Process `index` of `total` could not be forked.
+    pub fn process(index: usize, total: usize, error: io::Error) -> Self {
+        Self {
+            index,
+            total,
+            error,
+            what: "process",
+        }
+    }
+
+    fn thread(index: usize, total: usize, error: io::Error) -> Self {
+        Self {
+            index,
+            total,
+            error,
+            what: "thread",
+        }
+    }
 }
 
 impl std::fmt::Display for CannotStart {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let why = self.error.to_string();
         let why = why.split(" (os error").next().unwrap_or(&why);
-        write!(
-            f,
-            "cannot start thread {} of {} ({why}): the task limit is reached ({}); \
-             use fewer threads or raise the limit",
-            self.index + 1,
-            self.total,
-            task_limits()
-        )
+        let (what, n, total) = (self.what, self.index + 1, self.total);
+        write!(f, "cannot start {what} {n} of {total} ({why})")?;
+        // fork and clone say EAGAIN for a task limit; anything else (ENOMEM
+        // for a fork's page tables, say) has another cause.
+        if self.error.raw_os_error() == Some(libc::EAGAIN) || what == "thread" {
+            let whats = if what == "process" {
+                "processes"
+            } else {
+                "threads"
+            };
+            write!(
+                f,
+                ": the task limit is reached ({}); use fewer {whats} or raise the limit",
+                task_limits()
+            )?;
+        }
+        Ok(())
     }
 }
 
@@ -80,11 +113,7 @@ where
 {
     Builder::new()
         .spawn_scoped(scope, f)
-        .map_err(|error| CannotStart {
-            index,
-            total,
-            error,
-        })
+        .map_err(|error| CannotStart::thread(index, total, error))
 }
 
 /// Starts thread `index` of `total`, detached from any scope.
@@ -93,11 +122,9 @@ where
     F: FnOnce() -> T + Send + 'static,
     T: Send + 'static,
 {
-    Builder::new().spawn(f).map_err(|error| CannotStart {
-        index,
-        total,
-        error,
-    })
+    Builder::new()
+        .spawn(f)
+        .map_err(|error| CannotStart::thread(index, total, error))
 }
 
 /// The limits on this process's tasks, for a message: "pids.max 3 in
@@ -217,11 +244,7 @@ mod tests {
 
     #[test]
     fn the_message_names_the_thread_the_cause_and_the_limit() {
-        let e = CannotStart {
-            index: 2,
-            total: 8,
-            error: io::Error::from_raw_os_error(libc::EAGAIN),
-        };
+        let e = CannotStart::thread(2, 8, io::Error::from_raw_os_error(libc::EAGAIN));
         let text = e.to_string();
         assert!(
             text.starts_with("cannot start thread 3 of 8 (Resource temporarily unavailable): the task limit is reached ("),
@@ -232,5 +255,14 @@ mod tests {
             text.ends_with("use fewer threads or raise the limit"),
             "{text}"
         );
+        let fork = CannotStart::process(1, 2, io::Error::from_raw_os_error(libc::EAGAIN));
+        let text = fork.to_string();
+        assert!(
+            text.starts_with("cannot start process 2 of 2 (Resource temporarily unavailable): the task limit is reached ("),
+            "{text}"
+        );
+        assert!(text.ends_with("use fewer processes or raise the limit"));
+        let other = CannotStart::process(0, 2, io::Error::from_raw_os_error(libc::ENOMEM));
+        assert!(!other.to_string().contains("task limit"), "{other}");
     }
 }

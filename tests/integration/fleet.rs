@@ -757,3 +757,76 @@ fn folders_with_percent_or_backslash_get_their_logs_and_their_own_jobs() {
         );
     }
 }
+
+#[test]
+fn sbatchs_plain_answer_is_a_job_id_too() {
+    let slurm = FakeSlurm::new(b"n1 idle\n");
+    std::fs::write(slurm.file("sbatch.out"), "Submitted batch job 12\n").unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path().join("f").display().to_string();
+    let (code, _, err) = slurm.run(&["fleet", "submit", "--dir", &d]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(err.contains("1 submitted"), "{err}");
+    std::fs::write(slurm.file("sbatch.out"), b"Submitted batch job \xff\x01\n").unwrap();
+    let (code, _, err) = slurm.run(&["fleet", "submit", "--dir", &d]);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains("gave no job id but"), "{err}");
+}
+
+/// `sinfo` replaced by `body`.
+fn with_sinfo(slurm: &FakeSlurm, body: &str) {
+    let p = slurm.bin.join("sinfo");
+    std::fs::write(&p, format!("#!/bin/sh\n{body}\n")).unwrap();
+}
+
+#[test]
+fn what_slurm_says_is_echoed_and_read_only_in_part() {
+    let slurm = FakeSlurm::new(b"");
+    let long = format!("n1 idle\n{} idle\n", "a".repeat(1 << 20));
+    std::fs::write(slurm.file("sinfo.out"), long).unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path().join("f").display().to_string();
+    let (code, _, err) = slurm.run(&["fleet", "submit", "--dir", &d, "--dry-run"]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(err.len() < 2000, "{} bytes on stderr", err.len());
+    assert!(
+        err.contains(&format!(
+            "not a Slurm node name: {}... (1048576 bytes)",
+            "a".repeat(64)
+        )),
+        "{err}"
+    );
+    // 200 MB in one line: no node list is that long.
+    with_sinfo(&slurm, "head -c 200000000 /dev/zero | tr '\\0' a");
+    let (code, _, err) = slurm.run(&["fleet", "submit", "--dir", &d, "--dry-run"]);
+    assert_eq!(code, Some(1), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("sinfo") && err.contains("printed more than 64 MiB"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_node_in_a_state_slurm_does_not_have_is_left_out_with_one_line() {
+    let slurm = FakeSlurm::new(
+        b"n1 idle\nn2 1\nn3 weird$\nn4 mix-\nn5 alloc*\nn6 idle+drain\nn7 \x1b[2Jx\nn8 planned\n",
+    );
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path().join("f").display().to_string();
+    let (code, out, err) = slurm.run(&["fleet", "submit", "--dir", &d, "--dry-run"]);
+    assert_eq!(code, Some(0), "{err}");
+    let odd: Vec<&str> = err.lines().filter(|l| l.contains("state Slurm")).collect();
+    assert_eq!(
+        odd,
+        ["fleet: left out, in a state Slurm does not have: n2 (1), n3 (weird$), n7 (\\x1b[2Jx)"],
+        "{err}"
+    );
+    assert!(!err.contains('\x1b'), "{err:?}");
+    let nodes: Vec<&str> = out
+        .lines()
+        .filter_map(|l| l.split("--nodelist=").nth(1))
+        .filter_map(|l| l.split(' ').next())
+        .collect();
+    assert_eq!(nodes, ["n1", "n4", "n5", "n8"], "{out}");
+}

@@ -177,11 +177,22 @@ fn usable_nodes(o: &SubmitOptions, say: &mut dyn FnMut(&str)) -> Result<Vec<Stri
     if !listed.refused.is_empty() {
         say(&format!(
             "fleet: left out, not a Slurm node name: {}",
-            listed.refused.join(", ")
+            slurm::shown_list(&listed.refused)
         ));
     }
-    if listed.nodes.is_empty() && !listed.refused.is_empty() {
-        anyhow::bail!("no node to submit to: Slurm listed no valid node name");
+    if !listed.odd_states.is_empty() {
+        let odd: Vec<String> = listed
+            .odd_states
+            .iter()
+            .map(|(n, s)| format!("{n} ({s})"))
+            .collect();
+        say(&format!(
+            "fleet: left out, in a state Slurm does not have: {}",
+            slurm::shown_list(&odd)
+        ));
+    }
+    if listed.nodes.is_empty() && !(listed.refused.is_empty() && listed.odd_states.is_empty()) {
+        anyhow::bail!("no node to submit to: Slurm listed no node with a valid name and state");
     }
     if listed.nodes.is_empty() {
         return Err(crate::error::usage(
@@ -203,13 +214,13 @@ fn usable_nodes(o: &SubmitOptions, say: &mut dyn FnMut(&str)) -> Result<Vec<Stri
     if nodes.is_empty() {
         anyhow::bail!(
             "no node to submit to: Slurm starts no job on {}",
-            unusable.join(", ")
+            slurm::shown_list(&unusable)
         );
     }
     if !unusable.is_empty() {
         say(&format!(
             "fleet: left out, Slurm starts no job there: {}",
-            unusable.join(", ")
+            slurm::shown_list(&unusable)
         ));
     }
     Ok(nodes)

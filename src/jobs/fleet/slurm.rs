@@ -39,17 +39,49 @@ pub fn valid_name(name: &str) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
 }
 
-/// Bytes from Slurm as text fit for a message line.
-fn shown(bytes: &[u8]) -> String {
-    crate::text::escape(&String::from_utf8_lossy(bytes)).into_owned()
+/// Characters of one string from Slurm shown in a message.
+const SHOWN_CHARS: usize = 64;
+
+/// Items of a list from Slurm shown in a message.
+const SHOWN_ITEMS: usize = 20;
+
+/// Bytes from Slurm as text fit for a message line: escaped, and only
+/// their start where they are long, with their length.
+pub fn shown(bytes: &[u8]) -> String {
+    let text = String::from_utf8_lossy(bytes);
+    match text.char_indices().nth(SHOWN_CHARS) {
+        None => crate::text::escape(&text).into_owned(),
+        Some((cut, _)) => format!(
+            "{}... ({} bytes)",
+            crate::text::escape(&text[..cut]),
+            bytes.len()
+        ),
+    }
 }
 
-/// Node names read from Slurm, and what was refused as no name.
+/// `items` joined with ", ", the first [`SHOWN_ITEMS`] of them only.
+pub fn shown_list(items: &[String]) -> String {
+    let mut text = items
+        .iter()
+        .take(SHOWN_ITEMS)
+        .cloned()
+        .collect::<Vec<_>>()
+        .join(", ");
+    if items.len() > SHOWN_ITEMS {
+        text.push_str(&format!(" and {} more", items.len() - SHOWN_ITEMS));
+    }
+    text
+}
+
+/// Node names read from Slurm, and what was refused as no name or for a
+/// state no Slurm version has.
 #[derive(Debug, Default, PartialEq)]
 pub struct Listed {
     pub nodes: Vec<Node>,
     /// Refused names, escaped for a message.
     pub refused: Vec<String>,
+    /// Nodes in a state not known, and the state, escaped: left out.
+    pub odd_states: Vec<(String, String)>,
 }
 
 /// Distinct valid names, one a line, in their order.
@@ -79,18 +111,88 @@ pub struct Node {
     pub state: String,
 }
 
+/// The flags sinfo appends to a state: not responding, powered down,
+/// powering up, rebooting, powering down, reservation, ...
+const STATE_FLAGS: [char; 9] = ['*', '~', '#', '!', '%', '$', '@', '^', '-'];
+
+/// Slurm's node states, short (`%t`) and long (`%T`), over its versions.
+const KNOWN_STATES: &[&str] = &[
+    "alloc",
+    "allocated",
+    "blocked",
+    "boot",
+    "comp",
+    "completing",
+    "down",
+    "drain",
+    "drained",
+    "draining",
+    "drng",
+    "fail",
+    "failg",
+    "failing",
+    "future",
+    "futr",
+    "idle",
+    "inval",
+    "invalid",
+    "maint",
+    "maintenance",
+    "mix",
+    "mixed",
+    "npc",
+    "perfctrs",
+    "planned",
+    "plnd",
+    "pow_dn",
+    "pow_up",
+    "power_down",
+    "power_up",
+    "powered_down",
+    "powering_down",
+    "powering_up",
+    "reboot",
+    "rebooting",
+    "reserved",
+    "resv",
+    "unk",
+    "unknown",
+];
+
+/// Whether `state` is one Slurm prints: known states joined by `+`, each
+/// with any of sinfo's flags after it.
+pub fn known_state(state: &str) -> bool {
+    state.split('+').all(|part| {
+        let base = part.trim_end_matches(STATE_FLAGS).to_ascii_lowercase();
+        KNOWN_STATES.contains(&base.as_str())
+    })
+}
+
 impl Node {
-    /// Down, drained, draining, failed or future nodes start no new job: a
-    /// job pinned to one would pend for ever.
+    /// Down, drained, draining, failed, future or powered down nodes start
+    /// no new job: a job pinned to one would pend for ever.
     pub fn usable(&self) -> bool {
-        let s = self
-            .state
-            .trim_end_matches(['*', '~', '#', '!', '%', '$', '@', '^', '-']);
-        ![
-            "down", "drain", "drng", "fail", "futr", "npc", "pow_dn", "unk",
-        ]
-        .iter()
-        .any(|bad| s.starts_with(bad))
+        !self.state.split('+').any(|part| {
+            let s = part.trim_end_matches(STATE_FLAGS).to_ascii_lowercase();
+            [
+                "down",
+                "drain",
+                "drng",
+                "fail",
+                "futr",
+                "future",
+                "inval",
+                "npc",
+                "perfctrs",
+                "pow_dn",
+                "power_down",
+                "powered_down",
+                "powering_down",
+                "unk",
+            ]
+            .iter()
+            .any(|bad| s.starts_with(bad))
+        })
     }
 }
 
@@ -108,11 +210,17 @@ pub fn parse_nodes(text: &[u8]) -> Listed {
                 continue;
             }
         };
-        let state = f
-            .next()
-            .and_then(|s| std::str::from_utf8(s).ok())
-            .filter(|s| s.bytes().all(|b| b.is_ascii_graphic()))
-            .unwrap_or("unknown");
+        // No state at all is read as Slurm's own "unknown".
+        let raw = f.next().unwrap_or(b"unknown");
+        let state = match std::str::from_utf8(raw) {
+            Ok(s) if known_state(s) => s,
+            _ => {
+                if !out.odd_states.iter().any(|(n, _)| n == name) {
+                    out.odd_states.push((name.to_string(), shown(raw)));
+                }
+                continue;
+            }
+        };
         if !out.nodes.iter().any(|n| n.name == name) {
             out.nodes.push(Node {
                 name: name.to_string(),
@@ -136,9 +244,11 @@ pub fn nodes(partition: Option<&str>, nodelist: Option<&str>) -> Result<Listed> 
     };
     let (names, mut refused) = names(&slurm("scontrol", &["show", "hostnames", list], None)?);
     refused.extend(listed.refused);
+    let odd = |name: &String| listed.odd_states.iter().any(|(n, _)| n == name);
     Ok(Listed {
         nodes: names
             .into_iter()
+            .filter(|name| !odd(name))
             .map(|name| {
                 let state = listed
                     .nodes
@@ -149,6 +259,7 @@ pub fn nodes(partition: Option<&str>, nodelist: Option<&str>) -> Result<Listed> 
             })
             .collect(),
         refused,
+        odd_states: listed.odd_states,
     })
 }
 
@@ -277,5 +388,53 @@ mod tests {
         assert_eq!(l.refused[2], "n\\x1b[2J");
         let (_, refused) = names(b"n1\nn;rm\n");
         assert_eq!(refused, ["n;rm"]);
+    }
+
+    #[test]
+    fn slurms_states_are_known_with_their_flags_and_others_are_not() {
+        for known in [
+            "idle",
+            "mix-",
+            "alloc*",
+            "drain~",
+            "drng@",
+            "comp#",
+            "down$",
+            "maint%",
+            "resv!",
+            "planned^",
+            "powered_down",
+            "powering_up~",
+            "idle+drain",
+            "INVAL",
+            "unk*",
+            "futr",
+        ] {
+            assert!(known_state(known), "{known}");
+        }
+        for odd in ["1", "weird$", "", "idle+", "idle+x", "x*"] {
+            assert!(!known_state(odd), "{odd}");
+        }
+        let l = parse_nodes(b"n1 idle\nn2 1\nn2 1\nn3 weird$\nn4\n");
+        let names: Vec<&str> = l.nodes.iter().map(|n| n.name.as_str()).collect();
+        assert_eq!(names, ["n1", "n4"]);
+        assert_eq!(l.nodes[1].state, "unknown");
+        assert_eq!(
+            l.odd_states,
+            [("n2".into(), "1".into()), ("n3".into(), "weird$".into())]
+        );
+    }
+
+    #[test]
+    fn a_long_string_or_list_is_shown_in_part() {
+        let long = vec![b'a'; 1000];
+        assert_eq!(shown(&long), format!("{}... (1000 bytes)", "a".repeat(64)));
+        assert_eq!(shown(b"n\x1b"), "n\\x1b");
+        let items: Vec<String> = (0..25).map(|i| i.to_string()).collect();
+        let text = shown_list(&items);
+        assert!(
+            text.starts_with("0, 1, ") && text.ends_with("19 and 5 more"),
+            "{text}"
+        );
     }
 }

@@ -9,12 +9,13 @@ use super::worker::{self, TaskCtx};
 use crate::ids::CpuSet;
 use crate::sys;
 use std::sync::Mutex;
-use std::sync::atomic::Ordering::Relaxed;
+use std::sync::atomic::Ordering::Release;
 
-/// Tells the parent that this process's task `what` failed and why.
+/// Tells the parent that this process's task `what` failed and why: the
+/// parent prints the first failure as the run's one error line.
 fn report(control: &Control, what: &str) {
-    eprintln!("numabench: error: {what}");
-    control.word(Word::Failed).fetch_add(1, Relaxed);
+    control.note().set(what);
+    control.word(Word::Failed).fetch_add(1, Release);
     control.request_stop();
     for w in [Word::Started, Word::Working, Word::Done] {
         sys::futex_wake_all(control.word(w));
@@ -125,13 +126,13 @@ fn run_threads(
                 all_cpus,
                 val0: task_val(task_nr),
             };
-            match std::thread::Builder::new().spawn_scoped(s, move || worker::run_task(&ctx)) {
+            let started = sys::threads::spawn_scoped(s, (task_nr, p.nr_tasks), move || {
+                worker::run_task(&ctx)
+            });
+            match started {
                 Ok(h) => handles.push((t, h)),
                 Err(e) => {
-                    report(
-                        control,
-                        &format!("task {i}/{t}: cannot start a thread: {e}"),
-                    );
+                    report(control, &e.to_string());
                     failed = true;
                     break;
                 }

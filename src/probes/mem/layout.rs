@@ -36,7 +36,7 @@ pub enum Word {
     Stop = 3,
     /// Tasks that finished.
     Done = 4,
-    /// Tasks that failed (each printed its error).
+    /// Tasks that failed (the first one's error is in the control's note).
     Failed = 5,
     /// Whether the THP warning was printed (once per run, as perf).
     ThpWarned = 6,
@@ -67,6 +67,8 @@ const P_EXTRA: usize = 7;
 /// The block shared by the parent and every task.
 pub struct Control {
     region: Region,
+    /// The first failure, for the parent to print.
+    note: crate::sys::note::Note,
     tasks: usize,
     #[cfg(test)]
     processes: usize,
@@ -106,6 +108,7 @@ impl Control {
         let region = Region::map(words * 8, true, 0)?;
         let c = Control {
             region,
+            note: crate::sys::note::Note::new()?,
             tasks,
             #[cfg(test)]
             processes,
@@ -127,6 +130,10 @@ impl Control {
 
     fn task_word(&self, task: usize, field: usize) -> &AtomicU64 {
         &self.u64s()[task * TASK_WORDS + field]
+    }
+
+    pub fn note(&self) -> &crate::sys::note::Note {
+        &self.note
     }
 
     pub fn stopping(&self) -> bool {

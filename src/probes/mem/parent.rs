@@ -4,7 +4,7 @@
 use super::layout::{Control, Word};
 use super::tasks::{Event, GRACE};
 use crate::sys::{self, ChildEnd};
-use std::sync::atomic::Ordering::Relaxed;
+use std::sync::atomic::Ordering::{Acquire, Relaxed};
 use std::time::{Duration, Instant};
 
 /// The forked children.
@@ -131,8 +131,9 @@ impl<'a> Parent<'a> {
             self.kids.kill_all();
             self.killed = true;
         }
-        if self.failure.is_none() && self.control.word(Word::Failed).load(Relaxed) > 0 {
-            self.failure = Some("a task failed (see the message above)".into());
+        if self.failure.is_none() && self.control.word(Word::Failed).load(Acquire) > 0 {
+            let note = self.control.note().get();
+            self.failure = Some(note.unwrap_or_else(|| "a task failed".into()));
             self.stop_all();
         }
         if let Some((i, end)) = self.kids.poll()

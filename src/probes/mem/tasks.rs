@@ -274,7 +274,8 @@ fn fork_processes(
                 parent.stop_all();
                 parent.kids.kill_all();
                 parent.kids.reap_all();
-                return Err(anyhow!("cannot fork process {i}: {e}"));
+                let e = sys::threads::CannotStart::process(i, p.nr_proc, e);
+                return Err(anyhow!("{e}"));
             }
         }
     }

@@ -14,6 +14,7 @@
 
 use super::children::Children;
 use super::shared::{Burst, Shared};
+use crate::sys::threads::CannotStart;
 use crate::sys::{self, Whose};
 use std::fs::File;
 use std::io::{self, Read, Write};
@@ -162,7 +163,8 @@ fn leader(spec: &LeaderSpec<'_>) -> i32 {
             break;
         }
         if let Err(e) = group(&spec.burst, shared, me, &mut kids) {
-            eprintln!("numabench: error: burst: cannot start its processes: {e}");
+            // The parent prints it, as its run's one error line.
+            shared.note().set(&format!("burst: {e}"));
             ok = false;
             break;
         }
@@ -224,6 +226,13 @@ fn group(
     kids: &mut Children,
 ) -> io::Result<()> {
     let n = spec.group_size;
+    let total = spec.groups * n * 2;
+    let fork = |kids: &Children| {
+        sys::fork_single_threaded().map_err(|e| {
+            let kind = e.kind();
+            io::Error::new(kind, CannotStart::process(kids.len(), total, e).to_string())
+        })
+    };
     let mut readers = Vec::with_capacity(n);
     let mut writers = Vec::with_capacity(n);
     for _ in 0..n {
@@ -232,7 +241,7 @@ fn group(
         writers.push(w);
     }
     for i in 0..n {
-        match sys::fork_single_threaded()? {
+        match fork(kids)? {
             None => {
                 let mut input = readers.swap_remove(i);
                 // This process's copies of the other ends: a receiver whose
@@ -256,7 +265,7 @@ fn group(
     drop(readers);
     let msg = vec![0x5a_u8; spec.message_bytes];
     for _ in 0..n {
-        match sys::fork_single_threaded()? {
+        match fork(kids)? {
             None => member(shared, leader, "sched sender", Burst::MessagesSent, || {
                 send(&mut writers, spec.loops, &msg)
             }),

@@ -24,6 +24,7 @@ pub(crate) mod view;
 pub use view::SchedView;
 
 use crate::procfs::stat as procstat;
+use crate::sys::threads::CannotStart;
 use crate::sys::{self, CpuTimes, Whose};
 use crate::topology::Topology;
 use anyhow::{Context, Result, anyhow};
@@ -322,7 +323,7 @@ impl Watch<'_> {
                 });
                 Ok(())
             }
-            Err(e) => Err(anyhow!("cannot fork the burst's leader: {e}")),
+            Err(e) => Err(anyhow!("burst leader: {}", CannotStart::process(0, 1, e))),
         }
     }
 
@@ -364,9 +365,10 @@ impl Watch<'_> {
         {
             l.ended_at_s = Some(now);
             if end != sys::ChildEnd::Exited(0) && failure.is_none() {
-                failure = Some(format!(
-                    "the burst failed (its leader ended with {end}; see above)"
-                ));
+                failure = Some(match self.shared.note().get() {
+                    Some(why) => why,
+                    None => format!("the burst failed (its leader ended with {end})"),
+                });
             }
         }
         failure
@@ -479,7 +481,7 @@ impl Watch<'_> {
                         .flatten();
                     self.stat_files.push(held);
                 }
-                Err(e) => return Some(format!("cannot fork task {}: {e}", i + 1)),
+                Err(e) => return Some(CannotStart::process(i, self.p.tasks, e).to_string()),
             }
         }
         None

@@ -71,6 +71,8 @@ pub struct TaskReport {
 
 pub struct Shared {
     region: Region,
+    /// The burst leader's failure, for the parent to print.
+    note: sys::note::Note,
     tasks: usize,
     node_slots: usize,
     u32_words: usize,
@@ -84,10 +86,15 @@ impl Shared {
         let region = Region::map(u32_words * 4 + u64_words * 8, true, 0)?;
         Ok(Shared {
             region,
+            note: sys::note::Note::new()?,
             tasks,
             node_slots,
             u32_words,
         })
+    }
+
+    pub fn note(&self) -> &sys::note::Note {
+        &self.note
     }
 
     fn u32(&self, i: usize) -> &AtomicU32 {

@@ -153,3 +153,52 @@ fn what_was_measured_before_a_thread_was_refused_is_saved() {
     let last = records.last().unwrap()["notes"].to_string();
     assert!(last.contains("cannot start thread"), "{last}");
 }
+
+#[test]
+fn a_task_limit_ends_every_forking_command_with_one_line_naming_it() {
+    let Some(group) = Cgroup::new("pids", &[("pids.max", "1")]) else {
+        return;
+    };
+    let bin = cargo_bin("numabench");
+    let cases: [&[&str]; 5] = [
+        &["mem", "-p", "2", "-t", "2", "-T", "10", "-s", "1"],
+        &["sched", "2"],
+        &["sched", "4"],
+        &["autonuma", "numa01", "--secs", "1"],
+        &["autonuma", "numa02", "--secs", "1"],
+    ];
+    for max in ["1", "2", "3"] {
+        group.set("pids.max", max).unwrap();
+        let named = format!("pids.max {max} in cgroup");
+        for args in cases {
+            let mut cmd = group.command(&bin);
+            cmd.args(args);
+            let Some(out) = run_bounded(cmd) else {
+                panic!("pids.max {max}: {args:?} still ran after {HANG:?}");
+            };
+            let err = String::from_utf8_lossy(&out.stderr);
+            let code = out.status.code();
+            assert!(!err.contains("panicked"), "pids.max {max}: {args:?}: {err}");
+            // The process itself is one task: nothing can be forked.
+            let allowed: &[i32] = if max == "1" { &[1] } else { &[0, 1] };
+            assert!(
+                code.is_some_and(|c| allowed.contains(&c)),
+                "pids.max {max}: {args:?} exited {code:?}: {err}"
+            );
+            if code == Some(1) {
+                assert!(
+                    err.contains("cannot start") && err.contains(&named),
+                    "pids.max {max}: {args:?}: {err}"
+                );
+                // Not one line per refused process or thread.
+                assert_eq!(
+                    err.lines()
+                        .filter(|l| l.contains("numabench: error"))
+                        .count(),
+                    1,
+                    "pids.max {max}: {args:?}: {err}"
+                );
+            }
+        }
+    }
+}

@@ -6,7 +6,12 @@ use anyhow::{Context, Result, bail};
 use std::io::Read;
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc::Receiver;
 use std::time::{Duration, Instant};
+
+/// The most of a command's stdout or stderr read: far above any cluster's
+/// node list, far below what would exhaust memory.
+const MAX_OUTPUT: u64 = 64 << 20;
 
 /// How long one Slurm command may take, in milliseconds.
 static LIMIT_MS: AtomicU64 = AtomicU64::new(60_000);
@@ -46,6 +51,41 @@ fn stop(child: &mut std::process::Child) {
     let _ = child.wait();
 }
 
+/// Reads the child's stdout (sent as 0) and stderr (1), each up to one
+/// byte past [`MAX_OUTPUT`], on threads of their own; the receiver, and
+/// how many pipes there are.
+fn read_output(child: &mut std::process::Child) -> (Receiver<(u8, Vec<u8>)>, usize) {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let mut readers = 0;
+    for (which, pipe) in [
+        (
+            0,
+            child
+                .stdout
+                .take()
+                .map(|p| Box::new(p) as Box<dyn Read + Send>),
+        ),
+        (
+            1,
+            child
+                .stderr
+                .take()
+                .map(|p| Box::new(p) as Box<dyn Read + Send>),
+        ),
+    ] {
+        let Some(pipe) = pipe else { continue };
+        let tx = tx.clone();
+        readers += 1;
+        std::thread::spawn(move || {
+            let mut buf = Vec::new();
+            // One byte more than allowed tells too much from just enough.
+            let _ = pipe.take(MAX_OUTPUT + 1).read_to_end(&mut buf);
+            let _ = tx.send((which, buf));
+        });
+    }
+    (rx, readers)
+}
+
 /// Runs a Slurm command and returns its stdout; the error names the
 /// command and quotes its stderr. A command still running after the limit
 /// is killed: a controller that does not answer must not hang the
@@ -75,39 +115,13 @@ pub(super) fn slurm(cmd: &str, args: &[&str], stdin: Option<&str>) -> Result<Vec
         // A job script is far below a pipe's buffer: this does not block.
         let _ = pipe.write_all(text.as_bytes());
     }
-    let (tx, rx) = std::sync::mpsc::channel();
-    let mut readers = 0;
-    for (which, pipe) in [
-        (
-            0,
-            child
-                .stdout
-                .take()
-                .map(|p| Box::new(p) as Box<dyn Read + Send>),
-        ),
-        (
-            1,
-            child
-                .stderr
-                .take()
-                .map(|p| Box::new(p) as Box<dyn Read + Send>),
-        ),
-    ] {
-        let Some(mut pipe) = pipe else { continue };
-        let tx = tx.clone();
-        readers += 1;
-        std::thread::spawn(move || {
-            let mut buf = Vec::new();
-            let _ = pipe.read_to_end(&mut buf);
-            let _ = tx.send((which, buf));
-        });
-    }
-    drop(tx);
+    let (rx, readers) = read_output(&mut child);
     let stoppable = cmd != "sbatch";
     let mut status = None;
     let (mut out, mut err) = (Vec::new(), Vec::new());
     let mut got = 0;
     let mut timed_out = false;
+    let mut too_much = false;
     while status.is_none() || got < readers {
         if stoppable && crate::interrupt::requested().is_some() {
             stop(&mut child);
@@ -123,6 +137,11 @@ pub(super) fn slurm(cmd: &str, args: &[&str], stdin: Option<&str>) -> Result<Vec
             Ok((_, b)) => (err, got) = (b, got + 1),
             Err(_) => {}
         }
+        if out.len() as u64 > MAX_OUTPUT || err.len() as u64 > MAX_OUTPUT {
+            too_much = true;
+            stop(&mut child);
+            break;
+        }
         if status.is_none() {
             status = child.try_wait()?;
         }
@@ -132,6 +151,13 @@ pub(super) fn slurm(cmd: &str, args: &[&str], stdin: Option<&str>) -> Result<Vec
             "{cmd} {} gave no answer in {} s and was stopped (is slurmctld reachable from here?)",
             crate::text::escape(&args.join(" ")),
             limit.as_secs_f64()
+        );
+    }
+    if too_much {
+        bail!(
+            "{cmd} {} printed more than {} MiB and was stopped; that is no answer of Slurm's",
+            crate::text::escape(&args.join(" ")),
+            MAX_OUTPUT >> 20
         );
     }
     let status = status.context("the command's status was lost")?;
@@ -148,7 +174,7 @@ pub(super) fn slurm(cmd: &str, args: &[&str], stdin: Option<&str>) -> Result<Vec
             "{cmd} {} failed ({}): {}{hint}",
             crate::text::escape(&args.join(" ")),
             status,
-            crate::text::escape(err.trim())
+            super::shown(err.trim().as_bytes())
         );
     }
     Ok(out)
@@ -166,5 +192,13 @@ mod tests {
         set_limit(Duration::from_secs(60));
         assert!(t.elapsed() < Duration::from_secs(10), "{:?}", t.elapsed());
         assert!(e.to_string().contains("gave no answer in 0.3 s"), "{e}");
+    }
+
+    #[test]
+    fn endless_output_is_cut_and_refused() {
+        let e = slurm("sh", &["-c", "exec yes"], None).unwrap_err();
+        assert!(e.to_string().contains("printed more than 64 MiB"), "{e}");
+        let e = slurm("sh", &["-c", "yes >&2"], None).unwrap_err();
+        assert!(e.to_string().contains("printed more than 64 MiB"), "{e}");
     }
 }

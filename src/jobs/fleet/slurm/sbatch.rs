@@ -128,23 +128,32 @@ impl Submit<'_> {
     }
 }
 
-/// `sbatch --parsable`'s answer: `id` or `id;cluster`, the id a number.
+/// `sbatch --parsable`'s answer, `id` or `id;cluster`; or, from an sbatch
+/// without `--parsable` or a wrapper around it, the number after the last
+/// "Submitted batch job". The id is a whole number either way.
 pub fn parse_job_id(out: &[u8]) -> Result<String> {
-    let text = std::str::from_utf8(out).ok().map(str::trim);
-    let id = text.and_then(|t| t.split(';').next()).unwrap_or("");
-    if id.is_empty() || id.len() > 20 || !id.bytes().all(|b| b.is_ascii_digit()) {
-        let mut got = shown(out.trim_ascii());
-        if got.len() > 80 {
-            let cut = (0..=80)
-                .rev()
-                .find(|i| got.is_char_boundary(*i))
-                .unwrap_or(0);
-            got.truncate(cut);
-            got.push_str("...");
+    const SAID: &[u8] = b"Submitted batch job ";
+    let text = out.trim_ascii();
+    let said = (0..text.len().saturating_sub(SAID.len() - 1))
+        .rev()
+        .find(|&i| text[i..].starts_with(SAID));
+    let id: &[u8] = match said {
+        Some(i) => {
+            let rest = &text[i + SAID.len()..];
+            let end = rest
+                .iter()
+                .position(|b| !b.is_ascii_digit())
+                .unwrap_or(rest.len());
+            // "12" or "12 on cluster x", never "12abc".
+            let whole = rest.get(end).is_none_or(|b| b.is_ascii_whitespace());
+            if whole { &rest[..end] } else { b"" }
         }
-        bail!("gave no job id but \"{got}\"");
+        None => text.split(|b| *b == b';').next().unwrap_or(b""),
+    };
+    if id.is_empty() || id.len() > 20 || !id.iter().all(u8::is_ascii_digit) {
+        bail!("gave no job id but \"{}\"", shown(text));
     }
-    Ok(id.to_string())
+    Ok(String::from_utf8_lossy(id).into_owned())
 }
 
 #[cfg(test)]
@@ -227,7 +236,23 @@ mod tests {
     fn only_a_number_is_a_job_id() {
         assert_eq!(parse_job_id(b"123\n").unwrap(), "123");
         assert_eq!(parse_job_id(b"123;cluster2\n").unwrap(), "123");
-        for bad in [&b""[..], b"\n", b"abc", b"12 3", b"-1", b"\x1b[31m9\xff"] {
+        assert_eq!(parse_job_id(b"Submitted batch job 12\n").unwrap(), "12");
+        assert_eq!(
+            parse_job_id(b"sbatch: note: 3 GPUs\nSubmitted batch job 77 on cluster c2\n").unwrap(),
+            "77"
+        );
+        for bad in [
+            &b""[..],
+            b"\n",
+            b"abc",
+            b"12 3",
+            b"-1",
+            b"\x1b[31m9\xff",
+            b"Submitted batch job",
+            b"Submitted batch job x12",
+            b"Submitted batch job 12abc",
+            b"\xff\x00Submitted batch job -3",
+        ] {
             let e = parse_job_id(bad).unwrap_err().to_string();
             assert!(e.starts_with("gave no job id but \""), "{e}");
             assert!(!e.chars().any(char::is_control), "{e:?}");
