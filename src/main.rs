@@ -5,6 +5,7 @@ use numabench::error::{EXIT_USAGE, exit_code, one_line};
 static HEAP: numabench::ReportedHeap = numabench::ReportedHeap;
 
 fn main() {
+    numabench::topology::fit_malloc_to_rlimits();
     let cli = match numabench::cli::Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {

@@ -409,39 +409,6 @@ fn node_free_huge(size: usize, nodes: &NodeSet) -> u64 {
         .sum()
 }
 
-/// MemFree of a node, in bytes.
-fn node_free_bytes(node: usize) -> Option<u64> {
-    let text = std::fs::read_to_string(format!("{}/node{node}/meminfo", sys::NODE_SYSFS)).ok()?;
-    let line = text.lines().find(|l| l.contains("MemFree:"))?;
-    let kb: u64 = line.split_whitespace().rev().nth(1)?.parse().ok()?;
-    Some(kb * 1024)
-}
-
-fn mem_available() -> Option<u64> {
-    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
-    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kb * 1024)
-}
-
-fn enomem_hint(opts: &BufferOptions) -> String {
-    let mut parts = Vec::new();
-    if let Some(avail) = mem_available() {
-        parts.push(format!("MemAvailable is {}", crate::units::bytes(avail)));
-    }
-    if let Some(nodes) = opts.node_policy.as_ref().and_then(MemPolicy::target_nodes) {
-        for n in nodes.iter() {
-            if let Some(free) = node_free_bytes(n) {
-                parts.push(format!("node {n} has {} free", crate::units::bytes(free)));
-            }
-        }
-    }
-    if let Some(mode) = read_count("/proc/sys/vm/overcommit_memory") {
-        parts.push(format!("vm.overcommit_memory={mode}"));
-    }
-    format!("not enough memory to map the buffer ({})", parts.join(", "))
-}
-
 /// mmap at an [`ALIGN`] boundary, with `guard` bytes of `PROT_NONE` on
 /// each side when `guard` is non-zero.
 ///
@@ -538,7 +505,7 @@ fn map_with_fallback(
         let enomem = e.raw_os_error() == Some(libc::ENOMEM);
         let err = PlacementError::new("mmap", map_args(opts, want), e);
         if enomem {
-            err.with_hint(enomem_hint(opts))
+            err.with_hint(super::enomem::hint(opts.node_policy.as_ref()))
         } else {
             err
         }

@@ -3,6 +3,7 @@
 
 pub mod admission;
 pub mod buffer;
+mod enomem;
 pub mod fill;
 pub mod page_kind;
 

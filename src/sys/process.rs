@@ -113,6 +113,32 @@ pub enum Rlimit {
     Data,
 }
 
+static ARENAS_CAPPED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Under `RLIMIT_AS`, keeps glibc's malloc to one arena, before any thread
+/// starts. Each further arena reserves 64 MiB of address space (128 MiB for
+/// a moment, to align it), up to 8 per CPU: on a machine of many CPUs that
+/// is gigabytes the limit counts though nothing uses them, and a buffer
+/// sized to the headroom fails to map once the probe's threads have made
+/// theirs. A reserve per CPU alone would leave little of a tight limit to
+/// measure with; with one arena, what threads add is their stacks. Probes
+/// map their buffers directly and allocate little on their threads, so the
+/// shared arena's lock costs nothing measured. Other C libraries reserve no
+/// arenas.
+pub fn cap_malloc_arenas_under_rlimit_as() {
+    #[cfg(target_env = "gnu")]
+    if soft_rlimit(Rlimit::AddressSpace).is_some() {
+        // SAFETY: mallopt only sets a tunable of the allocator.
+        let ok = unsafe { libc::mallopt(libc::M_ARENA_MAX, 1) } == 1;
+        ARENAS_CAPPED.store(ok, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
+/// Whether [`cap_malloc_arenas_under_rlimit_as`] kept malloc to one arena.
+pub fn malloc_arenas_capped() -> bool {
+    ARENAS_CAPPED.load(std::sync::atomic::Ordering::Relaxed)
+}
+
 /// The soft limit of `which`, `None` when unlimited or unknown.
 pub fn soft_rlimit(which: Rlimit) -> Option<u64> {
     let resource = match which {

@@ -17,9 +17,27 @@ mod sysfs;
 
 pub use limits::MemoryLimit;
 
+/// Fits malloc to a resource limit on the address space; first thing in
+/// `main`, before any thread allocates (see
+/// [`crate::sys::process::cap_malloc_arenas_under_rlimit_as`]).
+pub fn fit_malloc_to_rlimits() {
+    crate::sys::process::cap_malloc_arenas_under_rlimit_as();
+}
+
 /// The tightest memory limit on this process now (see [`MemoryLimit`]).
 pub fn process_memory_limit() -> Option<MemoryLimit> {
-    limits::read(&SysfsRoot::live())
+    let src = SysfsRoot::live();
+    let status = src
+        .read("proc/self/status")
+        .ok()
+        .flatten()
+        .unwrap_or_default();
+    let cpus = status
+        .lines()
+        .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+        .and_then(|v| crate::ids::IdSet::parse_list(v).ok())
+        .map_or(1, |s| s.len());
+    limits::read(&src, cpus, &mut Vec::new())
 }
 pub use source::{ROOT_ENV, SysfsRoot};
 pub use sysfs::{MAX_BYTES, MAX_CPUS, MAX_NODES, TopologyError, read_topology};

@@ -14,6 +14,13 @@ use std::path::{Path, PathBuf};
 /// memory.
 pub const MAX_FILE_BYTES: u64 = 64 << 20;
 
+/// Longest path under the root that is read: the kernel's `PATH_MAX`.
+pub const MAX_PATH_BYTES: usize = 4096;
+
+/// Most components a path under the root may have; the deepest sysfs path
+/// (a device behind PCIe switches) has a few dozen.
+pub const MAX_PATH_DEPTH: usize = 256;
+
 /// Why a file under the root could not be used. Either way the file is bad
 /// input, never a reason to wait or to guess.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -120,6 +127,10 @@ impl SysfsRoot {
     /// `hostname -> /etc/shadow` must not show another file's contents.
     /// Links inside the tree (`node0/cpu0 -> ../../cpu/cpu0`) keep working.
     fn place(&self, rel: &str) -> Place {
+        if rel.len() > MAX_PATH_BYTES || rel.split('/').count() > MAX_PATH_DEPTH {
+            self.warn_too_long(rel);
+            return Place::Missing;
+        }
         let path = self.root.join(rel);
         if self.is_live() {
             return Place::Inside(path);
@@ -142,40 +153,57 @@ impl SysfsRoot {
     /// `path` with every link resolved, one lstat per component below the
     /// root, each directory resolved once (a realpath per file costs a
     /// readlink per component: tens of thousands on a big machine's tree).
+    /// It walks up to the nearest known directory and back down in a loop:
+    /// a path of thousands of components must not take a stack frame each.
     fn resolve(&self, path: &Path) -> Resolved {
-        if path == self.root {
-            return self.resolved_root().map_or(Resolved::Missing, Resolved::At);
-        }
-        if let Some(known) = self.resolved_dirs.borrow().get(path) {
-            return known.clone();
-        }
-        let real = match (path.parent(), path.file_name()) {
-            (Some(dir), Some(name))
-                if name != ".." && name != "." && dir.starts_with(&self.root) =>
-            {
-                match self.resolve(dir) {
-                    Resolved::At(dir) => {
-                        let candidate = dir.join(name);
-                        match std::fs::symlink_metadata(&candidate) {
-                            Ok(m) if m.file_type().is_symlink() => canonical(&candidate),
-                            Ok(m) => {
-                                if m.is_file() {
-                                    self.regular.borrow_mut().insert(candidate.clone());
-                                }
-                                Resolved::At(candidate)
-                            }
-                            Err(_) => Resolved::Missing,
-                        }
-                    }
-                    other => other,
+        let mut below = Vec::new();
+        let mut at = path;
+        let mut found = loop {
+            if at == self.root {
+                break self.resolved_root().map_or(Resolved::Missing, Resolved::At);
+            }
+            if let Some(known) = self.resolved_dirs.borrow().get(at) {
+                break known.clone();
+            }
+            match (at.parent(), at.file_name()) {
+                (Some(dir), Some(name))
+                    if name != ".." && name != "." && dir.starts_with(&self.root) =>
+                {
+                    below.push(at);
+                    at = dir;
+                }
+                _ => {
+                    let real = canonical(at);
+                    self.resolved_dirs
+                        .borrow_mut()
+                        .insert(at.to_path_buf(), real.clone());
+                    break real;
                 }
             }
-            _ => canonical(path),
         };
-        self.resolved_dirs
-            .borrow_mut()
-            .insert(path.to_path_buf(), real.clone());
-        real
+        for p in below.into_iter().rev() {
+            if let (Resolved::At(dir), Some(name)) = (&found, p.file_name()) {
+                found = self.step(dir.join(name));
+            }
+            self.resolved_dirs
+                .borrow_mut()
+                .insert(p.to_path_buf(), found.clone());
+        }
+        found
+    }
+
+    /// Where `candidate`, in a directory already resolved, leads.
+    fn step(&self, candidate: PathBuf) -> Resolved {
+        match std::fs::symlink_metadata(&candidate) {
+            Ok(m) if m.file_type().is_symlink() => canonical(&candidate),
+            Ok(m) => {
+                if m.is_file() {
+                    self.regular.borrow_mut().insert(candidate.clone());
+                }
+                Resolved::At(candidate)
+            }
+            Err(_) => Resolved::Missing,
+        }
     }
 
     fn resolved_root(&self) -> Option<PathBuf> {
@@ -195,6 +223,22 @@ impl SysfsRoot {
                 crate::text::escape(rel),
                 crate::text::escape(&self.root.display().to_string()),
                 crate::text::escape(&real.display().to_string()),
+            ));
+        }
+    }
+
+    /// One warning per path too long or deep to be a kernel's file: such a
+    /// path comes from a damaged or planted file (a cgroup path in
+    /// `proc/self/cgroup`), and is taken as absent.
+    fn warn_too_long(&self, rel: &str) {
+        let start: String = rel.chars().take(60).collect();
+        if self.warned.borrow_mut().insert(start.clone()) {
+            crate::console::err(&format!(
+                "numabench: warning: ignored {}...: a path of {} bytes and {} components \
+                 is longer than {MAX_PATH_BYTES} bytes or deeper than {MAX_PATH_DEPTH}\n",
+                crate::text::escape(&start),
+                rel.len(),
+                rel.split('/').count(),
             ));
         }
     }
@@ -406,4 +450,27 @@ pub fn numbered(names: &[String], prefix: &str) -> Vec<usize> {
 /// the newline of `node/online`, `cpulist` and others) removed.
 pub fn value_of(text: &str) -> &str {
     text.trim_matches(|c: char| c == '\0' || c.is_whitespace())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn deep_paths_resolve_and_deeper_ones_are_absent() {
+        let d = tempfile::tempdir().unwrap();
+        let deep = vec!["a"; 200].join("/");
+        std::fs::create_dir_all(d.path().join(&deep)).unwrap();
+        std::fs::write(d.path().join(&deep).join("f"), "1\n").unwrap();
+        let src = SysfsRoot::new(d.path());
+        assert_eq!(
+            src.read(&format!("{deep}/f")).unwrap().as_deref(),
+            Some("1\n")
+        );
+        let deeper = vec!["a"; 10_000].join("/");
+        assert_eq!(src.read(&format!("{deeper}/f")), Ok(None));
+        assert!(!src.exists(&deeper));
+        let long = "b".repeat(MAX_PATH_BYTES + 1);
+        assert_eq!(src.read(&long), Ok(None));
+    }
 }

@@ -68,8 +68,13 @@ fn cpuset_mount(src: &SysfsRoot, table: Vec<Mount>) -> Option<(Kind, Mount)> {
 /// legacy `/proc/self/cpuset` that kernels before cgroups wrote.
 fn own_path(src: &SysfsRoot, kind: Kind) -> Option<String> {
     let read = |rel: &str| src.read(rel).ok().flatten();
-    let from_cgroup = read("proc/self/cgroup")
-        .and_then(|c| cgroup::own_path(&c, kind == Kind::V2, "cpuset").map(str::to_string));
+    let from_cgroup = read("proc/self/cgroup").and_then(|c| {
+        Some(
+            cgroup::own_path(&c, kind == Kind::V2, "cpuset")?
+                .ok()?
+                .to_string(),
+        )
+    });
     let path = match from_cgroup {
         Some(p) => p,
         None => read("proc/self/cpuset")?.lines().next()?.to_string(),

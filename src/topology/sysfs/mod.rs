@@ -233,6 +233,7 @@ pub fn read_topology(src: &SysfsRoot) -> Result<Topology, TopologyError> {
     let caches = read_caches(src, &cpus_online, &mut notes)?;
     let memory_tiers = read_tiers(src, &mut nodes, &mut notes)?;
     let allowed = read_allowed(src, &cpus_online, &nodes, &mut notes)?;
+    let memory_limit = super::limits::read(src, allowed.cpus.len(), &mut notes);
     Ok(Topology {
         hostname: text(src, "proc/sys/kernel/hostname")?,
         kernel: text(src, "proc/sys/kernel/osrelease")?,
@@ -259,7 +260,7 @@ pub fn read_topology(src: &SysfsRoot) -> Result<Topology, TopologyError> {
         accelerators: read_accelerators(src)?,
         system_mem_total_bytes: meminfo.total_free()?.map(|m| m.0),
         system_mem_free_bytes: meminfo.total_free()?.and_then(|m| m.1),
-        memory_limit: super::limits::read(src),
+        memory_limit,
         numa_sysfs,
         notes,
     })
