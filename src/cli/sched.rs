@@ -14,6 +14,8 @@ use anyhow::Result;
 
 const MAX_TASKS: usize = 4096;
 const MAX_GROUPS: usize = 1000;
+/// hackbench's groups.
+const DEFAULT_GROUPS: usize = 20;
 /// Most task counts one command line may list.
 const MAX_COUNTS: usize = 64;
 
@@ -106,9 +108,11 @@ pub struct SchedArgs {
     /// Seconds after the start when the burst begins.
     #[arg(long, value_name = "SECS", default_value_t = 3.0, value_parser = burst_at)]
     pub burst_at: f64,
-    /// Groups in the burst, each 20 senders and 20 receivers (1 to 1000).
-    #[arg(long, value_name = "G", default_value_t = 20, value_parser = groups)]
-    pub burst_groups: usize,
+    /// Groups in the burst, each 20 senders and 20 receivers (1 to 1000)
+    /// [default: 20, fewer where the memory cannot hold them beside the
+    /// tasks].
+    #[arg(long, value_name = "G", value_parser = groups)]
+    pub burst_groups: Option<usize>,
     /// Connect the burst's senders and receivers by pipes instead of
     /// socket pairs (hackbench -pipe).
     #[arg(long)]
@@ -146,10 +150,11 @@ impl SchedArgs {
     }
 
     pub fn asked(&self) -> Asked {
+        let groups = self.burst_groups.unwrap_or(DEFAULT_GROUPS);
         let spec = if self.burst_pipe {
-            BurstSpec::hackbench_pipe(self.burst_groups)
+            BurstSpec::hackbench_pipe(groups)
         } else {
-            BurstSpec::hackbench(self.burst_groups)
+            BurstSpec::hackbench(groups)
         };
         Asked {
             size: self.size,
@@ -159,6 +164,7 @@ impl SchedArgs {
                 at: super::units::duration(self.burst_at),
                 spec,
             }),
+            burst_groups_given: self.burst_groups.is_some(),
             burst_at: super::units::duration(self.burst_at),
         }
     }

@@ -102,29 +102,51 @@ pub fn admit(topo: &Topology, f: &Footprint) -> Result<()> {
         note_unknown_free(&unknown);
         return Ok(());
     }
-    let place = match f.nodes {
-        Some([one]) => format!("node {one}"),
-        Some(ids) => format!(
-            "nodes {}",
-            crate::ids::NodeSet::from_ids(ids.iter().copied())
-        ),
-        None => "this machine".to_string(),
-    };
     let free_word = if unknown.is_empty() {
         "free"
     } else {
         "at most free (the kernel gives no MemFree)"
     };
-    let what = match room.limit {
-        Some(l) => format!("the {} (less than {place} has {free_word})", l.describe()),
-        None => format!("the {} {free_word} on {place}", bytes(room.bytes)),
-    };
+    let what = words(&room, f.nodes, free_word);
     Err(usage(format!(
         "{}: {} of memory is more than {SHARE_PCT}% of {what}; {}",
         f.what,
         bytes(f.bytes),
         f.remedy
     )))
+}
+
+/// Where `nodes` lie, for a message: "node 0", "nodes 0-1", "this machine".
+fn place(nodes: Option<&[usize]>) -> String {
+    match nodes {
+        Some([one]) => format!("node {one}"),
+        Some(ids) => format!(
+            "nodes {}",
+            crate::ids::NodeSet::from_ids(ids.iter().copied())
+        ),
+        None => "this machine".to_string(),
+    }
+}
+
+fn words(room: &Room, nodes: Option<&[usize]>, free_word: &str) -> String {
+    let place = place(nodes);
+    match room.limit {
+        Some(l) => format!("the {} (less than {place} has {free_word})", l.describe()),
+        None => format!("the {} {free_word} on {place}", bytes(room.bytes)),
+    }
+}
+
+/// What `nodes` (or every usable memory node) may map, in words, naming
+/// the cgroup or resource limit where that, not the free memory, is what
+/// is short: "the 62 MiB free on node 0", "the 62 MiB left under memory
+/// cgroup /x (memory.max) of 64 MiB (less than node 0 has free)". A
+/// message that scales a size down or refuses one says this, so that the
+/// reader looks where the shortage is.
+pub fn room_words(topo: &Topology, nodes: Option<&[usize]>) -> String {
+    match room(topo, nodes) {
+        Some(r) => words(&r, nodes, "free"),
+        None => format!("the free memory of {}", place(nodes)),
+    }
 }
 
 /// One line per node and process: its free memory was not checked, only
@@ -249,6 +271,26 @@ mod tests {
         topo.memory_limit.as_mut().unwrap().headroom_bytes = 1 << 40;
         let e = on(&topo, 1 << 39, Some(&[0])).unwrap_err();
         assert!(e.to_string().contains("free on node 0"), "{e}");
+    }
+
+    #[test]
+    fn room_words_name_the_limit_only_where_it_is_short() {
+        let mut topo = topo_with_free(&[1000 << 20, 3000 << 20]);
+        assert_eq!(room_words(&topo, Some(&[1])), "the 2.9 GiB free on node 1");
+        assert_eq!(room_words(&topo, None), "the 3.9 GiB free on this machine");
+        topo.memory_limit = Some(MemoryLimit {
+            headroom_bytes: 62 << 20,
+            limit_bytes: 64 << 20,
+            source: "memory cgroup /x (memory.limit_in_bytes)".into(),
+        });
+        let w = room_words(&topo, Some(&[0]));
+        assert!(
+            w.starts_with(
+                "the 62 MiB left under memory cgroup /x (memory.limit_in_bytes) of 64 MiB"
+            ),
+            "{w}"
+        );
+        assert!(!w.contains("1000 MiB"), "{w}");
     }
 
     #[test]

@@ -64,21 +64,22 @@ pub fn sweep_config(topo: &Topology) -> (SweepConfig, Option<String>) {
     };
     let levels = Levels::of(topo, Some(first.cpu));
     let mut sizes = sweep::cache_sizes(topo, first.cpu);
-    let room = sweep::per_thread_limit(topo, &all) / MOST_ARRAYS / 4096 * 4096;
+    let (room, whence) = sweep::per_thread_room(topo, &all);
+    let room = room / MOST_ARRAYS / 4096 * 4096;
     let size = levels.memory_from().min(room);
     let last = sizes.last().copied().unwrap_or(0);
     let note = if size > last {
         sizes.push(size);
         (size < levels.memory_from()).then(|| {
             format!(
-                "memory figures at {} per thread, below {MEMORY_FACTOR}x L3 or {}: half the free memory allows no more",
+                "memory figures at {} per thread, below {MEMORY_FACTOR}x L3 or {}: {whence} allows no more",
                 bytes(size as u64),
                 bytes(MEMORY_FLOOR as u64)
             )
         })
     } else {
         Some(format!(
-            "no size past {} per thread: half the free memory allows no more, so the last figures are partly cache",
+            "no size past {} per thread: {whence} allows no more, so the last figures are partly cache",
             bytes(last as u64)
         ))
     };
@@ -119,15 +120,13 @@ mod tests {
         let sizes = cfg.sizes.unwrap();
         let levels = Levels::of(&topo, None);
         let last = *sizes.last().unwrap();
-        let room = sweep::per_thread_limit(&topo, &seats::spread(&topo, seats::max_threads(&topo)))
+        let room = sweep::per_thread_room(&topo, &seats::spread(&topo, seats::max_threads(&topo)))
+            .0
             / MOST_ARRAYS;
         assert!(last <= room, "{last} > {room}");
         assert!(last > 4 * levels.l3 || note.is_some(), "{sizes:?} {note:?}");
         if last < levels.memory_from() {
-            assert!(
-                note.unwrap()
-                    .contains("half the free memory allows no more")
-            );
+            assert!(note.unwrap().contains("free on node"));
         }
     }
 }

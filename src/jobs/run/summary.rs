@@ -5,6 +5,7 @@ use crate::analysis::atlas::{Atlas, Grid};
 use crate::analysis::sweep_summary::Summary;
 use crate::results::names::{param, probe, run};
 use crate::results::{Document, Record};
+use crate::topology::MemoryLimit;
 
 /// The summary of `doc`, measured in `secs`.
 pub fn summary(doc: &Document, secs: f64) -> String {
@@ -27,7 +28,29 @@ pub fn summary(doc: &Document, secs: f64) -> String {
     out.push_str(&super::probe_lines::probe_lines(&doc.records));
     out.push_str(&part_lines(&doc.records));
     out.push_str(&cut_lines(&doc.records));
+    out.push_str(&limit_line(h.topology.memory_limit.as_ref(), &doc.records));
     out
+}
+
+/// One line when a memory limit of the process cut some buffer down: the
+/// figures above are then of smaller buffers than on the same machine
+/// without it. A note scaled by the limit names it by its source, so the
+/// source, not the note's wording, tells.
+fn limit_line(limit: Option<&MemoryLimit>, records: &[Record]) -> String {
+    let Some(l) = limit else {
+        return String::new();
+    };
+    let scaled = records
+        .iter()
+        .flat_map(|r| &r.notes)
+        .any(|n| n.contains(&l.source));
+    if !scaled {
+        return String::new();
+    }
+    format!(
+        "  memory limit: {}; buffers scaled down to fit (see the notes)\n",
+        crate::text::escape(&l.describe())
+    )
 }
 
 /// One line per part its time limit stopped early, with the part's own
@@ -272,6 +295,29 @@ fn part_lines(records: &[Record]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_memory_limit_that_scaled_a_buffer_gets_one_line() {
+        let l = MemoryLimit {
+            headroom_bytes: 62 << 20,
+            limit_bytes: 64 << 20,
+            source: "memory cgroup /x (memory.limit_in_bytes)".into(),
+        };
+        let mut scaled = Record::new(probe::MATRIX, "matrix");
+        scaled.notes.push(format!(
+            "node 0: working set scaled down from 128 to 31 MiB (half of the {})",
+            l.describe()
+        ));
+        let plain = Record::new(probe::SWEEP, "sweep");
+        let text = limit_line(Some(&l), &[plain.clone(), scaled.clone(), scaled.clone()]);
+        assert_eq!(
+            text,
+            "  memory limit: 62 MiB left under memory cgroup /x (memory.limit_in_bytes) of 64 MiB; buffers scaled down to fit (see the notes)\n"
+        );
+        // A limit that cut nothing, or no limit: no line.
+        assert_eq!(limit_line(Some(&l), &[plain]), "");
+        assert_eq!(limit_line(None, &[scaled]), "");
+    }
 
     #[test]
     fn a_part_its_time_limit_stopped_is_named_once() {

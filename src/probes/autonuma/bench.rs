@@ -15,6 +15,7 @@
 use super::bind::Bind;
 use crate::error::usage;
 use crate::probes::mem::RawOptions;
+use crate::topology::Topology;
 use anyhow::{Result, anyhow};
 
 const MIB: u64 = 1 << 20;
@@ -169,18 +170,37 @@ impl Plan {
     }
 }
 
-/// Sizes `test` for `nr_cpus` CPUs on `nr_nodes` nodes and a start node
-/// with `start_free` bytes free. Without `--mem` the test uses at most
+/// The node where all of a test's memory starts, and what it may map
+/// there.
+pub struct Start {
+    pub node: usize,
+    pub free: u64,
+    /// `free` in words, naming the memory limit where that decided it.
+    pub words: String,
+}
+
+impl Start {
+    pub fn of(topo: &Topology, node: usize) -> Start {
+        Start {
+            node,
+            free: topo.node_free_bytes(node),
+            words: crate::memory::admission::room_words(topo, Some(&[node])),
+        }
+    }
+}
+
+/// Sizes `test` for `nr_cpus` CPUs on `nr_nodes` nodes and the memory of
+/// its start node. Without `--mem` the test uses at most
 /// [`MEMORY_SHARE_PCT`] of that free memory, M scaled down to whole MiB
 /// where needed; with `--mem` it must fit in the free memory.
 pub fn plan(
     test: Test,
     nr_cpus: usize,
     nr_nodes: usize,
-    start_node: usize,
-    start_free: u64,
+    start: &Start,
     asked: &Asked,
 ) -> Result<Plan> {
+    let (start_node, start_free) = (start.node, start.free);
     let mut shape = test.shape(nr_cpus, nr_nodes);
     let seed_mem_bytes = shape.mem_bytes;
     let mut notes = Vec::new();
@@ -212,10 +232,10 @@ pub fn plan(
             // The shared admission rule, on the node where it all starts.
             if want > crate::memory::admission::limit(start_free) {
                 return Err(usage(format!(
-                    "--mem {mib}: {procs} x {mib} MiB for {} is more than {}% of node {start_node}'s free memory ({} MiB), where all of it starts; give a smaller --mem",
+                    "--mem {mib}: {procs} x {mib} MiB for {} is more than {}% of {}, where all of it starts; give a smaller --mem",
                     test.name(),
                     crate::memory::admission::SHARE_PCT,
-                    start_free / MIB
+                    start.words
                 )));
             }
             shape.mem_bytes = mib * MIB;
@@ -232,17 +252,17 @@ pub fn plan(
                 let mib = budget / procs / MIB;
                 if mib < shape.threads as u64 {
                     return Err(anyhow!(
-                        "{}: node {start_node} has {} MiB free; {MEMORY_SHARE_PCT}% of it cannot give {} thread(s) 1 MiB each",
+                        "{}: {MEMORY_SHARE_PCT}% of {} cannot give {} thread(s) 1 MiB each",
                         test.name(),
-                        start_free / MIB,
+                        start.words,
                         shape.threads as u64 * procs
                     ));
                 }
                 shape.mem_bytes = mib * MIB;
                 notes.push(format!(
-                    "M scaled from {} to {mib} MiB per process: node {start_node}, where all memory starts, has {} MiB free and a test uses at most {MEMORY_SHARE_PCT}% of it (--mem overrides)",
+                    "M scaled from {} to {mib} MiB per process: all memory starts on node {start_node}, and a test uses at most {MEMORY_SHARE_PCT}% of {} (--mem overrides)",
                     seed_mem_bytes / MIB,
-                    start_free / MIB
+                    start.words
                 ));
             }
         }
@@ -331,7 +351,15 @@ mod tests {
     const FREE: u64 = 64 * GIB;
 
     fn planned(test: Test, cpus: usize, free: u64, asked: Asked) -> Plan {
-        plan(test, cpus, 2, 0, free, &asked).unwrap()
+        plan(test, cpus, 2, &on0(free), &asked).unwrap()
+    }
+
+    fn on0(free: u64) -> Start {
+        Start {
+            node: 0,
+            free,
+            words: format!("the {} free on node 0", crate::units::bytes(free)),
+        }
     }
 
     #[test]
@@ -402,7 +430,7 @@ mod tests {
         let p = planned(Test::Numa02, 2, 1000 * MIB + 5, Asked::default());
         assert_eq!(p.shape.mem_bytes, 500 * MIB);
         // Too little for one MiB per thread: a runtime failure, not bad input.
-        let e = plan(Test::Numa02, 64, 2, 0, 100 * MIB, &Asked::default()).unwrap_err();
+        let e = plan(Test::Numa02, 64, 2, &on0(100 * MIB), &Asked::default()).unwrap_err();
         assert_eq!(crate::error::exit_code(&e), 1, "{e}");
     }
 
@@ -420,9 +448,33 @@ mod tests {
             ..Default::default()
         };
         // 2 x 3000 MiB does not fit in 4 GiB.
-        let e = plan(Test::Numa01, 4, 2, 0, 4 * GIB, &asked).unwrap_err();
+        let e = plan(Test::Numa01, 4, 2, &on0(4 * GIB), &asked).unwrap_err();
         assert_eq!(crate::error::exit_code(&e), 2);
-        assert!(e.to_string().contains("node 0's free memory"), "{e}");
+        assert!(e.to_string().contains("4 GiB free on node 0"), "{e}");
+    }
+
+    #[test]
+    fn a_memory_limit_that_decides_is_named_not_the_node() {
+        let mut topo = crate::topology::fixture("two-node");
+        topo.memory_limit = Some(crate::topology::MemoryLimit {
+            headroom_bytes: 126 * MIB,
+            limit_bytes: 128 * MIB,
+            source: "memory cgroup /x (memory.limit_in_bytes)".into(),
+        });
+        let start = Start::of(&topo, 0);
+        let p = plan(Test::Numa02, 4, 2, &start, &Asked::default()).unwrap();
+        let note = p.notes.iter().find(|n| n.contains("M scaled")).unwrap();
+        assert!(
+            note.contains("126 MiB left under memory cgroup /x"),
+            "{note}"
+        );
+        let asked = Asked {
+            mem_mib: Some(200),
+            ..Default::default()
+        };
+        let e = plan(Test::Numa02, 4, 2, &start, &asked).unwrap_err();
+        assert_eq!(crate::error::exit_code(&e), 2);
+        assert!(e.to_string().contains("memory cgroup /x"), "{e}");
     }
 
     #[test]

@@ -1,5 +1,5 @@
 use super::*;
-use crate::probes::autonuma::bench::{Asked, plan};
+use crate::probes::autonuma::bench::{Asked, Start, plan};
 use crate::probes::autonuma::facts::{Header, Run};
 use crate::probes::autonuma::text::{self, header};
 use crate::probes::autonuma::watch::Look;
@@ -94,8 +94,16 @@ fn settings() -> Settings {
     }
 }
 
+fn start64() -> Start {
+    Start {
+        node: 0,
+        free: 64 << 30,
+        words: "the 64 GiB free on node 0".into(),
+    }
+}
+
 fn a_plan(test: Test) -> Plan {
-    plan(test, 4, 2, 0, 64 << 30, &Asked::default()).unwrap()
+    plan(test, 4, 2, &start64(), &Asked::default()).unwrap()
 }
 
 #[test]
@@ -317,8 +325,7 @@ fn tables_show_runs_average_and_spread() {
         Test::Numa02,
         4,
         2,
-        0,
-        64 << 30,
+        &start64(),
         &Asked {
             secs: Some(3),
             ..Default::default()

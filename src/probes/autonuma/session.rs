@@ -106,10 +106,10 @@ impl Job {
         let nr_nodes = topo.usable_cpu_nodes().len();
         let (_, start_node) =
             cpu0_target(topo).ok_or_else(|| anyhow!("this process may use no CPU of any node"))?;
-        let free = topo.node_free_bytes(start_node);
+        let start = bench::Start::of(topo, start_node);
         let mut plans = Vec::new();
         for &t in tests {
-            let plan = bench::plan(t, nr_cpus, nr_nodes, start_node, free, asked)?;
+            let plan = bench::plan(t, nr_cpus, nr_nodes, &start, asked)?;
             plans.extend(with_baselines(topo, plan, baselines)?);
         }
         Ok(Job {

@@ -152,6 +152,7 @@ pub fn of_validation(c: &Checked) -> Record {
         );
     rec.samples
         .insert(metric::BANDWIDTH_MB_S.into(), v.mixed.stream_samples());
+    rec.notes.extend(v.notes.iter().cloned());
     rec
 }
 

@@ -116,6 +116,7 @@ pub fn of_validation(c: &Checked) -> Section {
             format!("{:.0}", c.alone[i]),
         ]);
     }
+    s.lines.extend(v.notes.iter().cloned());
     s.lines
         .push(format!("measured mixed placement: {:.0} MB/s", c.measured));
     s.lines.push(format!(

@@ -18,6 +18,8 @@ pub struct Validation {
     /// (memory node, weight, bandwidth with all memory there).
     pub pure: Vec<(usize, u32, Bandwidth)>,
     pub mixed: Bandwidth,
+    /// Why the working set is smaller than the matrix's, where it is.
+    pub notes: Vec<String>,
 }
 
 impl Validation {
@@ -59,8 +61,7 @@ pub fn run(
     if weights.iter().all(|w| w.1 == 0) {
         bail!("every weight is 0");
     }
-    let cpus = crate::probes::seats::node_cpus(topo, cpu_node);
-    let Some(&cpu) = cpus.first() else {
+    let Some(&cpu) = crate::probes::seats::node_cpus(topo, cpu_node).first() else {
         bail!("node {cpu_node} has no CPU this process may use");
     };
     let pages = if cfg.huge {
@@ -68,20 +69,8 @@ pub fn run(
     } else {
         PageKind::Base
     };
-    // Each pure run maps the whole working set on one node: a size given
-    // must fit on every node; a size worked out here fits the smallest.
     let nodes: Vec<usize> = weights.iter().map(|w| w.0).collect();
-    let ws = match cfg.working_set {
-        Some(w) => {
-            admit_each(topo, w as u64, &nodes, "--size", "give a smaller --size")?;
-            w
-        }
-        None => nodes
-            .iter()
-            .map(|&m| matrix::working_set(topo, &cpus[..1], m).0)
-            .min()
-            .unwrap_or(0),
-    };
+    let (ws, scaled) = working_set(topo, cfg.working_set, cpu, &nodes)?;
     let array = crate::probes::sizing::array_bytes(ws, cfg.kernel.op.arrays(), 1);
     let mut pure = Vec::new();
     for &(m, w) in weights {
@@ -107,7 +96,28 @@ pub fn run(
         cpu_node,
         pure,
         mixed,
+        notes: scaled.into_iter().collect(),
     }))
+}
+
+/// Each pure run maps the whole working set on one node: a size given must
+/// fit on every node; a size worked out here fits the smallest, with the
+/// note that says it was scaled down and what decided it.
+fn working_set(
+    topo: &Topology,
+    given: Option<usize>,
+    cpu: usize,
+    nodes: &[usize],
+) -> Result<(usize, Option<String>)> {
+    if let Some(w) = given {
+        admit_each(topo, w as u64, nodes, "--size", "give a smaller --size")?;
+        return Ok((w, None));
+    }
+    Ok(nodes
+        .iter()
+        .map(|&m| matrix::working_set(topo, &[cpu], m))
+        .min_by_key(|w| w.0)
+        .unwrap_or((0, None)))
 }
 
 /// A validation with the model's predictions beside the measurement.
@@ -156,4 +166,34 @@ pub fn check(
         .working_set(working_set)
         .measure(true, false, false);
     run(topo, &cfg, cpu_node, weights, progress)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_working_set_cut_by_a_memory_limit_says_so_and_names_it() {
+        let mut topo = crate::topology::fixture("two-node");
+        let cpu = crate::probes::seats::node_cpus(&topo, 0)[0];
+        let (full, note) = working_set(&topo, None, cpu, &[0]).unwrap();
+        assert!(note.is_none(), "{note:?}");
+        topo.memory_limit = Some(crate::topology::MemoryLimit {
+            headroom_bytes: 62 << 20,
+            limit_bytes: 64 << 20,
+            source: "memory cgroup /x (memory.limit_in_bytes)".into(),
+        });
+        let (ws, note) = working_set(&topo, None, cpu, &[0]).unwrap();
+        assert_eq!(ws, 31 << 20);
+        assert!(ws < full);
+        let note = note.unwrap();
+        assert!(note.contains("scaled down"), "{note}");
+        assert!(note.contains("memory cgroup /x"), "{note}");
+        // A size given is admitted, not scaled.
+        assert_eq!(
+            working_set(&topo, Some(1 << 20), cpu, &[0]).unwrap(),
+            (1 << 20, None)
+        );
+        assert!(working_set(&topo, Some(1 << 30), cpu, &[0]).is_err());
+    }
 }

@@ -65,6 +65,8 @@ pub struct Chosen {
     pub passes: Option<plan::PassesChoice>,
     /// The run time the passes aim at.
     pub target_s: Option<f64>,
+    /// Why the burst has fewer groups than hackbench's, where memory cut it.
+    pub burst: Option<String>,
 }
 
 /// When and how large the burst is.

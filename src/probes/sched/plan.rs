@@ -5,6 +5,7 @@
 //! pass timed here, then as many passes as make the run last about 3 x the
 //! burst time).
 
+use super::burst::BurstSpec;
 use super::task::Arrays;
 use super::{BurstPlan, Chosen, Params};
 use crate::error::usage;
@@ -30,6 +31,23 @@ pub const SERIES: [usize; 5] = [4, 8, 16, 32, 64];
 /// on 16 CPUs).
 pub const SERIES_TASKS_PER_CPU: usize = 4;
 
+/// Bytes one process of a run holds beyond its arrays: page tables, kernel
+/// stack and the pages it copies from its parent. A burst process measured
+/// about 280 KiB under a memory cgroup; this leaves a margin. A burst of
+/// hackbench's 20 groups is 800 processes: about 300 MiB, more than a
+/// small cgroup holds, so it counts.
+pub const PROCESS_BYTES: u64 = 384 << 10;
+
+/// Bytes `tasks` tasks with arrays of `elements` map at the peak.
+pub fn tasks_bytes(tasks: usize, elements: usize) -> u64 {
+    (tasks as u64).saturating_mul(Arrays::bytes(elements).saturating_add(PROCESS_BYTES))
+}
+
+/// Bytes the burst maps at its peak: its processes and their leader.
+pub fn burst_bytes(spec: &BurstSpec) -> u64 {
+    (spec.processes() as u64 + 1).saturating_mul(PROCESS_BYTES)
+}
+
 /// The largest last-level cache one CPU this process may use sits under,
 /// in bytes; `None` when sysfs lists no cache.
 pub fn llc_bytes(topo: &Topology) -> Option<u64> {
@@ -54,10 +72,15 @@ pub struct SizeChoice {
     pub basis: String,
 }
 
-/// The array size for `tasks` tasks where `limit` bytes may be mapped:
-/// 4 x the last-level cache per task, less where the memory cannot hold
-/// that for every task; the original's size where no cache is known.
-pub fn choose_size(llc: Option<u64>, tasks: usize, limit: Option<u64>) -> Result<SizeChoice> {
+/// The array size for `tasks` tasks where `limit` bytes may be mapped
+/// (and the words for where that figure comes from): 4 x the last-level
+/// cache per task, less where the memory cannot hold that for every task;
+/// the original's size where no cache is known.
+pub fn choose_size(
+    llc: Option<u64>,
+    tasks: usize,
+    limit: Option<(u64, &str)>,
+) -> Result<SizeChoice> {
     let per_element = Arrays::bytes(1);
     let (wanted, mut basis) = match llc {
         Some(l) => (
@@ -73,17 +96,18 @@ pub fn choose_size(llc: Option<u64>, tasks: usize, limit: Option<u64>) -> Result
         ),
     };
     let mut elements = wanted.clamp(1, 1 << 32);
-    if let Some(limit) = limit {
-        let fits = (limit / tasks.max(1) as u64 / per_element) as usize;
+    if let Some((limit, room)) = limit {
+        let per_task = limit / tasks.max(1) as u64;
+        let fits = (per_task.saturating_sub(PROCESS_BYTES) / per_element) as usize;
         if fits == 0 {
             return Err(usage(format!(
-                "{tasks} tasks: not even one element per task fits in the free memory ({}); use fewer tasks",
+                "{tasks} tasks: not even one element per task fits in the {} they may map ({room}); use fewer tasks or --no-burst",
                 crate::units::bytes(limit)
             )));
         }
         if fits < elements {
             elements = fits;
-            basis = format!("{basis}, cut to what {tasks} tasks may map");
+            basis = format!("{basis}, cut to what {tasks} tasks may map ({room})");
             if let Some(l) = llc
                 && Arrays::bytes(elements) <= l
             {
@@ -166,6 +190,8 @@ pub struct Asked {
     pub passes: Option<u32>,
     pub interval: Duration,
     pub burst: Option<BurstPlan>,
+    /// The burst's groups were given, not hackbench's default: never cut.
+    pub burst_groups_given: bool,
     /// The burst time the passes aim from, burst or not.
     pub burst_at: Duration,
 }
@@ -181,29 +207,77 @@ pub fn fits(topo: &Topology, size: Option<usize>, tasks: usize) -> bool {
     let elements = size.unwrap_or_else(|| {
         choose_size(llc_bytes(topo), tasks, None).map_or(ORIGINAL_SIZE, |c| c.elements)
     });
-    memory_limit(topo)
-        .is_none_or(|limit| (tasks as u64).saturating_mul(Arrays::bytes(elements)) <= limit)
+    memory_limit(topo).is_none_or(|limit| tasks_bytes(tasks, elements) <= limit)
+}
+
+/// The burst asked for, with its groups cut where they were left open and
+/// do not fit in what `limit` leaves it (half, or what `most` tasks of a
+/// given size leave), and why. Hackbench's 20 groups are 800 processes;
+/// a memory cgroup of a few hundred MiB cannot hold them beside the tasks.
+fn fit_burst(
+    asked: &Asked,
+    most: usize,
+    limit: Option<u64>,
+    room: &str,
+) -> (Option<BurstPlan>, Option<String>) {
+    let (Some(mut plan), Some(limit)) = (asked.burst, limit) else {
+        return (asked.burst, None);
+    };
+    let left = match asked.size {
+        Some(n) => limit.saturating_sub(tasks_bytes(most, n)),
+        None => limit / 2,
+    };
+    if asked.burst_groups_given || burst_bytes(&plan.spec) <= left {
+        return (Some(plan), None);
+    }
+    let per_group = burst_bytes(&BurstSpec {
+        groups: 1,
+        ..plan.spec
+    }) - PROCESS_BYTES;
+    let groups = (left.saturating_sub(PROCESS_BYTES) / per_group).max(1) as usize;
+    let why = format!(
+        "burst cut from {} to {groups} group(s): {} processes of about {} each do not fit beside the tasks in {room} (--burst-groups overrides)",
+        plan.spec.groups,
+        plan.spec.processes(),
+        crate::units::bytes(PROCESS_BYTES)
+    );
+    plan.spec.groups = groups;
+    (Some(plan), Some(why))
 }
 
 /// The runs for each of `counts` tasks: the same array size for all (set,
 /// or chosen for the largest count), passes set or chosen per count from
-/// one timed pass. A size given is admitted for the largest count.
+/// one timed pass. The burst and the tasks' own processes count with the
+/// arrays; a size given is admitted for the largest count.
 pub fn params(topo: &Topology, asked: &Asked, counts: &[usize]) -> Result<Vec<Params>> {
     let most = counts.iter().copied().max().unwrap_or(1);
+    let limit = memory_limit(topo);
+    let room = admission::room_words(topo, None);
+    let (burst, burst_cut) = fit_burst(asked, most, limit, &room);
+    let burst_mem = burst.map_or(0, |b| burst_bytes(&b.spec));
     let size = match asked.size {
         Some(n) => {
             admission::admit(
                 topo,
                 &admission::Footprint {
-                    bytes: (most as u64).saturating_mul(Arrays::bytes(n)),
+                    bytes: tasks_bytes(most, n).saturating_add(burst_mem),
                     nodes: None,
-                    what: format!("{most} tasks x --size {n}"),
-                    remedy: "use fewer tasks or a smaller --size",
+                    what: match burst {
+                        Some(b) => format!(
+                            "{most} tasks x --size {n} and a burst of {} processes",
+                            b.spec.processes()
+                        ),
+                        None => format!("{most} tasks x --size {n}"),
+                    },
+                    remedy: "use fewer tasks, a smaller --size or fewer --burst-groups",
                 },
             )?;
             None
         }
-        None => Some(choose_size(llc_bytes(topo), most, memory_limit(topo))?),
+        None => {
+            let arrays = limit.map(|l| (l.saturating_sub(burst_mem), room.as_str()));
+            Some(choose_size(llc_bytes(topo), most, arrays)?)
+        }
     };
     let elements = size
         .as_ref()
@@ -223,11 +297,12 @@ pub fn params(topo: &Topology, asked: &Asked, counts: &[usize]) -> Result<Vec<Pa
                     .or(passes.as_ref().map(|c| c.passes))
                     .unwrap_or(1),
                 interval: asked.interval,
-                burst: asked.burst,
+                burst,
                 chosen: Chosen {
                     size: size.clone(),
                     target_s: passes.is_some().then_some(target),
                     passes,
+                    burst: burst_cut.clone(),
                 },
             }
         })
@@ -246,19 +321,20 @@ mod tests {
         assert_eq!(c.elements, (128 * MIB / 20) as usize);
         assert!(Arrays::bytes(c.elements) > 32 * MIB);
         assert!(c.basis.contains("4 x the 32 MiB"), "{}", c.basis);
-        // 8 tasks in 512 MiB: 64 MiB each, still beyond the cache.
-        let c = choose_size(Some(32 * MIB), 8, Some(512 * MIB)).unwrap();
-        assert_eq!(c.elements, (64 * MIB / 20) as usize);
+        // 8 tasks in 512 MiB: 64 MiB each less the process, still beyond
+        // the cache.
+        let c = choose_size(Some(32 * MIB), 8, Some((512 * MIB, "room"))).unwrap();
+        assert_eq!(c.elements, ((64 * MIB - PROCESS_BYTES) / 20) as usize);
         assert!(c.basis.contains("cut to"), "{}", c.basis);
         assert!(!c.basis.contains("NOT"), "{}", c.basis);
         // 64 tasks in 512 MiB: 8 MiB each, below the cache, and said so.
-        let c = choose_size(Some(32 * MIB), 64, Some(512 * MIB)).unwrap();
+        let c = choose_size(Some(32 * MIB), 64, Some((512 * MIB, "room"))).unwrap();
         assert!(c.basis.contains("NOT larger"), "{}", c.basis);
         // No cache known: the original's 1,000,000.
-        let c = choose_size(None, 2, Some(1 << 40)).unwrap();
+        let c = choose_size(None, 2, Some((1 << 40, "room"))).unwrap();
         assert_eq!(c.elements, ORIGINAL_SIZE);
         assert!(c.basis.contains("original"), "{}", c.basis);
-        let e = choose_size(Some(MIB), 100, Some(1000)).unwrap_err();
+        let e = choose_size(Some(MIB), 100, Some((1000, "room"))).unwrap_err();
         assert_eq!(crate::error::exit_code(&e), 2);
     }
 
@@ -305,6 +381,7 @@ mod tests {
             passes,
             interval: Duration::from_millis(10),
             burst: None,
+            burst_groups_given: false,
             burst_at: Duration::from_secs(3),
         }
     }
@@ -337,6 +414,50 @@ mod tests {
         assert_eq!(crate::error::exit_code(&e), 2);
         assert!(!fits(&topo, Some(1 << 32), 4096));
         assert!(fits(&topo, Some(1000), 4));
+    }
+
+    #[test]
+    fn the_burst_and_the_processes_count_under_a_memory_limit() {
+        let mut topo = crate::topology::fixture("two-node");
+        topo.memory_limit = Some(crate::topology::MemoryLimit {
+            headroom_bytes: 62 * MIB,
+            limit_bytes: 64 * MIB,
+            source: "memory cgroup /x (memory.limit_in_bytes)".into(),
+        });
+        let mut a = asked(None, Some(1));
+        a.burst = Some(BurstPlan {
+            at: Duration::from_secs(3),
+            spec: BurstSpec::hackbench(20),
+        });
+        let p = &params(&topo, &a, &[2]).unwrap()[0];
+        let b = p.burst.unwrap();
+        assert!((1..20).contains(&b.spec.groups), "{b:?}");
+        let note = p.chosen.burst.as_deref().unwrap();
+        assert!(note.contains("from 20 to"), "{note}");
+        assert!(note.contains("memory cgroup /x"), "{note}");
+        let basis = &p.chosen.size.as_ref().unwrap().basis;
+        assert!(basis.contains("memory cgroup /x"), "{basis}");
+        let total = tasks_bytes(2, p.size) + burst_bytes(&b.spec);
+        assert!(total <= admission::limit(62 * MIB), "{total}");
+        // Groups given are not cut: refused, naming the limit.
+        a.burst_groups_given = true;
+        let e = params(&topo, &a, &[2]).unwrap_err();
+        assert_eq!(crate::error::exit_code(&e), 2);
+        assert!(e.to_string().contains("memory cgroup /x"), "{e}");
+        a.size = Some(1000);
+        let e = params(&topo, &a, &[2]).unwrap_err();
+        assert!(e.to_string().contains("burst of 800 processes"), "{e}");
+        assert!(e.to_string().contains("memory cgroup /x"), "{e}");
+        // Too many tasks for even one element each: refused, naming it.
+        a.burst_groups_given = false;
+        a.size = None;
+        let e = params(&topo, &a, &[512]).unwrap_err();
+        assert_eq!(crate::error::exit_code(&e), 2);
+        assert!(e.to_string().contains("memory cgroup /x"), "{e}");
+        // Without a burst the tasks get it all.
+        let p = &params(&topo, &asked(None, Some(1)), &[2]).unwrap()[0];
+        assert!(p.chosen.burst.is_none());
+        assert!(tasks_bytes(2, p.size) <= admission::limit(62 * MIB));
     }
 
     #[test]

@@ -232,6 +232,7 @@ fn chosen(mut r: Record, p: &Params) -> Record {
     if let Some(t) = p.chosen.target_s {
         r = r.param(param::TARGET_RUN_S, t);
     }
+    r.notes.extend(p.chosen.burst.iter().cloned());
     r
 }
 

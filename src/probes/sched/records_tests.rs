@@ -195,6 +195,7 @@ fn chosen_values_and_series_names_are_in_the_records() {
             basis: "one pass took 0.090 s".into(),
         }),
         target_s: Some(9.0),
+        burst: None,
     };
     let recs = records(&p, &out, "x", Some(&[64][..]));
     assert_eq!(recs[0].name, "N=2 task 1");

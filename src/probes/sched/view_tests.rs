@@ -155,6 +155,7 @@ fn chosen_values_are_stated_under_the_title() {
         }),
         passes: None,
         target_s: None,
+        burst: None,
     };
     let text = rendered(&records(&p, &out, "x", None));
     let second = text.lines().nth(1).unwrap();

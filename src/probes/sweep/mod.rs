@@ -226,26 +226,36 @@ pub fn extend_full(sizes: &mut Vec<usize>, limit: usize) {
 }
 
 /// Bytes each thread may use for all its arrays: half of the free memory of
-/// the busiest node, shared among the threads on it.
-pub fn per_thread_limit(topo: &Topology, seats: &[Seat]) -> usize {
+/// the busiest node, shared among the threads on it; and the words for
+/// where that comes from: "half of the 62 MiB free on node 0", or of the
+/// memory limit where that decides.
+pub fn per_thread_room(topo: &Topology, seats: &[Seat]) -> (usize, String) {
     let mut per_node: BTreeMap<usize, usize> = BTreeMap::new();
     for s in seats {
         *per_node.entry(s.node).or_default() += 1;
     }
     per_node
         .iter()
-        .map(|(node, count)| {
-            let free = topo.node_free_bytes(*node) as usize;
-            free / 2 / count
+        .map(|(&node, count)| {
+            let free = topo.node_free_bytes(node) as usize;
+            (free / 2 / count, node)
         })
         .min()
-        .unwrap_or(0)
+        .map_or((0, "half the free memory".into()), |(limit, node)| {
+            let words = crate::memory::admission::room_words(topo, Some(&[node]));
+            (limit, format!("half of {words}"))
+        })
 }
 
 /// Why one thread's `bytes` for `op` cannot be measured: more than half the
-/// free memory of its node (`limit` is that share per thread), or `None`
-/// when it fits.
-fn does_not_fit(bytes: usize, op: SweepOp, threads: usize, limit: usize) -> Option<String> {
+/// free memory of its node (`limit` is that share per thread, with its
+/// words), or `None` when it fits.
+fn does_not_fit(
+    bytes: usize,
+    op: SweepOp,
+    threads: usize,
+    (limit, whence): (usize, &str),
+) -> Option<String> {
     let (arrays, threads) = match op {
         SweepOp::Latency => (1, 1),
         SweepOp::Bandwidth(op) => (op.arrays(), threads),
@@ -254,7 +264,7 @@ fn does_not_fit(bytes: usize, op: SweepOp, threads: usize, limit: usize) -> Opti
     (need > limit).then(|| {
         let kib = |b: usize| crate::units::bytes(b as u64);
         format!(
-            "{} {} needs {} per thread ({threads} thread{}, {arrays} array{}) but half the free memory allows {} per thread",
+            "{} {} needs {} per thread ({threads} thread{}, {arrays} array{}) but {whence} allows {} per thread",
             kib(bytes),
             op.name(),
             kib(need),
@@ -277,14 +287,14 @@ pub fn check_given_sizes(topo: &Topology, cfg: &SweepConfig) -> Result<(), Strin
         return Ok(());
     }
     let threads = cfg.threads.unwrap_or(max).min(max);
-    let limit = per_thread_limit(topo, &seats::place(topo, threads, cfg.placing));
-    let lat_limit = per_thread_limit(topo, &seats::spread(topo, max)[..1]);
+    let (limit, whence) = per_thread_room(topo, &seats::place(topo, threads, cfg.placing));
+    let (lat_limit, lat_whence) = per_thread_room(topo, &seats::spread(topo, max)[..1]);
     for &size in sizes {
         for &op in &cfg.ops {
             let l = if op == SweepOp::Latency {
-                lat_limit
+                (lat_limit, lat_whence.as_str())
             } else {
-                limit
+                (limit, whence.as_str())
             };
             // A size asked for must fit as asked, even where latency's
             // cap would chase less of it.
@@ -345,8 +355,8 @@ fn measure(
         .sizes
         .clone()
         .unwrap_or_else(|| cache_sizes(topo, first.cpu));
-    let limit = per_thread_limit(topo, &seats::place(topo, threads, cfg.placing));
-    let lat_limit = per_thread_limit(topo, &[first]);
+    let (limit, whence) = per_thread_room(topo, &seats::place(topo, threads, cfg.placing));
+    let (lat_limit, lat_whence) = per_thread_room(topo, &[first]);
     if cfg.full {
         extend_full(&mut sizes, limit / 3);
     }
@@ -359,9 +369,9 @@ fn measure(
         let mut skipped = Vec::new();
         for &op in &cfg.ops {
             let (l, bytes) = if op == SweepOp::Latency {
-                (lat_limit, latency_size(size, cap))
+                ((lat_limit, lat_whence.as_str()), latency_size(size, cap))
             } else {
-                (limit, size)
+                ((limit, whence.as_str()), size)
             };
             if let Some(why) = does_not_fit(bytes, op, threads, l) {
                 skipped.push(format!(
@@ -516,5 +526,30 @@ mod tests {
             note.starts_with("latency at 4 GiB and larger measured with a 2 GiB buffer"),
             "{note}"
         );
+    }
+
+    #[test]
+    fn a_size_refused_under_a_memory_limit_names_the_limit() {
+        let mut topo = crate::topology::fixture("two-node");
+        let cfg = SweepConfig {
+            sizes: Some(vec![200 << 20]),
+            threads: Some(1),
+            ..SweepConfig::default()
+        };
+        assert!(check_given_sizes(&topo, &cfg).is_ok());
+        topo.memory_limit = Some(crate::topology::MemoryLimit {
+            headroom_bytes: 126 << 20,
+            limit_bytes: 128 << 20,
+            source: "memory cgroup /x (memory.limit_in_bytes)".into(),
+        });
+        let e = check_given_sizes(&topo, &cfg).unwrap_err();
+        assert!(
+            e.contains("half of the 126 MiB left under memory cgroup /x"),
+            "{e}"
+        );
+        assert!(!e.contains("half the free memory"), "{e}");
+        let (limit, words) = per_thread_room(&topo, &seats::spread(&topo, 1));
+        assert_eq!(limit, 63 << 20);
+        assert!(words.contains("memory cgroup /x"), "{words}");
     }
 }

@@ -182,7 +182,11 @@ pub fn plan(test: &Test, topo: &Topology, opts: &SuiteOptions) -> Planned {
     if skip.is_none() {
         skip = map_memnodes(&mut e, &full_nodes, &mut notes).err();
     }
-    scale_memory(&mut e, topo, opts.memory_pct, &mut notes);
+    // A skipped test's node list is the seed machine's, not this one's:
+    // there is nothing of it to scale.
+    if skip.is_none() {
+        scale_memory(&mut e, topo, opts.memory_pct, &mut notes);
+    }
     if let Some(s) = opts.secs {
         if e.secs != s {
             notes.push(format!(
@@ -371,7 +375,7 @@ fn memory_factor(e: &Entry, topo: &Topology, pct: f64, need_total: f64) -> Optio
             let budget = topo.node_free_bytes(n) as f64 * pct / 1048576.0;
             if want > 0.0 && budget / want < factor {
                 factor = budget / want;
-                tightest = format!("node {n} has {:.0} MiB free", budget / pct);
+                tightest = room_words(topo, Some(&[n]));
             }
         }
     } else if let Some(n) = e
@@ -386,24 +390,22 @@ fn memory_factor(e: &Entry, topo: &Topology, pct: f64, need_total: f64) -> Optio
         if need_total > 0.0 && budget / need_total < factor {
             factor = budget / need_total;
             tightest = format!(
-                "-0 places it all on node {n}, which has {:.0} MiB free",
-                budget / pct
+                "-0 places it all on node {n}: {}",
+                room_words(topo, Some(&[n]))
             );
         }
     } else {
-        let free: f64 = topo
-            .usable_memory_nodes()
-            .iter()
-            .map(|n| topo.node_free_bytes(n) as f64)
-            .sum::<f64>()
-            / 1048576.0;
+        // Together, not node by node: a memory limit holds them all once.
+        let free = crate::memory::admission::free_bytes(topo, None).unwrap_or(0) as f64 / 1048576.0;
         if need_total > 0.0 && free * pct / need_total < factor {
             factor = free * pct / need_total;
-            tightest = format!("{free:.0} MiB free on the usable nodes");
+            tightest = room_words(topo, None);
         }
     }
     (factor < 1.0).then_some((factor, tightest))
 }
+
+use crate::memory::admission::room_words;
 
 fn join(ids: &[usize]) -> String {
     ids.iter()
@@ -526,6 +528,33 @@ mod tests {
         assert!(conv.skip.as_deref().unwrap().contains("convergence"));
         let local = plan(&find("RAM-bw-local"), &topo, &opts());
         assert_eq!(local.skip, None);
+    }
+
+    #[test]
+    fn under_a_memory_limit_scaling_names_it_and_skipped_tests_are_not_scaled() {
+        let mut topo = fixture("local-1node");
+        topo.memory_limit = Some(crate::topology::MemoryLimit {
+            headroom_bytes: 62 << 20,
+            limit_bytes: 64 << 20,
+            source: "memory cgroup /x (memory.limit_in_bytes)".into(),
+        });
+        let local = plan(&find("RAM-bw-local"), &topo, &opts());
+        let note = local.notes.iter().find(|n| n.contains("scaled down"));
+        let note = note.expect("1024 MB cannot fit in 62 MiB");
+        assert!(
+            note.contains("62 MiB left under memory cgroup /x"),
+            "{note}"
+        );
+        assert!(note.contains("node 0"), "{note}");
+        // The seed's node 1 does not exist here: skipped, and no word of
+        // its free memory.
+        let remote = plan(&find("RAM-bw-remote"), &topo, &opts());
+        assert!(remote.skip.is_some());
+        assert!(
+            !remote.notes.iter().any(|n| n.contains("node 1")),
+            "{:?}",
+            remote.notes
+        );
     }
 
     #[test]
