@@ -165,3 +165,44 @@ fn fleet_report_under_an_address_space_limit_reads_every_document() {
         }
     }
 }
+
+/// A document whose parse would not fit under `ulimit -v` is refused in one
+/// line before it is read, not aborted on halfway (exit 134).
+#[test]
+fn a_document_too_large_for_the_address_space_limit_is_refused_first() {
+    let dir = tempfile::tempdir().unwrap();
+    let golden = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/golden/cases/peak.json.doc.json");
+    let mut doc: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(golden).unwrap()).unwrap();
+    let seed = doc["records"].as_array().unwrap().clone();
+    let mut records = Vec::new();
+    for i in 0..4000 {
+        for r in &seed {
+            let mut r = r.clone();
+            r["name"] = format!("{} #{i}", r["name"].as_str().unwrap()).into();
+            records.push(r);
+        }
+    }
+    doc["records"] = records.into();
+    let file = dir.path().join("big.json");
+    std::fs::write(&file, doc.to_string()).unwrap();
+    assert!(std::fs::metadata(&file).unwrap().len() > 4 << 20);
+    let bin = numabench().get_program().to_owned();
+    let out = std::process::Command::new("sh")
+        .arg("-c")
+        .arg("ulimit -v 150000 && exec \"$0\" \"$@\"")
+        .arg(&bin)
+        .args(["report", "--format", "csv"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("RLIMIT_AS") && err.contains("takes up to"),
+        "{err}"
+    );
+    assert!(out.stdout.is_empty());
+}
