@@ -41,7 +41,7 @@ fn bad_input_is_one_line_and_exit_2() {
     bad(&["--mem", "0"], "from 1 to");
     bad(&["--sample-pages", "8"], "from 16 to 16777216");
     bad(&["--exact", "--sample-pages", "100"], "--sample-pages");
-    bad(&["numa02", "--mem", "1073741824"], "free memory");
+    bad(&["numa02", "--mem", "1073741824"], "free on node 0");
     bad(&["numa03"], "numa01_PER_NODE");
     bad(&["--threads", "0"], "from 1 to 4096");
     bad(&["--threads", "x"], "'x' is not a whole number");
