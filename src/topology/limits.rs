@@ -329,6 +329,7 @@ fn reserve(resource: Rlimit, cpus: usize, arenas_capped: bool) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::topology::tree;
 
     const MOUNTINFO: &str = "\
 24 30 0:22 / /sys rw,nosuid - sysfs sysfs rw
@@ -357,16 +358,6 @@ mod tests {
                 },
             ]
         );
-    }
-
-    fn tree(files: &[(&str, &str)]) -> tempfile::TempDir {
-        let dir = tempfile::tempdir().unwrap();
-        for (rel, text) in files {
-            let p = dir.path().join(rel);
-            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-            std::fs::write(p, text).unwrap();
-        }
-        dir
     }
 
     #[test]

@@ -17,6 +17,19 @@ mod sysfs;
 
 pub use limits::MemoryLimit;
 
+/// A captured tree of `files` (path relative to the root, contents) for
+/// the readers' tests.
+#[cfg(test)]
+pub(crate) fn tree(files: &[(&str, &str)]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    for (rel, text) in files {
+        let p = dir.path().join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    }
+    dir
+}
+
 /// Fits malloc to a resource limit on the address space; first thing in
 /// `main`, before any thread allocates (see
 /// [`crate::sys::process::cap_malloc_arenas_under_rlimit_as`]).

@@ -114,16 +114,7 @@ pub(super) fn read(src: &SysfsRoot) -> Option<Cpuset> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn tree(files: &[(&str, &str)]) -> tempfile::TempDir {
-        let dir = tempfile::tempdir().unwrap();
-        for (rel, text) in files {
-            let p = dir.path().join(rel);
-            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-            std::fs::write(p, text).unwrap();
-        }
-        dir
-    }
+    use crate::topology::tree;
 
     fn cpuset(files: &[(&str, &str)]) -> Option<Cpuset> {
         let d = tree(files);
