@@ -81,38 +81,13 @@ fn a_task_limit_ends_every_measuring_command_with_exit_1_naming_it() {
     ];
     for max in ["1", "2", "3"] {
         group.set("pids.max", max).unwrap();
-        let named = format!("pids.max {max} in cgroup");
         for args in cases {
             let mut cmd = group.command(&bin);
             cmd.args(args);
             if args[0] == "run" {
                 cmd.arg(tmp.path().join(format!("run{max}")));
             }
-            let Some(out) = run_bounded(cmd) else {
-                panic!("pids.max {max}: {args:?} still ran after {HANG:?}");
-            };
-            let err = String::from_utf8_lossy(&out.stderr);
-            let code = out.status.code();
-            assert!(!err.contains("panicked"), "pids.max {max}: {args:?}: {err}");
-            // One task is the process itself: no thread can start.
-            let allowed: &[i32] = if max == "1" { &[1] } else { &[0, 1] };
-            assert!(
-                code.is_some_and(|c| allowed.contains(&c)),
-                "pids.max {max}: {args:?} exited {code:?}: {err}"
-            );
-            if code == Some(1) {
-                assert!(
-                    err.contains("cannot start thread") && err.contains(&named),
-                    "pids.max {max}: {args:?}: {err}"
-                );
-                assert_eq!(
-                    err.lines()
-                        .filter(|l| l.contains("numabench: error"))
-                        .count(),
-                    1,
-                    "{err}"
-                );
-            }
+            check_under_limit(cmd, max, args, "cannot start thread");
         }
         // Reading documents needs no thread: read on the one there is.
         let mut cmd = group.command(&bin);
@@ -169,36 +144,44 @@ fn a_task_limit_ends_every_forking_command_with_one_line_naming_it() {
     ];
     for max in ["1", "2", "3"] {
         group.set("pids.max", max).unwrap();
-        let named = format!("pids.max {max} in cgroup");
         for args in cases {
             let mut cmd = group.command(&bin);
             cmd.args(args);
-            let Some(out) = run_bounded(cmd) else {
-                panic!("pids.max {max}: {args:?} still ran after {HANG:?}");
-            };
-            let err = String::from_utf8_lossy(&out.stderr);
-            let code = out.status.code();
-            assert!(!err.contains("panicked"), "pids.max {max}: {args:?}: {err}");
-            // The process itself is one task: nothing can be forked.
-            let allowed: &[i32] = if max == "1" { &[1] } else { &[0, 1] };
-            assert!(
-                code.is_some_and(|c| allowed.contains(&c)),
-                "pids.max {max}: {args:?} exited {code:?}: {err}"
-            );
-            if code == Some(1) {
-                assert!(
-                    err.contains("cannot start") && err.contains(&named),
-                    "pids.max {max}: {args:?}: {err}"
-                );
-                // Not one line per refused process or thread.
-                assert_eq!(
-                    err.lines()
-                        .filter(|l| l.contains("numabench: error"))
-                        .count(),
-                    1,
-                    "pids.max {max}: {args:?}: {err}"
-                );
-            }
+            check_under_limit(cmd, max, args, "cannot start");
         }
+    }
+}
+
+/// Runs `cmd` (numabench `args` inside a cgroup of `pids.max` = `max`):
+/// it ends in time without a panic, exit 1 where not even one more task
+/// may start (else 0 or 1), and a failure is one error line saying `what`
+/// and naming the limit.
+fn check_under_limit(cmd: std::process::Command, max: &str, args: &[&str], what: &str) {
+    let Some(out) = run_bounded(cmd) else {
+        panic!("pids.max {max}: {args:?} still ran after {HANG:?}");
+    };
+    let err = String::from_utf8_lossy(&out.stderr);
+    let code = out.status.code();
+    assert!(!err.contains("panicked"), "pids.max {max}: {args:?}: {err}");
+    // The process itself is one task: at 1 nothing more can start.
+    let allowed: &[i32] = if max == "1" { &[1] } else { &[0, 1] };
+    assert!(
+        code.is_some_and(|c| allowed.contains(&c)),
+        "pids.max {max}: {args:?} exited {code:?}: {err}"
+    );
+    if code == Some(1) {
+        let named = format!("pids.max {max} in cgroup");
+        assert!(
+            err.contains(what) && err.contains(&named),
+            "pids.max {max}: {args:?}: {err}"
+        );
+        // Not one line per refused process or thread.
+        assert_eq!(
+            err.lines()
+                .filter(|l| l.contains("numabench: error"))
+                .count(),
+            1,
+            "pids.max {max}: {args:?}: {err}"
+        );
     }
 }
