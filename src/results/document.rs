@@ -172,11 +172,6 @@ impl Record {
         self
     }
 
-    /// A text param's value; `None` where it is missing or not text.
-    pub fn str_param(&self, key: &str) -> Option<&str> {
-        self.params.get(key)?.as_str()
-    }
-
     /// Adds a metric. A value that is not finite (a rate over zero time, a
     /// run stopped before it moved a byte) was not measured: JSON has no
     /// way to say NaN or infinity, so it is left out rather than written as
