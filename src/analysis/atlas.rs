@@ -88,7 +88,7 @@ pub struct Atlas {
     /// The peak cell: best read/write mix and store kind with all the CPU
     /// node's cores, MB/s.
     pub peak_mix: Grid,
-    /// What the peak cell's best was: "<mix> <store>" per cell.
+    /// What the peak cell's best was: `<mix> <store>` per cell.
     pub peak_mix_names: BTreeMap<(usize, usize), String>,
     /// How the classes are found: as recorded with the measurement, else
     /// the default rule.

@@ -8,7 +8,7 @@
 //! K-means from random starts, which can miss them. Here the clustering is
 //! deterministic instead:
 //!
-//! * [`ckmeans`] is the optimal 1-D k-means (least within-cluster sum of
+//! * `ckmeans` is the optimal 1-D k-means (least within-cluster sum of
 //!   squared deviations) by dynamic programming over the sorted values, as in
 //!   Ckmeans.1d.dp. Inputs are a handful to a few hundred values, so the
 //!   O(k n²) table is cheap.

@@ -35,7 +35,7 @@ pub enum FleetCommand {
 ///
 /// One exclusive batch job per node (`sbatch --nodelist=NODE --nodes=1
 /// --exclusive`; an array cannot pin its tasks to nodes), each writing its
-/// results folder under DIR/<Slurm node name>. Nodes with a complete
+/// results folder under `DIR/<Slurm node name>`. Nodes with a complete
 /// results document anywhere under DIR, or a job for DIR pending or running,
 /// are not submitted again, so running it twice submits only what is
 /// missing. Exit status: 0 success; 2 bad input; 1 a failure (no usable

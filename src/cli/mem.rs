@@ -31,7 +31,7 @@ fn uint(s: &str) -> Result<u32, String> {
 /// (-G, shared by all), process (-P, shared by a process's threads) and
 /// thread (-T, private) memory, and print perf's metrics. Options, long
 /// names (with underscores) and defaults are perf's; each boolean also has
-/// a --no-<name> form, as in perf. Sizes are MB of 2^20 bytes; GB in the
+/// a `--no-<name>` form, as in perf. Sizes are MB of 2^20 bytes; GB in the
 /// results are 10^9 bytes.
 ///
 /// numabench adds one check perf does not make: before mapping anything it

@@ -68,7 +68,7 @@ fn burst_at(s: &str) -> Result<f64, String> {
 /// spent its time.
 ///
 /// NTASKS processes each do the same fixed work, a random update
-/// a[ix[i]] += b[i] over their own arrays (written by the task itself, so
+/// `a[ix[i]] += b[i]` over their own arrays (written by the task itself, so
 /// first touch places them), while a hackbench-like burst disturbs the
 /// scheduler; then per task the share of its time on each node, the node it
 /// started on (iSched), the node with most of its time (MSched), the node

@@ -223,7 +223,7 @@ macro_rules! simd_kernels {
                 fold_lanes(acc, sum)
             }
 
-            /// Read in [`STREAMS`] places at once: the array cut into that
+            /// Read in `STREAMS` places at once: the array cut into that
             /// many parts, each turn of the loop takes one line from every
             /// part. One core's read bandwidth is bounded by the misses it
             /// keeps in flight, and the prefetchers follow each part as a

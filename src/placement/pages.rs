@@ -158,7 +158,7 @@ pub fn page_nodes(addr: usize, len: usize, page_size: usize) -> Result<Vec<i32>,
 /// Page statuses for a sample of a range.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PageSample {
-    /// One status per sampled page, as [`page_nodes`] returns.
+    /// One status per sampled page, as `page_nodes` returns.
     pub status: Vec<i32>,
     /// Pages per sampling window: 1 when every page was queried.
     pub stride: usize,
@@ -209,7 +209,7 @@ fn windows(total: usize, stride: usize, seed: u64) -> impl Iterator<Item = (usiz
     })
 }
 
-/// Like [`page_nodes`], but queries at most `max_pages` pages spread over the
+/// Like `page_nodes`, but queries at most `max_pages` pages spread over the
 /// range (see [`sample_indices`]), so checking a 16 GiB buffer of 4 KiB
 /// pages (4 Mi pages) costs a fixed number of lookups. The per-node shares
 /// of the sample estimate those of the whole range; a placement that is
@@ -268,7 +268,7 @@ pub struct SampledPage {
     pub addr: usize,
     /// Pages of its window, which it stands for.
     pub weight: u64,
-    /// Its node, or a negative errno as [`page_nodes`] gives.
+    /// Its node, or a negative errno as `page_nodes` gives.
     pub status: i32,
 }
 
@@ -419,7 +419,7 @@ pub fn migrate_range(
 }
 
 /// The node of the page at `addr` (`get_mempolicy` with `MPOL_F_NODE |
-/// MPOL_F_ADDR`). Unlike [`page_nodes`] this faults the page in if it is not
+/// MPOL_F_ADDR`). Unlike `page_nodes` this faults the page in if it is not
 /// present, so an untouched page gets placed by the lookup itself.
 #[cfg(test)]
 pub fn page_node(addr: usize) -> Result<usize, PlacementError> {

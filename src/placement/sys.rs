@@ -227,7 +227,7 @@ pub fn move_pages(
     move_pages_of(0, pages, nodes, status, flags)
 }
 
-/// [`move_pages`] on process `pid` (0: this one). The kernel allows it where
+/// `move_pages` on process `pid` (0: this one). The kernel allows it where
 /// this process may read the other's memory (ptrace read access: its own
 /// children, same user); pages of another process are only ever read or
 /// moved with their contents, never changed.

@@ -32,7 +32,7 @@ pub(crate) fn tree(files: &[(&str, &str)]) -> tempfile::TempDir {
 
 /// Fits malloc to a resource limit on the address space; first thing in
 /// `main`, before any thread allocates (see
-/// [`crate::sys::process::cap_malloc_arenas_under_rlimit_as`]).
+/// `sys::process::cap_malloc_arenas_under_rlimit_as`).
 pub fn fit_malloc_to_rlimits() {
     crate::sys::process::cap_malloc_arenas_under_rlimit_as();
 }
