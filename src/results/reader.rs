@@ -18,6 +18,11 @@ impl Record {
         self.params.get(key)?.as_u64()
     }
 
+    /// A whole-number param as an index or a count (a node, a GPU, a size).
+    pub fn usize_param(&self, key: &str) -> Option<usize> {
+        usize::try_from(self.u64_param(key)?).ok()
+    }
+
     /// A number param, whole or not.
     pub fn f64_param(&self, key: &str) -> Option<f64> {
         self.params.get(key)?.as_f64()
@@ -135,6 +140,8 @@ mod tests {
             .metric("latency_ns", 90.5, "ns", Better::Lower);
         assert_eq!(r.u64_param(param::CPU_NODE), Some(1));
         assert_eq!(r.u64_param(param::PATTERN), None);
+        assert_eq!(r.usize_param(param::CPU_NODE), Some(1));
+        assert_eq!(r.usize_param("ratio"), None);
         assert_eq!(r.str_param(param::PATTERN), Some("page-local"));
         assert_eq!(r.str_param(param::CPU_NODE), None);
         assert_eq!(r.f64_param("ratio"), Some(0.5));
