@@ -315,7 +315,7 @@ mod tests {
         assert_eq!(doc.records[1].notes, ["128 KiB read not measured"]);
         assert_eq!(notes(&all), ["128 KiB read not measured"]);
         assert_eq!(warnings(&all), ["fixed thread count (-p 1)"]);
-        assert!(doc.records[0].params.contains_key(own::SCORE_WARNINGS));
+        assert!(doc.records[0].has_param(own::SCORE_WARNINGS));
     }
 
     #[test]
