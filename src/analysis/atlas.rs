@@ -95,10 +95,6 @@ pub struct Atlas {
     pub class_options: ClassOptions,
 }
 
-fn node_param(r: &Record, key: &str) -> Option<usize> {
-    r.u64_param(key).map(|v| v as usize)
-}
-
 /// The class options a `class_rule` record holds; what is missing or out
 /// of range keeps its default.
 fn class_rule(r: &Record) -> ClassOptions {
@@ -131,8 +127,8 @@ impl Atlas {
                 continue;
             }
             let (Some(c), Some(m)) = (
-                node_param(r, param::CPU_NODE),
-                node_param(r, param::MEM_NODE),
+                r.usize_param(param::CPU_NODE),
+                r.usize_param(param::MEM_NODE),
             ) else {
                 continue;
             };
@@ -149,7 +145,7 @@ impl Atlas {
                     if let Some(v) = r.value(metric::BANDWIDTH_MB_S) {
                         a.saturated.values.insert((c, m), v);
                     }
-                    if let Some(t) = node_param(r, param::THREADS) {
+                    if let Some(t) = r.usize_param(param::THREADS) {
                         a.saturated_threads.values.insert((c, m), t as f64);
                     }
                     if let Some(s) = r
