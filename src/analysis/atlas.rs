@@ -95,20 +95,16 @@ pub struct Atlas {
     pub class_options: ClassOptions,
 }
 
-fn node_param(r: &Record, key: &str) -> Option<usize> {
-    r.params.get(key)?.as_u64().map(|v| v as usize)
-}
-
 /// The class options a `class_rule` record holds; what is missing or out
 /// of range keeps its default.
 fn class_rule(r: &Record) -> ClassOptions {
     let mut o = ClassOptions::default();
-    if let Some(t) = r.params.get(mx::TOLERANCE_PCT).and_then(|v| v.as_f64())
+    if let Some(t) = r.f64_param(mx::TOLERANCE_PCT)
         && (0.0..=100.0).contains(&t)
     {
         o.tolerance = t / 100.0;
     }
-    if let Some(m) = r.params.get(mx::MERGE_CLOSE).and_then(|v| v.as_bool()) {
+    if let Some(m) = r.bool_param(mx::MERGE_CLOSE) {
         o.merge_close = m;
     }
     o
@@ -121,43 +117,35 @@ impl Atlas {
         let mut cpus = BTreeSet::new();
         let mut mems = BTreeSet::new();
         for r in records.into_iter().filter(|r| r.probe == probe::MATRIX) {
-            let kind = r
-                .params
-                .get(mx::KIND)
-                .and_then(|k| k.as_str())
-                .unwrap_or("");
+            let kind = r.str_param(mx::KIND).unwrap_or("");
             if kind == kind::CLASS_RULE {
                 a.class_options = class_rule(r);
                 continue;
             }
             if kind == kind::PEAK {
-                a.peak = r
-                    .params
-                    .get(mx::PEAK)
-                    .and_then(|p| serde_json::from_value(p.clone()).ok());
+                a.peak = r.param_as(mx::PEAK);
                 continue;
             }
             let (Some(c), Some(m)) = (
-                node_param(r, param::CPU_NODE),
-                node_param(r, param::MEM_NODE),
+                r.usize_param(param::CPU_NODE),
+                r.usize_param(param::MEM_NODE),
             ) else {
                 continue;
             };
-            let value = |k: &str| r.metrics.get(k).map(|m| m.value);
             let mut measured = true;
             match kind {
                 kind::SINGLE => {
-                    if let Some(v) = value(metric::BANDWIDTH_MB_S) {
+                    if let Some(v) = r.value(metric::BANDWIDTH_MB_S) {
                         a.single.values.insert((c, m), v);
                     }
                     a.kernel = r.str_param(param::KERNEL).map(Into::into);
                     a.variant = r.str_param(param::VARIANT).map(Into::into);
                 }
                 kind::SATURATED => {
-                    if let Some(v) = value(metric::BANDWIDTH_MB_S) {
+                    if let Some(v) = r.value(metric::BANDWIDTH_MB_S) {
                         a.saturated.values.insert((c, m), v);
                     }
-                    if let Some(t) = node_param(r, param::THREADS) {
+                    if let Some(t) = r.usize_param(param::THREADS) {
                         a.saturated_threads.values.insert((c, m), t as f64);
                     }
                     if let Some(s) = r
@@ -171,21 +159,21 @@ impl Atlas {
                     }
                 }
                 kind::LATENCY => {
-                    if let Some(v) = value(metric::LATENCY_NS) {
+                    if let Some(v) = r.value(metric::LATENCY_NS) {
                         a.latency.values.insert((c, m), v);
                     }
-                    if let Some(v) = value(metric::CV_PCT) {
+                    if let Some(v) = r.value(metric::CV_PCT) {
                         a.latency_cv.values.insert((c, m), v);
                     }
                     a.latency_pattern = Some(pattern_label(r));
                     a.latency_chase = Some(chase_label(r));
-                    a.latency_size = r.params.get(param::SIZE_BYTES).and_then(|v| v.as_u64());
+                    a.latency_size = r.u64_param(param::SIZE_BYTES);
                 }
                 kind::PEAK_MIX => {
-                    if let Some(v) = value(metric::BANDWIDTH_MB_S) {
+                    if let Some(v) = r.value(metric::BANDWIDTH_MB_S) {
                         a.peak_mix.values.insert((c, m), v);
                     }
-                    let text = |k: &str| r.params.get(k).and_then(|v| v.as_str()).unwrap_or("?");
+                    let text = |k: &str| r.str_param(k).unwrap_or("?");
                     let (mix, store) = (text(pk::MIX), text(pk::STORE));
                     a.peak_mix_names.insert((c, m), format!("{mix} {store}"));
                     // Its note lists every candidate: the record keeps it,
@@ -269,8 +257,8 @@ pub fn chase_label(r: &Record) -> String {
 /// (records from before patterns, whose chase was full-random).
 pub fn pattern_label(r: &Record) -> String {
     use crate::kernels::pattern::Pattern;
-    let num = |k: &str| r.params.get(k).and_then(|v| v.as_u64()).unwrap_or(0) as usize;
-    match r.params.get(param::PATTERN).and_then(|v| v.as_str()) {
+    let num = |k: &str| r.u64_param(k).unwrap_or(0) as usize;
+    match r.str_param(param::PATTERN) {
         None => Pattern::FULL_RANDOM.to_string(),
         Some(kind) => Pattern::from_parts(kind, num(param::WINDOW_BYTES), num(param::STRIDE_BYTES))
             .map_or_else(|_| kind.to_string(), |p| p.to_string()),

@@ -185,7 +185,7 @@ pub fn compare(base: &Document, others: &[&Document], metrics: Metrics) -> Compa
                 .iter()
                 .map(|o| {
                     let o = (*o)?;
-                    let value = o.metrics.get(key)?.value;
+                    let value = o.value(key)?;
                     let change = change_pct(m.value, value, m.better);
                     let samples = o.samples.get(key).map_or(&[][..], Vec::as_slice);
                     Some(Cell {

@@ -212,7 +212,7 @@ fn per_core_finding(records: &[Record]) -> Option<Finding> {
     let s = records
         .iter()
         .find(|r| r.probe == probe::MATRIX && r.name.starts_with(kind::PER_CORE_SUMMARY))?;
-    let equivalent = s.params.get(mx::EQUIVALENT)?.as_bool()?;
+    let equivalent = s.bool_param(mx::EQUIVALENT)?;
     Some(if equivalent {
         Finding::info(
             "the cores of the node measured are equivalent: one core stands for its node".into(),

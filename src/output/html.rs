@@ -147,7 +147,7 @@ fn other_part(run: &Run<'_>, views: &[&dyn View]) -> String {
 /// A record's moment of convergence (`convergence_s`) as a marker on its
 /// series over time.
 fn convergence_marker(r: &Record, series: &crate::results::Series) -> Vec<Marker> {
-    match r.metrics.get(crate::results::names::metric::CONVERGENCE_S) {
+    match r.measured(crate::results::names::metric::CONVERGENCE_S) {
         Some(m) if series.x_unit == "s" && m.value.is_finite() => vec![Marker {
             x: m.value,
             label: format!("converged {:.1} s", m.value),

@@ -166,11 +166,7 @@ pub fn long_csv(records: &[&Record]) -> Csv {
     for r in records {
         let fixed: Vec<String> = [r.probe.clone(), r.name.clone()]
             .into_iter()
-            .chain(params.iter().map(|k| match r.params.get(*k) {
-                None | Some(serde_json::Value::Null) => String::new(),
-                Some(serde_json::Value::String(s)) => s.clone(),
-                Some(v) => v.to_string(),
-            }))
+            .chain(params.iter().map(|k| r.param_shown(k).unwrap_or_default()))
             .collect();
         for (name, m) in &r.metrics {
             let mut row = fixed.clone();

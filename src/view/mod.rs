@@ -162,10 +162,10 @@ pub fn series_charts(records: &[&Record]) -> Vec<Chart> {
 }
 
 fn convergence_marker(r: &Record, series: &crate::results::Series) -> Vec<Marker> {
-    match r.metrics.get(crate::results::names::metric::CONVERGENCE_S) {
-        Some(m) if series.x_unit == "s" && m.value.is_finite() => vec![Marker {
-            x: m.value,
-            label: format!("converged {:.1} s", m.value),
+    match r.value(crate::results::names::metric::CONVERGENCE_S) {
+        Some(at) if series.x_unit == "s" => vec![Marker {
+            x: at,
+            label: format!("converged {at:.1} s"),
         }],
         _ => Vec::new(),
     }

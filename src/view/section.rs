@@ -78,18 +78,18 @@ pub fn metrics_table(title: &str, records: &[&crate::results::Record]) -> Sectio
         .chain(keys.iter().map(|k| {
             let unit = records
                 .iter()
-                .find_map(|r| r.metrics.get(*k))
+                .find_map(|r| r.measured(k))
                 .map_or(String::new(), |m| format!(" ({})", m.unit));
             format!("{k}{unit}")
         }))
         .collect();
     for r in records {
         let cells = keys.iter().map(|k| {
-            r.metrics.get(*k).map_or("-".into(), |m| {
-                if m.value.abs() >= 100.0 {
-                    format!("{:.0}", m.value)
+            r.value(k).map_or("-".into(), |v| {
+                if v.abs() >= 100.0 {
+                    format!("{v:.0}")
                 } else {
-                    format!("{:.3}", m.value)
+                    format!("{v:.3}")
                 }
             })
         });

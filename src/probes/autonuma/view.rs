@@ -193,9 +193,7 @@ fn csv_row(r: &Record, run: &Run, nodes: &[String]) -> Vec<String> {
     let opt = |v: Option<f64>| v.map_or(String::new(), |v| v.to_string());
     let mut row = vec![
         facts::label_of(r),
-        r.params
-            .get(ap::RUN)
-            .map_or(String::new(), |v| v.to_string()),
+        r.param_shown(ap::RUN).unwrap_or_default(),
         match run.end {
             facts::End::Whole => "whole",
             facts::End::Interrupted => "interrupted",

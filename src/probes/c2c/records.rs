@@ -178,7 +178,7 @@ mod tests {
         assert_eq!(recs[0].params[cp::PINNING_VERIFIED], true);
         assert_eq!(recs[0].placement.as_ref().unwrap().cpus_seen, [0, 1]);
         assert_eq!(recs[0].samples[metric::LATENCY_NS].len(), 4);
-        assert!(recs[0].notes.is_empty() && !recs[0].params.contains_key(cp::SAMPLED));
+        assert!(recs[0].notes.is_empty() && !recs[0].has_param(cp::SAMPLED));
     }
 
     #[test]

@@ -72,42 +72,25 @@ fn directed(v: &str) -> bool {
     v == variant::CLEAN_READ || v == variant::MODIFIED_READ
 }
 
-fn uint(r: &Record, k: &str) -> Option<usize> {
-    r.params.get(k)?.as_u64().map(|v| v as usize)
-}
-
 fn cell(r: &Record) -> Option<Cell> {
-    let m = |k: &str| r.metrics.get(k).map(|m| m.value);
     Some(Cell {
-        variant: r.params.get(param::VARIANT)?.as_str()?.to_string(),
-        a: uint(r, param::CPU)?,
-        b: uint(r, cp::PEER_CPU)?,
-        node_a: uint(r, param::CPU_NODE),
-        node_b: uint(r, cp::PEER_NODE),
-        class: r
-            .params
-            .get(cp::CLASS)
-            .and_then(|c| c.as_str())
-            .and_then(PairClass::parse),
-        median: m(metric::LATENCY_NS),
-        iqr: m(cm::LATENCY_IQR_NS),
-        min: m(cm::LATENCY_MIN_NS),
-        mean: m(cm::LATENCY_MEAN_NS),
-        cv: m(metric::CV_PCT),
-        samples: uint(r, cp::SAMPLES).unwrap_or(0) as u64,
-        iterations: uint(r, cp::ITERATIONS).unwrap_or(0) as u64,
-        verified: r
-            .params
-            .get(cp::PINNING_VERIFIED)
-            .and_then(|v| v.as_bool())
-            .unwrap_or(false),
-        group_pairs: uint(r, cp::GROUP_PAIRS),
-        line_home: r
-            .params
-            .get(cp::LINE_HOME)
-            .and_then(|v| v.as_str())
-            .map(String::from),
-        line_node: uint(r, param::MEM_NODE),
+        variant: r.str_param(param::VARIANT)?.to_string(),
+        a: r.usize_param(param::CPU)?,
+        b: r.usize_param(cp::PEER_CPU)?,
+        node_a: r.usize_param(param::CPU_NODE),
+        node_b: r.usize_param(cp::PEER_NODE),
+        class: r.str_param(cp::CLASS).and_then(PairClass::parse),
+        median: r.value(metric::LATENCY_NS),
+        iqr: r.value(cm::LATENCY_IQR_NS),
+        min: r.value(cm::LATENCY_MIN_NS),
+        mean: r.value(cm::LATENCY_MEAN_NS),
+        cv: r.value(metric::CV_PCT),
+        samples: r.u64_param(cp::SAMPLES).unwrap_or(0),
+        iterations: r.u64_param(cp::ITERATIONS).unwrap_or(0),
+        verified: r.bool_param(cp::PINNING_VERIFIED).unwrap_or(false),
+        group_pairs: r.usize_param(cp::GROUP_PAIRS),
+        line_home: r.str_param(cp::LINE_HOME).map(String::from),
+        line_node: r.usize_param(param::MEM_NODE),
         line_on_node_pct: r.placement.as_ref().and_then(|p| p.on_target_pct),
     })
 }
@@ -184,7 +167,7 @@ fn ns(v: Option<f64>) -> String {
 }
 
 fn sampled(records: &[&Record]) -> bool {
-    records.iter().any(|r| r.params.contains_key(cp::SAMPLED))
+    records.iter().any(|r| r.has_param(cp::SAMPLED))
 }
 
 fn cpus_of(cells: &[Cell]) -> Vec<usize> {

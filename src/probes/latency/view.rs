@@ -12,18 +12,6 @@ use std::collections::{BTreeSet, HashMap};
 /// The latency probe's view (registered in `probes::VIEWS`).
 pub struct LatencyView;
 
-fn num(r: &Record, key: &str) -> Option<u64> {
-    r.params.get(key).and_then(|v| v.as_u64())
-}
-
-fn text<'a>(r: &'a Record, key: &str) -> &'a str {
-    r.params.get(key).and_then(|v| v.as_str()).unwrap_or("?")
-}
-
-fn value(r: &Record, key: &str) -> Option<f64> {
-    r.metrics.get(key).map(|m| m.value)
-}
-
 use crate::analysis::atlas::pattern_label as pattern_of;
 
 /// (pattern, pages asked) groups in the order first met; stride chases
@@ -32,9 +20,12 @@ fn groups(records: &[&Record]) -> Vec<(String, String)> {
     let mut out: Vec<(String, String)> = Vec::new();
     for r in records
         .iter()
-        .filter(|r| text(r, param::PATTERN) != Pattern::STRIDE)
+        .filter(|r| r.str_param(param::PATTERN).unwrap_or("?") != Pattern::STRIDE)
     {
-        let g = (pattern_of(r), text(r, param::PAGES_ASKED).to_string());
+        let g = (
+            pattern_of(r),
+            r.str_param(param::PAGES_ASKED).unwrap_or("?").to_string(),
+        );
         if !out.contains(&g) {
             out.push(g);
         }
@@ -46,12 +37,12 @@ fn in_group<'a>(records: &[&'a Record], g: &(String, String)) -> Vec<&'a Record>
     records
         .iter()
         .copied()
-        .filter(|r| pattern_of(r) == g.0 && text(r, param::PAGES_ASKED) == g.1)
+        .filter(|r| pattern_of(r) == g.0 && r.str_param(param::PAGES_ASKED).unwrap_or("?") == g.1)
         .collect()
 }
 
 fn axes(records: &[&Record]) -> (Vec<u64>, Vec<u64>) {
-    let set = |k| -> BTreeSet<u64> { records.iter().filter_map(|r| num(r, k)).collect() };
+    let set = |k| -> BTreeSet<u64> { records.iter().filter_map(|r| r.u64_param(k)).collect() };
     (
         set(param::CPU_NODE).into_iter().collect(),
         set(param::MEM_NODE).into_iter().collect(),
@@ -63,7 +54,7 @@ fn axes(records: &[&Record]) -> (Vec<u64>, Vec<u64>) {
 fn cells<'a>(records: &[&'a Record]) -> HashMap<(u64, u64), &'a Record> {
     let mut by_pair = HashMap::new();
     for r in records {
-        if let (Some(c), Some(m)) = (num(r, param::CPU_NODE), num(r, param::MEM_NODE)) {
+        if let (Some(c), Some(m)) = (r.u64_param(param::CPU_NODE), r.u64_param(param::MEM_NODE)) {
             by_pair.entry((c, m)).or_insert(*r);
         }
     }
@@ -72,7 +63,10 @@ fn cells<'a>(records: &[&'a Record]) -> HashMap<(u64, u64), &'a Record> {
 
 /// What the pages of a group really were, where not what was asked.
 fn got(records: &[&Record]) -> String {
-    let kinds: BTreeSet<&str> = records.iter().map(|r| text(r, param::PAGE_SIZE)).collect();
+    let kinds: BTreeSet<&str> = records
+        .iter()
+        .map(|r| r.str_param(param::PAGE_SIZE).unwrap_or("?"))
+        .collect();
     kinds.into_iter().collect::<Vec<_>>().join("/")
 }
 
@@ -85,7 +79,7 @@ fn title(g: &(String, String), records: &[&Record]) -> String {
     };
     let size = records
         .first()
-        .and_then(|r| num(r, param::SIZE_BYTES))
+        .and_then(|r| r.u64_param(param::SIZE_BYTES))
         .map_or(String::new(), |b| {
             format!(", {} buffer", crate::units::bytes(b))
         });
@@ -108,8 +102,8 @@ fn grid(g: &(String, String), records: &[&Record]) -> Section {
             // A record from a file may lack either figure: "-" for what
             // is missing, never NaN.
             let shown = at.get(&(c, m)).and_then(|r| {
-                let ns = value(r, metric::LATENCY_NS)?;
-                Some(match value(r, metric::CV_PCT) {
+                let ns = r.value(metric::LATENCY_NS)?;
+                Some(match r.value(metric::CV_PCT) {
                     Some(cv) => format!("{ns:.1} ({cv:.1}%)"),
                     None => format!("{ns:.1}"),
                 })
@@ -135,7 +129,7 @@ fn heatmap(g: &(String, String), records: &[&Record]) -> Heatmap {
             .map(|&c| {
                 let cells: Vec<Option<f64>> = mems
                     .iter()
-                    .map(|&m| at.get(&(c, m)).and_then(|r| value(r, metric::LATENCY_NS)))
+                    .map(|&m| at.get(&(c, m)).and_then(|r| r.value(metric::LATENCY_NS)))
                     .collect();
                 HeatRow {
                     label: c.to_string(),
@@ -156,17 +150,20 @@ fn stride_chart(records: &[&Record]) -> Option<Chart> {
     let strides: Vec<&Record> = records
         .iter()
         .copied()
-        .filter(|r| text(r, param::PATTERN) == Pattern::STRIDE)
+        .filter(|r| r.str_param(param::PATTERN).unwrap_or("?") == Pattern::STRIDE)
         .collect();
     let mut lines: Vec<Line> = Vec::new();
     for r in &strides {
         let label = format!(
             "cpu {} -> mem {}, {}",
-            num(r, param::CPU_NODE).unwrap_or(0),
-            num(r, param::MEM_NODE).unwrap_or(0),
-            text(r, param::PAGES_ASKED)
+            r.u64_param(param::CPU_NODE).unwrap_or(0),
+            r.u64_param(param::MEM_NODE).unwrap_or(0),
+            r.str_param(param::PAGES_ASKED).unwrap_or("?")
         );
-        let (Some(x), Some(y)) = (num(r, param::STRIDE_BYTES), value(r, metric::LATENCY_NS)) else {
+        let (Some(x), Some(y)) = (
+            r.u64_param(param::STRIDE_BYTES),
+            r.value(metric::LATENCY_NS),
+        ) else {
             continue;
         };
         match lines.iter_mut().find(|l| l.label == label) {
@@ -281,16 +278,16 @@ impl View for LatencyView {
         let rows = records
             .iter()
             .map(|r| {
-                let n = |k| num(r, k).map_or(String::new(), |v| v.to_string());
-                let v = |k| value(r, k).map_or(String::new(), |v| format!("{v:.2}"));
+                let n = |k| r.u64_param(k).map_or(String::new(), |v| v.to_string());
+                let v = |k| r.value(k).map_or(String::new(), |v| format!("{v:.2}"));
                 vec![
                     n(param::CPU_NODE),
                     n(param::MEM_NODE),
-                    text(r, param::PATTERN).to_string(),
+                    r.str_param(param::PATTERN).unwrap_or("?").to_string(),
                     n(param::WINDOW_BYTES),
                     n(param::STRIDE_BYTES),
-                    text(r, param::PAGES_ASKED).to_string(),
-                    text(r, param::PAGE_SIZE).to_string(),
+                    r.str_param(param::PAGES_ASKED).unwrap_or("?").to_string(),
+                    r.str_param(param::PAGE_SIZE).unwrap_or("?").to_string(),
                     n(param::SIZE_BYTES),
                     v(metric::LATENCY_NS),
                     v(metric::CV_PCT),

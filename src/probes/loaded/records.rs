@@ -304,7 +304,7 @@ mod tests {
         ]));
         assert_eq!(recs.len(), 5);
         let idle = &recs[0];
-        assert!(idle.params.get(lp::DELAY_NS).is_none());
+        assert!(!idle.has_param(lp::DELAY_NS));
         assert_eq!(idle.params[lp::INJECTORS], 0);
         // The idle point's placement is the chase's alone; loaded ones add
         // the injectors' CPUs.
@@ -322,10 +322,7 @@ mod tests {
             "{k}"
         );
         assert_eq!(m(ld::metric::MAX_BANDWIDTH_MB_S), 20_000.0);
-        assert!(
-            recs.iter()
-                .all(|r| !r.params.contains_key(lp::NOT_MONOTONE))
-        );
+        assert!(recs.iter().all(|r| !r.has_param(lp::NOT_MONOTONE)));
     }
 
     #[test]
@@ -339,11 +336,9 @@ mod tests {
             && r.params[param::WINDOW_BYTES] == 256 << 10
             && r.params[param::SPACING_BYTES] == 256));
         let recs = records_of(curve(&[(None, 0.0, 100.0)]));
-        assert!(
-            recs.iter()
-                .all(|r| r.params[param::PATTERN] == "full-random"
-                    && !r.params.contains_key(param::WINDOW_BYTES))
-        );
+        assert!(recs.iter().all(
+            |r| r.params[param::PATTERN] == "full-random" && !r.has_param(param::WINDOW_BYTES)
+        ));
     }
 
     #[test]

@@ -11,35 +11,12 @@ use crate::view::{Block, Chart, Csv, Line, Marker, Section, View};
 /// The loaded-latency view, registered in `probes::VIEWS`.
 pub struct LoadedView;
 
-fn text_of(r: &Record, key: &str) -> Option<String> {
-    r.params.get(key).map(|v| match v {
-        serde_json::Value::String(s) => s.clone(),
-        serde_json::Value::Array(a) => a
-            .iter()
-            .map(|x| x.to_string())
-            .collect::<Vec<_>>()
-            .join(","),
-        other => other.to_string(),
-    })
-}
-
-fn num(r: &Record, key: &str) -> Option<f64> {
-    r.params.get(key).and_then(serde_json::Value::as_f64)
-}
-
-fn value(r: &Record, key: &str) -> Option<f64> {
-    r.metrics
-        .get(key)
-        .map(|m| m.value)
-        .filter(|v| v.is_finite())
-}
-
 fn is(r: &Record, k: &str) -> bool {
-    text_of(r, ld::param::KIND).as_deref() == Some(k)
+    r.str_param(ld::param::KIND) == Some(k)
 }
 
 fn pair_of(r: &Record) -> (i64, i64) {
-    let n = |k| num(r, k).map_or(-1, |v| v as i64);
+    let n = |k| r.f64_param(k).map_or(-1, |v| v as i64);
     (n(param::CPU_NODE), n(param::MEM_NODE))
 }
 
@@ -87,7 +64,8 @@ fn fmt(v: Option<f64>, digits: usize) -> String {
 }
 
 fn delay(r: &Record) -> String {
-    num(r, ld::param::DELAY_NS).map_or(IDLE.into(), |d| format!("{d:.0}"))
+    r.f64_param(ld::param::DELAY_NS)
+        .map_or(IDLE.into(), |d| format!("{d:.0}"))
 }
 
 impl View for LoadedView {
@@ -141,10 +119,10 @@ fn summary(pairs: &[Pair<'_>]) -> Section {
     .to_vec();
     for p in pairs {
         let k = p.knee;
-        let get = |key: &str| k.and_then(|r| value(r, key));
+        let get = |key: &str| k.and_then(|r| r.value(key));
         s.rows.push(vec![
             p.label(),
-            fmt(k.and_then(|r| num(r, ld::param::INJECTORS)), 0),
+            fmt(k.and_then(|r| r.f64_param(ld::param::INJECTORS)), 0),
             fmt(get(ld::metric::IDLE_LATENCY_NS), 1),
             fmt(get(ld::metric::KNEE_BANDWIDTH_MB_S), 0),
             fmt(get(ld::metric::KNEE_LATENCY_NS), 1),
@@ -162,12 +140,12 @@ fn summary(pairs: &[Pair<'_>]) -> Section {
     {
         s.lines.push(format!(
             "chase: {} through {} on {} pages; injectors: {} with kernel {}, a spin of {} ns per iteration calibrated on this CPU",
-            text_of(r, crate::results::names::param::PATTERN).unwrap_or_default(),
-            crate::units::bytes(num(r, param::SIZE_BYTES).unwrap_or(0.0) as u64),
-            text_of(r, param::PAGE_SIZE).unwrap_or_default(),
-            text_of(r, ld::param::MIX).unwrap_or_default(),
-            text_of(r, param::KERNEL).unwrap_or_default(),
-            fmt(num(r, ld::param::NS_PER_SPIN), 2),
+            r.param_shown(crate::results::names::param::PATTERN).unwrap_or_default(),
+            crate::units::bytes(r.f64_param(param::SIZE_BYTES).unwrap_or(0.0) as u64),
+            r.param_shown(param::PAGE_SIZE).unwrap_or_default(),
+            r.param_shown(ld::param::MIX).unwrap_or_default(),
+            r.param_shown(param::KERNEL).unwrap_or_default(),
+            fmt(r.f64_param(ld::param::NS_PER_SPIN), 2),
         ));
     }
     s
@@ -180,13 +158,17 @@ fn pair_section(p: &Pair<'_>) -> Section {
         p.cpu_node,
         p.mem_node,
         first
-            .and_then(|r| text_of(r, param::CPU))
+            .and_then(|r| r.param_shown(param::CPU))
             .unwrap_or_default(),
         first
-            .and_then(|r| text_of(r, ld::param::INJECTOR_CPUS))
+            .and_then(|r| r.list_param(ld::param::INJECTOR_CPUS))
+            .map(|cpus| {
+                let cpus: Vec<String> = cpus.iter().map(|c| c.to_string()).collect();
+                cpus.join(",")
+            })
             .unwrap_or_default(),
         first
-            .and_then(|r| text_of(r, ld::param::INJECTOR_NODE))
+            .and_then(|r| r.param_shown(ld::param::INJECTOR_NODE))
             .unwrap_or_default(),
     ));
     s.header = [
@@ -203,22 +185,22 @@ fn pair_section(p: &Pair<'_>) -> Section {
     .to_vec();
     let idle = p
         .knee
-        .and_then(|k| value(k, ld::metric::IDLE_LATENCY_NS))
-        .or_else(|| p.points.first().and_then(|r| value(r, metric::LATENCY_NS)));
+        .and_then(|k| k.value(ld::metric::IDLE_LATENCY_NS))
+        .or_else(|| p.points.first().and_then(|r| r.value(metric::LATENCY_NS)));
     for r in &p.points {
-        let lat = value(r, metric::LATENCY_NS);
-        let flag = if r.params.contains_key(ld::param::NOT_MONOTONE) {
+        let lat = r.value(metric::LATENCY_NS);
+        let flag = if r.has_param(ld::param::NOT_MONOTONE) {
             " (!)"
         } else {
             ""
         };
         s.rows.push(vec![
             delay(r),
-            fmt(num(r, ld::param::SPINS), 0),
-            fmt(num(r, ld::param::INJECTORS), 0),
-            fmt(value(r, metric::BANDWIDTH_MB_S), 0),
+            fmt(r.f64_param(ld::param::SPINS), 0),
+            fmt(r.f64_param(ld::param::INJECTORS), 0),
+            fmt(r.value(metric::BANDWIDTH_MB_S), 0),
             format!("{}{flag}", fmt(lat, 1)),
-            fmt(value(r, metric::CV_PCT), 1),
+            fmt(r.value(metric::CV_PCT), 1),
             fmt(lat.zip(idle).map(|(l, i)| l / i), 2),
             fmt(r.placement.as_ref().and_then(|x| x.on_target_pct), 1),
         ]);
@@ -244,15 +226,15 @@ fn chart(pairs: &[Pair<'_>]) -> Chart {
                 .iter()
                 .filter_map(|r| {
                     Some((
-                        value(r, metric::BANDWIDTH_MB_S)?,
-                        value(r, metric::LATENCY_NS)?,
+                        r.value(metric::BANDWIDTH_MB_S)?,
+                        r.value(metric::LATENCY_NS)?,
                     ))
                 })
                 .collect(),
         });
         if let Some(x) = p
             .knee
-            .and_then(|k| value(k, ld::metric::KNEE_BANDWIDTH_MB_S))
+            .and_then(|k| k.value(ld::metric::KNEE_BANDWIDTH_MB_S))
         {
             c.markers.push(Marker {
                 x,
@@ -286,12 +268,12 @@ fn csv(records: &[&Record]) -> Csv {
             c.to_string(),
             m.to_string(),
             delay(r),
-            fmt(num(r, ld::param::SPINS), 0),
-            fmt(num(r, ld::param::INJECTORS), 0),
-            fmt(value(r, metric::BANDWIDTH_MB_S), 1),
-            fmt(value(r, metric::LATENCY_NS), 2),
-            fmt(value(r, metric::LATENCY_STDDEV_NS), 2),
-            fmt(value(r, metric::CV_PCT), 2),
+            fmt(r.f64_param(ld::param::SPINS), 0),
+            fmt(r.f64_param(ld::param::INJECTORS), 0),
+            fmt(r.value(metric::BANDWIDTH_MB_S), 1),
+            fmt(r.value(metric::LATENCY_NS), 2),
+            fmt(r.value(metric::LATENCY_STDDEV_NS), 2),
+            fmt(r.value(metric::CV_PCT), 2),
         ]);
     }
     for r in records {

@@ -147,28 +147,11 @@ fn scaling_chart(a: &Atlas) -> Option<Chart> {
     })
 }
 
-fn value(r: &Record, key: &str) -> Option<f64> {
-    r.metrics.get(key).map(|m| m.value)
-}
-
-fn kind_of(r: &Record) -> Option<&str> {
-    r.params.get(mx::param::KIND).and_then(|k| k.as_str())
-}
-
-fn node_of(r: &Record, key: &str) -> u64 {
-    r.params.get(key).and_then(|v| v.as_u64()).unwrap_or(0)
-}
-
 fn per_core_rows<'a>(records: &'a [&'a Record]) -> impl Iterator<Item = (u64, f64)> + 'a {
     records
         .iter()
-        .filter(|r| kind_of(r) == Some(kind::PER_CORE))
-        .filter_map(|r| {
-            Some((
-                r.params.get(param::CPU)?.as_u64()?,
-                value(r, metric::BANDWIDTH_MB_S)?,
-            ))
-        })
+        .filter(|r| r.str_param(mx::param::KIND) == Some(kind::PER_CORE))
+        .filter_map(|r| Some((r.u64_param(param::CPU)?, r.value(metric::BANDWIDTH_MB_S)?)))
 }
 
 fn per_core_csv(records: &[&Record]) -> Csv {
@@ -189,9 +172,12 @@ fn per_core_summary<'a>(records: &[&'a Record]) -> (Option<&'a Record>, u64, u64
     let summary = records
         .iter()
         .copied()
-        .find(|r| kind_of(r) == Some(kind::PER_CORE_SUMMARY));
+        .find(|r| r.str_param(mx::param::KIND) == Some(kind::PER_CORE_SUMMARY));
     let (c, m) = summary.map_or((0, 0), |r| {
-        (node_of(r, param::CPU_NODE), node_of(r, param::MEM_NODE))
+        (
+            r.u64_param(param::CPU_NODE).unwrap_or(0),
+            r.u64_param(param::MEM_NODE).unwrap_or(0),
+        )
     });
     (summary, c, m)
 }
@@ -206,7 +192,7 @@ fn per_core_section(records: &[&Record]) -> Section {
     ));
     s.header = vec!["cpu".into(), "MB/s".into(), "vs mean".into()];
     let mean = summary
-        .and_then(|r| value(r, metric::BANDWIDTH_MB_S))
+        .and_then(|r| r.value(metric::BANDWIDTH_MB_S))
         .unwrap_or(0.0);
     for (cpu, v) in per_core_rows(records) {
         let dev = if mean > 0.0 {
@@ -228,13 +214,16 @@ fn per_core_section(records: &[&Record]) -> Section {
 
 /// The spread of the per-core figures and whether one core stands for all.
 fn per_core_verdict(r: &Record, mean: f64) -> [String; 2] {
-    let sd = value(r, mx::metric::STDDEV_MB_S).unwrap_or(0.0);
+    let sd = r.value(mx::metric::STDDEV_MB_S).unwrap_or(0.0);
     let (lo, hi) = (
-        value(r, mx::metric::CI95_LOW_MB_S).unwrap_or(0.0),
-        value(r, mx::metric::CI95_HIGH_MB_S).unwrap_or(0.0),
+        r.value(mx::metric::CI95_LOW_MB_S).unwrap_or(0.0),
+        r.value(mx::metric::CI95_HIGH_MB_S).unwrap_or(0.0),
     );
-    let dev = value(r, mx::metric::MAX_DEVIATION_PCT).unwrap_or(0.0);
-    let equivalent = r.params.get(mx::param::EQUIVALENT).map(|v| v.as_bool());
+    let dev = r.value(mx::metric::MAX_DEVIATION_PCT).unwrap_or(0.0);
+    // Present and null: the runs could not tell.
+    let equivalent = r
+        .has_param(mx::param::EQUIVALENT)
+        .then(|| r.bool_param(mx::param::EQUIVALENT));
     let bound = super::EQUIVALENT_PCT;
     [
         format!(
@@ -261,7 +250,7 @@ fn per_core_verdict(r: &Record, mean: f64) -> [String; 2] {
 fn runs_asked(records: &[&Record]) -> Option<u64> {
     per_core_summary(records)
         .0
-        .and_then(|r| r.params.get(mx::param::RUNS)?.as_u64())
+        .and_then(|r| r.u64_param(mx::param::RUNS))
 }
 
 /// The per-core records of a `--runs` run, in the order measured.
@@ -269,12 +258,12 @@ fn core_records<'a>(records: &'a [&'a Record]) -> impl Iterator<Item = &'a Recor
     records
         .iter()
         .copied()
-        .filter(|r| kind_of(r) == Some(kind::PER_CORE))
+        .filter(|r| r.str_param(mx::param::KIND) == Some(kind::PER_CORE))
 }
 
 /// A figure of a record with `digits` decimals, "-" where it has none.
 fn fig(r: &Record, key: &str, digits: usize) -> String {
-    value(r, key).map_or("-".into(), |v| format!("{v:.digits$}"))
+    r.value(key).map_or("-".into(), |v| format!("{v:.digits$}"))
 }
 
 /// `--per-core --runs N` as the thesis' Table 3.2: a row per core with
@@ -293,14 +282,14 @@ fn runs_section(records: &[&Record]) -> Section {
     .map(String::from)
     .to_vec();
     let mean = summary
-        .and_then(|r| value(r, metric::BANDWIDTH_MB_S))
+        .and_then(|r| r.value(metric::BANDWIDTH_MB_S))
         .unwrap_or(0.0);
     for r in core_records(records) {
-        let v = value(r, metric::BANDWIDTH_MB_S).unwrap_or(0.0);
-        let sd = value(r, mx::metric::STDDEV_MB_S).unwrap_or(0.0);
+        let v = r.value(metric::BANDWIDTH_MB_S).unwrap_or(0.0);
+        let sd = r.value(mx::metric::STDDEV_MB_S).unwrap_or(0.0);
         let ci = match (
-            value(r, mx::metric::CI95_LOW_MB_S),
-            value(r, mx::metric::CI95_HIGH_MB_S),
+            r.value(mx::metric::CI95_LOW_MB_S),
+            r.value(mx::metric::CI95_HIGH_MB_S),
         ) {
             (Some(lo), Some(hi)) => format!("({lo:.1}; {hi:.1})"),
             _ => "-".into(),
@@ -311,13 +300,9 @@ fn runs_section(records: &[&Record]) -> Section {
             0.0
         };
         s.rows.push(vec![
-            r.params
-                .get(param::CPU)
-                .map_or("-".into(), |c| c.to_string()),
-            node_of(r, param::CPU_NODE).to_string(),
-            r.params
-                .get(mx::param::RUNS)
-                .map_or("-".into(), |n| n.to_string()),
+            r.param_shown(param::CPU).unwrap_or_else(|| "-".into()),
+            r.u64_param(param::CPU_NODE).unwrap_or(0).to_string(),
+            r.param_shown(mx::param::RUNS).unwrap_or_else(|| "-".into()),
             format!("{v:.0}"),
             if v > 0.0 {
                 format!("{sd:.1} ({:.2}%)", 100.0 * sd / v)
@@ -351,8 +336,6 @@ fn runs_csv(records: &[&Record]) -> Csv {
         mx::metric::MIN_MB_S,
         mx::metric::MAX_MB_S,
     ];
-    let param_text =
-        |r: &Record, key: &str| r.params.get(key).map_or(String::new(), |v| v.to_string());
     Csv {
         header: [
             param::CPU,
@@ -373,11 +356,11 @@ fn runs_csv(records: &[&Record]) -> Csv {
                     mx::param::RUNS,
                 ]
                 .iter()
-                .map(|k| param_text(r, k))
+                .map(|k| r.param_shown(k).unwrap_or_default())
                 .chain(
                     metrics
                         .iter()
-                        .map(|k| value(r, k).map_or(String::new(), |v| format!("{v:.1}"))),
+                        .map(|k| r.value(k).map_or(String::new(), |v| format!("{v:.1}"))),
                 )
                 .collect()
             })

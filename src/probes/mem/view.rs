@@ -61,22 +61,14 @@ impl View for MemView {
     }
 }
 
-fn value(r: &Record, name: &str) -> Option<f64> {
-    r.metrics.get(name).map(|m| m.value)
-}
-
-fn count(r: &Record, name: &str) -> Option<u64> {
-    r.params.get(name).and_then(Value::as_u64)
-}
-
 /// A suite test's record (it carries its test's name).
 fn in_suite(r: &Record) -> bool {
-    r.params.contains_key(param::TEST)
+    r.has_param(param::TEST)
 }
 
 /// perf's figures of a run that ran.
 fn summary(r: &Record) -> Option<Summary> {
-    let v = |n: &str| value(r, n);
+    let v = |n: &str| r.value(n);
     Some(Summary {
         convergence_latency_s: v(mm::CONVERGENCE_LATENCY_S),
         runtime_max_s: v(mm::RUNTIME_MAX_S)?,
@@ -100,10 +92,8 @@ struct Area {
 }
 
 fn placement_of(r: &Record) -> Vec<Area> {
-    let Some(Value::Array(list)) = r.params.get(mp::MEMORY_PLACEMENT) else {
-        return Vec::new();
-    };
-    list.iter().filter_map(area_of).collect()
+    r.list_param(mp::MEMORY_PLACEMENT)
+        .map_or_else(Vec::new, |list| list.iter().filter_map(area_of).collect())
 }
 
 fn area_of(v: &Value) -> Option<Area> {
@@ -137,11 +127,7 @@ fn area_of(v: &Value) -> Option<Area> {
 /// One record as perf's text: the banner, the notes and numabench's `#`
 /// lines, perf's metric lines (quiet for a suite test, as the suite runs).
 fn perf_text(r: &Record) -> String {
-    let command = r
-        .params
-        .get(param::COMMAND)
-        .and_then(Value::as_str)
-        .unwrap_or("");
+    let command = r.str_param(param::COMMAND).unwrap_or("");
     let name = format!("{},", r.name);
     let mut s = text::running(&name, command);
     for n in &r.notes {
@@ -162,8 +148,8 @@ fn perf_text(r: &Record) -> String {
     }
     s.push_str(&text::balancing_line(&balancing(r)));
     s.push_str(&text::cpu_line(
-        value(r, metric::USER_TIME_S).unwrap_or(0.0),
-        value(r, metric::SYSTEM_TIME_S).unwrap_or(0.0),
+        r.value(metric::USER_TIME_S).unwrap_or(0.0),
+        r.value(metric::SYSTEM_TIME_S).unwrap_or(0.0),
     ));
     s.push_str(&text::results(&name, &sum, in_suite(r)));
     s
@@ -173,7 +159,7 @@ fn perf_text(r: &Record) -> String {
 fn balancing(r: &Record) -> BTreeMap<String, u64> {
     super::vmstat::KEYS
         .iter()
-        .filter_map(|k| Some((k.to_string(), value(r, k)? as u64)))
+        .filter_map(|k| Some((k.to_string(), r.value(k)? as u64)))
         .collect()
 }
 
@@ -208,22 +194,22 @@ fn figures(records: &[&Record]) -> Section {
     .map(|h| h.to_string())
     .collect();
     for r in records {
-        let tasks = match (count(r, param::PROCESSES), count(r, param::THREADS)) {
+        let tasks = match (r.u64_param(param::PROCESSES), r.u64_param(param::THREADS)) {
             (Some(p), Some(t)) => format!("{p}x{t}"),
             _ => "-".into(),
         };
-        let access = r.params.get(mp::ACCESS).and_then(Value::as_str);
+        let access = r.str_param(mp::ACCESS);
         s.rows.push(vec![
             r.name.clone(),
             tasks,
             access.unwrap_or("-").to_string(),
-            fixed(value(r, mm::RUNTIME_MAX_S), 3),
-            fixed(value(r, mm::RUNTIME_AVG_S), 3),
-            fixed(value(r, mm::SPREAD_RUNTIME_PCT), 3),
-            fixed(value(r, mm::DATA_TOTAL_GB), 3),
-            fixed(value(r, mm::THREAD_SPEED_GB_S), 3),
-            fixed(value(r, mm::TOTAL_SPEED_GB_S), 3),
-            fixed(value(r, mm::CONVERGENCE_LATENCY_S), 3),
+            fixed(r.value(mm::RUNTIME_MAX_S), 3),
+            fixed(r.value(mm::RUNTIME_AVG_S), 3),
+            fixed(r.value(mm::SPREAD_RUNTIME_PCT), 3),
+            fixed(r.value(mm::DATA_TOTAL_GB), 3),
+            fixed(r.value(mm::THREAD_SPEED_GB_S), 3),
+            fixed(r.value(mm::TOTAL_SPEED_GB_S), 3),
+            fixed(r.value(mm::CONVERGENCE_LATENCY_S), 3),
         ]);
     }
     s.lines
@@ -309,14 +295,12 @@ fn csv(records: &[&Record]) -> Csv {
         ..Default::default()
     };
     for r in records {
-        let params = CSV_PARAMS.iter().map(|k| match r.params.get(*k) {
-            None | Some(Value::Null) => String::new(),
-            Some(Value::String(s)) => s.clone(),
-            Some(v) => v.to_string(),
-        });
+        let params = CSV_PARAMS
+            .iter()
+            .map(|k| r.param_shown(k).unwrap_or_default());
         let metrics = CSV_METRICS
             .iter()
-            .map(|k| value(r, k).map_or(String::new(), |v| format!("{v}")));
+            .map(|k| r.value(k).map_or(String::new(), |v| format!("{v}")));
         out.rows.push(
             std::iter::once(r.name.clone())
                 .chain(params)

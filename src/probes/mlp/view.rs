@@ -11,25 +11,13 @@ use crate::view::{Block, Chart, Csv, Line, Section, View};
 /// The mlp probe's view (registered in `probes::VIEWS`).
 pub struct MlpView;
 
-fn num(r: &Record, key: &str) -> Option<u64> {
-    r.params.get(key).and_then(|v| v.as_u64())
-}
-
-fn value(r: &Record, key: &str) -> f64 {
-    r.metrics.get(key).map_or(f64::NAN, |m| m.value)
-}
-
-fn text<'a>(r: &'a Record, key: &str) -> &'a str {
-    r.params.get(key).and_then(|v| v.as_str()).unwrap_or("?")
-}
-
 /// Node pairs in the order first met, with their records.
 fn pairs<'a>(records: &[&'a Record]) -> Vec<((u64, u64), Vec<&'a Record>)> {
     let mut out: Vec<((u64, u64), Vec<&Record>)> = Vec::new();
     for r in records {
         let key = (
-            num(r, param::CPU_NODE).unwrap_or(0),
-            num(r, param::MEM_NODE).unwrap_or(0),
+            r.u64_param(param::CPU_NODE).unwrap_or(0),
+            r.u64_param(param::MEM_NODE).unwrap_or(0),
         );
         match out.iter_mut().find(|p| p.0 == key) {
             Some(p) => p.1.push(r),
@@ -40,14 +28,15 @@ fn pairs<'a>(records: &[&'a Record]) -> Vec<((u64, u64), Vec<&'a Record>)> {
 }
 
 fn about(r: &Record) -> String {
-    let window = num(r, param::WINDOW_BYTES).map_or(String::new(), |w| {
+    let window = r.u64_param(param::WINDOW_BYTES).map_or(String::new(), |w| {
         format!(" ({} windows)", crate::units::bytes(w))
     });
     format!(
         "{}{window}, {} buffer, {} pages",
-        text(r, param::PATTERN),
-        num(r, param::SIZE_BYTES).map_or("?".into(), crate::units::bytes),
-        text(r, param::PAGE_SIZE)
+        r.str_param(param::PATTERN).unwrap_or("?"),
+        r.u64_param(param::SIZE_BYTES)
+            .map_or("?".into(), crate::units::bytes),
+        r.str_param(param::PAGE_SIZE).unwrap_or("?")
     )
 }
 
@@ -58,14 +47,19 @@ fn chart(records: &[&Record], title: &str, key: &str, y: &str, ideal: bool) -> C
             label: format!("cpu {c} -> mem {m}"),
             points: rs
                 .iter()
-                .filter_map(|r| Some((num(r, ml::param::CHASES)? as f64, value(r, key))))
+                .filter_map(|r| {
+                    Some((
+                        r.u64_param(ml::param::CHASES)? as f64,
+                        r.value(key).unwrap_or(f64::NAN),
+                    ))
+                })
                 .collect(),
         })
         .collect();
     if ideal {
         let mut xs: Vec<f64> = records
             .iter()
-            .filter_map(|r| num(r, ml::param::CHASES))
+            .filter_map(|r| r.u64_param(ml::param::CHASES))
             .map(|n| n as f64)
             .collect();
         xs.sort_by(f64::total_cmp);
@@ -132,15 +126,22 @@ impl View for MlpView {
             .to_vec();
             for r in rs {
                 s.rows.push(vec![
-                    num(r, ml::param::CHASES).map_or("?".into(), |n| n.to_string()),
-                    format!("{:.2}", value(r, ml::metric::NS_PER_ACCESS)),
-                    format!("{:.1}", value(r, ml::metric::CHASE_LATENCY_NS)),
-                    match value(r, ml::metric::CONCURRENCY) {
+                    r.u64_param(ml::param::CHASES)
+                        .map_or("?".into(), |n| n.to_string()),
+                    format!(
+                        "{:.2}",
+                        r.value(ml::metric::NS_PER_ACCESS).unwrap_or(f64::NAN)
+                    ),
+                    format!(
+                        "{:.1}",
+                        r.value(ml::metric::CHASE_LATENCY_NS).unwrap_or(f64::NAN)
+                    ),
+                    match r.value(ml::metric::CONCURRENCY).unwrap_or(f64::NAN) {
                         c if c.is_nan() => "-".into(),
                         c => format!("{c:.2}"),
                     },
-                    format!("{:.0}", value(r, ml::metric::LINE_MB_S)),
-                    format!("{:.1}", value(r, metric::CV_PCT)),
+                    format!("{:.0}", r.value(ml::metric::LINE_MB_S).unwrap_or(f64::NAN)),
+                    format!("{:.1}", r.value(metric::CV_PCT).unwrap_or(f64::NAN)),
                 ]);
             }
             out.push(s);
@@ -186,13 +187,13 @@ impl View for MlpView {
         let rows = records
             .iter()
             .map(|r| {
-                let n = |k| num(r, k).map_or(String::new(), |v| v.to_string());
-                let v = |k| format!("{:.3}", value(r, k));
+                let n = |k| r.u64_param(k).map_or(String::new(), |v| v.to_string());
+                let v = |k| format!("{:.3}", r.value(k).unwrap_or(f64::NAN));
                 vec![
                     n(param::CPU_NODE),
                     n(param::MEM_NODE),
-                    text(r, param::PATTERN).to_string(),
-                    text(r, param::PAGE_SIZE).to_string(),
+                    r.str_param(param::PATTERN).unwrap_or("?").to_string(),
+                    r.str_param(param::PAGE_SIZE).unwrap_or("?").to_string(),
                     n(ml::param::CHASES),
                     v(ml::metric::NS_PER_ACCESS),
                     v(ml::metric::CHASE_LATENCY_NS),

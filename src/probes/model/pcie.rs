@@ -282,36 +282,27 @@ pub fn sections(x: &PcieModelled) -> Vec<Section> {
 /// The sections again from the model's pcie records (a saved file shown by
 /// `report`); `None` where there are none.
 pub fn from_records(records: &[&Record]) -> Option<PcieModelled> {
-    let of = |r: &Record, k: &str| r.params.get(k).and_then(|v| v.as_u64());
-    let dir = |r: &Record| {
-        r.params
-            .get(pp::DIRECTION)
-            .and_then(|v| v.as_str())
-            .and_then(Direction::from_name)
-    };
-    let value = |r: &Record, k: &str| r.metrics.get(k).map_or(f64::NAN, |m| m.value);
+    let dir = |r: &Record| r.str_param(pp::DIRECTION).and_then(Direction::from_name);
+    let value = |r: &Record, k: &str| r.value(k).unwrap_or(f64::NAN);
     let mut gpus: Vec<GpuClasses> = Vec::new();
     let mut mixes = Vec::new();
-    for r in records
-        .iter()
-        .filter(|r| r.params.contains_key(pp::DIRECTION))
-    {
-        let (Some(g), Some(d)) = (of(r, pp::GPU), dir(r)) else {
+    for r in records.iter().filter(|r| r.has_param(pp::DIRECTION)) {
+        let (Some(g), Some(d)) = (r.u64_param(pp::GPU), dir(r)) else {
             continue;
         };
         let g = g as usize;
-        if let Some(t) = r.params.get(mp::THETA).and_then(|v| v.as_array()) {
+        if let Some(thetas) = r.f64s_param(mp::THETA) {
             mixes.push(PcieMix {
                 gpu: g,
                 direction: d,
-                thetas: t.iter().filter_map(|v| v.as_f64()).collect(),
+                thetas,
                 alphas: Vec::new(),
                 d: value(r, mm::D),
             });
             continue;
         }
         if !gpus.iter().any(|x| x.gpu == g) {
-            let text = |k: &str| r.params.get(k).and_then(|v| v.as_str()).unwrap_or("?");
+            let text = |k: &str| r.str_param(k).unwrap_or("?");
             gpus.push(GpuClasses {
                 gpu: g,
                 name: text(pp::GPU_NAME).to_string(),
@@ -323,20 +314,15 @@ pub fn from_records(records: &[&Record]) -> Option<PcieModelled> {
         }
         let entry = gpus.iter_mut().find(|x| x.gpu == g)?;
         let class = PcieClass {
-            index: of(r, mp::CLASS).unwrap_or(0) as usize,
+            index: r.u64_param(mp::CLASS).unwrap_or(0) as usize,
             max_mb_s: value(r, metric::BANDWIDTH_MB_S),
             alpha_p: value(r, pm::ALPHA_P),
             mem_nodes: r
-                .params
-                .get(mp::MEMBERS)
-                .and_then(|v| v.as_array())
-                .map(|a| {
-                    a.iter()
-                        .filter_map(|n| n.as_u64())
-                        .map(|n| n as usize)
-                        .collect()
-                })
-                .unwrap_or_default(),
+                .u64s_param(mp::MEMBERS)
+                .unwrap_or_default()
+                .into_iter()
+                .map(|n| n as usize)
+                .collect(),
         };
         match d {
             Direction::Download => entry.download.push(class),

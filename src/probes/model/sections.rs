@@ -151,12 +151,10 @@ pub fn of_stopped(records: &[crate::results::Record]) -> String {
     records
         .iter()
         .map(|r| {
-            let node = r.params.get(param::MEM_NODE);
-            let mb_s = r.metrics.get(metric::BANDWIDTH_MB_S);
             format!(
                 "memory node {} alone: {:.0} MB/s\n",
-                node.map_or_else(String::new, |n| n.to_string()),
-                mb_s.map_or(f64::NAN, |m| m.value)
+                r.param_shown(param::MEM_NODE).unwrap_or_default(),
+                r.value(metric::BANDWIDTH_MB_S).unwrap_or(f64::NAN)
             )
         })
         .collect()

@@ -223,20 +223,18 @@ impl Shown {
         let classes: Vec<&Record> = records
             .iter()
             .copied()
-            .filter(|r| has(r, mp::CLASS))
+            .filter(|r| r.has_param(mp::CLASS))
             .collect();
         let mut nodes: Vec<usize> = Vec::new();
         for r in &classes {
-            if let Some(c) = uint(r, param::CPU_NODE).map(|c| c as usize)
+            if let Some(c) = r.u64_param(param::CPU_NODE).map(|c| c as usize)
                 && !nodes.contains(&c)
             {
                 nodes.push(c);
             }
         }
         let rule = gamma
-            .params
-            .get(mp::CLASS_RULE)
-            .and_then(|v| v.as_str())
+            .str_param(mp::CLASS_RULE)
             .unwrap_or("the rule was not recorded with these results")
             .to_string();
         let rows = nodes
@@ -246,15 +244,15 @@ impl Shown {
         let system: Vec<&Record> = classes
             .iter()
             .copied()
-            .filter(|r| !has(r, param::CPU_NODE))
+            .filter(|r| !r.has_param(param::CPU_NODE))
             .collect();
         let (cells, system) = system_from_records(&system, &rule);
         let saturated = classes
             .iter()
             .filter_map(|r| {
-                let c = uint(r, param::CPU_NODE)? as usize;
-                let v = r.metrics.get(mm::SATURATED_MB_S)?.value;
-                Some(((c, uint(r, mp::CLASS)? as usize), v))
+                let c = r.u64_param(param::CPU_NODE)? as usize;
+                let v = r.value(mm::SATURATED_MB_S)?;
+                Some(((c, r.u64_param(mp::CLASS)? as usize), v))
             })
             .collect();
         Some(Shown {
@@ -262,22 +260,17 @@ impl Shown {
             saturated,
             cells,
             system,
-            gamma_mb_s: value(gamma, metric::PEAK_MB_S),
-            gamma: gamma
-                .params
-                .get(mp::SOURCE)
-                .and_then(|v| v.as_str())
-                .unwrap_or_default()
-                .to_string(),
+            gamma_mb_s: gamma.value(metric::PEAK_MB_S).unwrap_or(f64::NAN),
+            gamma: gamma.str_param(mp::SOURCE).unwrap_or_default().to_string(),
         })
     }
 }
 
 /// A class read back: its members as indices into what it classified.
 fn class_of(r: &Record, members: Vec<usize>) -> Class {
-    let max = value(r, metric::BANDWIDTH_MB_S);
+    let max = r.value(metric::BANDWIDTH_MB_S).unwrap_or(f64::NAN);
     Class {
-        index: uint(r, mp::CLASS).unwrap_or(0) as usize,
+        index: r.u64_param(mp::CLASS).unwrap_or(0) as usize,
         max,
         min: max,
         mean: max,
@@ -290,10 +283,15 @@ fn row_from_records(c: usize, classes: &[&Record], rule: &str) -> RowClasses {
     let row: Vec<&Record> = classes
         .iter()
         .copied()
-        .filter(|r| uint(r, param::CPU_NODE) == Some(c as u64))
+        .filter(|r| r.u64_param(param::CPU_NODE) == Some(c as u64))
         .collect();
-    let of =
-        |r: &Record| -> Vec<usize> { members(r).iter().filter_map(|m| m.parse().ok()).collect() };
+    let of = |r: &Record| -> Vec<usize> {
+        r.strs_param(mp::MEMBERS)
+            .unwrap_or_default()
+            .iter()
+            .filter_map(|m| m.parse().ok())
+            .collect()
+    };
     let mut mem_nodes: Vec<usize> = row.iter().flat_map(|r| of(r)).collect();
     mem_nodes.sort_unstable();
     mem_nodes.dedup();
@@ -328,10 +326,15 @@ fn system_from_records(classes: &[&Record], rule: &str) -> (Vec<(usize, usize)>,
     let mut list = Vec::new();
     for r in classes {
         let first = cells.len();
-        cells.extend(members(r).iter().filter_map(|m| {
-            let (c, n) = m.split_once("->")?;
-            Some((c.parse().ok()?, n.parse().ok()?))
-        }));
+        cells.extend(
+            r.strs_param(mp::MEMBERS)
+                .unwrap_or_default()
+                .iter()
+                .filter_map(|m| {
+                    let (c, n) = m.split_once("->")?;
+                    Some((c.parse().ok()?, n.parse().ok()?))
+                }),
+        );
         list.push(class_of(r, (first..cells.len()).collect()));
     }
     let assignment = vec![None; cells.len()];
@@ -348,30 +351,6 @@ fn system_from_records(classes: &[&Record], rule: &str) -> (Vec<(usize, usize)>,
 /// The model's view (registered in `probes::VIEWS`): every figure its
 /// records hold. `numabench model` prints more in text (see `sections.rs`).
 pub struct ModelView;
-
-fn value(r: &Record, key: &str) -> f64 {
-    r.metrics.get(key).map_or(f64::NAN, |m| m.value)
-}
-
-fn has(r: &Record, key: &str) -> bool {
-    r.params.contains_key(key)
-}
-
-fn uint(r: &Record, key: &str) -> Option<u64> {
-    r.params.get(key).and_then(|v| v.as_u64())
-}
-
-fn members(r: &Record) -> Vec<String> {
-    r.params
-        .get(mp::MEMBERS)
-        .and_then(|v| v.as_array())
-        .map(|a| {
-            a.iter()
-                .filter_map(|m| m.as_str().map(String::from))
-                .collect()
-        })
-        .unwrap_or_default()
-}
 
 impl View for ModelView {
     fn probe(&self) -> &'static str {
@@ -394,17 +373,17 @@ impl View for ModelView {
         let (pcie, records): (Vec<&Record>, Vec<&Record>) = all
             .iter()
             .copied()
-            .partition(|r| has(r, crate::results::names::pcie::param::DIRECTION));
+            .partition(|r| r.has_param(crate::results::names::pcie::param::DIRECTION));
         let records = &records[..];
         let classes: Vec<&Record> = records
             .iter()
             .copied()
-            .filter(|r| has(r, mp::CLASS))
+            .filter(|r| r.has_param(mp::CLASS))
             .collect();
         let mut out = Shown::from_records(records)
             .map(|shown| shown.sections(&doc.host.topology))
             .unwrap_or_default();
-        for r in records.iter().filter(|r| has(r, mp::THETA)) {
+        for r in records.iter().filter(|r| r.has_param(mp::THETA)) {
             out.push(mix_section(r, &classes));
         }
         out.extend(pid_section(records));
@@ -419,19 +398,14 @@ impl View for ModelView {
 /// D for a mix, its terms from the classes it was worked out over.
 fn mix_section(r: &Record, classes: &[&Record]) -> Section {
     let from = r.name.strip_prefix("D ").unwrap_or(&r.name);
-    let row = uint(r, param::CPU_NODE);
+    let row = r.u64_param(param::CPU_NODE);
     let alphas: Vec<f64> = classes
         .iter()
-        .filter(|c| uint(c, param::CPU_NODE) == row)
-        .map(|c| value(c, mm::ALPHA))
+        .filter(|c| c.u64_param(param::CPU_NODE) == row)
+        .map(|c| c.value(mm::ALPHA).unwrap_or(f64::NAN))
         .collect();
-    let thetas: Vec<f64> = r
-        .params
-        .get(mp::THETA)
-        .and_then(|v| v.as_array())
-        .map(|a| a.iter().filter_map(|t| t.as_f64()).collect())
-        .unwrap_or_default();
-    let d = value(r, mm::D);
+    let thetas: Vec<f64> = r.f64s_param(mp::THETA).unwrap_or_default();
+    let d = r.value(mm::D).unwrap_or(f64::NAN);
     let terms: Vec<String> = thetas
         .iter()
         .zip(&alphas)
@@ -441,10 +415,10 @@ fn mix_section(r: &Record, classes: &[&Record]) -> Section {
     s.lines.push(format!("D = {} = {d:.4}", terms.join(" + ")));
     s.lines.push(format!(
         "predicted bandwidth D x Gamma = {:.0} MB/s",
-        value(r, metric::BANDWIDTH_MB_S)
+        r.value(metric::BANDWIDTH_MB_S).unwrap_or(f64::NAN)
     ));
     if let Some(a0) = alphas.first() {
-        let loss = value(r, mm::LOSS);
+        let loss = r.value(mm::LOSS).unwrap_or(f64::NAN);
         s.lines.push(format!(
             "loss against alpha_0: D - alpha_0 = {loss:+.4} ({:+.1}% of alpha_0)",
             100.0 * loss / a0
@@ -458,31 +432,28 @@ fn pid_section(records: &[&Record]) -> Option<Section> {
     let rows: Vec<&Record> = records
         .iter()
         .copied()
-        .filter(|r| has(r, mp::PID))
+        .filter(|r| r.has_param(mp::PID))
         .collect();
-    let pid = uint(rows.first()?, mp::PID)?;
+    let pid = rows.first()?.u64_param(mp::PID)?;
     let mut s = Section::new(format!("process {pid}: predicted D on each CPU node"));
     s.header = ["cpu node", "D", "predicted MB/s"]
         .map(String::from)
         .to_vec();
     for r in &rows {
         s.rows.push(vec![
-            uint(r, param::CPU_NODE).unwrap_or(0).to_string(),
-            format!("{:.4}", value(r, mm::D)),
-            format!("{:.0}", value(r, metric::BANDWIDTH_MB_S)),
+            r.u64_param(param::CPU_NODE).unwrap_or(0).to_string(),
+            format!("{:.4}", r.value(mm::D).unwrap_or(f64::NAN)),
+            format!("{:.0}", r.value(metric::BANDWIDTH_MB_S).unwrap_or(f64::NAN)),
         ]);
     }
     let best = rows.iter().reduce(|a, b| {
-        if value(b, mm::D) > value(a, mm::D) + 1e-12 {
-            b
-        } else {
-            a
-        }
+        let d = |r: &Record| r.value(mm::D).unwrap_or(f64::NAN);
+        if d(b) > d(a) + 1e-12 { b } else { a }
     })?;
-    let node = uint(best, param::CPU_NODE).unwrap_or(0);
+    let node = best.u64_param(param::CPU_NODE).unwrap_or(0);
     s.lines.push(format!(
         "best: node {node} (D {:.4}): numactl --cpunodebind={node} <command>",
-        value(best, mm::D)
+        best.value(mm::D).unwrap_or(f64::NAN)
     ));
     Some(s)
 }
@@ -490,11 +461,11 @@ fn pid_section(records: &[&Record]) -> Option<Section> {
 /// A validation's measurement and predictions, or the nodes a stop left
 /// measured alone.
 fn validation_section(records: &[&Record]) -> Option<Section> {
-    if let Some(r) = records.iter().find(|r| has(r, mp::WEIGHTS)) {
-        let text = |k: &str| r.params.get(k).and_then(|v| v.as_str()).unwrap_or("?");
+    if let Some(r) = records.iter().find(|r| r.has_param(mp::WEIGHTS)) {
+        let text = |k: &str| r.str_param(k).unwrap_or("?");
         let mut s = Section::new(format!(
             "model check: one thread on CPU node {}, {} ({}), memory split by weight",
-            uint(r, param::CPU_NODE).unwrap_or(0),
+            r.u64_param(param::CPU_NODE).unwrap_or(0),
             text(param::KERNEL),
             text(param::VARIANT),
         ));
@@ -502,7 +473,7 @@ fn validation_section(records: &[&Record]) -> Option<Section> {
         // found) is not in the record.
         s.lines.push(format!(
             "measured mixed placement: {:.0} MB/s",
-            value(r, metric::BANDWIDTH_MB_S)
+            r.value(metric::BANDWIDTH_MB_S).unwrap_or(f64::NAN)
         ));
         for (what, p, e) in [
             (
@@ -518,8 +489,8 @@ fn validation_section(records: &[&Record]) -> Option<Section> {
         ] {
             s.lines.push(format!(
                 "predicted, {what}: {:.0} MB/s, error {:+.1}%",
-                value(r, p),
-                value(r, e)
+                r.value(p).unwrap_or(f64::NAN),
+                r.value(e).unwrap_or(f64::NAN)
             ));
         }
         return Some(s);
@@ -527,7 +498,7 @@ fn validation_section(records: &[&Record]) -> Option<Section> {
     let pure: Vec<&Record> = records
         .iter()
         .copied()
-        .filter(|r| has(r, mp::WEIGHT))
+        .filter(|r| r.has_param(mp::WEIGHT))
         .collect();
     (!pure.is_empty()).then(|| {
         let mut s = Section::new("model check, stopped before the mixed placement");
@@ -536,8 +507,8 @@ fn validation_section(records: &[&Record]) -> Option<Section> {
             .map(|r| {
                 format!(
                     "memory node {} alone: {:.0} MB/s",
-                    uint(r, param::MEM_NODE).unwrap_or(0),
-                    value(r, metric::BANDWIDTH_MB_S)
+                    r.u64_param(param::MEM_NODE).unwrap_or(0),
+                    r.value(metric::BANDWIDTH_MB_S).unwrap_or(f64::NAN)
                 )
             })
             .collect();

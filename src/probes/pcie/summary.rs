@@ -10,7 +10,6 @@ use crate::analysis::model::alpha;
 use crate::results::Record;
 use crate::results::names::pcie::{kind, metric as pm, param as pp, phi_source};
 use crate::results::names::{metric, param};
-use serde_json::Value;
 use std::collections::BTreeMap;
 
 /// The best bandwidth of one (GPU, memory node, direction) and the size
@@ -93,19 +92,12 @@ impl GpuSummary {
     }
 }
 
-pub(super) fn param_usize(rec: &Record, key: &str) -> Option<usize> {
-    rec.params
-        .get(key)
-        .and_then(Value::as_u64)
-        .and_then(|v| usize::try_from(v).ok())
-}
-
 fn phi_of_record(rec: &Record) -> Option<Phi> {
-    let mb_s = rec.metrics.get(pm::PHI_MB_S)?.value;
+    let mb_s = rec.value(pm::PHI_MB_S)?;
     let source = match rec.str_param(pp::PHI_SOURCE) {
         Some(phi_source::LINK) => PhiSource::Link {
-            speed_gt_s: rec.params.get(pp::LINK_SPEED_GT_S)?.as_f64()?,
-            width: u32::try_from(rec.params.get(pp::LINK_WIDTH)?.as_u64()?).ok()?,
+            speed_gt_s: rec.f64_param(pp::LINK_SPEED_GT_S)?,
+            width: u32::try_from(rec.u64_param(pp::LINK_WIDTH)?).ok()?,
         },
         _ => PhiSource::Given,
     };
@@ -159,7 +151,7 @@ pub fn summarise<'r>(
 ) -> Vec<GpuSummary> {
     let mut acc = Gathered::default();
     for rec in records.into_iter().filter(|r| r.probe == PROBE) {
-        if let Some(g) = param_usize(rec, pp::GPU) {
+        if let Some(g) = rec.usize_param(pp::GPU) {
             acc.add(g, rec, opts);
         }
     }
@@ -188,7 +180,7 @@ impl Gathered {
             gpu: g,
             name: rec.str_param(pp::GPU_NAME).unwrap_or("?").to_string(),
             pci_bus_id: rec.str_param(pp::PCI_BUS_ID).unwrap_or("?").to_string(),
-            gpu_node: param_usize(rec, pp::GPU_NODE),
+            gpu_node: rec.usize_param(pp::GPU_NODE),
             phi: None,
             rows: Vec::new(),
             download: classify(&[], opts),
@@ -209,9 +201,9 @@ impl Gathered {
 
     fn add_size(&mut self, g: usize, rec: &Record) {
         let (Some(node), Some(dir), Some(size)) = (
-            param_usize(rec, param::MEM_NODE),
+            rec.usize_param(param::MEM_NODE),
             rec.str_param(pp::DIRECTION).and_then(Direction::from_name),
-            param_usize(rec, param::SIZE_BYTES),
+            rec.usize_param(param::SIZE_BYTES),
         ) else {
             return;
         };
@@ -222,25 +214,25 @@ impl Gathered {
             .entry(node)
             .or_insert(NodeRow {
                 mem_node: node,
-                cpu: param_usize(rec, param::CPU),
-                cpu_node: param_usize(rec, param::CPU_NODE),
+                cpu: rec.usize_param(param::CPU),
+                cpu_node: rec.usize_param(param::CPU_NODE),
                 download: None,
                 readback: None,
             });
-        if let Some(m) = rec.metrics.get(metric::BANDWIDTH_MB_S) {
+        if let Some(v) = rec.value(metric::BANDWIDTH_MB_S) {
             self.figures
                 .entry((g, row.mem_node, dir))
                 .or_default()
-                .push((size, m.value));
+                .push((size, v));
         }
     }
 
     fn add_pair(&mut self, g: usize, rec: &Record) {
         let (Some(c), Some(m), Some(dir), Some(size)) = (
-            param_usize(rec, param::CPU_NODE),
-            param_usize(rec, param::MEM_NODE),
+            rec.usize_param(param::CPU_NODE),
+            rec.usize_param(param::MEM_NODE),
             rec.str_param(pp::DIRECTION).and_then(Direction::from_name),
-            param_usize(rec, param::SIZE_BYTES),
+            rec.usize_param(param::SIZE_BYTES),
         ) else {
             return;
         };
@@ -250,16 +242,16 @@ impl Gathered {
             .entry((c, m))
             .or_insert(NodeRow {
                 mem_node: m,
-                cpu: param_usize(rec, param::CPU),
+                cpu: rec.usize_param(param::CPU),
                 cpu_node: Some(c),
                 download: None,
                 readback: None,
             });
-        if let Some(v) = rec.metrics.get(metric::BANDWIDTH_MB_S) {
+        if let Some(v) = rec.value(metric::BANDWIDTH_MB_S) {
             self.pair_figures
                 .entry((g, c, m, dir))
                 .or_default()
-                .push((size, v.value));
+                .push((size, v));
         }
     }
 
@@ -342,10 +334,10 @@ fn recorded_classes(s: &GpuSummary, dir: Direction, records: &[&Record]) -> Opti
         records.iter().find_map(|r| {
             (r.probe == PROBE
                 && r.str_param(pp::KIND) == Some(kind::BEST)
-                && param_usize(r, pp::GPU) == Some(s.gpu)
-                && param_usize(r, param::MEM_NODE) == Some(node)
+                && r.usize_param(pp::GPU) == Some(s.gpu)
+                && r.usize_param(param::MEM_NODE) == Some(node)
                 && r.str_param(pp::DIRECTION) == Some(dir.name()))
-            .then(|| param_usize(r, pp::CLASS))
+            .then(|| r.usize_param(pp::CLASS))
             .flatten()
         })
     };

@@ -6,7 +6,7 @@
 //! (`--per-size`), and the notes; as CSV, a line per size and per best
 //! figure.
 
-use super::summary::{GpuSummary, NodeRow, param_usize, summarise, use_recorded_classes};
+use super::summary::{GpuSummary, NodeRow, summarise, use_recorded_classes};
 use super::{Direction, LARGE_SIZES, PROBE};
 use crate::analysis::classes::ClassOptions;
 use crate::ids::NodeSet;
@@ -16,7 +16,6 @@ use crate::results::{Document, Record};
 use crate::topology::Topology;
 use crate::units::bytes;
 use crate::view::{Csv, Section, View};
-use serde_json::Value;
 use std::collections::BTreeMap;
 
 /// The view of the `pcie` probe.
@@ -84,11 +83,11 @@ fn is_kind(rec: &Record, k: &str) -> bool {
 fn sizes_and_tries(records: &[&Record]) -> (Vec<usize>, Option<usize>) {
     let sized = || records.iter().filter(|r| is_kind(r, kind::SIZE));
     let mut sizes: Vec<usize> = sized()
-        .filter_map(|r| param_usize(r, param::SIZE_BYTES))
+        .filter_map(|r| r.usize_param(param::SIZE_BYTES))
         .collect();
     sizes.sort_unstable();
     sizes.dedup();
-    (sizes, sized().find_map(|r| param_usize(r, pp::TRIES)))
+    (sizes, sized().find_map(|r| r.usize_param(pp::TRIES)))
 }
 
 /// What was measured, in words.
@@ -293,15 +292,15 @@ fn per_size_section(records: &[&Record], s: &GpuSummary, dir: Direction) -> Sect
     let mut cells: BTreeMap<usize, BTreeMap<usize, f64>> = BTreeMap::new();
     for rec in records.iter().filter(|r| {
         is_kind(r, kind::SIZE)
-            && param_usize(r, pp::GPU) == Some(s.gpu)
+            && r.usize_param(pp::GPU) == Some(s.gpu)
             && r.str_param(pp::DIRECTION) == Some(dir.name())
     }) {
         if let (Some(size), Some(node), Some(m)) = (
-            param_usize(rec, param::SIZE_BYTES),
-            param_usize(rec, param::MEM_NODE),
-            rec.metrics.get(metric::BANDWIDTH_MB_S),
+            rec.usize_param(param::SIZE_BYTES),
+            rec.usize_param(param::MEM_NODE),
+            rec.value(metric::BANDWIDTH_MB_S),
         ) {
-            cells.entry(size).or_default().insert(node, m.value);
+            cells.entry(size).or_default().insert(node, m);
         }
     }
     let mut sec = Section::new(format!("GPU {} {} MB/s by size", s.gpu, dir.name()));
@@ -346,21 +345,12 @@ pub fn empty_csv() -> Csv {
     }
 }
 
-/// A parameter as a CSV cell: numbers and strings as they are, null empty.
-fn cell(rec: &Record, key: &str) -> String {
-    match rec.params.get(key) {
-        Some(Value::String(s)) => s.clone(),
-        Some(Value::Null) | None => String::new(),
-        Some(v) => v.to_string(),
-    }
-}
-
 /// One line per size and per best figure (the node x node table's too),
 /// with Phi and alpha_p where known.
 fn csv(records: &[&Record], summaries: &[GpuSummary]) -> Csv {
     let mut out = empty_csv();
     let phi_of = |rec: &Record| {
-        let g = param_usize(rec, pp::GPU)?;
+        let g = rec.usize_param(pp::GPU)?;
         summaries
             .iter()
             .find(|s| s.gpu == g)?
@@ -373,14 +363,17 @@ fn csv(records: &[&Record], summaries: &[GpuSummary]) -> Csv {
             .iter()
             .any(|k| is_kind(r, k))
     }) {
-        let bw = rec.metrics.get(metric::BANDWIDTH_MB_S).map(|m| m.value);
+        let bw = rec.value(metric::BANDWIDTH_MB_S);
         let phi = phi_of(rec);
         let alpha_p = bw.zip(phi).map(|(b, p)| b / p);
-        let mut row: Vec<String> = CSV_HEADER[..10].iter().map(|k| cell(rec, k)).collect();
+        let mut row: Vec<String> = CSV_HEADER[..10]
+            .iter()
+            .map(|k| rec.param_shown(k).unwrap_or_default())
+            .collect();
         row.push(bw.map_or(String::new(), |b| format!("{b:.1}")));
         row.push(phi.map_or(String::new(), |p| format!("{p:.1}")));
         row.push(alpha_p.map_or(String::new(), |a| format!("{a:.4}")));
-        row.push(cell(rec, pp::CLASS));
+        row.push(rec.param_shown(pp::CLASS).unwrap_or_default());
         out.rows.push(row);
     }
     out

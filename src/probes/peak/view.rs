@@ -11,23 +11,11 @@ use crate::view::{BarGroup, Bars, Block, Csv, HeatRow, Heatmap, Section, View};
 /// The peak probe's view (registered in `probes::VIEWS`).
 pub struct PeakView;
 
-fn text<'a>(r: &'a Record, key: &str) -> &'a str {
-    r.params.get(key).and_then(|v| v.as_str()).unwrap_or("?")
-}
-
-fn number(r: &Record, key: &str) -> u64 {
-    r.params.get(key).and_then(|v| v.as_u64()).unwrap_or(0)
-}
-
-fn mb_s(r: &Record) -> Option<f64> {
-    r.metrics.get(metric::BANDWIDTH_MB_S).map(|m| m.value)
-}
-
 fn of_kind<'a>(records: &[&'a Record], k: &str) -> Vec<&'a Record> {
     records
         .iter()
         .copied()
-        .filter(|r| text(r, pk::param::KIND) == k)
+        .filter(|r| r.str_param(pk::param::KIND).unwrap_or("?") == k)
         .collect()
 }
 
@@ -52,8 +40,8 @@ fn pairs(records: &[&Record]) -> Vec<(u64, String)> {
     let mut out: Vec<(u64, String)> = Vec::new();
     for r in records {
         let key = (
-            number(r, param::CPU_NODE),
-            text(r, pk::param::TARGET).to_string(),
+            r.u64_param(param::CPU_NODE).unwrap_or(0),
+            r.str_param(pk::param::TARGET).unwrap_or("?").to_string(),
         );
         if !out.contains(&key) {
             out.push(key);
@@ -77,43 +65,49 @@ fn of_pair<'a>(mixes: &[&'a Record], c: u64, t: &str) -> Vec<&'a Record> {
     mixes
         .iter()
         .copied()
-        .filter(|r| number(r, param::CPU_NODE) == c && text(r, pk::param::TARGET) == t)
+        .filter(|r| {
+            r.u64_param(param::CPU_NODE).unwrap_or(0) == c
+                && r.str_param(pk::param::TARGET).unwrap_or("?") == t
+        })
         .collect()
 }
 
 /// Columns of a pair's table: (threads, store kind).
 fn columns(of: &[&Record]) -> Vec<(u64, String)> {
-    distinct(
-        of.iter()
-            .map(|r| (number(r, param::THREADS), text(r, pk::param::STORE).into())),
-    )
+    distinct(of.iter().map(|r| {
+        (
+            r.u64_param(param::THREADS).unwrap_or(0),
+            r.str_param(pk::param::STORE).unwrap_or("?").into(),
+        )
+    }))
 }
 
 fn cell<'a>(of: &[&'a Record], mix: &str, (n, store): &(u64, String)) -> Option<&'a Record> {
     of.iter().copied().find(|r| {
-        text(r, pk::param::MIX) == mix
-            && number(r, param::THREADS) == *n
-            && text(r, pk::param::STORE) == store
+        r.str_param(pk::param::MIX).unwrap_or("?") == mix
+            && r.u64_param(param::THREADS).unwrap_or(0) == *n
+            && r.str_param(pk::param::STORE).unwrap_or("?") == store
     })
 }
 
 fn best_line(r: &Record) -> String {
-    let mix = text(r, pk::param::MIX);
+    let mix = r.str_param(pk::param::MIX).unwrap_or("?");
     // A mix without stores (read): its store kind is the kind of its loads.
     let stores = mix
         .parse::<crate::kernels::Mix>()
         .map_or(true, |m| m.op().stores());
     let accesses = if stores { "stores" } else { "loads" };
-    let variant = text(r, param::VARIANT);
+    let variant = r.str_param(param::VARIANT).unwrap_or("?");
     let streams = crate::kernels::find(variant)
         .filter(|k| k.streams > 1)
         .map(|k| format!(" in {} streams", k.streams))
         .unwrap_or_default();
     format!(
         "best with {} thread(s): {mix} with {} {accesses}{streams} ({variant}), {} MB/s",
-        number(r, param::THREADS),
-        store_label(text(r, pk::param::STORE)),
-        mb_s(r).map_or("-".into(), |v| format!("{v:.0}"))
+        r.u64_param(param::THREADS).unwrap_or(0),
+        store_label(r.str_param(pk::param::STORE).unwrap_or("?")),
+        r.value(metric::BANDWIDTH_MB_S)
+            .map_or("-".into(), |v| format!("{v:.0}"))
     )
 }
 
@@ -127,12 +121,15 @@ fn pair_section(records: &[&Record], c: u64, t: &str) -> Section {
                 .map(|(n, st)| format!("{n}t {}", store_label(st))),
         )
         .collect();
-    for mix in distinct(of.iter().map(|r| text(r, pk::param::MIX))) {
+    for mix in distinct(
+        of.iter()
+            .map(|r| r.str_param(pk::param::MIX).unwrap_or("?")),
+    ) {
         let mut row = vec![mix.to_string()];
         for col in &cols {
             row.push(
                 cell(&of, mix, col)
-                    .and_then(mb_s)
+                    .and_then(|r| r.value(metric::BANDWIDTH_MB_S))
                     .map_or("-".into(), |v| format!("{v:.0}")),
             );
         }
@@ -161,30 +158,35 @@ fn summary(records: &[&Record]) -> Option<Section> {
     if best.is_empty() {
         return None;
     }
-    let targets = distinct(best.iter().map(|r| text(r, pk::param::TARGET)));
+    let targets = distinct(
+        best.iter()
+            .map(|r| r.str_param(pk::param::TARGET).unwrap_or("?")),
+    );
     let mut s = Section::new("best mix and store kind, MB/s");
     s.header = std::iter::once("cpu node, threads".to_string())
         .chain(targets.iter().map(|t| target_label(t)))
         .collect();
-    let rows = distinct(
-        best.iter()
-            .map(|r| (number(r, param::CPU_NODE), number(r, param::THREADS))),
-    );
+    let rows = distinct(best.iter().map(|r| {
+        (
+            r.u64_param(param::CPU_NODE).unwrap_or(0),
+            r.u64_param(param::THREADS).unwrap_or(0),
+        )
+    }));
     for (c, n) in rows {
         let mut row = vec![format!("{c}, {n}t")];
         for t in &targets {
             let r = best.iter().find(|r| {
-                number(r, param::CPU_NODE) == c
-                    && number(r, param::THREADS) == n
-                    && text(r, pk::param::TARGET) == *t
+                r.u64_param(param::CPU_NODE).unwrap_or(0) == c
+                    && r.u64_param(param::THREADS).unwrap_or(0) == n
+                    && r.str_param(pk::param::TARGET).unwrap_or("?") == *t
             });
             row.push(
-                r.and_then(|r| Some((r, mb_s(r)?)))
+                r.and_then(|r| Some((r, r.value(metric::BANDWIDTH_MB_S)?)))
                     .map_or("-".into(), |(r, v)| {
                         format!(
                             "{v:.0} {} {}",
-                            text(r, pk::param::MIX),
-                            if text(r, pk::param::STORE) == "nontemporal" {
+                            r.str_param(pk::param::MIX).unwrap_or("?"),
+                            if r.str_param(pk::param::STORE).unwrap_or("?") == "nontemporal" {
                                 "nt"
                             } else {
                                 "regular"
@@ -205,16 +207,25 @@ fn summary(records: &[&Record]) -> Option<Section> {
 /// coloured by its share of the row's best.
 fn heatmap(records: &[&Record]) -> Option<Heatmap> {
     let best = of_kind(records, kind::BEST);
-    let rows = distinct(best.iter().map(|r| number(r, param::CPU_NODE)));
-    let targets = distinct(best.iter().map(|r| text(r, pk::param::TARGET)));
+    let rows = distinct(
+        best.iter()
+            .map(|r| r.u64_param(param::CPU_NODE).unwrap_or(0)),
+    );
+    let targets = distinct(
+        best.iter()
+            .map(|r| r.str_param(pk::param::TARGET).unwrap_or("?")),
+    );
     if rows.is_empty() {
         return None;
     }
     let top = |c: u64, t: &str| -> Option<f64> {
         best.iter()
-            .filter(|r| number(r, param::CPU_NODE) == c && text(r, pk::param::TARGET) == t)
-            .max_by_key(|r| number(r, param::THREADS))
-            .and_then(|r| mb_s(r))
+            .filter(|r| {
+                r.u64_param(param::CPU_NODE).unwrap_or(0) == c
+                    && r.str_param(pk::param::TARGET).unwrap_or("?") == t
+            })
+            .max_by_key(|r| r.u64_param(param::THREADS).unwrap_or(0))
+            .and_then(|r| r.value(metric::BANDWIDTH_MB_S))
     };
     Some(Heatmap {
         title: "peak injection bandwidth, all threads of the CPU node, best mix, MB/s".into(),
@@ -250,16 +261,19 @@ fn bars(records: &[&Record], c: u64, t: &str) -> Bars {
             .iter()
             .map(|(n, st)| format!("{n}t {}", store_label(st)))
             .collect(),
-        groups: distinct(of.iter().map(|r| text(r, pk::param::MIX)))
-            .into_iter()
-            .map(|mix| BarGroup {
-                label: mix.to_string(),
-                values: cols
-                    .iter()
-                    .map(|col| cell(&of, mix, col).and_then(mb_s))
-                    .collect(),
-            })
-            .collect(),
+        groups: distinct(
+            of.iter()
+                .map(|r| r.str_param(pk::param::MIX).unwrap_or("?")),
+        )
+        .into_iter()
+        .map(|mix| BarGroup {
+            label: mix.to_string(),
+            values: cols
+                .iter()
+                .map(|col| cell(&of, mix, col).and_then(|r| r.value(metric::BANDWIDTH_MB_S)))
+                .collect(),
+        })
+        .collect(),
     }
 }
 
@@ -267,7 +281,7 @@ fn notes(records: &[&Record]) -> Vec<String> {
     distinct(
         records
             .iter()
-            .filter(|r| text(r, pk::param::KIND) == kind::MIX)
+            .filter(|r| r.str_param(pk::param::KIND).unwrap_or("?") == kind::MIX)
             .flat_map(|r| r.notes.iter().cloned()),
     )
 }
@@ -323,7 +337,7 @@ impl View for PeakView {
                 param::VARIANT,
             ]
             .iter()
-            .map(|k| r.params.get(*k).map_or_else(String::new, |v| v.to_string()))
+            .map(|k| r.param_shown(k).unwrap_or_default())
             .collect::<Vec<_>>()
             .join("\u{1f}")
         };
@@ -336,13 +350,14 @@ impl View for PeakView {
                 .iter()
                 .map(|r| {
                     vec![
-                        number(r, param::CPU_NODE).to_string(),
-                        text(r, pk::param::TARGET).into(),
-                        number(r, param::THREADS).to_string(),
-                        text(r, pk::param::MIX).into(),
-                        text(r, pk::param::STORE).into(),
-                        text(r, param::VARIANT).into(),
-                        mb_s(r).map_or(String::new(), |v| format!("{v:.1}")),
+                        r.u64_param(param::CPU_NODE).unwrap_or(0).to_string(),
+                        r.str_param(pk::param::TARGET).unwrap_or("?").into(),
+                        r.u64_param(param::THREADS).unwrap_or(0).to_string(),
+                        r.str_param(pk::param::MIX).unwrap_or("?").into(),
+                        r.str_param(pk::param::STORE).unwrap_or("?").into(),
+                        r.str_param(param::VARIANT).unwrap_or("?").into(),
+                        r.value(metric::BANDWIDTH_MB_S)
+                            .map_or(String::new(), |v| format!("{v:.1}")),
                         r.placement
                             .as_ref()
                             .and_then(|p| p.on_target_pct)

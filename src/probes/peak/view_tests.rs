@@ -97,22 +97,24 @@ fn the_best_mix_and_store_kind_is_named_per_target_and_thread_count() {
         } else {
             ("read", "regular")
         };
-        assert_eq!(text(b, pk::param::MIX), mix, "{}", b.name);
-        assert_eq!(text(b, pk::param::STORE), store);
+        assert_eq!(b.str_param(pk::param::MIX), Some(mix), "{}", b.name);
+        assert_eq!(b.str_param(pk::param::STORE), Some(store));
     }
     let local_2t = best
         .iter()
-        .find(|r| text(r, pk::param::TARGET) == "0" && number(r, param::THREADS) == 2)
+        .find(|r| {
+            r.str_param(pk::param::TARGET) == Some("0") && r.u64_param(param::THREADS) == Some(2)
+        })
         .unwrap();
     let want = if nt { 28_000.0 } else { 20_000.0 };
-    assert!((mb_s(local_2t).unwrap() - want).abs() < 1e-6 * want);
+    assert!((local_2t.value(metric::BANDWIDTH_MB_S).unwrap() - want).abs() < 1e-6 * want);
     assert!(
         best.iter()
-            .any(|r| text(r, pk::param::TARGET) == "interleave")
+            .any(|r| r.str_param(pk::param::TARGET) == Some("interleave"))
     );
     assert!(
-        best.iter().all(|r| r.params.contains_key(param::MEM_NODE)
-            != (text(r, pk::param::TARGET) == "interleave"))
+        best.iter().all(|r| r.has_param(param::MEM_NODE)
+            != (r.str_param(pk::param::TARGET) == Some("interleave")))
     );
 }
 

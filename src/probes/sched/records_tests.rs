@@ -210,6 +210,6 @@ fn chosen_values_and_series_names_are_in_the_records() {
     // Given values leave no basis behind.
     let (p, out) = run();
     let s = &records(&p, &out, "x", None)[2];
-    assert!(!s.params.contains_key("size_basis"));
-    assert!(!s.params.contains_key("passes_basis"));
+    assert!(!s.has_param("size_basis"));
+    assert!(!s.has_param("passes_basis"));
 }

@@ -57,23 +57,8 @@ impl View for SchedView {
 
 // --- Reading the records ------------------------------------------------
 
-fn num(r: &Record, k: &str) -> Option<f64> {
-    r.params.get(k).and_then(Value::as_f64)
-}
-
 fn node_param(r: &Record, k: &str) -> String {
-    r.params
-        .get(k)
-        .and_then(Value::as_u64)
-        .map_or("-".into(), |v| v.to_string())
-}
-
-fn flag(r: &Record, k: &str) -> bool {
-    r.params.get(k).and_then(Value::as_bool) == Some(true)
-}
-
-fn value(r: &Record, k: &str) -> Option<f64> {
-    r.metrics.get(k).map(|m| m.value)
+    r.u64_param(k).map_or("-".into(), |v| v.to_string())
 }
 
 fn secs(v: Option<f64>) -> String {
@@ -85,23 +70,15 @@ fn task_records<'a>(records: &[&'a Record]) -> Vec<&'a Record> {
     let mut t: Vec<&Record> = records
         .iter()
         .copied()
-        .filter(|r| r.params.contains_key(task::TASK))
+        .filter(|r| r.has_param(task::TASK))
         .collect();
-    t.sort_by_key(|r| {
-        r.params
-            .get(task::TASK)
-            .and_then(Value::as_u64)
-            .unwrap_or(0)
-    });
+    t.sort_by_key(|r| r.u64_param(task::TASK).unwrap_or(0));
     t
 }
 
 /// The summary: the record that is not a task's.
 fn summary_record<'a>(records: &[&'a Record]) -> Option<&'a Record> {
-    records
-        .iter()
-        .copied()
-        .find(|r| !r.params.contains_key(task::TASK))
+    records.iter().copied().find(|r| !r.has_param(task::TASK))
 }
 
 /// The runs of a document, each its task records and the summary that
@@ -109,7 +86,7 @@ fn summary_record<'a>(records: &[&'a Record]) -> Option<&'a Record> {
 fn runs<'a>(records: &[&'a Record]) -> Vec<Vec<&'a Record>> {
     let mut out: Vec<Vec<&Record>> = vec![Vec::new()];
     for &r in records {
-        let summary = !r.params.contains_key(task::TASK);
+        let summary = !r.has_param(task::TASK);
         out.last_mut().expect("one run at least").push(r);
         if summary {
             out.push(Vec::new());
@@ -131,17 +108,13 @@ fn is_series(runs: &[Vec<&Record>]) -> bool {
 /// The node columns: the summary's list, plus any node a task has a share on.
 fn columns(summary: Option<&Record>, tasks: &[&Record]) -> Vec<usize> {
     let mut nodes: Vec<usize> = summary
-        .and_then(|s| s.params.get(param::NODES))
-        .and_then(Value::as_array)
-        .map(|a| {
-            a.iter()
-                .filter_map(|v| v.as_u64())
-                .map(|v| v as usize)
-                .collect()
-        })
-        .unwrap_or_default();
+        .and_then(|s| s.u64s_param(param::NODES))
+        .unwrap_or_default()
+        .into_iter()
+        .map(|v| v as usize)
+        .collect();
     for t in tasks {
-        if let Some(m) = shares(t) {
+        if let Some(m) = t.map_param(task::TIME_PCT_BY_NODE) {
             for k in m.keys().filter_map(|k| k.parse::<usize>().ok()) {
                 if !nodes.contains(&k) {
                     nodes.push(k);
@@ -153,15 +126,9 @@ fn columns(summary: Option<&Record>, tasks: &[&Record]) -> Vec<usize> {
     nodes
 }
 
-fn shares(t: &Record) -> Option<&serde_json::Map<String, Value>> {
-    t.params
-        .get(task::TIME_PCT_BY_NODE)
-        .and_then(Value::as_object)
-}
-
 /// A task's share of time on `node`, in %.
 fn share(t: &Record, node: usize) -> Option<f64> {
-    shares(t)
+    t.map_param(task::TIME_PCT_BY_NODE)
         .and_then(|m| m.get(&node.to_string()))
         .and_then(Value::as_f64)
 }
@@ -171,13 +138,14 @@ fn title(s: Option<&Record>) -> String {
     let Some(s) = s else {
         return format!("numabench {}", probe::SCHED);
     };
-    let n = |k: &str| num(s, k).map_or("?".into(), |v| format!("{v}"));
-    let bytes =
-        num(s, names::param::SIZE_BYTES).map_or("?".into(), |b| crate::units::bytes(b as u64));
-    let burst = match num(s, param::BURST_AT_S) {
+    let n = |k: &str| s.f64_param(k).map_or("?".into(), |v| format!("{v}"));
+    let bytes = s
+        .f64_param(names::param::SIZE_BYTES)
+        .map_or("?".into(), |b| crate::units::bytes(b as u64));
+    let burst = match s.f64_param(param::BURST_AT_S) {
         Some(at) => {
-            let pipes = s.params.get(param::BURST_TRANSPORT).and_then(Value::as_str)
-                == Some(super::burst::Transport::Pipe.name());
+            let pipes =
+                s.str_param(param::BURST_TRANSPORT) == Some(super::burst::Transport::Pipe.name());
             format!(
                 "burst of {} group(s){} at {at} s",
                 n(param::BURST_GROUPS),
@@ -199,20 +167,23 @@ fn title(s: Option<&Record>) -> String {
 /// How the size and the passes were chosen, where they were.
 fn chosen(s: Option<&Record>) -> Vec<String> {
     let Some(s) = s else { return Vec::new() };
-    let text = |k: &str| s.params.get(k).and_then(Value::as_str);
+    let text = |k: &str| s.str_param(k);
     let mut out = Vec::new();
     if let Some(basis) = text(param::SIZE_BASIS) {
         out.push(format!(
             "size: {} elements per array: {basis} (--size overrides)",
-            num(s, param::SIZE_ELEMENTS).map_or("?".into(), |v| v.to_string())
+            s.f64_param(param::SIZE_ELEMENTS)
+                .map_or("?".into(), |v| v.to_string())
         ));
     }
     if let Some(basis) = text(param::PASSES_BASIS) {
-        let aim =
-            num(s, param::TARGET_RUN_S).map_or(String::new(), |t| format!(", aimed at {t} s"));
+        let aim = s
+            .f64_param(param::TARGET_RUN_S)
+            .map_or(String::new(), |t| format!(", aimed at {t} s"));
         out.push(format!(
             "passes: {}: {basis}{aim} (--passes overrides)",
-            num(s, param::PASSES).map_or("?".into(), |v| v.to_string())
+            s.f64_param(param::PASSES)
+                .map_or("?".into(), |v| v.to_string())
         ));
     }
     out
@@ -269,12 +240,15 @@ fn residency(summary: Option<&Record>, tasks: &[&Record]) -> Section {
         )
         .collect();
     for t in tasks {
-        let mark = |k: &str, mark: &str| if flag(t, k) { mark } else { "" }.to_string();
-        let mut row = vec![
-            t.params
-                .get(task::TASK)
-                .map_or("?".into(), |v| v.to_string()),
-        ];
+        let mark = |k: &str, mark: &str| {
+            if t.bool_param(k).unwrap_or(false) {
+                mark
+            } else {
+                ""
+            }
+            .to_string()
+        };
+        let mut row = vec![t.param_shown(task::TASK).unwrap_or_else(|| "?".into())];
         row.extend(
             nodes
                 .iter()
@@ -286,8 +260,8 @@ fn residency(summary: Option<&Record>, tasks: &[&Record]) -> Section {
             mark(task::MOVED, "*"),
             node_param(t, task::MEMORY_NODE),
             mark(task::AWAY_FROM_MEMORY, "!"),
-            secs(value(t, names::metric::USER_TIME_S)),
-            secs(value(t, names::metric::SYSTEM_TIME_S)),
+            secs(t.value(names::metric::USER_TIME_S)),
+            secs(t.value(names::metric::SYSTEM_TIME_S)),
         ]);
         table.rows.push(row);
     }
@@ -309,7 +283,7 @@ fn totals(summary: Option<&Record>, tasks: &[&Record]) -> Section {
     let mut totals = Section::new("totals");
     totals.header = vec!["".into(), "value".into(), "".into()];
     if let Some(s) = summary {
-        let m = |k: &str| value(s, k);
+        let m = |k: &str| s.value(k);
         let mut row = |name: &str, v: Option<f64>, about: String| {
             let v = v.map_or("-".into(), |v| format!("{v:.2} s"));
             totals.rows.push(vec![name.into(), v, about]);
@@ -354,15 +328,15 @@ fn totals(summary: Option<&Record>, tasks: &[&Record]) -> Section {
 /// What the burst did: its processes, messages and CPU where it ran, else
 /// why it did not.
 fn burst_about(s: &Record) -> String {
-    let count = |k: &str| num(s, k).map_or("?".into(), |v| v.to_string());
-    match s.params.get(param::BURST).and_then(Value::as_str) {
+    let count = |k: &str| s.f64_param(k).map_or("?".into(), |v| v.to_string());
+    match s.str_param(param::BURST) {
         Some(burst_state::RAN) => format!(
             "{} processes from {} s; {} of {} messages; {} s CPU",
             count(param::BURST_PROCESSES),
-            secs(num(s, param::BURST_GO_AT_S)),
+            secs(s.f64_param(param::BURST_GO_AT_S)),
             count(param::BURST_MESSAGES_RECEIVED),
             count(param::BURST_MESSAGES_EXPECTED),
-            secs(value(s, metric::BURST_CPU_S)),
+            secs(s.value(metric::BURST_CPU_S)),
         ),
         other => other.unwrap_or("?").to_string(),
     }
@@ -371,12 +345,13 @@ fn burst_about(s: &Record) -> String {
 fn sampler_row(s: &Record) -> Vec<String> {
     vec![
         "Sampler CPU".into(),
-        value(s, metric::SAMPLER_CPU_S).map_or("-".into(), |v| format!("{v:.3} s")),
+        s.value(metric::SAMPLER_CPU_S)
+            .map_or("-".into(), |v| format!("{v:.3} s")),
         format!(
             "{:.3}% of the run's CPU time; {} rounds, {:.0} us each",
-            value(s, metric::SAMPLER_OVERHEAD_PCT).unwrap_or(0.0),
-            num(s, param::ROUNDS).unwrap_or(0.0),
-            value(s, metric::SAMPLER_US_PER_ROUND).unwrap_or(0.0)
+            s.value(metric::SAMPLER_OVERHEAD_PCT).unwrap_or(0.0),
+            s.f64_param(param::ROUNDS).unwrap_or(0.0),
+            s.value(metric::SAMPLER_US_PER_ROUND).unwrap_or(0.0)
         ),
     ]
 }
@@ -484,28 +459,21 @@ pub fn csv(records: &[&Record]) -> Csv {
         ..Default::default()
     };
     for t in &tasks {
-        let node = |k: &str| {
-            t.params
-                .get(k)
-                .and_then(Value::as_u64)
-                .map_or(String::new(), |v| v.to_string())
-        };
-        let mut row = vec![
-            t.params
-                .get(task::TASK)
-                .map_or(String::new(), |v| v.to_string()),
-        ];
+        let node = |k: &str| t.u64_param(k).map_or(String::new(), |v| v.to_string());
+        let mut row = vec![t.param_shown(task::TASK).unwrap_or_default()];
         row.extend(nodes.iter().map(|&n| figure(share(t, n))));
         row.extend([
             node(task::START_NODE),
             node(task::MOST_TIME_NODE),
-            flag(t, task::MOVED).to_string(),
+            t.bool_param(task::MOVED).unwrap_or(false).to_string(),
             node(task::MEMORY_NODE),
-            flag(t, task::AWAY_FROM_MEMORY).to_string(),
-            figure(value(t, names::metric::USER_TIME_S)),
-            figure(value(t, names::metric::SYSTEM_TIME_S)),
-            figure(value(t, names::metric::RUNTIME_S)),
-            figure(value(t, task_metric::LOCAL_TIME_PCT)),
+            t.bool_param(task::AWAY_FROM_MEMORY)
+                .unwrap_or(false)
+                .to_string(),
+            figure(t.value(names::metric::USER_TIME_S)),
+            figure(t.value(names::metric::SYSTEM_TIME_S)),
+            figure(t.value(names::metric::RUNTIME_S)),
+            figure(t.value(task_metric::LOCAL_TIME_PCT)),
         ]);
         out.rows.push(row);
     }
@@ -545,7 +513,8 @@ fn run_charts(records: &[&Record]) -> Vec<Chart> {
     let Some(s) = summary_record(records) else {
         return Vec::new();
     };
-    let markers: Vec<Marker> = num(s, param::BURST_GO_AT_S)
+    let markers: Vec<Marker> = s
+        .f64_param(param::BURST_GO_AT_S)
         .map(|go| Marker {
             x: go,
             label: "burst".into(),

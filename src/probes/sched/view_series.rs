@@ -21,8 +21,7 @@ pub(super) fn series_section(records: &[&Record]) -> Section {
     );
     let left: Vec<String> = summaries
         .last()
-        .and_then(|r| r.params.get(param::SERIES_LEFT_OUT))
-        .and_then(Value::as_array)
+        .and_then(|r| r.list_param(param::SERIES_LEFT_OUT))
         .map_or(Vec::new(), |a| a.iter().map(|v| v.to_string()).collect());
     if !left.is_empty() {
         s.lines.push(format!(
@@ -47,9 +46,9 @@ const SERIES_HEADER: [&str; 9] = [
 ];
 
 fn series_row(r: &Record) -> Vec<String> {
-    let tasks = num(r, names::param::TASKS).unwrap_or(0.0);
-    let finished = num(r, param::FINISHED_TASKS).unwrap_or(0.0);
-    let cut = r.params.contains_key(param::INTERRUPTED_BY_SIGNAL)
+    let tasks = r.f64_param(names::param::TASKS).unwrap_or(0.0);
+    let finished = r.f64_param(param::FINISHED_TASKS).unwrap_or(0.0);
+    let cut = r.has_param(param::INTERRUPTED_BY_SIGNAL)
         || finished < tasks
         || r.notes.iter().any(|n| n.starts_with("FAILED"));
     let mut row = vec![format!("{tasks}")];
@@ -58,7 +57,7 @@ fn series_row(r: &Record) -> Vec<String> {
         row.push(format!("partial: {finished} of {tasks} tasks finished"));
         return row;
     }
-    let m = |k: &str| value(r, k);
+    let m = |k: &str| r.value(k);
     row.extend([
         secs(m(metric::AVERAGE_USER_TIME_S)),
         secs(m(metric::TOTAL_USER_TIME_S)),

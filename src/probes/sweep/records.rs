@@ -152,20 +152,16 @@ impl Row {
     }
 }
 
-fn u64_param(r: &Record, key: &str) -> Option<u64> {
-    r.params.get(key)?.as_u64()
-}
-
 /// A metric, 0 where the record has none (latency for a bandwidth row).
 fn figure(r: &Record, key: &str) -> f64 {
-    r.metrics.get(key).map_or(0.0, |m| m.value)
+    r.value(key).unwrap_or(0.0)
 }
 
 /// The row of a measurement record; `None` for a record that holds only
 /// notes (e.g. a stop before the first measurement).
 pub fn row(r: &Record) -> Option<Row> {
     let operation = r.str_param(own::OPERATION).map(str::to_string)?;
-    let size_kb = u64_param(r, param::SIZE_BYTES)? / 1024;
+    let size_kb = r.u64_param(param::SIZE_BYTES)? / 1024;
     let latency_samples = if operation == LATENCY {
         r.samples.get(metric::LATENCY_NS).map_or(0, Vec::len)
     } else {
@@ -178,14 +174,14 @@ pub fn row(r: &Record) -> Option<Row> {
         latency_ns: figure(r, metric::LATENCY_NS),
         latency_stddev_ns: figure(r, metric::LATENCY_STDDEV_NS),
         latency_samples,
-        threads: u64_param(r, param::THREADS).unwrap_or(0),
-        iterations: u64_param(r, own::ITERATIONS),
+        threads: r.u64_param(param::THREADS).unwrap_or(0),
+        iterations: r.u64_param(own::ITERATIONS),
         elapsed_s: figure(r, metric::RUNTIME_S),
         variant: r
             .str_param(param::VARIANT)
             .map(str::to_string)
             .unwrap_or_default(),
-        bytes_per_element: u64_param(r, own::BYTES_PER_ELEMENT).unwrap_or(0),
+        bytes_per_element: r.u64_param(own::BYTES_PER_ELEMENT).unwrap_or(0),
         stream_bandwidth_mb_s: figure(r, own_metric::STREAM_BANDWIDTH_MB_S),
         placement_verified_pct: placement.and_then(|p| p.on_target_pct).unwrap_or(0.0),
         huge_pct: placement.map_or(0.0, |p| p.huge_pct),
@@ -208,9 +204,9 @@ pub fn notes(records: &[&Record]) -> Vec<String> {
 pub fn warnings(records: &[&Record]) -> Vec<String> {
     records
         .iter()
-        .filter_map(|r| r.params.get(own::SCORE_WARNINGS)?.as_array())
+        .filter_map(|r| r.strs_param(own::SCORE_WARNINGS))
         .flatten()
-        .filter_map(|w| w.as_str().map(str::to_string))
+        .map(str::to_string)
         .collect()
 }
 
@@ -319,7 +315,7 @@ mod tests {
         assert_eq!(doc.records[1].notes, ["128 KiB read not measured"]);
         assert_eq!(notes(&all), ["128 KiB read not measured"]);
         assert_eq!(warnings(&all), ["fixed thread count (-p 1)"]);
-        assert!(doc.records[0].params.contains_key(own::SCORE_WARNINGS));
+        assert!(doc.records[0].has_param(own::SCORE_WARNINGS));
     }
 
     #[test]

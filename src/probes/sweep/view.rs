@@ -288,22 +288,20 @@ fn size_label(bytes: f64) -> String {
 /// The report's part: bandwidth and latency against buffer size on a log
 /// axis, this CPU's cache sizes marked.
 fn charts(doc: &Document, records: &[&Record]) -> Vec<Block> {
-    let size = |r: &Record| r.params.get(param::SIZE_BYTES).and_then(|v| v.as_f64());
     let op = |r: &Record| {
-        r.params
-            .get(own::param::OPERATION)
-            .and_then(|v| v.as_str())
+        r.str_param(own::param::OPERATION)
             .unwrap_or("?")
             .to_string()
     };
-    let value = |r: &Record, k: &str| r.metrics.get(k).map(|m| m.value);
     let mut bw: BTreeMap<String, Vec<(f64, f64)>> = BTreeMap::new();
     let mut lat = Vec::new();
     for r in records {
-        let Some(s) = size(r) else { continue };
-        if let Some(v) = value(r, metric::LATENCY_NS) {
+        let Some(s) = r.f64_param(param::SIZE_BYTES) else {
+            continue;
+        };
+        if let Some(v) = r.value(metric::LATENCY_NS) {
             lat.push((s, v));
-        } else if let Some(v) = value(r, metric::BANDWIDTH_MB_S) {
+        } else if let Some(v) = r.value(metric::BANDWIDTH_MB_S) {
             bw.entry(op(r)).or_default().push((s, v));
         }
     }

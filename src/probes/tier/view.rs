@@ -14,19 +14,12 @@ use crate::view::{Block, Section, View};
 pub struct TierView;
 
 fn text(r: &Record, key: &str) -> String {
-    match r.params.get(key) {
-        Some(serde_json::Value::String(s)) => crate::text::escape(s).into_owned(),
-        Some(v) => v.to_string(),
-        None => "?".into(),
-    }
-}
-
-fn value(r: &Record, key: &str) -> Option<f64> {
-    r.metrics.get(key).map(|m| m.value)
+    r.param_shown(key)
+        .map_or("?".into(), |s| crate::text::escape(&s).into_owned())
 }
 
 fn is_test(r: &Record) -> bool {
-    !r.params.contains_key(tp::BIND)
+    !r.has_param(tp::BIND)
 }
 
 /// The kernel's view of its tiers and the settings the runs had.
@@ -40,7 +33,7 @@ fn kernel_section(r: &Record) -> Section {
         text(r, tp::SLOW_TIER),
         text(r, param::CPU_NODE)
     ));
-    if let Some(serde_json::Value::Object(m)) = r.params.get(tp::KERNEL_SETTINGS) {
+    if let Some(m) = r.map_param(tp::KERNEL_SETTINGS) {
         let kv: Vec<String> = m
             .iter()
             .map(|(k, v)| {
@@ -74,28 +67,28 @@ fn row(r: &Record) -> Vec<String> {
         tm::PGDEMOTE_KHUGEPAGED,
     ]
     .iter()
-    .filter_map(|k| value(r, k))
+    .filter_map(|k| r.value(k))
     .reduce(|a, b| a + b);
     vec![
-        r.params
-            .get(tp::BIND)
-            .and_then(|v| v.as_str())
-            .unwrap_or("test")
-            .to_string(),
-        value(r, metric::BANDWIDTH_MB_S).map_or("-".into(), |v| format!("{:.2}", v / 1000.0)),
-        pct(value(r, tm::HOT_FAST_END_PCT)),
-        pct(value(r, tm::WARM_FAST_END_PCT)),
-        pct(value(r, tm::COLD_FAST_END_PCT)),
-        if r.params.contains_key(tp::BIND) {
+        r.str_param(tp::BIND).unwrap_or("test").to_string(),
+        r.value(metric::BANDWIDTH_MB_S)
+            .map_or("-".into(), |v| format!("{:.2}", v / 1000.0)),
+        pct(r.value(tm::HOT_FAST_END_PCT)),
+        pct(r.value(tm::WARM_FAST_END_PCT)),
+        pct(r.value(tm::COLD_FAST_END_PCT)),
+        if r.has_param(tp::BIND) {
             "-".into()
         } else {
-            value(r, tm::HOT_90_S).map_or("never".into(), |v| format!("{v:.1} s"))
+            r.value(tm::HOT_90_S)
+                .map_or("never".into(), |v| format!("{v:.1} s"))
         },
-        count(value(r, tm::PGPROMOTE_SUCCESS)),
+        count(r.value(tm::PGPROMOTE_SUCCESS)),
         count(demoted),
-        value(r, tm::THRASH_PAGES_S).map_or("-".into(), |v| format!("{v:.0}")),
-        pct(value(r, tm::SLOWEST_INTERVAL_PCT)),
-        value(r, tm::SAMPLING_OVERHEAD_PCT).map_or("-".into(), |v| format!("{v:.2}%")),
+        r.value(tm::THRASH_PAGES_S)
+            .map_or("-".into(), |v| format!("{v:.0}")),
+        pct(r.value(tm::SLOWEST_INTERVAL_PCT)),
+        r.value(tm::SAMPLING_OVERHEAD_PCT)
+            .map_or("-".into(), |v| format!("{v:.2}%")),
     ]
 }
 
@@ -115,12 +108,9 @@ const HEADER: [&str; 11] = [
 
 /// Where the test lies between its baselines, in a line.
 fn position_line(r: &Record) -> Option<String> {
-    let (f, s) = (
-        r.params.get(tp::FAST_GB_S)?.as_f64()?,
-        r.params.get(tp::SLOW_GB_S)?.as_f64()?,
-    );
-    let v = value(r, metric::BANDWIDTH_MB_S)? / 1000.0;
-    Some(match value(r, tm::POSITION_PCT) {
+    let (f, s) = (r.f64_param(tp::FAST_GB_S)?, r.f64_param(tp::SLOW_GB_S)?);
+    let v = r.value(metric::BANDWIDTH_MB_S)? / 1000.0;
+    Some(match r.value(tm::POSITION_PCT) {
         Some(p) => format!(
             "position: {p:.0}% of the way from all-slow ({s:.2} GB/s) to all-fast ({f:.2} GB/s) at {v:.2} GB/s"
         ),
@@ -135,11 +125,7 @@ fn test_section(name: &str, runs: &[&Record]) -> Section {
     s.header = HEADER.iter().map(|h| h.to_string()).collect();
     s.rows = runs.iter().map(|r| row(r)).collect();
     for r in runs {
-        let who = r
-            .params
-            .get(tp::BIND)
-            .and_then(|v| v.as_str())
-            .unwrap_or("test");
+        let who = r.str_param(tp::BIND).unwrap_or("test");
         for n in &r.notes {
             s.lines.push(format!("{who}: {}", crate::text::escape(n)));
         }
@@ -157,7 +143,7 @@ fn describe(runs: &[&Record]) -> String {
     let Some(r) = runs.iter().find(|r| is_test(r)).or(runs.first()) else {
         return String::new();
     };
-    let Some(serde_json::Value::Object(m)) = r.params.get(tp::REGIONS) else {
+    let Some(m) = r.map_param(tp::REGIONS) else {
         return String::new();
     };
     let parts: Vec<String> = m
@@ -195,7 +181,7 @@ pub fn charts(r: &Record) -> Vec<Chart> {
     r.series
         .iter()
         .map(|s| {
-            let markers = match value(r, tm::HOT_90_S) {
+            let markers = match r.value(tm::HOT_90_S) {
                 Some(t) if s.name == ts::MEMORY_PER_TIER || s.name == ts::MIGRATIONS => {
                     vec![Marker {
                         x: t,
