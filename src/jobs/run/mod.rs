@@ -5,6 +5,8 @@
 //! CSVs.
 
 mod folder;
+#[cfg(test)]
+mod golden_tests;
 mod levels;
 mod parts;
 mod probe_lines;

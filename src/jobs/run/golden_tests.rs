@@ -1,0 +1,83 @@
+//! Run's terminal summary and the repeat check of real run documents,
+//! pinned byte for byte: `run.json` is the document of a default-profile
+//! `numabench run` on a one-node machine (sweep and peak records trimmed,
+//! one of each probe kept), `run-two-node.json` the same with a second
+//! node and its remote records made up from the local ones (and no
+//! sweep), so that every "remote" branch is drawn too. A missing golden
+//! file is written from the code as it is, and the test fails until it
+//! is checked in.
+
+use crate::results::Document;
+use std::path::{Path, PathBuf};
+
+fn cases() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/cases")
+}
+
+fn doc(name: &str) -> Document {
+    Document::load(&cases().join(format!("{name}.json")))
+        .unwrap()
+        .document
+}
+
+fn assert_same(got: &str, file: &str) {
+    let path = cases().join(file);
+    let Ok(want) = std::fs::read_to_string(&path) else {
+        std::fs::write(&path, got).unwrap();
+        panic!("{} was missing: written, check it in", path.display());
+    };
+    if got != want {
+        let line = got
+            .lines()
+            .zip(want.lines())
+            .position(|(g, w)| g != w)
+            .map_or("lengths differ".to_string(), |i| {
+                format!(
+                    "line {}:\n  got:  {:?}\n  want: {:?}",
+                    i + 1,
+                    got.lines().nth(i).unwrap(),
+                    want.lines().nth(i).unwrap()
+                )
+            });
+        panic!("{file} differs: {line}");
+    }
+}
+
+/// The disagreements as a person reads them in the report's finding.
+fn repeats(doc: &Document) -> String {
+    use crate::analysis::repeats::{latency_disagreements, source};
+    latency_disagreements(&doc.records)
+        .iter()
+        .map(|d| {
+            format!(
+                "{}: {:.1} ns in {} ({}), {:.1} ns in {} ({}), ratio {:.3}\n",
+                d.what,
+                d.low.1,
+                source(&d.low.0),
+                d.low.0,
+                d.high.1,
+                source(&d.high.0),
+                d.high.0,
+                d.ratio()
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn the_summary_of_a_run_is_unchanged() {
+    for name in ["run", "run-two-node"] {
+        let d = doc(name);
+        assert_same(
+            &super::summary::summary(&d, 25.0),
+            &format!("{name}.summary"),
+        );
+    }
+}
+
+#[test]
+fn the_repeats_of_a_run_are_unchanged() {
+    for name in ["run", "run-two-node"] {
+        assert_same(&repeats(&doc(name)), &format!("{name}.repeats"));
+    }
+}
