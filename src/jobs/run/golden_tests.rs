@@ -75,9 +75,45 @@ fn the_summary_of_a_run_is_unchanged() {
     }
 }
 
+/// The one-node run as the full profile leaves it when some parts fail:
+/// peak's child and AutoNUMA's failed, one test of perf's suite skipped.
+#[test]
+fn the_summary_of_a_full_run_with_failed_parts_is_unchanged() {
+    use crate::results::Record;
+    use crate::results::names::{param, probe, run::NOT_COMPLETE};
+    let mut d = doc("run");
+    d.records.retain(|r| r.probe != probe::PEAK);
+    d.records.push(Record::new(probe::PEAK, NOT_COMPLETE));
+    d.records.push(Record::new(probe::MEM, "numa01"));
+    d.records
+        .push(Record::new(probe::MEM, "numa02").param(param::SKIPPED, true));
+    d.records.push(Record::new(probe::MEM, "numa03"));
+    d.records.push(Record::new(probe::AUTONUMA, NOT_COMPLETE));
+    d.records.push(Record::new(probe::AUTONUMA, "numa01"));
+    d.records.push(Record::new(probe::SCHED, "numa_test"));
+    assert_same(&super::summary::summary(&d, 25.0), "run-full.summary");
+}
+
 #[test]
 fn the_repeats_of_a_run_are_unchanged() {
     for name in ["run", "run-two-node"] {
         assert_same(&repeats(&doc(name)), &format!("{name}.repeats"));
     }
+}
+
+/// Every part of the full profile, in run order, with its command line on
+/// two fixture machines.
+#[test]
+fn the_parts_of_a_run_are_unchanged() {
+    let mut out = String::new();
+    for fixture in ["two-node", "amd-4node"] {
+        let topo = crate::topology::fixture(fixture);
+        out.push_str(&format!("{fixture}:\n"));
+        for part in super::parts::of(super::Profile::Full) {
+            let chases = if part.chases { " (chases)" } else { "" };
+            let args = (part.args)(&topo).join(" ");
+            out.push_str(&format!("  {}{chases}: {args}\n", part.probe));
+        }
+    }
+    assert_same(&out, "run-parts.txt");
 }
