@@ -7,6 +7,7 @@
 //! file is written from the code as it is, and the test fails until it
 //! is checked in.
 
+use crate::probes::REGISTRY;
 use crate::results::Document;
 use std::path::{Path, PathBuf};
 
@@ -69,7 +70,7 @@ fn the_summary_of_a_run_is_unchanged() {
     for name in ["run", "run-two-node"] {
         let d = doc(name);
         assert_same(
-            &super::summary::summary(&d, 25.0),
+            &super::summary::summary(&d, 25.0, REGISTRY),
             &format!("{name}.summary"),
         );
     }
@@ -91,7 +92,10 @@ fn the_summary_of_a_full_run_with_failed_parts_is_unchanged() {
     d.records.push(Record::new(probe::AUTONUMA, NOT_COMPLETE));
     d.records.push(Record::new(probe::AUTONUMA, "numa01"));
     d.records.push(Record::new(probe::SCHED, "numa_test"));
-    assert_same(&super::summary::summary(&d, 25.0), "run-full.summary");
+    assert_same(
+        &super::summary::summary(&d, 25.0, REGISTRY),
+        "run-full.summary",
+    );
 }
 
 #[test]
@@ -109,10 +113,10 @@ fn the_parts_of_a_run_are_unchanged() {
     for fixture in ["two-node", "amd-4node"] {
         let topo = crate::topology::fixture(fixture);
         out.push_str(&format!("{fixture}:\n"));
-        for part in super::parts::of(super::Profile::Full) {
-            let chases = if part.chases { " (chases)" } else { "" };
-            let args = (part.args)(&topo).join(" ");
-            out.push_str(&format!("  {}{chases}: {args}\n", part.probe));
+        for planned in super::parts::of(super::Profile::Full, REGISTRY) {
+            let chases = if planned.part.chases { " (chases)" } else { "" };
+            let args = (planned.part.args)(&topo).join(" ");
+            out.push_str(&format!("  {}{chases}: {args}\n", planned.probe));
         }
     }
     assert_same(&out, "run-parts.txt");

@@ -1,0 +1,75 @@
+//! Everything a job over several probes asks of one probe, as one trait:
+//! the registry (`probes::REGISTRY`) holds one entry per probe, and `run`
+//! and its summary iterate it without naming a probe. Each answer is
+//! opt-in: a probe that does not take part in `run` leaves the default of
+//! none.
+
+use super::View;
+use crate::results::Record;
+use crate::topology::Topology;
+
+/// One probe as the shared jobs see it: its view (how its records are
+/// drawn) and what it adds to each job.
+pub trait Probe: View {
+    /// Its part in `run`, as a child numabench.
+    fn part(&self) -> Option<Part> {
+        None
+    }
+
+    /// Its line(s) in run's terminal summary, from its own records: the
+    /// figure a person quotes. A part that failed is named in its place.
+    fn summary_line(&self, _records: &[&Record]) -> Option<String> {
+        None
+    }
+}
+
+/// How much a run measures; each profile holds the one before it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Profile {
+    /// The matrix on 8 MiB buffers with one timed run: seconds, and cache
+    /// figures, not memory's (hidden; for tests of what carries the
+    /// results, such as `fleet submit`).
+    Smoke,
+    /// The matrix alone: what `fleet report` compares.
+    Quick,
+    /// The matrix, the sweep and the short probes (latency by pattern,
+    /// memory-level parallelism, loaded latency, peak injection,
+    /// core-to-core latency).
+    Default,
+    /// Also the workload parts (perf's suite, AutoNUMA, numa_test).
+    Full,
+}
+
+impl Profile {
+    /// The profile `--profile NAME` names.
+    pub fn from_name(name: &str) -> Option<Profile> {
+        Some(match name {
+            "smoke" => Profile::Smoke,
+            "quick" => Profile::Quick,
+            "default" => Profile::Default,
+            "full" => Profile::Full,
+            _ => return None,
+        })
+    }
+}
+
+/// A probe's part in `run`: a child numabench that prints its results
+/// document (`--json`). The workload engines fork, which wants a
+/// single-threaded parent, and a child keeps one part's failure from
+/// taking the others.
+#[derive(Clone, Copy)]
+pub struct Part {
+    /// The least profile that runs it.
+    pub profile: Profile,
+    /// Its place among the parts of its profile: they run in this order.
+    pub order: u8,
+    /// Maps a chase buffer past the L3, as the matrix's latency cell does:
+    /// such parts run first, right after the matrix.
+    pub chases: bool,
+    /// Its command line on this machine (the command is named as the
+    /// probe).
+    pub args: fn(&Topology) -> Vec<String>,
+    /// A workload's summary line counts its records, under this name
+    /// ("perf's suite"), where a short probe's gives its figures.
+    pub counted_as: Option<&'static str>,
+}
