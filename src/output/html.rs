@@ -350,8 +350,8 @@ fn view_part(run: &Run<'_>, view: &dyn View) -> String {
 }
 
 /// What the run found, first of all (flags marked), where there is anything.
-fn findings_part(run: &Run<'_>) -> String {
-    let found = crate::analysis::findings::findings(run.doc);
+fn findings_part(run: &Run<'_>, views: &[&dyn Probe]) -> String {
+    let found = crate::analysis::findings::findings(run.doc, views);
     if found.is_empty() {
         return String::new();
     }
@@ -408,7 +408,7 @@ pub fn report(runs: &[Run<'_>], views: &[&dyn Probe]) -> String {
             escape(&r.doc.host.hostname),
             escape(&r.doc.host.cpu_model)
         );
-        out.push_str(&findings_part(r));
+        out.push_str(&findings_part(r, views));
         let topology: String = super::topo_tables::sections(&r.doc.host.topology)
             .iter()
             .map(|s| {

@@ -1,7 +1,8 @@
 //! Probes: each measures one thing (`mod.rs`), turns what it measured
 //! into records (`records.rs`), draws its records (`view.rs`) and says
 //! what it adds to the jobs over several probes (`part.rs`: its part in
-//! `run`, its summary line); none prints. `measure`, `seats`, `team` and `part` are what several probes
+//! `run`, its summary line, its idle chases for the repeat check); none
+//! prints. `measure`, `seats`, `team` and `part` are what several probes
 //! share: timed kernels, CPU seats, the pinned team of threads, the
 //! sizing of a part's command line.
 
@@ -25,7 +26,7 @@ pub mod team;
 pub mod tier;
 
 /// Every probe, in the order the report shows them: its view, and what it
-/// adds to `run` and its summary (`crate::view::Probe`). Adding a probe is
+/// adds to `run`, its summary and the repeat check (`crate::view::Probe`). Adding a probe is
 /// adding its folder and one line here.
 pub static REGISTRY: &[&dyn crate::view::Probe] = &[
     &matrix::MatrixView,

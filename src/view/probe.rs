@@ -1,8 +1,8 @@
 //! Everything a job over several probes asks of one probe, as one trait:
-//! the registry (`probes::REGISTRY`) holds one entry per probe, and `run`
-//! and its summary iterate it without naming a probe. Each answer is
-//! opt-in: a probe that does not take part in `run` leaves the default of
-//! none.
+//! the registry (`probes::REGISTRY`) holds one entry per probe, and `run`,
+//! its summary and the repeat check iterate it without naming a probe.
+//! Each answer is opt-in: a probe that does not take part in `run`, or
+//! measures no idle chase, leaves the default of none.
 
 use super::View;
 use crate::results::Record;
@@ -20,6 +20,19 @@ pub trait Probe: View {
     /// figure a person quotes. A part that failed is named in its place.
     fn summary_line(&self, _records: &[&Record]) -> Option<String> {
         None
+    }
+
+    /// The ns per load of `r` where it is one idle pointer chase on one
+    /// node pair, which the repeat check compares with the same chase
+    /// measured by other probes of a run; `None` for every other record.
+    fn idle_chase(&self, _r: &Record) -> Option<f64> {
+        None
+    }
+
+    /// Where its idle chases come from, in words for a sentence ("the
+    /// latency probe").
+    fn idle_chase_source(&self) -> &'static str {
+        self.probe()
     }
 }
 

@@ -47,17 +47,17 @@ fn assert_same(got: &str, file: &str) {
 /// The disagreements as a person reads them in the report's finding.
 fn repeats(doc: &Document) -> String {
     use crate::analysis::repeats::{latency_disagreements, source};
-    latency_disagreements(&doc.records)
+    latency_disagreements(&doc.records, REGISTRY)
         .iter()
         .map(|d| {
             format!(
                 "{}: {:.1} ns in {} ({}), {:.1} ns in {} ({}), ratio {:.3}\n",
                 d.what,
                 d.low.1,
-                source(&d.low.0),
+                source(&d.low.0, REGISTRY),
                 d.low.0,
                 d.high.1,
-                source(&d.high.0),
+                source(&d.high.0, REGISTRY),
                 d.high.0,
                 d.ratio()
             )

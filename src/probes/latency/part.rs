@@ -1,5 +1,5 @@
-//! The latency probe in the jobs over several probes: its part in `run`
-//! and its summary line.
+//! The latency probe in the jobs over several probes: its part in `run`,
+//! its summary line and its idle chases for the repeat check.
 
 use super::LatencyView;
 use crate::probes::part::{
@@ -73,5 +73,13 @@ impl Probe for LatencyView {
             })
             .collect();
         (!parts.is_empty()).then(|| format!("  latency by pattern: {}\n", parts.join("; ")))
+    }
+
+    fn idle_chase(&self, r: &Record) -> Option<f64> {
+        r.value(metric::LATENCY_NS)
+    }
+
+    fn idle_chase_source(&self) -> &'static str {
+        "the latency probe"
     }
 }

@@ -1,11 +1,11 @@
 //! The loaded-latency probe in the jobs over several probes: its part in
-//! `run` and its summary line.
+//! `run`, its summary line and its idle points for the repeat check.
 
 use super::LoadedView;
 use crate::probes::part::words;
 use crate::results::Record;
 use crate::results::names::loaded::{kind, metric, param};
-use crate::results::names::{param as node, probe};
+use crate::results::names::{metric as shared, param as node, probe};
 use crate::view::{Part, Probe, Profile};
 
 /// A short curve: idle, four load levels, the near and the far pair of
@@ -64,5 +64,16 @@ impl Probe for LoadedView {
             })
             .collect();
         (!parts.is_empty()).then(|| format!("  loaded latency:     {}\n", parts.join("; ")))
+    }
+
+    /// The curve's idle point: its injectors parked.
+    fn idle_chase(&self, r: &Record) -> Option<f64> {
+        let idle = r.str_param(param::KIND) == Some(kind::POINT)
+            && r.u64_param(param::INJECTORS) == Some(0);
+        idle.then(|| r.value(shared::LATENCY_NS)).flatten()
+    }
+
+    fn idle_chase_source(&self) -> &'static str {
+        "the loaded curve's idle point"
     }
 }

@@ -1,5 +1,5 @@
 //! The parallel-chases probe in the jobs over several probes: its part in
-//! `run` and its summary line.
+//! `run`, its summary line and its single chase for the repeat check.
 
 use super::MlpView;
 use crate::probes::part::{
@@ -51,5 +51,16 @@ impl Probe for MlpView {
             local_remote(&top, mlp::metric::NS_PER_ACCESS, "ns", 1),
             local_remote(&top, mlp::metric::CONCURRENCY, "", 1)
         ))
+    }
+
+    /// One chase alone is an idle chase; several at once are not.
+    fn idle_chase(&self, r: &Record) -> Option<f64> {
+        (r.u64_param(mlp::param::CHASES) == Some(1))
+            .then(|| r.value(mlp::metric::NS_PER_ACCESS))
+            .flatten()
+    }
+
+    fn idle_chase_source(&self) -> &'static str {
+        "the single parallel chase"
     }
 }
