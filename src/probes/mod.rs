@@ -1,7 +1,7 @@
 //! Probes: each measures one thing (`mod.rs`), turns what it measured
 //! into records (`records.rs`), draws its records (`view.rs`) and says
 //! what it adds to the jobs over several probes (`part.rs`: its part in
-//! `run`, its summary line, its idle chases for the repeat check); none
+//! `run`, its summary line, its repeat-check and fleet figures); none
 //! prints. `measure`, `seats`, `team` and `part` are what several probes
 //! share: timed kernels, CPU seats, the pinned team of threads, the
 //! sizing of a part's command line.
@@ -26,8 +26,9 @@ pub mod team;
 pub mod tier;
 
 /// Every probe, in the order the report shows them: its view, and what it
-/// adds to `run`, its summary and the repeat check (`crate::view::Probe`). Adding a probe is
-/// adding its folder and one line here.
+/// adds to `run`, its summary, the repeat check and the fleet report
+/// (`crate::view::Probe`). Adding a probe is adding its folder and one
+/// line here.
 pub static REGISTRY: &[&dyn crate::view::Probe] = &[
     &matrix::MatrixView,
     &sweep::SweepView,

@@ -1,12 +1,13 @@
 //! Everything a job over several probes asks of one probe, as one trait:
 //! the registry (`probes::REGISTRY`) holds one entry per probe, and `run`,
-//! its summary and the repeat check iterate it without naming a probe.
-//! Each answer is opt-in: a probe that does not take part in `run`, or
-//! measures no idle chase, leaves the default of none.
+//! its summary, the repeat check and the fleet report iterate it without
+//! naming a probe. Each answer is opt-in: a probe that does not take part
+//! in `run`, or gives no fleet figure, leaves the default of none.
 
 use super::View;
-use crate::results::Record;
+use crate::results::{Better, Record};
 use crate::topology::Topology;
+use serde::Serialize;
 
 /// One probe as the shared jobs see it: its view (how its records are
 /// drawn) and what it adds to each job.
@@ -33,6 +34,12 @@ pub trait Probe: View {
     /// latency probe").
     fn idle_chase_source(&self) -> &'static str {
         self.probe()
+    }
+
+    /// The key figures it adds to a fleet report, after the matrix's and
+    /// the host's.
+    fn fleet_figures(&self) -> &'static [FleetFigure] {
+        &[]
     }
 }
 
@@ -85,4 +92,34 @@ pub struct Part {
     /// A workload's summary line counts its records, under this name
     /// ("perf's suite"), where a short probe's gives its figures.
     pub counted_as: Option<&'static str>,
+}
+
+/// One key figure of a fleet: what it is, its unit and which way is
+/// better.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Spec {
+    pub id: &'static str,
+    pub title: &'static str,
+    pub unit: &'static str,
+    pub better: Better,
+}
+
+/// One figure of one machine.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Figure {
+    pub value: f64,
+    /// The matrix cell it comes from (`0->1`): the worst of its kind.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cell: Option<String>,
+    /// The measurement's repetitions, for noise marks in a comparison
+    /// (not in the report's JSON: the results documents hold them).
+    #[serde(skip)]
+    pub samples: Vec<f64>,
+}
+
+/// A key figure a probe adds to a fleet report, and how it is read from
+/// one document's records of that probe.
+pub struct FleetFigure {
+    pub spec: Spec,
+    pub read: fn(&[&Record]) -> Option<Figure>,
 }

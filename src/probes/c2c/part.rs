@@ -1,11 +1,14 @@
 //! Core-to-core latency in the jobs over several probes: its part in
-//! `run` and its summary line.
+//! `run`, its summary line and its fleet figure.
 
 use super::C2cView;
+use crate::analysis::fleet::figures::plain;
 use crate::probes::part::words;
-use crate::results::Record;
-use crate::results::names::probe;
-use crate::view::{Part, Probe, Profile};
+use crate::results::names::c2c::variant::CAS;
+use crate::results::names::fleet::figure as id;
+use crate::results::names::{metric, param, probe};
+use crate::results::{Better, Record};
+use crate::view::{FleetFigure, Part, Probe, Profile, Spec};
 
 /// Fewer samples, and sampled pairs above 16 CPUs, two per (class, node
 /// pair): the node summary, not every pair.
@@ -30,6 +33,25 @@ const PART: Part = Part {
     counted_as: None,
 };
 
+/// The median compare-and-swap latency over the CPU pairs measured.
+const FLEET: &[FleetFigure] = &[FleetFigure {
+    spec: Spec {
+        id: id::C2C_LATENCY,
+        title: "core-to-core latency",
+        unit: "ns",
+        better: Better::Lower,
+    },
+    read: |records| {
+        let mut v: Vec<f64> = records
+            .iter()
+            .filter(|r| r.str_param(param::VARIANT) == Some(CAS))
+            .filter_map(|r| r.measured(metric::LATENCY_NS).map(|m| m.value))
+            .collect();
+        v.sort_by(f64::total_cmp);
+        plain(*v.get(v.len() / 2)?)
+    },
+}];
+
 impl Probe for C2cView {
     fn part(&self) -> Option<Part> {
         Some(PART)
@@ -49,5 +71,9 @@ impl Probe for C2cView {
             })
             .collect();
         (!parts.is_empty()).then(|| format!("  core to core:       {}\n", parts.join("; ")))
+    }
+
+    fn fleet_figures(&self) -> &'static [FleetFigure] {
+        FLEET
     }
 }

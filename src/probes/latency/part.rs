@@ -1,13 +1,17 @@
 //! The latency probe in the jobs over several probes: its part in `run`,
-//! its summary line and its idle chases for the repeat check.
+//! its summary line, its idle chases for the repeat check and its fleet
+//! figure.
 
 use super::LatencyView;
+use crate::analysis::fleet::figures::{cell, worst};
+use crate::kernels::pattern::Pattern;
 use crate::probes::part::{
     chase_bytes, chase_cell_secs, local_remote, mib, node_pairs, time_limit, words,
 };
-use crate::results::Record;
+use crate::results::names::fleet::figure as id;
 use crate::results::names::{metric, param, probe};
-use crate::view::{Part, Probe, Profile};
+use crate::results::{Better, Record};
+use crate::view::{FleetFigure, Part, Probe, Profile, Spec};
 
 /// Page-local and full-random on every node pair, THP, past the L3.
 /// Page-local first: it is the figure people quote, and the full-random
@@ -34,6 +38,24 @@ const PART: Part = Part {
     },
     counted_as: None,
 };
+
+/// The worst local page-local latency.
+const FLEET: &[FleetFigure] = &[FleetFigure {
+    spec: Spec {
+        id: id::LOCAL_PAGE_LOCAL_LATENCY,
+        title: "local page-local latency",
+        unit: "ns",
+        better: Better::Lower,
+    },
+    read: |records| {
+        let cells: Vec<_> = records
+            .iter()
+            .filter(|r| r.str_param(param::PATTERN) == Some(Pattern::PAGE_LOCAL))
+            .filter_map(|r| cell(r, metric::LATENCY_NS))
+            .collect();
+        worst(&cells, true, true)
+    },
+}];
 
 impl Probe for LatencyView {
     fn part(&self) -> Option<Part> {
@@ -81,5 +103,9 @@ impl Probe for LatencyView {
 
     fn idle_chase_source(&self) -> &'static str {
         "the latency probe"
+    }
+
+    fn fleet_figures(&self) -> &'static [FleetFigure] {
+        FLEET
     }
 }

@@ -1,12 +1,15 @@
 //! The loaded-latency probe in the jobs over several probes: its part in
-//! `run`, its summary line and its idle points for the repeat check.
+//! `run`, its summary line, its idle points for the repeat check and its
+//! fleet figure.
 
 use super::LoadedView;
+use crate::analysis::fleet::figures::{cell, worst};
 use crate::probes::part::words;
-use crate::results::Record;
+use crate::results::names::fleet::figure as id;
 use crate::results::names::loaded::{kind, metric, param};
 use crate::results::names::{metric as shared, param as node, probe};
-use crate::view::{Part, Probe, Profile};
+use crate::results::{Better, Record};
+use crate::view::{FleetFigure, Part, Probe, Profile, Spec};
 
 /// A short curve: idle, four load levels, the near and the far pair of
 /// the first CPU node; the far pair is not begun after 60 s. Page-local:
@@ -33,6 +36,24 @@ const PART: Part = Part {
     },
     counted_as: None,
 };
+
+/// The worst local latency at full load.
+const FLEET: &[FleetFigure] = &[FleetFigure {
+    spec: Spec {
+        id: id::LOCAL_LOADED_LATENCY,
+        title: "local latency at full load",
+        unit: "ns",
+        better: Better::Lower,
+    },
+    read: |records| {
+        let cells: Vec<_> = records
+            .iter()
+            .filter(|r| r.str_param(param::KIND) == Some(kind::KNEE))
+            .filter_map(|r| cell(r, metric::MAX_LOAD_LATENCY_NS))
+            .collect();
+        worst(&cells, true, true)
+    },
+}];
 
 impl Probe for LoadedView {
     fn part(&self) -> Option<Part> {
@@ -75,5 +96,9 @@ impl Probe for LoadedView {
 
     fn idle_chase_source(&self) -> &'static str {
         "the loaded curve's idle point"
+    }
+
+    fn fleet_figures(&self) -> &'static [FleetFigure] {
+        FLEET
     }
 }

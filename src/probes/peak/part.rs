@@ -1,12 +1,14 @@
-//! Peak injection in the jobs over several probes: its part in `run` and
-//! its summary line.
+//! Peak injection in the jobs over several probes: its part in `run`, its
+//! summary line and its fleet figure.
 
 use super::PeakView;
+use crate::analysis::fleet::figures::{cell, worst};
 use crate::probes::part::{local_remote, time_limit, words};
-use crate::results::Record;
+use crate::results::names::fleet::figure as id;
 use crate::results::names::peak::{INTERLEAVE, kind, param};
 use crate::results::names::{metric, param as shared, probe};
-use crate::view::{Part, Probe, Profile};
+use crate::results::{Better, Record};
+use crate::view::{FleetFigure, Part, Probe, Profile, Spec};
 
 /// All six mixes (the best is not always read, 1:1, triad or write: 2:1
 /// or 3:1 wins on some machines, with either store kind), both store
@@ -50,6 +52,23 @@ fn all_core_best<'a>(recs: &[&'a Record]) -> Vec<&'a Record> {
         .collect()
 }
 
+/// The worst local all-core peak.
+const FLEET: &[FleetFigure] = &[FleetFigure {
+    spec: Spec {
+        id: id::LOCAL_PEAK_BW,
+        title: "local peak injection",
+        unit: "MB/s",
+        better: Better::Higher,
+    },
+    read: |records| {
+        let cells: Vec<_> = all_core_best(records)
+            .iter()
+            .filter_map(|r| cell(r, metric::BANDWIDTH_MB_S))
+            .collect();
+        worst(&cells, true, false)
+    },
+}];
+
 impl Probe for PeakView {
     fn part(&self) -> Option<Part> {
         Some(PART)
@@ -82,5 +101,9 @@ impl Probe for PeakView {
         }
         out.push('\n');
         Some(out)
+    }
+
+    fn fleet_figures(&self) -> &'static [FleetFigure] {
+        FLEET
     }
 }
