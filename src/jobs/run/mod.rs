@@ -11,6 +11,8 @@ mod levels;
 mod parts;
 mod probe_lines;
 mod summary;
+#[cfg(test)]
+mod toy_probe_tests;
 
 use crate::analysis::classes::ClassOptions;
 use crate::output::html::{Run, report};
