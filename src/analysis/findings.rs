@@ -10,6 +10,7 @@ use super::placement;
 use crate::results::names::matrix::{kind, param as mx};
 use crate::results::names::probe;
 use crate::results::{Document, Record};
+use crate::view::Probe;
 
 /// A placement verified below this share of pages is flagged.
 const VERIFIED_PCT: f64 = 95.0;
@@ -34,15 +35,16 @@ impl Finding {
     }
 }
 
-/// The findings of `doc`, the plain ones first, then the flags.
-pub fn findings(doc: &Document) -> Vec<Finding> {
+/// The findings of `doc`, the plain ones first, then the flags; the probes
+/// of `registry` say which of their records are idle chases to compare.
+pub fn findings(doc: &Document, registry: &[&dyn Probe]) -> Vec<Finding> {
     let mut out = Vec::new();
     let atlas = Atlas::from_records(&doc.records);
     if !atlas.is_empty() {
         out.extend(matrix_findings(doc, &atlas));
     }
     out.extend(per_core_finding(&doc.records));
-    out.extend(repeat_finding(&doc.records));
+    out.extend(repeat_finding(&doc.records, registry));
     out.extend(host_findings(doc));
     if !doc.complete {
         out.push(Finding::flag(
@@ -190,8 +192,8 @@ fn doubtful_cells(a: &Atlas) -> Vec<Finding> {
 
 /// The widest disagreement between two measurements of one chase: then no
 /// single latency of the document stands for the machine.
-fn repeat_finding(records: &[Record]) -> Option<Finding> {
-    let all = super::repeats::latency_disagreements(records);
+fn repeat_finding(records: &[Record], registry: &[&dyn Probe]) -> Option<Finding> {
+    let all = super::repeats::latency_disagreements(records, registry);
     let d = all.first()?;
     let more = match all.len() - 1 {
         0 => String::new(),
@@ -201,9 +203,9 @@ fn repeat_finding(records: &[Record]) -> Option<Finding> {
         "the same {}, read {:.1} ns in {} and {:.1} ns in {}, {:.0}% apart{more}: memory latency on this machine changed between the two measurements (other work loading the memory, on this machine or, under a hypervisor, on its host); no single latency here stands for the machine: repeat the run when it is quiet",
         d.what,
         d.low.1,
-        super::repeats::source(&d.low.0),
+        super::repeats::source(&d.low.0, registry),
         d.high.1,
-        super::repeats::source(&d.high.0),
+        super::repeats::source(&d.high.0, registry),
         100.0 * (d.ratio() - 1.0)
     )))
 }
@@ -286,6 +288,7 @@ fn damon_effect(d: &crate::topology::Damon) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::probes::REGISTRY;
     use crate::results::{Better, Placement};
     use crate::topology::fixture;
 
@@ -319,7 +322,7 @@ mod tests {
 
     #[test]
     fn local_against_worst_remote() {
-        let f = findings(&two_nodes());
+        let f = findings(&two_nodes(), REGISTRY);
         let t = texts(&f);
         assert!(
             t.iter().any(|t| {
@@ -360,7 +363,7 @@ mod tests {
             Better::Lower,
         ));
         d.complete = false;
-        let f = findings(&d);
+        let f = findings(&d, REGISTRY);
         let flags: Vec<&str> = f
             .iter()
             .filter(|f| f.flag)
@@ -397,14 +400,14 @@ mod tests {
             .get_mut("bandwidth_mb_s")
             .unwrap()
             .value = 2_500.0;
-        let f = findings(&d);
+        let f = findings(&d, REGISTRY);
         assert!(
             f.iter()
                 .any(|f| f.flag && f.text.starts_with("firmware and measurement disagree: ")),
             "{f:?}"
         );
         assert!(
-            !findings(&two_nodes())
+            !findings(&two_nodes(), REGISTRY)
                 .iter()
                 .any(|f| f.text.contains("disagree"))
         );
@@ -415,7 +418,7 @@ mod tests {
         let mut d = Document::new(&fixture("two-node"));
         d.records
             .push(cell("bandwidth_1t", 0, 0, "bandwidth_mb_s", 18_000.0));
-        let t: Vec<String> = findings(&d).into_iter().map(|f| f.text).collect();
+        let t: Vec<String> = findings(&d, REGISTRY).into_iter().map(|f| f.text).collect();
         assert!(
             t[0].starts_with("one NUMA node: local single-thread bandwidth 18000 MB/s"),
             "{t:?}"
@@ -431,7 +434,7 @@ mod tests {
                 "peak",
                 serde_json::to_value(crate::analysis::model::Peak::given(20_000.0)).unwrap(),
             ));
-        let t: Vec<String> = findings(&d).into_iter().map(|f| f.text).collect();
+        let t: Vec<String> = findings(&d, REGISTRY).into_iter().map(|f| f.text).collect();
         assert!(
             t.iter()
                 .any(|t| t == "best single-thread bandwidth is 50% of Gamma (20000 MB/s)"),
@@ -455,7 +458,7 @@ mod tests {
             damon("damon_lru_sort", true, &["lru_prio", "lru_deprio"]),
             damon("damon_reclaim", true, &["pageout"]),
         ];
-        let f = findings(&d);
+        let f = findings(&d, REGISTRY);
         let of = |name: &str| {
             f.iter()
                 .filter(|f| f.text.contains(&format!("DAMON ({name})")))
@@ -480,7 +483,11 @@ mod tests {
                 .contains("echo N > /sys/module/damon_reclaim/parameters/enabled")
         );
         d.host.topology.damon.clear();
-        assert!(findings(&d).iter().all(|f| !f.text.contains("DAMON")));
+        assert!(
+            findings(&d, REGISTRY)
+                .iter()
+                .all(|f| !f.text.contains("DAMON"))
+        );
     }
 
     #[test]
@@ -489,7 +496,7 @@ mod tests {
         let mut again = cell("latency", 0, 0, "latency_ns", 100.0);
         again.probe = "latency".into();
         let agree = |d: &Document| {
-            !findings(d)
+            !findings(d, REGISTRY)
                 .iter()
                 .any(|f| f.flag && f.text.contains("changed between"))
         };
@@ -508,7 +515,7 @@ mod tests {
             .get_mut("latency_ns")
             .unwrap()
             .value = 140.0;
-        let f = findings(&d);
+        let f = findings(&d, REGISTRY);
         let hit = f
             .iter()
             .find(|f| f.text.contains("changed between"))
@@ -524,9 +531,13 @@ mod tests {
     #[test]
     fn a_kernel_without_numa_is_said_once() {
         let mut d = two_nodes();
-        assert!(findings(&d).iter().all(|f| !f.text.contains("no NUMA")));
+        assert!(
+            findings(&d, REGISTRY)
+                .iter()
+                .all(|f| !f.text.contains("no NUMA"))
+        );
         d.host.topology.numa_sysfs = false;
-        let f = findings(&d);
+        let f = findings(&d, REGISTRY);
         let said: Vec<_> = f
             .iter()
             .filter(|f| f.text.contains("exposes no NUMA information"))
@@ -540,12 +551,12 @@ mod tests {
         let mut d = two_nodes();
         d.host.topology.virtual_machine = None;
         assert!(
-            findings(&d)
+            findings(&d, REGISTRY)
                 .iter()
                 .all(|f| !f.text.contains("virtual machine"))
         );
         d.host.topology.virtual_machine = Some("KVM (DMI product_name)".into());
-        let f = findings(&d);
+        let f = findings(&d, REGISTRY);
         let vm: Vec<_> = f
             .iter()
             .filter(|f| {

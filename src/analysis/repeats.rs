@@ -5,11 +5,12 @@
 //! parallel-chases probe. Seconds apart on a quiet machine they agree
 //! within a few percent; where they do not, the machine's memory latency
 //! moved between them, and no single figure of the run stands for it.
+//! Which records are such chases each probe says (`Probe::idle_chase`).
 
 use super::atlas::{buffer_suffix, chase_label};
 use crate::results::Record;
-use crate::results::names::matrix::{kind, param as mx};
-use crate::results::names::{loaded, metric, mlp, param, probe};
+use crate::results::names::param;
+use crate::view::Probe;
 
 /// Two figures of one chase further apart than this ratio disagree.
 const SPREAD: f64 = 1.15;
@@ -42,16 +43,19 @@ impl Disagreement {
 }
 
 /// Idle-latency chases measured more than once in `records` whose figures
-/// disagree, the widest apart first.
-pub fn latency_disagreements(records: &[Record]) -> Vec<Disagreement> {
+/// disagree, the widest apart first; the probes of `registry` say which of
+/// their records are idle chases.
+pub fn latency_disagreements(records: &[Record], registry: &[&dyn Probe]) -> Vec<Disagreement> {
     // (what makes them the same, the first record, every (probe, ns)).
     type Group<'a> = (String, &'a Record, Vec<(String, f64)>);
     let mut groups: Vec<Group> = Vec::new();
     for r in records {
-        let Some(ns) = idle_latency(r) else { continue };
+        let Some(ns) = idle_latency(r, registry) else {
+            continue;
+        };
         let key = SAME
             .iter()
-            .map(|k| r.params.get(*k).map_or(String::new(), |v| v.to_string()))
+            .map(|k| r.param_shown(k).unwrap_or_default())
             .collect::<Vec<_>>()
             .join("|");
         match groups.iter_mut().find(|(k, ..)| *k == key) {
@@ -76,46 +80,31 @@ pub fn latency_disagreements(records: &[Record]) -> Vec<Disagreement> {
 }
 
 /// The ns per load of a record that is one idle pointer chase with a named
-/// pattern on one node pair: the matrix's latency cell, the latency
-/// probe's record, the loaded-latency curve's idle point (injectors
-/// parked), the single chase of the parallel-chases probe. None for
+/// pattern on one node pair, as its probe tells it (the matrix's latency
+/// cell, the latency probe's record, the loaded-latency curve's idle
+/// point, the single chase of the parallel-chases probe). None for
 /// anything else (loaded points, several chases, sweeps).
-fn idle_latency(r: &Record) -> Option<f64> {
+fn idle_latency(r: &Record, registry: &[&dyn Probe]) -> Option<f64> {
     let pattern = r.str_param(param::PATTERN)?;
-    let int = |k: &str| r.params.get(k).and_then(|v| v.as_u64());
-    let metric = match r.probe.as_str() {
-        probe::LATENCY => metric::LATENCY_NS,
-        probe::MATRIX if r.str_param(mx::KIND) == Some(kind::LATENCY) => metric::LATENCY_NS,
-        probe::LOADED
-            if r.str_param(loaded::param::KIND) == Some(loaded::kind::POINT)
-                && int(loaded::param::INJECTORS) == Some(0) =>
-        {
-            metric::LATENCY_NS
-        }
-        probe::MLP if int(mlp::param::CHASES) == Some(1) => mlp::metric::NS_PER_ACCESS,
-        _ => return None,
-    };
-    let ns = r.metrics.get(metric)?.value;
-    (!pattern.is_empty() && r.params.contains_key(param::CPU_NODE) && ns.is_finite() && ns > 0.0)
+    let probe = registry.iter().find(|p| p.probe() == r.probe)?;
+    let ns = probe.idle_chase(r)?;
+    (!pattern.is_empty() && r.has_param(param::CPU_NODE) && ns.is_finite() && ns > 0.0)
         .then_some(ns)
 }
 
 /// Where a figure of `probe` came from, in words for a sentence.
-pub fn source(probe: &str) -> &str {
-    match probe {
-        probe::MATRIX => "the matrix",
-        probe::LATENCY => "the latency probe",
-        probe::LOADED => "the loaded curve's idle point",
-        probe::MLP => "the single parallel chase",
-        other => other,
-    }
+pub fn source<'a>(probe: &'a str, registry: &[&dyn Probe]) -> &'a str {
+    registry
+        .iter()
+        .find(|p| p.probe() == probe)
+        .map_or(probe, |p| p.idle_chase_source())
 }
 
 /// "full-random chase on thp pages, 256 MiB, 0->0": the chase as the
 /// matrix's latency grid names it, then the node pair.
 fn describe(r: &Record) -> String {
-    let node = |k| r.params.get(k).map_or("?".into(), |v| v.to_string());
-    let size = r.params.get(param::SIZE_BYTES).and_then(|v| v.as_u64());
+    let node = |k| r.param_shown(k).unwrap_or_else(|| "?".into());
+    let size = r.u64_param(param::SIZE_BYTES);
     format!(
         "{}{}, {}->{}",
         chase_label(r),
@@ -128,7 +117,10 @@ fn describe(r: &Record) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::probes::REGISTRY;
     use crate::results::Better;
+    use crate::results::names::matrix::{kind, param as mx};
+    use crate::results::names::{loaded, metric, mlp};
 
     fn chase(probe: &str, c: u32, m: u32, pattern: &str, ns: f64) -> Record {
         let mut r = Record::new(probe, &format!("chase {c}->{m}"))
@@ -151,7 +143,7 @@ mod tests {
             chase("latency", 0, 0, "full-random", 193.2),
             chase("latency", 0, 0, "page-local", 147.4),
         ];
-        let d = latency_disagreements(&records);
+        let d = latency_disagreements(&records, REGISTRY);
         assert_eq!(d.len(), 1, "{d:?}");
         assert_eq!(d[0].what, "full-random chase on thp pages, 256 MiB, 0->0");
         assert_eq!(d[0].low, ("matrix".into(), 139.1));
@@ -183,7 +175,7 @@ mod tests {
                 .param(param::PATTERN, "full-random")
                 .metric(metric::LATENCY_NS, 900.0, "ns", Better::Lower),
         ];
-        assert!(latency_disagreements(&records).is_empty());
+        assert!(latency_disagreements(&records, REGISTRY).is_empty());
     }
 
     #[test]
@@ -208,7 +200,7 @@ mod tests {
             // Eight chases at once are not one idle chase.
             parallel(8, 23.0),
         ];
-        let d = latency_disagreements(&records);
+        let d = latency_disagreements(&records, REGISTRY);
         assert_eq!(d.len(), 1, "{d:?}");
         assert_eq!(d[0].low, ("matrix".into(), 139.1));
         assert_eq!(d[0].high, ("loaded".into(), 210.7));
@@ -216,10 +208,10 @@ mod tests {
 
     #[test]
     fn each_source_is_named_in_words() {
-        assert_eq!(source("matrix"), "the matrix");
-        assert_eq!(source("loaded"), "the loaded curve's idle point");
-        assert_eq!(source("mlp"), "the single parallel chase");
-        assert_eq!(source("other"), "other");
+        assert_eq!(source("matrix", REGISTRY), "the matrix");
+        assert_eq!(source("loaded", REGISTRY), "the loaded curve's idle point");
+        assert_eq!(source("mlp", REGISTRY), "the single parallel chase");
+        assert_eq!(source("other", REGISTRY), "other");
     }
 
     #[test]
@@ -230,7 +222,7 @@ mod tests {
             chase("matrix", 1, 1, "full-random", 100.0),
             chase("latency", 1, 1, "full-random", 200.0),
         ];
-        let d = latency_disagreements(&records);
+        let d = latency_disagreements(&records, REGISTRY);
         assert_eq!(d.len(), 2);
         assert!(d[0].what.ends_with("1->1"), "{d:?}");
         assert!(d[1].what.ends_with("0->0"), "{d:?}");

@@ -278,7 +278,7 @@ fn run_report(a: ReportArgs) -> Result<()> {
         )));
     }
     let notes = notes(&s);
-    let r = report(s.machines, rule);
+    let r = report(s.machines, rule, s.specs);
     let default = if a.output.is_some() {
         Format::Html
     } else {
@@ -308,7 +308,8 @@ fn run_compare(a: CompareArgs) -> Result<()> {
             return Err(usage(format!("{}: no results document found", d.display())));
         }
     }
-    let c = crate::analysis::fleet::compare::compare(&before.machines, &after.machines);
+    let c =
+        crate::analysis::fleet::compare::compare(&before.machines, &after.machines, &before.specs);
     let text =
         crate::output::fleet::compare::render(&c, a.format.chosen().unwrap_or(Format::Text))?;
     crate::console::out(&text);

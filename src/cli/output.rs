@@ -97,7 +97,7 @@ impl SaveArgs {
 
 /// `doc` in `format` on stdout, drawn by the probes' views.
 pub fn emit(doc: &Document, format: Format) -> Result<()> {
-    crate::console::out(&render(doc, format, crate::probes::VIEWS)?);
+    crate::console::out(&render(doc, format, crate::probes::REGISTRY)?);
     Ok(())
 }
 
@@ -114,7 +114,7 @@ pub fn emit_or_stop(
     let Some(sig) = interrupted else {
         return emit(doc, format);
     };
-    let text = render(doc, format, crate::probes::VIEWS)?;
+    let text = render(doc, format, crate::probes::REGISTRY)?;
     crate::console::out(&super::with_stop_line(
         text,
         sig,

@@ -48,7 +48,7 @@ pub fn run(args: ReportArgs) -> Result<()> {
     let text = crate::output::report::runs(
         &runs,
         args.format.chosen().unwrap_or(Format::Html),
-        crate::probes::VIEWS,
+        crate::probes::REGISTRY,
     )?;
     match &args.output {
         Some(path) => write_output(path, text.as_bytes())?,

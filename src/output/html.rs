@@ -6,7 +6,7 @@
 use super::sections::Section;
 use super::svg::{self, Chart, Marker, escape, escape_text};
 use crate::results::{Document, Record};
-use crate::view::{Block, Heatmap, View, records_of};
+use crate::view::{Block, Heatmap, Probe, View, records_of};
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
@@ -102,7 +102,7 @@ fn share_pct(v: f64, b: f64, lower_better: bool) -> Option<f64> {
 
 /// Records no dedicated part shows, as one table per probe, and their
 /// time series as charts.
-fn other_part(run: &Run<'_>, views: &[&dyn View]) -> String {
+fn other_part(run: &Run<'_>, views: &[&dyn Probe]) -> String {
     let mut by_probe: BTreeMap<&str, Vec<&Record>> = BTreeMap::new();
     for r in &run.doc.records {
         if !views.iter().any(|v| v.probe() == r.probe) {
@@ -350,8 +350,8 @@ fn view_part(run: &Run<'_>, view: &dyn View) -> String {
 }
 
 /// What the run found, first of all (flags marked), where there is anything.
-fn findings_part(run: &Run<'_>) -> String {
-    let found = crate::analysis::findings::findings(run.doc);
+fn findings_part(run: &Run<'_>, views: &[&dyn Probe]) -> String {
+    let found = crate::analysis::findings::findings(run.doc, views);
     if found.is_empty() {
         return String::new();
     }
@@ -378,8 +378,9 @@ pub fn page(title: &str, sections: &[Section]) -> String {
     out
 }
 
-/// The report of `runs`, each probe's part drawn by its view in `views`.
-pub fn report(runs: &[Run<'_>], views: &[&dyn View]) -> String {
+/// The report of `runs`, each probe's part drawn by its view in `views`
+/// (the registry).
+pub fn report(runs: &[Run<'_>], views: &[&dyn Probe]) -> String {
     let mut out = format!(
         "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>numabench report</title><style>{STYLE}</style></head><body><h1>numabench report</h1>"
     );
@@ -407,7 +408,7 @@ pub fn report(runs: &[Run<'_>], views: &[&dyn View]) -> String {
             escape(&r.doc.host.hostname),
             escape(&r.doc.host.cpu_model)
         );
-        out.push_str(&findings_part(r));
+        out.push_str(&findings_part(r, views));
         let topology: String = super::topo_tables::sections(&r.doc.host.topology)
             .iter()
             .map(|s| {
@@ -480,7 +481,7 @@ mod tests {
                 label: "a\"b".into(),
                 doc: &d,
             }],
-            crate::probes::VIEWS,
+            crate::probes::REGISTRY,
         );
         assert!(!html.contains("<img"), "markup from a hostname leaked");
         assert!(html.contains("&lt;img src=x onerror=alert(1)&gt;"));
@@ -496,7 +497,7 @@ mod tests {
                 label: "base".into(),
                 doc: &d,
             }],
-            crate::probes::VIEWS,
+            crate::probes::REGISTRY,
         );
         assert!(html.contains("Node-to-node matrix"));
         assert!(html.contains("bandwidth against buffer size"));
@@ -542,7 +543,7 @@ mod tests {
                 label: "r".into(),
                 doc: &d,
             }],
-            crate::probes::VIEWS,
+            crate::probes::REGISTRY,
         );
         assert_eq!(html.matches("converged 1.5 s").count(), 1, "{html}");
         assert_eq!(html.matches("<polyline").count(), 2);

@@ -3,7 +3,7 @@
 
 use super::sections;
 use crate::results::{Document, Record};
-use crate::view::{Csv, View, records_of};
+use crate::view::{Csv, Probe, View, records_of};
 use anyhow::Result;
 
 /// An output format.
@@ -23,9 +23,10 @@ pub enum Format {
     Html,
 }
 
-/// `doc` in `format`, each probe's records drawn by its view in `views`;
-/// records of a probe without a view get the generic table.
-pub fn render(doc: &Document, format: Format, views: &[&dyn View]) -> Result<String> {
+/// `doc` in `format`, each probe's records drawn by its view in `views`
+/// (the registry); records of a probe without a view get the generic
+/// table.
+pub fn render(doc: &Document, format: Format, views: &[&dyn Probe]) -> Result<String> {
     let parts = parts(doc, views);
     Ok(match format {
         Format::Json => String::from_utf8(doc.to_json()?)?,
@@ -55,11 +56,11 @@ struct Part<'a> {
     records: Vec<&'a Record>,
 }
 
-fn parts<'a>(doc: &'a Document, views: &[&'a dyn View]) -> Vec<Part<'a>> {
+fn parts<'a>(doc: &'a Document, views: &[&'a dyn Probe]) -> Vec<Part<'a>> {
     let mut out: Vec<Part<'a>> = views
         .iter()
         .map(|v| Part {
-            view: Some(*v),
+            view: Some(*v as &dyn View),
             probe: v.probe(),
             records: records_of(doc, v.probe()),
         })
@@ -245,6 +246,8 @@ mod tests {
         }
     }
 
+    impl Probe for Toy {}
+
     fn toy_document() -> Document {
         let mut doc = Document::new(&crate::topology::fixture("two-node"));
         doc.records.push(Record::new("toy", "fast one").metric(
@@ -265,7 +268,7 @@ mod tests {
     #[test]
     fn a_registered_view_is_drawn_in_every_format() {
         let doc = toy_document();
-        let views: &[&dyn View] = &[&Toy];
+        let views: &[&dyn Probe] = &[&Toy];
         let want = [
             (Format::Text, "toy figures"),
             (Format::Markdown, "| fast one | 42.5 |"),

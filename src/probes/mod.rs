@@ -1,7 +1,10 @@
 //! Probes: each measures one thing (`mod.rs`), turns what it measured
-//! into records (`records.rs`) and draws its records (`view.rs`); none
-//! prints. `measure`, `seats` and `team` are what several probes share:
-//! timed kernels, CPU seats, the pinned team of threads.
+//! into records (`records.rs`), draws its records (`view.rs`) and says
+//! what it adds to the jobs over several probes (`part.rs`: its part in
+//! `run`, its summary line, its repeat-check and fleet figures); none
+//! prints. `measure`, `seats`, `team` and `part` are what several probes
+//! share: timed kernels, CPU seats, the pinned team of threads, the
+//! sizing of a part's command line.
 
 pub mod autonuma;
 pub mod c2c;
@@ -12,6 +15,7 @@ pub mod measure;
 pub mod mem;
 pub mod mlp;
 pub mod model;
+pub mod part;
 pub mod pcie;
 pub mod peak;
 pub mod sched;
@@ -21,9 +25,11 @@ pub mod sweep;
 pub mod team;
 pub mod tier;
 
-/// Every probe's view, in the order the report shows them. Adding a probe
-/// is adding its folder and one line here.
-pub static VIEWS: &[&dyn crate::view::View] = &[
+/// Every probe, in the order the report shows them: its view, and what it
+/// adds to `run`, its summary, the repeat check and the fleet report
+/// (`crate::view::Probe`). Adding a probe is adding its folder and one
+/// line here.
+pub static REGISTRY: &[&dyn crate::view::Probe] = &[
     &matrix::MatrixView,
     &sweep::SweepView,
     &latency::LatencyView,

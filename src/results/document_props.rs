@@ -99,12 +99,12 @@ fn load_and_render(text: &str) {
                 label: "r".into(),
                 doc: &doc,
             }],
-            crate::probes::VIEWS,
+            crate::probes::REGISTRY,
         );
         assert!(html.contains("</html>"));
         use crate::output::render::{Format, render};
         for format in [Format::Text, Format::Csv, Format::Markdown, Format::Latex] {
-            let _ = render(&doc, format, crate::probes::VIEWS);
+            let _ = render(&doc, format, crate::probes::REGISTRY);
         }
         let _ = crate::analysis::atlas::Atlas::from_records(&doc.records);
         let base = Document::from_json(&sample().to_string()).unwrap().document;
@@ -166,7 +166,7 @@ fn the_sample_draws_every_part() {
             label: "r".into(),
             doc: &loaded.document,
         }],
-        crate::probes::VIEWS,
+        crate::probes::REGISTRY,
     );
     assert!(html.contains("<svg") && html.contains("<table"), "{html}");
     assert!(html.contains("bandwidth against buffer size"));

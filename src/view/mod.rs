@@ -1,14 +1,18 @@
 //! What a probe shows, as data. Each probe implements [`View`] once, in its
-//! own `view.rs`, from its records alone; the renderers in `output` (text,
-//! CSV, Markdown, LaTeX, JSON, HTML) iterate the registry
-//! (`probes::VIEWS`) and never name a probe. This module sits below both:
-//! probes import it, output imports it, it imports neither.
+//! own `view.rs`, from its records alone, and [`Probe`] (what `run`, the
+//! repeat check and the fleet ask of it) beside it; the renderers in
+//! `output` (text, CSV, Markdown, LaTeX, JSON, HTML) iterate the registry
+//! (`probes::REGISTRY`) and never name a probe. This module sits below
+//! them and below analysis: probes, analysis and output import it, it
+//! imports none of them.
 
 pub mod chart;
+pub mod probe;
 pub mod section;
 pub mod table;
 
 pub use chart::{BarGroup, Bars, Chart, Line, Marker};
+pub use probe::{Figure, FleetFigure, Part, Probe, Profile, Spec};
 pub use section::Section;
 
 use crate::results::{Document, Record};

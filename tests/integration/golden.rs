@@ -202,3 +202,52 @@ fn model_text_renders_from_its_document_but_for_what_records_do_not_keep() {
         assert_eq!(got_lines, kept, "{name}");
     }
 }
+
+/// Multiplies every `latency_ns` figure of the document `v` by `by`.
+fn slow_latency(v: &mut serde_json::Value, by: f64) {
+    for r in v["records"].as_array_mut().unwrap() {
+        if let Some(m) = r.get_mut("metrics").and_then(|m| m.get_mut("latency_ns")) {
+            m["value"] = serde_json::json!(m["value"].as_f64().unwrap() * by);
+        }
+    }
+}
+
+/// `fleet report` of two kinds made from the run documents of
+/// tests/golden/cases: six one-node machines, p4 with half the bandwidth,
+/// and three two-node ones, t2 with every latency half as long again.
+#[test]
+fn the_fleet_report_of_run_documents_is_unchanged() {
+    let dir = cases();
+    let fleet = tempfile::tempdir().unwrap();
+    let read = |name: &str| -> serde_json::Value {
+        serde_json::from_slice(&std::fs::read(dir.join(name)).unwrap()).unwrap()
+    };
+    let machines = [("p", "run.json", 6), ("t", "run-two-node.json", 3)];
+    for (prefix, doc, count) in machines {
+        for i in 1..=count {
+            let mut v = read(doc);
+            let name = format!("{prefix}{i}");
+            v["host"]["batch_node"] = serde_json::json!(name);
+            match name.as_str() {
+                "p4" => super::fleet::halve_bandwidth(&mut v),
+                "t2" => slow_latency(&mut v, 1.5),
+                _ => {}
+            }
+            let path = fleet.path().join(format!("{name}.json"));
+            std::fs::write(path, serde_json::to_vec(&v).unwrap()).unwrap();
+        }
+    }
+    for format in ["text", "csv"] {
+        let out = numabench()
+            .current_dir(fleet.path())
+            .args(["fleet", "report", ".", "--format", format])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(3), "flagged machines");
+        assert_same(
+            &format!("fleet report --format {format}"),
+            &out.stdout,
+            &dir.join(format!("fleet-report.{format}")),
+        );
+    }
+}

@@ -5,7 +5,7 @@
 //! machines' changes, marked as noise where a sign test cannot tell the
 //! machines that got better from those that got worse.
 
-use super::{Machine, SPECS};
+use super::{Machine, Spec};
 use crate::analysis::compare::{change_pct, within_noise};
 use crate::results::Better;
 use serde::Serialize;
@@ -110,12 +110,14 @@ fn normal_tail(z: f64) -> f64 {
     (-z * z / 2.0).exp() / (2.0 * std::f64::consts::PI).sqrt() * poly
 }
 
-pub fn compare(before: &[Machine], after: &[Machine]) -> FleetComparison {
+/// The change of each figure of `specs` (the figures of both fleets'
+/// machines) from `before` to `after`.
+pub fn compare(before: &[Machine], after: &[Machine], specs: &[Spec]) -> FleetComparison {
     let b: BTreeMap<&str, &Machine> = before.iter().map(|m| (m.name.as_str(), m)).collect();
     let a: BTreeMap<&str, &Machine> = after.iter().map(|m| (m.name.as_str(), m)).collect();
     let mut machines = Vec::new();
     let mut fleet = Vec::new();
-    for (fi, spec) in SPECS.iter().enumerate() {
+    for (fi, spec) in specs.iter().enumerate() {
         let mut changes = Vec::new();
         let (mut vb, mut va) = (Vec::new(), Vec::new());
         let (mut better_count, mut worse_count) = (0, 0);
@@ -196,7 +198,7 @@ mod tests {
             cpu_model: "x".into(),
             nodes: 1,
             memory_bytes: 1 << 30,
-            figures: SPECS
+            figures: crate::analysis::fleet::specs(&[])
                 .iter()
                 .map(|s| {
                     (s.id == id::LOCAL_BW_1T).then(|| Figure {
@@ -220,7 +222,7 @@ mod tests {
             .map(|i| m(&format!("n{i}"), 900.0 + i as f64, &[899.0, 900.0, 901.0]))
             .collect();
         after[3] = m("n3", 1005.0, &[1000.0, 1005.0, 1010.0]);
-        let c = compare(&before, &after);
+        let c = compare(&before, &after, &crate::analysis::fleet::specs(&[]));
         assert_eq!(c.only_before, ["gone"]);
         assert!(c.only_after.is_empty());
         let f = &c.fleet[0];
@@ -263,7 +265,7 @@ mod tests {
                 m(&format!("n{i}"), 1000.0 + i as f64 + d, &[])
             })
             .collect();
-        let c = compare(&before, &after);
+        let c = compare(&before, &after, &crate::analysis::fleet::specs(&[]));
         assert_eq!(c.fleet[0].within_noise, Some(true), "{:?}", c.fleet[0]);
     }
 }

@@ -1,92 +1,45 @@
 //! One results document reduced to a fleet's row: its key figures, each
 //! the worst cell of the matrix where the matrix has several (a missing
 //! memory channel on one socket shows in that socket's cell only; an
-//! average over the cells would hide half of it), and its settings.
+//! average over the cells would hide half of it), and its settings. The
+//! matrix's and the host's figures are read here; each probe reads its
+//! own (`Probe::fleet_figures`) with the helpers below.
 
-use super::{Config, Figure, Machine, SPECS};
+use super::{Config, Figure, Machine, OWN};
 use crate::analysis::atlas::Atlas;
 use crate::analysis::model::PeakSource;
-use crate::kernels::pattern::Pattern;
-use crate::results::names::c2c::variant::CAS;
 use crate::results::names::fleet::{config as cfg, figure as id};
-use crate::results::names::loaded::{kind as ld_kind, metric as ld_metric, param as ld};
 use crate::results::names::matrix::{kind, param as mx};
-use crate::results::names::peak::{kind as pk_kind, param as pk};
-use crate::results::names::{metric, param, probe};
+use crate::results::names::{metric, probe};
 use crate::results::{LeanDocument, LeanRecord, Record};
+use crate::view::Probe;
 
-/// One matrix cell of one figure: (cpu node, memory node, value, samples).
-type Cell<'a> = (u64, u64, f64, &'a [f64]);
+/// One cell of one figure: (cpu node, memory node, value, samples).
+pub type Cell<'a> = (u64, u64, f64, &'a [f64]);
 
-fn cells<'a>(records: &'a [LeanRecord], which: &str, m: &str) -> Vec<Cell<'a>> {
-    records
+fn cells<'a>(matrix: &[&'a Record], which: &str, m: &str) -> Vec<Cell<'a>> {
+    matrix
         .iter()
-        .filter(|r| r.probe == probe::MATRIX)
-        .filter(|r| r.params.get(mx::KIND).and_then(|k| k.as_str()) == Some(which))
+        .filter(|r| r.str_param(mx::KIND) == Some(which))
         .filter_map(|r| {
-            let c = r.params.get(param::CPU_NODE)?.as_u64()?;
-            let n = r.params.get(param::MEM_NODE)?.as_u64()?;
-            let v = r.metrics.get(m)?.value;
+            let (c, n) = r.node_pair()?;
+            let v = r.measured(m)?.value;
             let s = r.samples.get(m).map_or(&[][..], Vec::as_slice);
             Some((c, n, v, s))
         })
         .collect()
 }
 
-/// The cells of `probe`'s records whose param `is.0` is `is.1` and that
-/// `keep` keeps.
-fn probe_cells<'a>(
-    records: &'a [LeanRecord],
-    probe: &str,
-    is: (&str, &str),
-    m: &str,
-    keep: impl Fn(&LeanRecord) -> bool,
-) -> Vec<Cell<'a>> {
-    records
-        .iter()
-        .filter(|r| r.probe == probe)
-        .filter(|r| r.params.get(is.0).and_then(|k| k.as_str()) == Some(is.1))
-        .filter(|r| keep(r))
-        .filter_map(|r| {
-            let c = r.params.get(param::CPU_NODE)?.as_u64()?;
-            let n = r.params.get(param::MEM_NODE)?.as_u64()?;
-            let v = r.metrics.get(m)?.value;
-            Some((c, n, v, &[][..]))
-        })
-        .collect()
-}
-
-/// Peak's best cells with the most threads: the all-cores figures, not
-/// the one-thread ones.
-fn all_core_peak(records: &[LeanRecord]) -> Vec<Cell<'_>> {
-    let threads = |r: &LeanRecord| r.params.get(param::THREADS).and_then(|v| v.as_u64());
-    let best = (pk::KIND, pk_kind::BEST);
-    let most = records
-        .iter()
-        .filter(|r| r.probe == probe::PEAK)
-        .filter(|r| r.params.get(best.0).and_then(|k| k.as_str()) == Some(best.1))
-        .filter_map(threads)
-        .max();
-    probe_cells(records, probe::PEAK, best, metric::BANDWIDTH_MB_S, |r| {
-        threads(r) == most
-    })
-}
-
-/// The median compare-and-swap latency over the CPU pairs `c2c` measured.
-fn median_pair(records: &[LeanRecord]) -> Option<Figure> {
-    let mut v: Vec<f64> = records
-        .iter()
-        .filter(|r| r.probe == probe::C2C)
-        .filter(|r| r.params.get(param::VARIANT).and_then(|k| k.as_str()) == Some(CAS))
-        .filter_map(|r| r.metrics.get(metric::LATENCY_NS).map(|m| m.value))
-        .collect();
-    v.sort_by(f64::total_cmp);
-    plain(*v.get(v.len() / 2)?)
+/// `r`'s figure `m` as a cell of its node pair, without its samples: a
+/// probe's figure is compared across fleets without noise marks.
+pub fn cell(r: &Record, m: &str) -> Option<Cell<'static>> {
+    let (c, n) = r.node_pair()?;
+    Some((c, n, r.measured(m)?.value, &[]))
 }
 
 /// The worst local (or remote) cell: the lowest bandwidth, the highest
 /// latency.
-fn worst(cells: &[Cell<'_>], local: bool, lower_better: bool) -> Option<Figure> {
+pub fn worst(cells: &[Cell<'_>], local: bool, lower_better: bool) -> Option<Figure> {
     let pick = cells
         .iter()
         .filter(|c| (c.0 == c.1) == local)
@@ -104,7 +57,8 @@ fn worst(cells: &[Cell<'_>], local: bool, lower_better: bool) -> Option<Figure> 
     })
 }
 
-fn plain(value: f64) -> Option<Figure> {
+/// A figure of no single cell.
+pub fn plain(value: f64) -> Option<Figure> {
     Some(Figure {
         value,
         cell: None,
@@ -112,12 +66,11 @@ fn plain(value: f64) -> Option<Figure> {
     })
 }
 
-/// The value of each figure of [`SPECS`], by its id.
-fn figure(doc: &LeanDocument, spec_id: &str, atlas: &Atlas) -> Option<Figure> {
-    let r = &doc.records;
-    let single = || cells(r, kind::SINGLE, metric::BANDWIDTH_MB_S);
-    let saturated = || cells(r, kind::SATURATED, metric::BANDWIDTH_MB_S);
-    let latency = || cells(r, kind::LATENCY, metric::LATENCY_NS);
+/// The value of each of the fleet's own figures, by its id.
+fn figure(doc: &LeanDocument, spec_id: &str, matrix: &[&Record], atlas: &Atlas) -> Option<Figure> {
+    let single = || cells(matrix, kind::SINGLE, metric::BANDWIDTH_MB_S);
+    let saturated = || cells(matrix, kind::SATURATED, metric::BANDWIDTH_MB_S);
+    let latency = || cells(matrix, kind::LATENCY, metric::LATENCY_NS);
     match spec_id {
         id::LOCAL_BW_1T => worst(&single(), true, false),
         id::REMOTE_BW_1T => worst(&single(), false, false),
@@ -131,28 +84,6 @@ fn figure(doc: &LeanDocument, spec_id: &str, atlas: &Atlas) -> Option<Figure> {
         }
         id::NODES => plain(doc.host.topology.nodes.len() as f64).filter(|f| f.value > 0.0),
         id::MEMORY_GIB => plain(memory_bytes(doc) as f64 / GIB).filter(|f| f.value > 0.0),
-        id::LOCAL_PAGE_LOCAL_LATENCY => {
-            let c = probe_cells(
-                r,
-                probe::LATENCY,
-                (param::PATTERN, Pattern::PAGE_LOCAL),
-                metric::LATENCY_NS,
-                |_| true,
-            );
-            worst(&c, true, true)
-        }
-        id::LOCAL_LOADED_LATENCY => {
-            let c = probe_cells(
-                r,
-                probe::LOADED,
-                (ld::KIND, ld_kind::KNEE),
-                ld_metric::MAX_LOAD_LATENCY_NS,
-                |_| true,
-            );
-            worst(&c, true, true)
-        }
-        id::LOCAL_PEAK_BW => worst(&all_core_peak(r), true, false),
-        id::C2C_LATENCY => median_pair(r),
         _ => None,
     }
 }
@@ -220,15 +151,22 @@ fn config(doc: &LeanDocument, atlas: &Atlas) -> Config {
     c
 }
 
-/// `doc`, read from `source`, as a row of the fleet.
-pub fn read(doc: &LeanDocument, source: &str) -> Machine {
-    let matrix: Vec<Record> = doc
-        .records
+/// `doc`, read from `source`, as a row of the fleet: the fleet's own
+/// figures, then those of each probe of `registry` (as
+/// [`super::specs`] lists them).
+pub fn read(doc: &LeanDocument, source: &str, registry: &[&dyn Probe]) -> Machine {
+    let records: Vec<Record> = doc.records.iter().map(LeanRecord::to_record).collect();
+    let of = |name: &str| -> Vec<&Record> { records.iter().filter(|r| r.probe == name).collect() };
+    let matrix = of(probe::MATRIX);
+    let atlas = Atlas::from_records(matrix.iter().copied());
+    let mut figures: Vec<Option<Figure>> = OWN
         .iter()
-        .filter(|r| r.probe == probe::MATRIX)
-        .map(LeanRecord::to_record)
+        .map(|s| figure(doc, s.id, &matrix, &atlas))
         .collect();
-    let atlas = Atlas::from_records(&matrix);
+    for p in registry {
+        let own = of(p.probe());
+        figures.extend(p.fleet_figures().iter().map(|f| (f.read)(&own)));
+    }
     Machine {
         name: crate::text::escape(doc.machine()).into_owned(),
         hostname: crate::text::escape(&doc.host.hostname).into_owned(),
@@ -238,7 +176,7 @@ pub fn read(doc: &LeanDocument, source: &str) -> Machine {
         cpu_model: crate::text::escape(&doc.host.cpu_model).into_owned(),
         nodes: doc.host.topology.nodes.len(),
         memory_bytes: memory_bytes(doc),
-        figures: SPECS.iter().map(|s| figure(doc, s.id, &atlas)).collect(),
+        figures,
         config: config(doc, &atlas),
     }
 }
@@ -246,7 +184,13 @@ pub fn read(doc: &LeanDocument, source: &str) -> Machine {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+    use crate::kernels::pattern::Pattern;
+    use crate::probes::REGISTRY;
+    use crate::results::names::c2c::variant::CAS;
     use crate::results::names::fleet::figure as id;
+    use crate::results::names::loaded::{kind as ld_kind, metric as ld_metric, param as ld};
+    use crate::results::names::param;
+    use crate::results::names::peak::{kind as pk_kind, param as pk};
     use crate::results::{Better, Document, Record};
 
     /// A matrix record as the probe writes it.
@@ -286,7 +230,10 @@ pub(crate) mod tests {
     }
 
     fn value(m: &Machine, key: &str) -> Option<f64> {
-        let i = SPECS.iter().position(|s| s.id == key).unwrap();
+        let i = super::super::specs(REGISTRY)
+            .iter()
+            .position(|s| s.id == key)
+            .unwrap();
         m.figure(i).map(|f| f.value)
     }
 
@@ -295,9 +242,10 @@ pub(crate) mod tests {
         let mut d = two_node_doc("a", 10_000.0, 6_000.0);
         // Node 1's own memory lost half its channels.
         d.records[9] = cell(kind::SINGLE, 1, 1, 5_000.0);
-        let m = read(&lean(&d), "a.json");
+        let m = read(&lean(&d), "a.json", REGISTRY);
         assert_eq!(value(&m, id::LOCAL_BW_1T), Some(5_000.0));
-        let i = SPECS.iter().position(|s| s.id == id::LOCAL_BW_1T).unwrap();
+        let specs = super::super::specs(REGISTRY);
+        let i = specs.iter().position(|s| s.id == id::LOCAL_BW_1T).unwrap();
         assert_eq!(m.figure(i).unwrap().cell.as_deref(), Some("1->1"));
         assert_eq!(value(&m, id::REMOTE_BW_1T), Some(6_000.0));
         assert_eq!(value(&m, id::LOCAL_BW_SAT), Some(40_000.0));
@@ -326,7 +274,7 @@ pub(crate) mod tests {
     fn a_document_without_a_matrix_has_only_its_host_figures() {
         let mut d = two_node_doc("b", 1.0, 1.0);
         d.records.clear();
-        let m = read(&lean(&d), "b.json");
+        let m = read(&lean(&d), "b.json", REGISTRY);
         assert_eq!(value(&m, id::LOCAL_BW_1T), None);
         assert_eq!(value(&m, id::CLASSES), None);
         assert_eq!(value(&m, id::NODES), Some(2.0));
@@ -371,12 +319,12 @@ pub(crate) mod tests {
                     .metric(metric::LATENCY_NS, ns, "ns", Better::Lower),
             );
         }
-        let m = read(&lean(&d), "c.json");
+        let m = read(&lean(&d), "c.json", REGISTRY);
         assert_eq!(value(&m, id::LOCAL_PAGE_LOCAL_LATENCY), Some(101.0));
         assert_eq!(value(&m, id::LOCAL_LOADED_LATENCY), Some(210.0));
         assert_eq!(value(&m, id::LOCAL_PEAK_BW), Some(89_000.0));
         assert_eq!(value(&m, id::C2C_LATENCY), Some(110.0));
-        let bare = read(&lean(&two_node_doc("d", 1.0, 1.0)), "d.json");
+        let bare = read(&lean(&two_node_doc("d", 1.0, 1.0)), "d.json", REGISTRY);
         assert_eq!(value(&bare, id::C2C_LATENCY), None);
         assert_eq!(value(&bare, id::LOCAL_PEAK_BW), None);
     }
@@ -392,8 +340,9 @@ pub(crate) mod tests {
             json[i] = byte;
             let Ok(text) = std::str::from_utf8(&json) else { return Ok(()) };
             if let Ok(doc) = LeanDocument::from_json(text) {
-                let m = read(&doc, "x.json");
-                let r = crate::analysis::fleet::report(vec![m.clone(), m.clone(), m], Default::default());
+                let m = read(&doc, "x.json", REGISTRY);
+                let specs = crate::analysis::fleet::specs(REGISTRY);
+                let r = crate::analysis::fleet::report(vec![m.clone(), m.clone(), m], Default::default(), specs);
                 for f in [
                     crate::output::render::Format::Text,
                     crate::output::render::Format::Csv,

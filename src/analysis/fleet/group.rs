@@ -3,7 +3,7 @@
 //! CPU model, and the settings that differ within a kind.
 
 use super::robust::{self, Cut, Spread};
-use super::{Kind, Machine, SPECS};
+use super::{Kind, Machine, Spec};
 use crate::results::Better;
 use crate::results::names::fleet::config as cfg;
 use serde::Serialize;
@@ -93,6 +93,9 @@ pub struct FleetReport {
     pub rule: Rule,
     pub machines: Vec<Machine>,
     pub kinds: Vec<KindReport>,
+    /// The key figures, in the order of each machine's figures.
+    #[serde(skip)]
+    pub specs: Vec<Spec>,
 }
 
 impl FleetReport {
@@ -158,8 +161,12 @@ fn kinds(machines: &[Machine], tol_pct: f64) -> Vec<(Kind, Vec<usize>)> {
     out
 }
 
-fn figure_report(machines: &[Machine], members: &[usize], fi: usize, cut: &Cut) -> FigureReport {
-    let spec = SPECS[fi];
+fn figure_report(
+    machines: &[Machine],
+    members: &[usize],
+    (fi, spec): (usize, &Spec),
+    cut: &Cut,
+) -> FigureReport {
     let values: Vec<(usize, f64)> = members
         .iter()
         .filter_map(|&i| Some((i, machines[i].figure(fi)?.value)))
@@ -237,8 +244,9 @@ fn drift(machines: &[Machine], members: &[usize]) -> Vec<Drift> {
     out
 }
 
-/// The report over `machines` (one per machine name) under `rule`.
-pub fn report(machines: Vec<Machine>, rule: Rule) -> FleetReport {
+/// The report over `machines` (one per machine name, their figures those
+/// of `specs`) under `rule`.
+pub fn report(machines: Vec<Machine>, rule: Rule, specs: Vec<Spec>) -> FleetReport {
     let grouped = kinds(&machines, rule.memory_tolerance_pct);
     let mut per_model: BTreeMap<&str, (usize, usize, String)> = BTreeMap::new();
     for (k, members) in &grouped {
@@ -262,8 +270,10 @@ pub fn report(machines: Vec<Machine>, rule: Rule) -> FleetReport {
                 label: k.label(),
                 machines: members.clone(),
                 rare_beside: rare.then(|| (main.clone(), *most)),
-                figures: (0..SPECS.len())
-                    .map(|fi| figure_report(&machines, members, fi, &rule.cut))
+                figures: specs
+                    .iter()
+                    .enumerate()
+                    .map(|f| figure_report(&machines, members, f, &rule.cut))
                     .collect(),
                 drift: drift(&machines, members),
             }
@@ -279,6 +289,7 @@ pub fn report(machines: Vec<Machine>, rule: Rule) -> FleetReport {
         rule,
         machines,
         kinds,
+        specs,
     }
 }
 

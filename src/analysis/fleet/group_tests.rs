@@ -1,10 +1,10 @@
 use super::*;
-use crate::analysis::fleet::{Figure, Machine, SPECS};
+use crate::analysis::fleet::{Figure, Machine, specs};
 use crate::results::names::fleet::{config as cfg, figure as id};
 
 /// A machine with a local bandwidth, a local latency, a kernel.
 fn machine(name: &str, nodes: usize, mem_gib: u64, bw: f64, lat: f64, kernel: &str) -> Machine {
-    let figures = SPECS
+    let figures = specs(&[])
         .iter()
         .map(|s| {
             let value = match s.id {
@@ -62,7 +62,7 @@ fn planted_outliers_of_every_sort_are_named() {
     m[8].figures[4].as_mut().unwrap().value = 131.0; // latency 30% high
     m[9] = machine("n009", 2, 256, 20_000.0, 100.0, "6.1"); // NPS setting
     m[10].config[0].1 = "6.5".into(); // kernel drift
-    let r = report(m, Rule::default());
+    let r = report(m, Rule::default(), specs(&[]));
     assert_eq!(r.kinds.len(), 2);
     let main = &r.kinds[0];
     assert_eq!(main.machines.len(), 199);
@@ -88,7 +88,7 @@ fn planted_outliers_of_every_sort_are_named() {
 
 #[test]
 fn a_uniform_fleet_has_no_finding() {
-    let r = report(fleet(50), Rule::default());
+    let r = report(fleet(50), Rule::default(), specs(&[]));
     assert_eq!(r.kinds.len(), 1);
     assert!(r.flagged().is_empty(), "{:?}", r.flagged());
     let s = figure(&r.kinds[0], id::LOCAL_BW_1T).spread.unwrap();
@@ -104,7 +104,7 @@ fn a_mixed_cluster_is_compared_like_with_like() {
     for (i, x) in m.iter_mut().enumerate().take(10) {
         *x = machine(&format!("big{i}"), 4, 512, 40_000.0, 100.0, "6.1");
     }
-    let r = report(m, Rule::default());
+    let r = report(m, Rule::default(), specs(&[]));
     assert_eq!(r.kinds.len(), 2);
     assert!(r.kinds.iter().all(|k| k.rare_beside.is_none()));
     assert!(r.flagged().is_empty(), "{:?}", r.flagged());
@@ -115,6 +115,6 @@ fn memory_sizes_a_few_mib_apart_are_one_kind() {
     let mut m = fleet(10);
     // 255.99 GiB against 256 GiB: one size, not a rounding boundary.
     m[3].memory_bytes -= 200 << 20;
-    let r = report(m, Rule::default());
+    let r = report(m, Rule::default(), specs(&[]));
     assert_eq!(r.kinds.len(), 1);
 }

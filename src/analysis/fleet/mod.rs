@@ -16,19 +16,12 @@ pub mod robust;
 
 pub use group::{Rule, report};
 
+pub use crate::view::{Figure, Spec};
+
 use crate::results::Better;
 use crate::results::names::fleet::figure as id;
+use crate::view::Probe;
 use serde::Serialize;
-
-/// One key figure of the fleet: what it is, its unit and which way is
-/// better.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Spec {
-    pub id: &'static str,
-    pub title: &'static str,
-    pub unit: &'static str,
-    pub better: Better,
-}
 
 const fn spec(id: &'static str, title: &'static str, unit: &'static str, better: Better) -> Spec {
     Spec {
@@ -39,10 +32,9 @@ const fn spec(id: &'static str, title: &'static str, unit: &'static str, better:
     }
 }
 
-/// The key figures, in the order every output shows them. A probe that
-/// adds a fleet-wide figure adds its line here and its reader in
-/// [`figures::read`].
-pub const SPECS: &[Spec] = &[
+/// The fleet's own key figures: the matrix's (what every run measures,
+/// `--profile quick` included) and the host's.
+const OWN: &[Spec] = &[
     spec(
         id::LOCAL_BW_1T,
         "local bandwidth, 1 thread",
@@ -77,38 +69,15 @@ pub const SPECS: &[Spec] = &[
     spec(id::CLASSES, "bandwidth classes", "", Better::Lower),
     spec(id::NODES, "NUMA nodes", "", Better::Higher),
     spec(id::MEMORY_GIB, "memory", "GiB", Better::Higher),
-    spec(
-        id::LOCAL_PAGE_LOCAL_LATENCY,
-        "local page-local latency",
-        "ns",
-        Better::Lower,
-    ),
-    spec(
-        id::LOCAL_LOADED_LATENCY,
-        "local latency at full load",
-        "ns",
-        Better::Lower,
-    ),
-    spec(
-        id::LOCAL_PEAK_BW,
-        "local peak injection",
-        "MB/s",
-        Better::Higher,
-    ),
-    spec(id::C2C_LATENCY, "core-to-core latency", "ns", Better::Lower),
 ];
 
-/// One figure of one machine.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Figure {
-    pub value: f64,
-    /// The matrix cell it comes from (`0->1`): the worst of its kind.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub cell: Option<String>,
-    /// The measurement's repetitions, for noise marks in a comparison
-    /// (not in the report's JSON: the results documents hold them).
-    #[serde(skip)]
-    pub samples: Vec<f64>,
+/// The key figures, in the order every output shows them: the fleet's
+/// own, then those of each probe of `registry`, in its order.
+pub fn specs(registry: &[&dyn Probe]) -> Vec<Spec> {
+    let probes = registry
+        .iter()
+        .flat_map(|p| p.fleet_figures().iter().map(|f| f.spec));
+    OWN.iter().copied().chain(probes).collect()
 }
 
 /// What a machine is: machines of one kind are compared with each other.
@@ -151,7 +120,7 @@ pub struct Machine {
     pub cpu_model: String,
     pub nodes: usize,
     pub memory_bytes: u64,
-    /// One per [`SPECS`] entry; `None` where the document lacks it.
+    /// One per entry of [`specs`]; `None` where the document lacks it.
     pub figures: Vec<Option<Figure>>,
     pub config: Config,
 }

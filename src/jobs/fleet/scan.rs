@@ -3,8 +3,9 @@
 //! is read: the memory a scan takes grows with the machines, a few hundred
 //! bytes each, not with the documents' size.
 
-use crate::analysis::fleet::{Machine, figures};
+use crate::analysis::fleet::{Machine, Spec, figures};
 use crate::error::usage;
+use crate::probes::REGISTRY;
 use crate::results::LeanDocument;
 use anyhow::Result;
 use std::collections::BTreeMap;
@@ -24,6 +25,8 @@ pub struct Scan {
     pub skipped: Vec<(String, String)>,
     /// Older documents of a machine that has a newer one.
     pub superseded: Vec<String>,
+    /// The key figures each machine has, in order.
+    pub specs: Vec<Spec>,
 }
 
 /// The `.json` files under `dir`, hidden folders (`.fleet`, where submit
@@ -65,7 +68,7 @@ type Read = Result<Machine, (String, String)>;
 fn read_one(path: &Path) -> Read {
     let shown = path.display().to_string();
     match LeanDocument::load(path) {
-        Ok(doc) => Ok(figures::read(&doc, &shown)),
+        Ok(doc) => Ok(figures::read(&doc, &shown, REGISTRY)),
         Err(e) => {
             // The file's own reason, without the path the list repeats.
             let why = e.chain().last().map_or_else(String::new, |c| c.to_string());
@@ -130,7 +133,10 @@ pub fn scan(dir: &Path) -> Result<Scan> {
 
 /// The results documents among `paths` (from [`inputs`]).
 pub fn read(paths: &[PathBuf]) -> Scan {
-    let mut out = Scan::default();
+    let mut out = Scan {
+        specs: crate::analysis::fleet::specs(REGISTRY),
+        ..Scan::default()
+    };
     let mut newest: BTreeMap<String, Machine> = BTreeMap::new();
     for read in read_all(paths) {
         let m = match read {

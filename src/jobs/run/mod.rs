@@ -5,13 +5,18 @@
 //! CSVs.
 
 mod folder;
+#[cfg(test)]
+mod golden_tests;
 mod levels;
 mod parts;
 mod probe_lines;
 mod summary;
+#[cfg(test)]
+mod toy_probe_tests;
 
 use crate::analysis::classes::ClassOptions;
 use crate::output::html::{Run, report};
+use crate::probes::REGISTRY;
 use crate::probes::matrix::MatrixView;
 use crate::probes::matrix::{self, MatrixConfig};
 use crate::probes::sweep;
@@ -22,6 +27,8 @@ use crate::results::{Document, Record, write_output};
 use crate::topology::{SysfsRoot, Topology, read_topology};
 use crate::view::View;
 use anyhow::Result;
+
+pub use crate::view::Profile;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -30,36 +37,6 @@ pub struct Options {
     /// Where results folders go.
     pub dir: PathBuf,
     pub profile: Profile,
-}
-
-/// How much a run measures; each profile holds the one before it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Profile {
-    /// The matrix on 8 MiB buffers with one timed run: seconds, and cache
-    /// figures, not memory's (hidden; for tests of what carries the
-    /// results, such as `fleet submit`).
-    Smoke,
-    /// The matrix alone: what `fleet report` compares.
-    Quick,
-    /// The matrix, the sweep and the short probes (latency by pattern,
-    /// memory-level parallelism, loaded latency, peak injection,
-    /// core-to-core latency).
-    Default,
-    /// Also the workload parts (perf's suite, AutoNUMA, numa_test).
-    Full,
-}
-
-impl Profile {
-    /// The profile `--profile NAME` names.
-    pub fn from_name(name: &str) -> Option<Profile> {
-        Some(match name {
-            "smoke" => Profile::Smoke,
-            "quick" => Profile::Quick,
-            "default" => Profile::Default,
-            "full" => Profile::Full,
-            _ => return None,
-        })
-    }
 }
 
 /// What a run leaves for the command to print: the summary, the document,
@@ -117,7 +94,8 @@ pub fn run(opts: &Options) -> Result<Outcome> {
         ));
         text.push('\n');
     }
-    text.push_str(&summary::summary(&m.doc, started.elapsed().as_secs_f64()));
+    let secs = started.elapsed().as_secs_f64();
+    text.push_str(&summary::summary(&m.doc, secs, REGISTRY));
     if let Some(folder) = folder.filter(|_| unwritten.is_none()) {
         text.push_str(&format!(
             "report: {}\n",
@@ -175,7 +153,7 @@ fn failed_parts(m: &Measured) -> Vec<&'static str> {
 fn measure(topo: &Topology, opts: &Options) -> Result<Measured> {
     let mut doc = Document::new(topo);
     let progress = Progress::new(false);
-    let parts = parts::of(opts.profile);
+    let parts = parts::of(opts.profile, REGISTRY);
     let steps = if opts.profile >= Profile::Default {
         2
     } else {
@@ -197,7 +175,7 @@ fn measure(topo: &Topology, opts: &Options) -> Result<Measured> {
     // seconds, and faulting it in again is slow: in one, a 7.5 GiB chase
     // buffer took 17 s of system time after 30 s idle, 2 s right after
     // another was freed. The document keeps the sweep before the parts.
-    let (chasing, others) = parts.split_at(parts.iter().take_while(|p| p.chases).count());
+    let (chasing, others) = parts.split_at(parts.iter().take_while(|p| p.part.chases).count());
     let sweep_at = doc.records.len();
     measure_parts(topo, chasing, 1, &show, &mut doc, &mut logs);
     if opts.profile >= Profile::Default {
@@ -302,7 +280,7 @@ fn measure_sweep(topo: &Topology, show: &dyn Fn(&str), records: &mut Vec<Record>
 /// `first_step`; their records go into `doc`, their logs into `logs`.
 fn measure_parts(
     topo: &Topology,
-    parts: &[&'static parts::Part],
+    parts: &[parts::Planned],
     first_step: usize,
     show: &dyn Fn(usize, &str),
     doc: &mut Document,
@@ -355,7 +333,7 @@ fn write_folder(folder: &Path, m: &Measured) -> Result<(), Unwritten> {
             label: probe::RUN.into(),
             doc,
         }],
-        crate::probes::VIEWS,
+        REGISTRY,
     );
     files.push(("report.html".into(), Ok(html)));
     let errors: Vec<String> = files

@@ -3,12 +3,14 @@
 use super::levels::Levels;
 use crate::analysis::atlas::{Atlas, Grid};
 use crate::analysis::sweep_summary::Summary;
-use crate::results::names::{param, probe, run};
+use crate::results::names::{param, probe};
 use crate::results::{Document, Record};
 use crate::topology::MemoryLimit;
+use crate::view::Probe;
 
-/// The summary of `doc`, measured in `secs`.
-pub fn summary(doc: &Document, secs: f64) -> String {
+/// The summary of `doc`, measured in `secs`, with the lines of the probes
+/// of `registry`.
+pub fn summary(doc: &Document, secs: f64, registry: &[&dyn Probe]) -> String {
     let h = &doc.host;
     let mut out = format!(
         "{} ({}), {} node(s) with memory, {} CPU(s); measured in {secs:.0} s\n",
@@ -25,8 +27,8 @@ pub fn summary(doc: &Document, secs: f64) -> String {
         &sweep_points(&records),
         &levels,
     ));
-    out.push_str(&super::probe_lines::probe_lines(&doc.records));
-    out.push_str(&part_lines(&doc.records));
+    out.push_str(&super::probe_lines::probe_lines(&doc.records, registry));
+    out.push_str(&super::probe_lines::part_lines(&doc.records, registry));
     out.push_str(&cut_lines(&doc.records));
     out.push_str(&limit_line(h.topology.memory_limit.as_ref(), &doc.records));
     out
@@ -256,42 +258,6 @@ fn sweep_lines(s: &Summary, points: &[SweepPoint], levels: &Levels) -> String {
     out
 }
 
-/// One line per part of `--profile full` that left records: how many,
-/// how many skipped, and whether it failed.
-fn part_lines(records: &[Record]) -> String {
-    let mut out = String::new();
-    for (probe, what) in [
-        (probe::MEM, "perf's suite"),
-        (probe::AUTONUMA, "AutoNUMA"),
-        (probe::SCHED, "numa_test"),
-    ] {
-        let recs: Vec<_> = records.iter().filter(|r| r.probe == probe).collect();
-        if recs.is_empty() {
-            continue;
-        }
-        let skipped = recs
-            .iter()
-            .filter(|r| r.params.get(param::SKIPPED) == Some(&serde_json::Value::Bool(true)))
-            .count();
-        let failed = recs.iter().filter(|r| r.name == run::NOT_COMPLETE).count();
-        out.push_str(&format!(
-            "  {probe:<8} {what:<11} {} record(s){}{}\n",
-            recs.len() - skipped - failed,
-            if skipped > 0 {
-                format!(", {skipped} skipped")
-            } else {
-                String::new()
-            },
-            if failed > 0 {
-                " - NOT COMPLETE, see its log".to_string()
-            } else {
-                String::new()
-            }
-        ));
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -453,19 +419,6 @@ mod tests {
         assert_eq!(
             line(&a),
             "  idle latency:       local 150.0 ns, remote 240.0 ns (page-local:256K chase on thp pages, 256 MiB; L3 and memory, 8x L3)"
-        );
-    }
-
-    #[test]
-    fn a_failed_part_and_skipped_tests_are_counted_apart() {
-        let mut failed = Record::new(probe::MEM, run::NOT_COMPLETE);
-        failed.notes.push("mem: failed".into());
-        let skipped = Record::new(probe::MEM, "numa01").param(param::SKIPPED, true);
-        let done = Record::new(probe::MEM, "numa02");
-        let lines = part_lines(&[failed, skipped, done]);
-        assert_eq!(
-            lines,
-            "  mem      perf's suite 1 record(s), 1 skipped - NOT COMPLETE, see its log\n"
         );
     }
 }

@@ -9,8 +9,8 @@ mod html;
 
 use super::render::Format;
 use super::sections::{self, Section};
+use crate::analysis::fleet::Machine;
 use crate::analysis::fleet::group::{FigureReport, FleetReport, KindReport};
-use crate::analysis::fleet::{Machine, SPECS};
 use crate::results::Better;
 use anyhow::Result;
 
@@ -254,7 +254,8 @@ pub fn report(r: &FleetReport, notes: &[String], format: Format) -> Result<Strin
                 fleet_report: 1,
                 summary: headline(r),
                 flagged: r.flagged(),
-                figures: SPECS
+                figures: r
+                    .specs
                     .iter()
                     .map(|s| FigureMeta {
                         id: s.id,

@@ -14,6 +14,7 @@ pub mod bench;
 pub mod bind;
 pub mod convergence;
 pub mod facts;
+mod part;
 pub mod records;
 pub mod session;
 pub mod text;

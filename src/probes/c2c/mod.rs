@@ -9,6 +9,7 @@
 //! [`run`] measures each pair in every variant asked for, [`records`]
 //! turns the samples into records, [`view`] shows them.
 
+mod part;
 pub mod pingpong;
 pub mod plan;
 pub mod records;

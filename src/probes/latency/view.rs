@@ -9,7 +9,7 @@ use crate::results::{Document, Record};
 use crate::view::{Block, Chart, Csv, HeatRow, Heatmap, Line, Section, View};
 use std::collections::{BTreeSet, HashMap};
 
-/// The latency probe's view (registered in `probes::VIEWS`).
+/// The latency probe's view (registered in `probes::REGISTRY`).
 pub struct LatencyView;
 
 use crate::analysis::atlas::pattern_label as pattern_of;

@@ -14,6 +14,7 @@
 
 mod curve;
 mod inject;
+mod part;
 mod pick;
 pub(crate) mod records;
 pub(crate) mod view;

@@ -8,7 +8,7 @@ use crate::results::names::{metric, param, probe};
 use crate::results::{Document, Record};
 use crate::view::{Block, Chart, Csv, Line, Marker, Section, View};
 
-/// The loaded-latency view, registered in `probes::VIEWS`.
+/// The loaded-latency view, registered in `probes::REGISTRY`.
 pub struct LoadedView;
 
 fn is(r: &Record, k: &str) -> bool {

@@ -9,6 +9,7 @@
 //! `view.rs` shows the records in every format.
 
 mod grids;
+mod part;
 mod percore;
 mod records;
 pub(crate) mod view;

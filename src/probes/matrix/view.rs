@@ -11,7 +11,7 @@ use crate::results::names::{metric, param, probe};
 use crate::results::{Document, Record};
 use crate::view::{Block, Chart, Csv, Line, Section, View};
 
-/// The matrix's view (registered in `probes::VIEWS`).
+/// The matrix's view (registered in `probes::REGISTRY`).
 pub struct MatrixView;
 
 fn atlas(records: &[&Record]) -> Atlas {

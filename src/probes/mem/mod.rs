@@ -13,6 +13,7 @@ pub mod lists;
 pub mod memwatch;
 pub mod params;
 mod parent;
+mod part;
 pub(crate) mod records;
 pub(crate) mod session;
 pub mod suite;

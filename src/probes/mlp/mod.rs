@@ -17,6 +17,7 @@
 //! in its own slots ([`crate::kernels::chase`]); measuring N uses the
 //! first N, so every N walks the same cycles.
 
+mod part;
 pub mod records;
 pub mod view;
 

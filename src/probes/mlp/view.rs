@@ -8,7 +8,7 @@ use crate::results::names::{metric, param, probe};
 use crate::results::{Document, Record};
 use crate::view::{Block, Chart, Csv, Line, Section, View};
 
-/// The mlp probe's view (registered in `probes::VIEWS`).
+/// The mlp probe's view (registered in `probes::REGISTRY`).
 pub struct MlpView;
 
 /// Node pairs in the order first met, with their records.

@@ -348,7 +348,7 @@ fn system_from_records(classes: &[&Record], rule: &str) -> (Vec<(usize, usize)>,
     )
 }
 
-/// The model's view (registered in `probes::VIEWS`): every figure its
+/// The model's view (registered in `probes::REGISTRY`): every figure its
 /// records hold. `numabench model` prints more in text (see `sections.rs`).
 pub struct ModelView;
 
@@ -515,6 +515,9 @@ fn validation_section(records: &[&Record]) -> Option<Section> {
         s
     })
 }
+
+/// Shown in reports only: no part in `run`, no fleet figure.
+impl crate::view::Probe for ModelView {}
 
 #[cfg(test)]
 mod tests {

@@ -379,6 +379,9 @@ fn csv(records: &[&Record], summaries: &[GpuSummary]) -> Csv {
     out
 }
 
+/// Shown in reports only: no part in `run`, no fleet figure.
+impl crate::view::Probe for PcieView {}
+
 #[cfg(test)]
 mod tests {
     use super::super::best_records;

@@ -15,6 +15,7 @@
 //! `mod.rs` measures; `records.rs` turns the measurements into records;
 //! `view.rs` shows the records in every format.
 
+mod part;
 mod records;
 pub(crate) mod view;
 

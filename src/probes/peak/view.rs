@@ -8,7 +8,7 @@ use crate::results::names::{metric, param, probe};
 use crate::results::{Document, Record};
 use crate::view::{BarGroup, Bars, Block, Csv, HeatRow, Heatmap, Section, View};
 
-/// The peak probe's view (registered in `probes::VIEWS`).
+/// The peak probe's view (registered in `probes::REGISTRY`).
 pub struct PeakView;
 
 fn of_kind<'a>(records: &[&'a Record], k: &str) -> Vec<&'a Record> {

@@ -14,6 +14,7 @@
 
 pub mod burst;
 pub mod children;
+mod part;
 pub mod plan;
 pub(crate) mod records;
 pub mod residency;

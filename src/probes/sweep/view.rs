@@ -14,7 +14,7 @@ use crate::view::{Block, Chart, Csv, Line, Marker, Section, View};
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
-/// The sweep's view, registered in `probes::VIEWS`.
+/// The sweep's view, registered in `probes::REGISTRY`.
 pub struct SweepView;
 
 const TABLE_HEADER: [&str; 10] = [
@@ -377,6 +377,10 @@ pub fn kernel_table() -> String {
     }
     t.render()
 }
+
+/// The sweep runs inside `run` itself, after the chase parts, and its
+/// summary lines are run's own: no part, no fleet figure.
+impl crate::view::Probe for SweepView {}
 
 #[cfg(test)]
 mod tests {

@@ -240,3 +240,6 @@ impl View for TierView {
         out
     }
 }
+
+/// Shown in reports only: no part in `run`, no fleet figure.
+impl crate::view::Probe for TierView {}

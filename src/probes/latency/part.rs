@@ -1,0 +1,111 @@
+//! The latency probe in the jobs over several probes: its part in `run`,
+//! its summary line, its idle chases for the repeat check and its fleet
+//! figure.
+
+use super::LatencyView;
+use crate::analysis::fleet::figures::{cell, worst};
+use crate::kernels::pattern::Pattern;
+use crate::probes::part::{
+    chase_bytes, chase_cell_secs, local_remote, mib, node_pairs, time_limit, words,
+};
+use crate::results::names::fleet::figure as id;
+use crate::results::names::{metric, param, probe};
+use crate::results::{Better, Record};
+use crate::view::{FleetFigure, Part, Probe, Profile, Spec};
+
+/// Page-local and full-random on every node pair, THP, past the L3.
+/// Page-local first: it is the figure people quote, and the full-random
+/// one repeats the matrix's idle-latency cell.
+const PART: Part = Part {
+    profile: Profile::Default,
+    order: 0,
+    chases: true,
+    args: |topo| {
+        let bytes = chase_bytes(topo);
+        let limit = time_limit(12, chase_cell_secs(3, bytes), 2 * node_pairs(topo));
+        words(&[
+            probe::LATENCY,
+            "-s",
+            &mib(bytes),
+            "--pages",
+            "thp",
+            "--pattern",
+            "page-local,full-random",
+            "-t",
+            &limit,
+            "--json",
+        ])
+    },
+    counted_as: None,
+};
+
+/// The worst local page-local latency.
+const FLEET: &[FleetFigure] = &[FleetFigure {
+    spec: Spec {
+        id: id::LOCAL_PAGE_LOCAL_LATENCY,
+        title: "local page-local latency",
+        unit: "ns",
+        better: Better::Lower,
+    },
+    read: |records| {
+        let cells: Vec<_> = records
+            .iter()
+            .filter(|r| r.str_param(param::PATTERN) == Some(Pattern::PAGE_LOCAL))
+            .filter_map(|r| cell(r, metric::LATENCY_NS))
+            .collect();
+        worst(&cells, true, true)
+    },
+}];
+
+impl Probe for LatencyView {
+    fn part(&self) -> Option<Part> {
+        Some(PART)
+    }
+
+    /// Idle latency per pattern: "full-random local 152.1 ns; page-local
+    /// ...".
+    fn summary_line(&self, recs: &[&Record]) -> Option<String> {
+        // Records come pair by pair, each pair with every pattern: keep
+        // each pattern once, in the order first met.
+        let mut patterns: Vec<&str> = Vec::new();
+        for p in recs.iter().filter_map(|r| r.str_param(param::PATTERN)) {
+            if !patterns.contains(&p) {
+                patterns.push(p);
+            }
+        }
+        let parts: Vec<String> = patterns
+            .iter()
+            .map(|p| {
+                let these: Vec<&Record> = recs
+                    .iter()
+                    .copied()
+                    .filter(|r| r.str_param(param::PATTERN) == Some(p))
+                    .collect();
+                let first = these.first();
+                let pages = first
+                    .and_then(|r| r.str_param(param::PAGE_SIZE))
+                    .unwrap_or("?");
+                let buffer = crate::analysis::atlas::buffer_suffix(
+                    first.and_then(|r| r.u64_param(param::SIZE_BYTES)),
+                );
+                format!(
+                    "{p} ({pages}{buffer}) {}",
+                    local_remote(&these, metric::LATENCY_NS, "ns", 1)
+                )
+            })
+            .collect();
+        (!parts.is_empty()).then(|| format!("  latency by pattern: {}\n", parts.join("; ")))
+    }
+
+    fn idle_chase(&self, r: &Record) -> Option<f64> {
+        r.value(metric::LATENCY_NS)
+    }
+
+    fn idle_chase_source(&self) -> &'static str {
+        "the latency probe"
+    }
+
+    fn fleet_figures(&self) -> &'static [FleetFigure] {
+        FLEET
+    }
+}

@@ -1,0 +1,104 @@
+//! The loaded-latency probe in the jobs over several probes: its part in
+//! `run`, its summary line, its idle points for the repeat check and its
+//! fleet figure.
+
+use super::LoadedView;
+use crate::analysis::fleet::figures::{cell, worst};
+use crate::probes::part::words;
+use crate::results::names::fleet::figure as id;
+use crate::results::names::loaded::{kind, metric, param};
+use crate::results::names::{metric as shared, param as node, probe};
+use crate::results::{Better, Record};
+use crate::view::{FleetFigure, Part, Probe, Profile, Spec};
+
+/// A short curve: idle, four load levels, the near and the far pair of
+/// the first CPU node; the far pair is not begun after 60 s. Page-local:
+/// the knee is where latency doubles, and the page walks of a large
+/// full-random chase (481 ns idle against 144 ns on a 7.5 GiB buffer)
+/// would double the idle figure the load must match.
+const PART: Part = Part {
+    profile: Profile::Default,
+    order: 2,
+    chases: true,
+    args: |_| {
+        words(&[
+            probe::LOADED,
+            "--pattern",
+            "page-local",
+            "--pairs",
+            "near-far",
+            "--delays",
+            "0,100,400,1500,20000",
+            "--time-limit",
+            "60",
+            "--json",
+        ])
+    },
+    counted_as: None,
+};
+
+/// The worst local latency at full load.
+const FLEET: &[FleetFigure] = &[FleetFigure {
+    spec: Spec {
+        id: id::LOCAL_LOADED_LATENCY,
+        title: "local latency at full load",
+        unit: "ns",
+        better: Better::Lower,
+    },
+    read: |records| {
+        let cells: Vec<_> = records
+            .iter()
+            .filter(|r| r.str_param(param::KIND) == Some(kind::KNEE))
+            .filter_map(|r| cell(r, metric::MAX_LOAD_LATENCY_NS))
+            .collect();
+        worst(&cells, true, true)
+    },
+}];
+
+impl Probe for LoadedView {
+    fn part(&self) -> Option<Part> {
+        Some(PART)
+    }
+
+    /// Idle and full-load latency with the load the injectors moved.
+    fn summary_line(&self, recs: &[&Record]) -> Option<String> {
+        let parts: Vec<String> = recs
+            .iter()
+            .filter(|r| r.str_param(param::KIND) == Some(kind::KNEE))
+            .map(|r| {
+                let pair = format!(
+                    "{}->{}",
+                    r.u64_param(node::CPU_NODE).unwrap_or(0),
+                    r.u64_param(node::MEM_NODE).unwrap_or(0)
+                );
+                let idle = r.value(metric::IDLE_LATENCY_NS).unwrap_or(f64::NAN);
+                let full = r.value(metric::MAX_LOAD_LATENCY_NS).unwrap_or(f64::NAN);
+                let bw = r.value(metric::MAX_BANDWIDTH_MB_S).unwrap_or(f64::NAN);
+                let knee = match r.value(metric::KNEE_BANDWIDTH_MB_S) {
+                    Some(k) => format!(", knee at {:.1} GB/s", k / 1000.0),
+                    None => ", no knee".into(),
+                };
+                format!(
+                    "{pair} idle {idle:.0} ns, {full:.0} ns at {:.1} GB/s{knee}",
+                    bw / 1000.0
+                )
+            })
+            .collect();
+        (!parts.is_empty()).then(|| format!("  loaded latency:     {}\n", parts.join("; ")))
+    }
+
+    /// The curve's idle point: its injectors parked.
+    fn idle_chase(&self, r: &Record) -> Option<f64> {
+        let idle = r.str_param(param::KIND) == Some(kind::POINT)
+            && r.u64_param(param::INJECTORS) == Some(0);
+        idle.then(|| r.value(shared::LATENCY_NS)).flatten()
+    }
+
+    fn idle_chase_source(&self) -> &'static str {
+        "the loaded curve's idle point"
+    }
+
+    fn fleet_figures(&self) -> &'static [FleetFigure] {
+        FLEET
+    }
+}

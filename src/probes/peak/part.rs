@@ -1,0 +1,109 @@
+//! Peak injection in the jobs over several probes: its part in `run`, its
+//! summary line and its fleet figure.
+
+use super::PeakView;
+use crate::analysis::fleet::figures::{cell, worst};
+use crate::probes::part::{local_remote, time_limit, words};
+use crate::results::names::fleet::figure as id;
+use crate::results::names::peak::{INTERLEAVE, kind, param};
+use crate::results::names::{metric, param as shared, probe};
+use crate::results::{Better, Record};
+use crate::view::{FleetFigure, Part, Probe, Profile, Spec};
+
+/// All six mixes (the best is not always read, 1:1, triad or write: 2:1
+/// or 3:1 wins on some machines, with either store kind), both store
+/// kinds, all cores of each CPU node into every target.
+const PART: Part = Part {
+    profile: Profile::Default,
+    order: 4,
+    chases: false,
+    args: |topo| {
+        // Each CPU node into every memory node, and interleaved with two or more.
+        let mem = topo.usable_memory_nodes().len();
+        let targets = mem + usize::from(mem > 1);
+        let limit = time_limit(20, 3, topo.usable_cpu_nodes().len() * targets);
+        words(&[
+            probe::PEAK,
+            "--threads",
+            "all",
+            "--time-limit",
+            &limit,
+            "--json",
+        ])
+    },
+    counted_as: None,
+};
+
+/// The best mix of each target with the most threads measured: the
+/// all-core figures, not the one-thread ones (those without a thread
+/// count where none has one).
+fn all_core_best<'a>(recs: &[&'a Record]) -> Vec<&'a Record> {
+    let best: Vec<&Record> = recs
+        .iter()
+        .copied()
+        .filter(|r| r.str_param(param::KIND) == Some(kind::BEST))
+        .collect();
+    let most = best
+        .iter()
+        .filter_map(|r| r.u64_param(shared::THREADS))
+        .max();
+    best.into_iter()
+        .filter(|r| r.u64_param(shared::THREADS) == most)
+        .collect()
+}
+
+/// The worst local all-core peak.
+const FLEET: &[FleetFigure] = &[FleetFigure {
+    spec: Spec {
+        id: id::LOCAL_PEAK_BW,
+        title: "local peak injection",
+        unit: "MB/s",
+        better: Better::Higher,
+    },
+    read: |records| {
+        let cells: Vec<_> = all_core_best(records)
+            .iter()
+            .filter_map(|r| cell(r, metric::BANDWIDTH_MB_S))
+            .collect();
+        worst(&cells, true, false)
+    },
+}];
+
+impl Probe for PeakView {
+    fn part(&self) -> Option<Part> {
+        Some(PART)
+    }
+
+    /// The best mix of all cores per target: local, remote, interleaved.
+    fn summary_line(&self, recs: &[&Record]) -> Option<String> {
+        let top = all_core_best(recs);
+        let most = top.first()?.u64_param(shared::THREADS)?;
+        let named = |r: &Record| {
+            format!(
+                "{} {}",
+                r.str_param(param::MIX).unwrap_or("?"),
+                r.str_param(param::STORE).unwrap_or("?")
+            )
+        };
+        let mut out = format!(
+            "  peak injection:     {most} thread(s): {}",
+            local_remote(&top, metric::BANDWIDTH_MB_S, "MB/s", 0)
+        );
+        if let Some(r) = top.iter().find(|r| r.is_local()) {
+            out.push_str(&format!(" (local best: {})", named(r)));
+        }
+        if let Some(r) = top
+            .iter()
+            .find(|r| r.str_param(param::TARGET) == Some(INTERLEAVE))
+        {
+            let v = r.value(metric::BANDWIDTH_MB_S).unwrap_or(f64::NAN);
+            out.push_str(&format!(", interleaved {v:.0} MB/s"));
+        }
+        out.push('\n');
+        Some(out)
+    }
+
+    fn fleet_figures(&self) -> &'static [FleetFigure] {
+        FLEET
+    }
+}

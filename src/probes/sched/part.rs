@@ -1,0 +1,25 @@
+//! numa_test as a workload part of `run --profile full`.
+
+use super::SchedView;
+use crate::probes::part::words;
+use crate::results::names::probe;
+use crate::view::{Part, Probe, Profile};
+
+/// One task per allowed CPU; the default size and passes keep the arrays
+/// beyond the cache and the tasks busy past the burst at 3 s.
+const PART: Part = Part {
+    profile: Profile::Full,
+    order: 2,
+    chases: false,
+    args: |topo| {
+        let tasks = topo.allowed.cpus.len().max(2).to_string();
+        words(&[probe::SCHED, &tasks, "--json"])
+    },
+    counted_as: Some("numa_test"),
+};
+
+impl Probe for SchedView {
+    fn part(&self) -> Option<Part> {
+        Some(PART)
+    }
+}

@@ -1,0 +1,125 @@
+//! Everything a job over several probes asks of one probe, as one trait:
+//! the registry (`probes::REGISTRY`) holds one entry per probe, and `run`,
+//! its summary, the repeat check and the fleet report iterate it without
+//! naming a probe. Each answer is opt-in: a probe that does not take part
+//! in `run`, or gives no fleet figure, leaves the default of none.
+
+use super::View;
+use crate::results::{Better, Record};
+use crate::topology::Topology;
+use serde::Serialize;
+
+/// One probe as the shared jobs see it: its view (how its records are
+/// drawn) and what it adds to each job.
+pub trait Probe: View {
+    /// Its part in `run`, as a child numabench.
+    fn part(&self) -> Option<Part> {
+        None
+    }
+
+    /// Its line(s) in run's terminal summary, from its own records: the
+    /// figure a person quotes. A part that failed is named in its place.
+    fn summary_line(&self, _records: &[&Record]) -> Option<String> {
+        None
+    }
+
+    /// The ns per load of `r` where it is one idle pointer chase on one
+    /// node pair, which the repeat check compares with the same chase
+    /// measured by other probes of a run; `None` for every other record.
+    fn idle_chase(&self, _r: &Record) -> Option<f64> {
+        None
+    }
+
+    /// Where its idle chases come from, in words for a sentence ("the
+    /// latency probe").
+    fn idle_chase_source(&self) -> &'static str {
+        self.probe()
+    }
+
+    /// The key figures it adds to a fleet report, after the matrix's and
+    /// the host's.
+    fn fleet_figures(&self) -> &'static [FleetFigure] {
+        &[]
+    }
+}
+
+/// How much a run measures; each profile holds the one before it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Profile {
+    /// The matrix on 8 MiB buffers with one timed run: seconds, and cache
+    /// figures, not memory's (hidden; for tests of what carries the
+    /// results, such as `fleet submit`).
+    Smoke,
+    /// The matrix alone: what `fleet report` compares.
+    Quick,
+    /// The matrix, the sweep and the short probes (latency by pattern,
+    /// memory-level parallelism, loaded latency, peak injection,
+    /// core-to-core latency).
+    Default,
+    /// Also the workload parts (perf's suite, AutoNUMA, numa_test).
+    Full,
+}
+
+impl Profile {
+    /// The profile `--profile NAME` names.
+    pub fn from_name(name: &str) -> Option<Profile> {
+        Some(match name {
+            "smoke" => Profile::Smoke,
+            "quick" => Profile::Quick,
+            "default" => Profile::Default,
+            "full" => Profile::Full,
+            _ => return None,
+        })
+    }
+}
+
+/// A probe's part in `run`: a child numabench that prints its results
+/// document (`--json`). The workload engines fork, which wants a
+/// single-threaded parent, and a child keeps one part's failure from
+/// taking the others.
+#[derive(Clone, Copy)]
+pub struct Part {
+    /// The least profile that runs it.
+    pub profile: Profile,
+    /// Its place among the parts of its profile: they run in this order.
+    pub order: u8,
+    /// Maps a chase buffer past the L3, as the matrix's latency cell does:
+    /// such parts run first, right after the matrix.
+    pub chases: bool,
+    /// Its command line on this machine (the command is named as the
+    /// probe).
+    pub args: fn(&Topology) -> Vec<String>,
+    /// A workload's summary line counts its records, under this name
+    /// ("perf's suite"), where a short probe's gives its figures.
+    pub counted_as: Option<&'static str>,
+}
+
+/// One key figure of a fleet: what it is, its unit and which way is
+/// better.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Spec {
+    pub id: &'static str,
+    pub title: &'static str,
+    pub unit: &'static str,
+    pub better: Better,
+}
+
+/// One figure of one machine.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Figure {
+    pub value: f64,
+    /// The matrix cell it comes from (`0->1`): the worst of its kind.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cell: Option<String>,
+    /// The measurement's repetitions, for noise marks in a comparison
+    /// (not in the report's JSON: the results documents hold them).
+    #[serde(skip)]
+    pub samples: Vec<f64>,
+}
+
+/// A key figure a probe adds to a fleet report, and how it is read from
+/// one document's records of that probe.
+pub struct FleetFigure {
+    pub spec: Spec,
+    pub read: fn(&[&Record]) -> Option<Figure>,
+}
