@@ -1,7 +1,8 @@
 //! Probes: each measures one thing (`mod.rs`), turns what it measured
 //! into records (`records.rs`) and draws its records (`view.rs`); none
-//! prints. `measure`, `seats` and `team` are what several probes share:
-//! timed kernels, CPU seats, the pinned team of threads.
+//! prints. `measure`, `seats`, `team` and `workload` are what several
+//! probes share: timed kernels, CPU seats, the pinned team of threads,
+//! perf's process workload engine.
 
 pub mod autonuma;
 pub mod c2c;
@@ -20,6 +21,7 @@ pub mod sizing;
 pub mod sweep;
 pub mod team;
 pub mod tier;
+pub mod workload;
 
 /// Every probe's view, in the order the report shows them. Adding a probe
 /// is adding its folder and one line here.

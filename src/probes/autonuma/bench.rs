@@ -14,7 +14,7 @@
 
 use super::bind::Bind;
 use crate::error::usage;
-use crate::probes::mem::RawOptions;
+use crate::probes::workload::params::RawOptions;
 use crate::topology::Topology;
 use anyhow::{Result, anyhow};
 
@@ -536,7 +536,7 @@ mod tests {
     fn engine_options_map_each_test() {
         let topo = crate::topology::fixture("two-node");
         let p = planned(Test::Numa01, 4, FREE, Asked::default());
-        let e = crate::probes::mem::resolve(&engine_options(&p), &topo).unwrap();
+        let e = crate::probes::workload::params::resolve(&engine_options(&p), &topo).unwrap();
         assert_eq!((e.nr_proc, e.nr_threads), (2, 2));
         assert_eq!((e.bytes_process, e.bytes_thread), (3 * GIB, 0));
         assert!(e.data_zero_memset && !e.data_rand_walk);
@@ -551,7 +551,7 @@ mod tests {
                 ..Default::default()
             },
         );
-        let e = crate::probes::mem::resolve(&engine_options(&p), &topo).unwrap();
+        let e = crate::probes::workload::params::resolve(&engine_options(&p), &topo).unwrap();
         assert_eq!((e.nr_proc, e.nr_threads), (1, 3));
         assert_eq!(e.bytes_process, 0);
         // 1 GiB / 3 threads, truncated to bytes as the engine reads MB.

@@ -13,8 +13,8 @@
 use super::bench::Shape;
 use super::facts::Run;
 use crate::ids::CpuSet;
-use crate::probes::mem::layout::AreaPlacement;
 use crate::probes::seats::memory_node_for;
+use crate::probes::workload::layout::AreaPlacement;
 use crate::topology::Topology;
 
 /// How a run places its threads and memory.

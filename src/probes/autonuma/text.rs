@@ -8,7 +8,7 @@ use super::bench::{Plan, Test, Work};
 use super::bind::{self, APART_PCT, Bind, Position};
 use super::facts::{End, Header, Run};
 use super::records::MIB;
-use super::watch::WALK_PAGES_PER_QUERY;
+use crate::probes::workload::watch::WALK_PAGES_PER_QUERY;
 use crate::stats;
 use crate::view::table::{Align, Table};
 use std::fmt::Write;
