@@ -3,9 +3,9 @@
 //! `topo_text`, one table per part. The rows are built here once; `topo_text`
 //! lays the same rows out as aligned text.
 
-use super::sections::Section;
 use crate::topology::{Cache, Topology};
 use crate::units::bytes;
+use crate::view::Section;
 
 fn table(title: &str, header: &[&str], rows: Vec<Vec<String>>) -> Section {
     let mut s = Section::new(title);
