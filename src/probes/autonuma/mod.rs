@@ -16,6 +16,7 @@ pub mod convergence;
 pub mod facts;
 pub mod records;
 pub mod session;
+pub mod shape;
 pub mod text;
 pub mod view;
 
