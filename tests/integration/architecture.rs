@@ -17,6 +17,9 @@ const FORBIDDEN: &[(&str, &[&str])] = &[
     ("text", ABOVE_GROUND),
     ("procfs", ABOVE_GROUND),
     ("sys", ABOVE_GROUND),
+    // Exit codes and usage errors: any layer may raise them, so they know
+    // none (a layer declares its own input errors to them).
+    ("error", ABOVE_GROUND),
     (
         "topology",
         &[
