@@ -3,9 +3,13 @@
 //! Bad input (a value the user typed, a path that does not exist) is a
 //! [`UsageError`]: one line, exit code 2. Anything that fails at run time (a
 //! syscall refused, a file that cannot be written) exits with code 1 and the
-//! whole context chain.
+//! whole context chain. A layer above whose own error type is bad input
+//! too says so with [`count_as_input`]: this file names no other layer.
 
+use std::any::TypeId;
+use std::error::Error;
 use std::fmt;
+use std::sync::{Mutex, PoisonError};
 
 /// Exit code for bad input.
 pub const EXIT_USAGE: i32 = 2;
@@ -33,14 +37,32 @@ pub fn usage(msg: impl Into<String>) -> anyhow::Error {
     UsageError(msg.into()).into()
 }
 
+/// Whether one cause of an error is of a given type.
+type IsA = fn(&(dyn Error + 'static)) -> bool;
+
+/// The error types besides [`UsageError`] that are bad input, as their
+/// layers declared them.
+static INPUT_TYPES: Mutex<Vec<(TypeId, IsA)>> = Mutex::new(Vec::new());
+
+/// Declares every `E` in an error's chain bad input, as a [`UsageError`]
+/// is: exit code 2. The layer that raises `E` calls it before its first
+/// `E` can reach [`exit_code`]; a second call changes nothing.
+pub fn count_as_input<E: Error + 'static>() {
+    let mut types = INPUT_TYPES.lock().unwrap_or_else(PoisonError::into_inner);
+    if !types.iter().any(|(t, _)| *t == TypeId::of::<E>()) {
+        types.push((TypeId::of::<E>(), |cause| cause.is::<E>()));
+    }
+}
+
 /// The exit code for an error: 2 when any cause is bad input.
 pub fn exit_code(err: &anyhow::Error) -> i32 {
-    let is_usage = err.chain().any(|cause| {
-        cause.is::<UsageError>()
-            // A root that is no capture, or a sysfs file that is malformed,
-            // out of range or not a regular file: input, not a failure.
-            || cause.is::<crate::topology::TopologyError>()
-    });
+    let input = INPUT_TYPES
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .clone();
+    let is_usage = err
+        .chain()
+        .any(|cause| cause.is::<UsageError>() || input.iter().any(|(_, is_a)| is_a(cause)));
     if is_usage { EXIT_USAGE } else { EXIT_FAILURE }
 }
 
@@ -65,5 +87,30 @@ mod tests {
         assert_eq!(exit_code(&e), EXIT_USAGE);
         assert_eq!(one_line(&e), "while reading --node: node 3 does not exist");
         assert_eq!(exit_code(&anyhow::anyhow!("mbind failed")), EXIT_FAILURE);
+    }
+
+    #[derive(Debug)]
+    struct Declared;
+
+    impl fmt::Display for Declared {
+        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("a capture that is no capture")
+        }
+    }
+
+    impl Error for Declared {}
+
+    #[test]
+    fn a_declared_type_is_input_once_declared() {
+        let e = || anyhow::Error::new(Declared).context("while reading the topology");
+        assert_eq!(exit_code(&e()), EXIT_FAILURE);
+        count_as_input::<Declared>();
+        count_as_input::<Declared>();
+        assert_eq!(exit_code(&e()), EXIT_USAGE);
+        let declared = INPUT_TYPES.lock().unwrap();
+        let declared = declared
+            .iter()
+            .filter(|(t, _)| *t == TypeId::of::<Declared>());
+        assert_eq!(declared.count(), 1);
     }
 }

@@ -7,7 +7,7 @@ use crate::output::render::Format;
 use crate::probes::autonuma::Settings;
 use crate::probes::autonuma::bench::{Asked, Test};
 use crate::probes::autonuma::session::{Ended, Job, RunFiles};
-use crate::probes::autonuma::watch::{DEFAULT_SAMPLE_PAGES, Method};
+use crate::probes::workload::watch::{DEFAULT_SAMPLE_PAGES, Method};
 use crate::results::write_output;
 use crate::topology::{SysfsRoot, read_topology};
 use anyhow::{Context, Result, anyhow};

@@ -16,6 +16,6 @@ pub struct TopoArgs {
 pub fn run(args: TopoArgs) -> Result<()> {
     let (_, topo) = args.root.topology()?;
     let format = args.format.chosen().unwrap_or(Format::Text);
-    crate::console::out(&crate::output::topo_tables::render(&topo, format)?);
+    crate::console::out(&crate::output::topo::render(&topo, format)?);
     Ok(())
 }

@@ -4,10 +4,10 @@
 
 use crate::memory::{Buffer, BufferOptions, PageKind, Placement};
 use crate::output::render::Format;
-use crate::output::sections::Section;
 use crate::placement::{MemPolicy, pin_and_check};
 use crate::topology::Topology;
 use crate::units::bytes;
+use crate::view::Section;
 use anyhow::{Context, Result};
 use serde::Serialize;
 use std::collections::BTreeMap;

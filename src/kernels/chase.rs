@@ -22,8 +22,9 @@
 //! multichase unrolls to about 200, so the loop's counter and branch stay
 //! off the critical path.
 
-use super::latency::{ChainError, SplitMix64};
+use super::latency::ChainError;
 use super::pattern::Pattern;
+use super::shuffle::SplitMix64;
 use super::shuffle::{Shuffle, prefetch, swaps};
 use std::hint::black_box;
 use std::marker::PhantomData;

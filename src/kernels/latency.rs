@@ -11,7 +11,7 @@
 //!   every load, about 20% at L1; the chain stores raw pointers, so each
 //!   step is a single `mov (reg), reg`.
 
-use super::shuffle::{Shuffle, prefetch, swaps};
+use super::shuffle::{Shuffle, SplitMix64, prefetch, swaps};
 use std::hint::black_box;
 use std::marker::PhantomData;
 use std::ptr::NonNull;
@@ -202,24 +202,6 @@ unsafe fn chase(mut p: *const u64, loads: u64) -> *const u64 {
         step!();
     }
     p
-}
-
-/// Small, fast, well-mixed and reproducible: the shuffle needs no more.
-pub(super) struct SplitMix64(pub(super) u64);
-
-impl SplitMix64 {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in `0..n` up to a bias of n / 2^64 (multiply-shift).
-    pub(super) fn below(&mut self, n: usize) -> usize {
-        ((u128::from(self.next()) * n as u128) >> 64) as usize
-    }
 }
 
 #[cfg(test)]

@@ -1,4 +1,5 @@
-//! The swaps of a random shuffle, with each random partner fetched ahead.
+//! The swaps of a random shuffle, with each random partner fetched ahead,
+//! and the generator ([`SplitMix64`]) the partners are drawn from.
 //!
 //! A chase buffer is made larger than the last-level cache on purpose, so
 //! the shuffle that links it misses on nearly every random partner: as a
@@ -8,8 +9,6 @@
 //! data, so they can be drawn [`AHEAD`] swaps early and their lines
 //! prefetched; the swaps themselves, and so the permutation a seed gives,
 //! are exactly those of the plain loop.
-
-use super::latency::SplitMix64;
 
 /// Swaps a partner is drawn and prefetched before its swap: enough misses
 /// in flight to cover memory latency, few enough for the line fill buffers.
@@ -81,6 +80,24 @@ pub(super) fn prefetch<T>(p: *const T) {
     }
     #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
     let _ = p;
+}
+
+/// Small, fast, well-mixed and reproducible: the shuffle needs no more.
+pub(super) struct SplitMix64(pub(super) u64);
+
+impl SplitMix64 {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform in `0..n` up to a bias of n / 2^64 (multiply-shift).
+    pub(super) fn below(&mut self, n: usize) -> usize {
+        ((u128::from(self.next()) * n as u128) >> 64) as usize
+    }
 }
 
 #[cfg(test)]

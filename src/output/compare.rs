@@ -2,9 +2,9 @@
 //! (`test : base | other: +x.x% | ... | unit`), as Markdown, CSV or JSON.
 
 use super::render::Format;
-use super::sections::Section;
 use crate::analysis::compare::{Cell, Comparison, Row};
 use crate::results::Better;
+use crate::view::Section;
 use serde_json::json;
 
 /// The text layout's closing line.

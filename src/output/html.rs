@@ -3,10 +3,10 @@
 //! file escaped. Its one script, [`SORTER`], lets a reader sort a table by a
 //! column; the report reads in full without it.
 
-use super::sections::Section;
-use super::svg::{self, Chart, Marker, escape, escape_text};
+use super::svg::{self, escape, escape_text};
 use crate::results::{Document, Record};
-use crate::view::{Block, Heatmap, Probe, View, records_of};
+use crate::view::chart::{Chart, Marker, lines_of};
+use crate::view::{Block, Heatmap, Probe, Section, View, records_of};
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
@@ -125,7 +125,7 @@ fn other_part(run: &Run<'_>, views: &[&dyn Probe]) -> String {
                     title: format!("{}: {}", r.name, series.name),
                     x_label: format!("{} ({})", series.x_label, series.x_unit),
                     y_label: format!("{} ({})", series.y_label, series.y_unit),
-                    lines: svg::lines_of(series),
+                    lines: lines_of(series),
                     markers: convergence_marker(r, series),
                     ..Default::default()
                 }));

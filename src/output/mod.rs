@@ -11,6 +11,7 @@ pub(crate) mod report;
 pub(crate) mod sections;
 pub(crate) mod svg;
 pub(crate) mod tables;
+pub(crate) mod topo;
 pub(crate) mod topo_tables;
 pub mod topo_text;
 

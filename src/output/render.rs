@@ -3,7 +3,7 @@
 
 use super::sections;
 use crate::results::{Document, Record};
-use crate::view::{Csv, Probe, View, records_of};
+use crate::view::{Csv, Probe, Section, View, records_of};
 use anyhow::Result;
 
 /// An output format.
@@ -94,14 +94,14 @@ fn title(doc: &Document, parts: &[Part<'_>]) -> String {
     }
 }
 
-fn part_sections(doc: &Document, p: &Part<'_>) -> Vec<sections::Section> {
+fn part_sections(doc: &Document, p: &Part<'_>) -> Vec<Section> {
     match p.view {
         Some(v) => v.sections(doc, &p.records),
         None => vec![generic_section(p.probe, &p.records)],
     }
 }
 
-fn all_sections(doc: &Document, parts: &[Part<'_>]) -> Vec<sections::Section> {
+fn all_sections(doc: &Document, parts: &[Part<'_>]) -> Vec<Section> {
     parts.iter().flat_map(|p| part_sections(doc, p)).collect()
 }
 
@@ -116,7 +116,7 @@ fn text(doc: &Document, p: &Part<'_>) -> String {
 
 /// A probe without a view: one row per record, one column per metric,
 /// and the records' notes under it.
-pub fn generic_section(probe: &str, records: &[&Record]) -> sections::Section {
+pub fn generic_section(probe: &str, records: &[&Record]) -> Section {
     let mut s = crate::view::section::metrics_table(probe, records);
     for r in records {
         for n in &r.notes {
@@ -204,7 +204,7 @@ pub fn csv_text(c: &Csv) -> Result<String> {
 mod tests {
     use super::*;
     use crate::results::{Better, Record};
-    use crate::view::{Block, Section};
+    use crate::view::Block;
 
     /// A probe that exists only as a view, as a new probe starts: every
     /// format must draw it without a line anywhere else in output.

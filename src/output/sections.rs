@@ -3,7 +3,7 @@
 
 use crate::view::table::{Align, Table};
 
-pub use crate::view::Section;
+use crate::view::Section;
 
 pub fn text(sections: &[Section]) -> String {
     text_titled(None, sections)

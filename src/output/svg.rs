@@ -3,7 +3,7 @@
 
 use std::fmt::Write;
 
-pub use crate::view::chart::{Chart, Line, Marker, lines_of};
+use crate::view::chart::{Chart, Line};
 
 /// Escapes text for HTML and SVG content and attribute values. Control
 /// characters (but tab and line ends), which HTML does not allow and which
@@ -351,6 +351,7 @@ fn line(s: &mut String, c: &Chart, f: &Frame, i: usize, l: &Line) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::view::chart::Marker;
 
     #[test]
     fn control_characters_never_reach_the_page() {

@@ -2,8 +2,8 @@
 //! topology, a placement check, a comparison): those tables in any format.
 
 use super::render::Format;
-use super::sections::{self, Section};
-use crate::view::Csv;
+use super::sections;
+use crate::view::{Csv, Section};
 use anyhow::Result;
 
 /// `sections` under `title` in `format`. JSON has no general form here:

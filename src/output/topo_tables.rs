@@ -3,24 +3,9 @@
 //! `topo_text`, one table per part. The rows are built here once; `topo_text`
 //! lays the same rows out as aligned text.
 
-use super::render::Format;
-use super::sections::Section;
 use crate::topology::{Cache, Topology};
 use crate::units::bytes;
-
-/// The topology in `format`: the terminal view as text, the model itself
-/// as JSON, tables otherwise.
-pub fn render(t: &Topology, format: Format) -> anyhow::Result<String> {
-    match format {
-        Format::Text => Ok(super::topo_text::render(t)),
-        Format::Json => Ok(format!("{}\n", crate::text::json_pretty(t)?)),
-        f => super::tables::render(&title(t), &sections(t), f),
-    }
-}
-
-fn title(t: &Topology) -> String {
-    format!("numabench topo: {} ({})", t.hostname, t.cpu_model)
-}
+use crate::view::Section;
 
 fn table(title: &str, header: &[&str], rows: Vec<Vec<String>>) -> Section {
     let mut s = Section::new(title);
@@ -397,12 +382,5 @@ mod tests {
         assert_eq!(s[0].title, "nodes");
         assert_eq!(s[0].rows.len(), t.nodes.len());
         assert_eq!(s[1].header.len(), 1 + t.nodes.len());
-        let md = render(&t, Format::Markdown).unwrap();
-        assert!(md.starts_with("# numabench topo: ") && md.contains("## distances"));
-        let csv = render(&t, Format::Csv).unwrap();
-        assert!(
-            csv.starts_with("table,row,column,value\nnodes,0,cpus,"),
-            "{csv}"
-        );
     }
 }

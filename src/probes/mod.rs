@@ -2,9 +2,10 @@
 //! into records (`records.rs`), draws its records (`view.rs`) and says
 //! what it adds to the jobs over several probes (`part.rs`: its part in
 //! `run`, its summary line, its repeat-check and fleet figures); none
-//! prints. `measure`, `seats`, `team` and `part` are what several probes
-//! share: timed kernels, CPU seats, the pinned team of threads, the
-//! sizing of a part's command line.
+//! prints. `measure`, `seats`, `team`, `part` and `workload` are what
+//! several probes share: timed kernels, CPU seats, the pinned team of
+//! threads, the sizing of a part's command line, perf's process workload
+//! engine.
 
 pub mod autonuma;
 pub mod c2c;
@@ -24,6 +25,7 @@ pub mod sizing;
 pub mod sweep;
 pub mod team;
 pub mod tier;
+pub mod workload;
 
 /// Every probe, in the order the report shows them: its view, and what it
 /// adds to `run`, its summary, the repeat check and the fleet report

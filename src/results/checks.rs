@@ -2,8 +2,8 @@
 //! measurement gives. Views lay records out as grids and charts, so a file
 //! outside these bounds is refused with its reason rather than drawn.
 
+use super::document::{Metric, Record};
 use super::names;
-use super::{Metric, Record};
 use crate::ids::MAX_ID;
 use crate::topology::Topology;
 use anyhow::{Result, bail};
@@ -53,16 +53,6 @@ pub(super) struct RecordParts<'a> {
     pub name: &'a str,
     pub params: &'a Map<String, Value>,
     pub metrics: &'a BTreeMap<String, Metric>,
-}
-
-impl<'a> From<&'a super::lean::LeanRecord> for RecordParts<'a> {
-    fn from(r: &'a super::lean::LeanRecord) -> Self {
-        RecordParts {
-            name: &r.name,
-            params: &r.params,
-            metrics: &r.metrics,
-        }
-    }
 }
 
 impl<'a> From<&'a Record> for RecordParts<'a> {

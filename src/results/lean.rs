@@ -4,12 +4,13 @@
 //! thousands of documents costs the records they hold and little more.
 //!
 //! The same checks as [`super::Document::load`]: a regular file of at most
-//! [`super::MAX_RESULTS_BYTES`], JSON with `"tool": "numabench"` and a
+//! [`super::read::MAX_RESULTS_BYTES`], JSON with `"tool": "numabench"` and a
 //! numeric schema, records naming ids Linux allows and figures a
 //! measurement gives.
 
-use super::document::read_results_file;
-use super::{Metric, Placement};
+use super::checks::RecordParts;
+use super::document::{Metric, Placement};
+use super::read::read_results_file;
 use anyhow::{Context, Result, bail};
 use serde::Deserialize;
 use serde_json::{Map, Value};
@@ -117,6 +118,16 @@ impl LeanRecord {
         r.samples = self.samples.clone();
         r.placement = self.placement.clone();
         r
+    }
+}
+
+impl<'a> From<&'a LeanRecord> for RecordParts<'a> {
+    fn from(r: &'a LeanRecord) -> Self {
+        RecordParts {
+            name: &r.name,
+            params: &r.params,
+            metrics: &r.metrics,
+        }
     }
 }
 

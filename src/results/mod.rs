@@ -7,6 +7,7 @@ mod document;
 mod document_props;
 mod lean;
 pub mod names;
+mod read;
 mod reader;
 mod time;
 mod write;

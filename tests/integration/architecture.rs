@@ -17,6 +17,9 @@ const FORBIDDEN: &[(&str, &[&str])] = &[
     ("text", ABOVE_GROUND),
     ("procfs", ABOVE_GROUND),
     ("sys", ABOVE_GROUND),
+    // Exit codes and usage errors: any layer may raise them, so they know
+    // none (a layer declares its own input errors to them).
+    ("error", ABOVE_GROUND),
     (
         "topology",
         &[
@@ -283,6 +286,76 @@ fn no_layer_imports_one_above_it() {
     );
 }
 
+/// What several probes share, under src/probes: every probe sits above
+/// these, so none of them names a probe. `workload` is perf's process
+/// engine that `mem` and `autonuma` run.
+const SHARED_PROBE_MODULES: &[&str] = &["measure", "seats", "sizing", "team", "workload"];
+
+/// The probe module each `crate::probes::X` or `super::X` that reaches
+/// src/probes (`super::super::X` from a file a folder down) in `code`
+/// names, with its line.
+fn probe_uses(rel: &str, code: &str) -> Vec<(usize, String)> {
+    // How many `super::` reach src/probes from this file's module.
+    let ups = rel.matches('/').count() - usize::from(rel.ends_with("/mod.rs"));
+    let ident = |s: &str| -> String {
+        s.chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_')
+            .collect()
+    };
+    let mut found = Vec::new();
+    for (n, line) in code.lines().enumerate() {
+        let mut rest = line.split("//").next().unwrap();
+        while !rest.is_empty() {
+            let name = if let Some(after) = rest.strip_prefix("crate::probes::") {
+                rest = after;
+                Some(ident(after))
+            } else if rest.starts_with("super::") {
+                let mut count = 0;
+                while let Some(after) = rest.strip_prefix("super::") {
+                    rest = after;
+                    count += 1;
+                }
+                (count == ups).then(|| ident(rest))
+            } else {
+                let mut chars = rest.chars();
+                chars.next();
+                rest = chars.as_str();
+                None
+            };
+            if let Some(name) = name.filter(|n| !n.is_empty()) {
+                found.push((n + 1, name));
+            }
+        }
+    }
+    found
+}
+
+#[test]
+fn shared_probe_modules_name_no_probe() {
+    let mut wrong = Vec::new();
+    let files = all_files();
+    let tests = test_files(&files);
+    for (rel, text) in &files {
+        let Some(under) = rel.strip_prefix("probes/") else {
+            continue;
+        };
+        let module = under.split('/').next().unwrap().trim_end_matches(".rs");
+        if tests.contains(rel) || !SHARED_PROBE_MODULES.contains(&module) {
+            continue;
+        }
+        for (line, name) in probe_uses(rel, without_tests(text)) {
+            if !SHARED_PROBE_MODULES.contains(&name.as_str()) && name != module {
+                wrong.push(format!("src/{rel}:{line} uses probes::{name}"));
+            }
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "shared probe modules naming a probe:\n{}",
+        wrong.join("\n")
+    );
+}
+
 /// Names that are also plain words where they appear (file, or "" for
 /// everywhere), each with why it is not the record's name there.
 const WORDS: &[(&str, &str)] = &[
@@ -417,4 +490,15 @@ fn the_layer_check_sees_grouped_imports() {
     let code = "use crate::{a::B, c, d::{e, f}};\nlet x = crate::g::h();\n";
     let names: Vec<String> = crate_uses(code).into_iter().map(|(_, n)| n).collect();
     assert_eq!(names, ["a", "c", "d", "g"]);
+}
+
+#[test]
+fn the_probe_check_sees_probes_from_either_depth() {
+    let code =
+        "use super::tasks::X;\nuse super::super::mem::Y;\nlet z = crate::probes::autonuma::f();\n";
+    let names =
+        |rel| -> Vec<String> { probe_uses(rel, code).into_iter().map(|(_, n)| n).collect() };
+    assert_eq!(names("probes/workload/a.rs"), ["mem", "autonuma"]);
+    assert_eq!(names("probes/workload/mod.rs"), ["tasks", "autonuma"]);
+    assert_eq!(names("probes/seats.rs"), ["tasks", "autonuma"]);
 }

@@ -6,7 +6,8 @@
 use crate::analysis::fleet::compare::{FleetComparison, MachineChange};
 use crate::output::compare::change_text;
 use crate::output::render::Format;
-use crate::output::sections::{self, Section};
+use crate::output::sections;
+use crate::view::Section;
 use anyhow::Result;
 
 fn mark(within: Option<bool>) -> &'static str {

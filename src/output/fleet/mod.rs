@@ -8,10 +8,11 @@ pub mod compare;
 mod html;
 
 use super::render::Format;
-use super::sections::{self, Section};
+use super::sections;
 use crate::analysis::fleet::Machine;
 use crate::analysis::fleet::group::{FigureReport, FleetReport, KindReport};
 use crate::results::Better;
+use crate::view::Section;
 use anyhow::Result;
 
 /// A figure as tables show it: counts without decimals, small values with

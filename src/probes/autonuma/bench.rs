@@ -13,8 +13,9 @@
 //! fixed time.
 
 use super::bind::Bind;
+use super::shape::Shape;
 use crate::error::usage;
-use crate::probes::mem::RawOptions;
+use crate::probes::workload::params::RawOptions;
 use crate::topology::Topology;
 use anyhow::{Result, anyhow};
 
@@ -83,36 +84,6 @@ impl Test {
             threads,
             mem_bytes,
             per_thread,
-        }
-    }
-}
-
-/// Processes, threads and memory of one test.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Shape {
-    pub processes: usize,
-    /// Threads per process.
-    pub threads: usize,
-    /// Memory per process (M).
-    pub mem_bytes: u64,
-    /// M split into one part per thread, else shared by the process's
-    /// threads.
-    pub per_thread: bool,
-}
-
-impl Shape {
-    /// Memory of the whole test.
-    pub fn total_bytes(&self) -> u64 {
-        self.mem_bytes * self.processes as u64
-    }
-
-    /// Bytes one thread clears per loop: its own part, or the whole shared
-    /// memory of its process.
-    pub fn bytes_per_thread_pass(&self) -> u64 {
-        if self.per_thread {
-            self.mem_bytes / self.threads as u64
-        } else {
-            self.mem_bytes
         }
     }
 }
@@ -536,7 +507,7 @@ mod tests {
     fn engine_options_map_each_test() {
         let topo = crate::topology::fixture("two-node");
         let p = planned(Test::Numa01, 4, FREE, Asked::default());
-        let e = crate::probes::mem::resolve(&engine_options(&p), &topo).unwrap();
+        let e = crate::probes::workload::params::resolve(&engine_options(&p), &topo).unwrap();
         assert_eq!((e.nr_proc, e.nr_threads), (2, 2));
         assert_eq!((e.bytes_process, e.bytes_thread), (3 * GIB, 0));
         assert!(e.data_zero_memset && !e.data_rand_walk);
@@ -551,7 +522,7 @@ mod tests {
                 ..Default::default()
             },
         );
-        let e = crate::probes::mem::resolve(&engine_options(&p), &topo).unwrap();
+        let e = crate::probes::workload::params::resolve(&engine_options(&p), &topo).unwrap();
         assert_eq!((e.nr_proc, e.nr_threads), (1, 3));
         assert_eq!(e.bytes_process, 0);
         // 1 GiB / 3 threads, truncated to bytes as the engine reads MB.

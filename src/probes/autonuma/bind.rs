@@ -10,11 +10,10 @@
 //! the nearest with memory) for HARD_BIND, the one at the largest SLIT
 //! distance for INVERSE_BIND.
 
-use super::bench::Shape;
-use super::facts::Run;
+use super::shape::Shape;
 use crate::ids::CpuSet;
-use crate::probes::mem::layout::AreaPlacement;
 use crate::probes::seats::memory_node_for;
+use crate::probes::workload::layout::AreaPlacement;
 use crate::topology::Topology;
 
 /// How a run places its threads and memory.
@@ -164,41 +163,9 @@ pub struct Position {
     pub pct: Option<f64>,
 }
 
-/// The mean of the whole runs' seconds (or GB/s with a fixed time).
-fn mean(runs: &[Run], by_rate: bool) -> Option<f64> {
-    let v: Vec<f64> = runs
-        .iter()
-        .filter(|r| r.whole())
-        .map(|r| if by_rate { r.gb_s } else { r.runtime_s })
-        .collect();
-    (!v.is_empty()).then(|| crate::stats::mean(&v))
-}
-
-/// Where the test's whole runs lie between its baselines' whole runs, by
-/// seconds or (`by_rate`, a fixed time) by GB/s; `None` where one of the
-/// three has no whole run.
-pub fn position(by_rate: bool, test: &[Run], hard: &[Run], inverse: &[Run]) -> Option<Position> {
-    let (value, h, i) = (
-        mean(test, by_rate)?,
-        mean(hard, by_rate)?,
-        mean(inverse, by_rate)?,
-    );
-    let span = h - i;
-    let better = if by_rate { span > 0.0 } else { span < 0.0 };
-    let apart = span.abs() > APART_PCT / 100.0 * h.abs().max(i.abs());
-    Some(Position {
-        by_rate,
-        value,
-        hard: h,
-        inverse: i,
-        pct: (better && apart).then(|| (value - i) / span * 100.0),
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::probes::autonuma::facts::End;
 
     fn shape(processes: usize, threads: usize, per_thread: bool) -> Shape {
         Shape {
@@ -263,70 +230,6 @@ mod tests {
             assert_eq!(Bind::from_name(b.name()), Some(b));
         }
         assert_eq!(Bind::Inverse.suffix(), "_INVERSE_BIND");
-    }
-
-    fn run(secs: f64, gb: f64, end: End) -> Run {
-        let mut r = Run::of(&crate::results::Record::new("autonuma", "x"));
-        r.runtime_s = secs;
-        r.gb_s = gb;
-        r.end = end;
-        r
-    }
-
-    #[test]
-    fn the_position_runs_from_inverse_to_hard() {
-        let w = End::Whole;
-        let p = position(
-            false,
-            &[run(9.0, 0.0, w), run(10.0, 0.0, w)],
-            &[run(8.0, 0.0, w)],
-            &[run(12.0, 0.0, w)],
-        )
-        .unwrap();
-        assert_eq!(p.pct, Some(62.5));
-        assert_eq!((p.value, p.hard, p.inverse), (9.5, 8.0, 12.0));
-        // Fixed time: higher GB/s is better.
-        let p = position(
-            true,
-            &[run(5.0, 30.0, w)],
-            &[run(5.0, 40.0, w)],
-            &[run(5.0, 20.0, w)],
-        )
-        .unwrap();
-        assert_eq!(p.pct, Some(50.0));
-        // A partial run is left out; no whole run, no position.
-        let cut = run(1.0, 0.0, End::Interrupted);
-        let p = position(
-            false,
-            &[run(9.0, 0.0, w), cut.clone()],
-            &[run(8.0, 0.0, w)],
-            &[run(12.0, 0.0, w)],
-        );
-        assert_eq!(p.unwrap().pct, Some(75.0));
-        assert!(position(false, &[cut], &[run(8.0, 0.0, w)], &[run(12.0, 0.0, w)]).is_none());
-        // Baselines within 1%, or the worst faster: no position.
-        let p = position(
-            false,
-            &[run(9.0, 0.0, w)],
-            &[run(10.0, 0.0, w)],
-            &[run(10.05, 0.0, w)],
-        );
-        assert_eq!(p.unwrap().pct, None);
-        let p = position(
-            false,
-            &[run(9.0, 0.0, w)],
-            &[run(12.0, 0.0, w)],
-            &[run(8.0, 0.0, w)],
-        );
-        assert_eq!(p.unwrap().pct, None);
-        // Beyond hard bind reads above 100%.
-        let p = position(
-            false,
-            &[run(7.0, 0.0, w)],
-            &[run(8.0, 0.0, w)],
-            &[run(12.0, 0.0, w)],
-        );
-        assert_eq!(p.unwrap().pct, Some(125.0));
     }
 
     #[test]

@@ -4,9 +4,10 @@
 //! so a saved document prints as the command did.
 
 use super::Settings;
-use super::bench::{Plan, Shape, Test, Work};
+use super::bench::{Plan, Test, Work};
 use super::bind::Bind;
 use super::records::{self, FALLBACK_NOTE_START, METHOD_NOTE_START};
+use super::shape::Shape;
 use super::watch::Method;
 use crate::results::names::autonuma::{metric as am, param as ap, series as an};
 use crate::results::names::{metric, param};

@@ -1,5 +1,5 @@
 //! `numabench autonuma`: the AutoNUMA benchmark (numa01,
-//! numa01_THREAD_ALLOC, numa02, numa02_SMT) on the mem workload engine,
+//! numa01_THREAD_ALLOC, numa02, numa02_SMT) on the workload engine,
 //! with the benchmark's convergence charts: how much of the test's memory
 //! is on each node over time, all of it starting on one node.
 //!
@@ -17,13 +17,16 @@ pub mod facts;
 mod part;
 pub mod records;
 pub mod session;
+pub mod shape;
 pub mod text;
 pub mod view;
 
 pub use view::AutonumaView;
-pub mod watch;
 
-use crate::probes::mem::{self, Sampler, vmstat};
+use crate::probes::workload::layout::AreaPlacement;
+use crate::probes::workload::outcome::{RunOutput, Sampler};
+use crate::probes::workload::params::{Params, resolve};
+use crate::probes::workload::{areas, tasks, vmstat, watch};
 use crate::sys::CpuTimes;
 use crate::topology::Topology;
 use anyhow::Result;
@@ -143,13 +146,13 @@ fn carried_pct(l: &Look) -> f64 {
 
 /// Where a bound run's memory and tasks were at its end: percent of the
 /// bound areas' pages on their node, and tasks last seen off their CPUs.
-fn bound_check(p: &mem::Params, out: &mem::RunOutput) -> (Option<f64>, usize) {
+fn bound_check(p: &Params, out: &RunOutput) -> (Option<f64>, usize) {
     if p.node_bind.iter().all(Option::is_none) {
         return (None, 0);
     }
-    let areas: Vec<(Option<usize>, &mem::layout::AreaPlacement)> = mem::areas::areas(out)
+    let areas: Vec<(Option<usize>, &AreaPlacement)> = areas::areas(out)
         .into_iter()
-        .map(|(k, a)| (mem::areas::intended(p, k), a))
+        .map(|(k, a)| (areas::intended(p, k), a))
         .collect();
     let off = out
         .task_cpus
@@ -167,7 +170,7 @@ pub fn run(
     settings: &Settings,
     on_look: &mut dyn FnMut(&Look),
 ) -> Result<Outcome> {
-    let mut params = mem::resolve(&bench::engine_options(plan), topo)?;
+    let mut params = resolve(&bench::engine_options(plan), topo)?;
     let bound = bind::placement(topo, plan.bind, &plan.shape);
     if !bound.is_empty() {
         // Written where they are bound, by the bound threads: no -0.
@@ -188,7 +191,7 @@ pub fn run(
         look: &mut look,
         hold_stop: None,
     };
-    let out = mem::run_sampled(&params, topo, &mut |_| {}, Some(sampler))?;
+    let out = tasks::run_sampled(&params, topo, &mut |_| {}, Some(sampler))?;
     let cpu_nodes: Vec<usize> = topo.usable_cpu_nodes().iter().collect();
     let mut mem_nodes: BTreeSet<usize> = topo.usable_memory_nodes().iter().collect();
     for l in &watch.looks {

@@ -5,10 +5,10 @@
 //! results document gives back, so both print the same bytes.
 
 use super::bench::{Plan, Test, Work};
-use super::bind::{self, APART_PCT, Bind, Position};
+use super::bind::{APART_PCT, Bind, Position};
 use super::facts::{End, Header, Run};
 use super::records::MIB;
-use super::watch::WALK_PAGES_PER_QUERY;
+use crate::probes::workload::watch::WALK_PAGES_PER_QUERY;
 use crate::stats;
 use crate::view::table::{Align, Table};
 use std::fmt::Write;
@@ -293,7 +293,38 @@ pub fn position_of(label: &str, tests: &[(String, Vec<Run>)]) -> Option<Option<P
     let inverse = runs_of(tests, label, Bind::Inverse)?;
     let test = runs_of(tests, label, Bind::Free)?;
     let by_rate = test.first().is_some_and(|r| r.fixed_time);
-    Some(bind::position(by_rate, test, hard, inverse))
+    Some(position(by_rate, test, hard, inverse))
+}
+
+/// The mean of the whole runs' seconds (or GB/s with a fixed time).
+fn mean(runs: &[Run], by_rate: bool) -> Option<f64> {
+    let v: Vec<f64> = runs
+        .iter()
+        .filter(|r| r.whole())
+        .map(|r| if by_rate { r.gb_s } else { r.runtime_s })
+        .collect();
+    (!v.is_empty()).then(|| crate::stats::mean(&v))
+}
+
+/// Where the test's whole runs lie between its baselines' whole runs, by
+/// seconds or (`by_rate`, a fixed time) by GB/s; `None` where one of the
+/// three has no whole run.
+pub fn position(by_rate: bool, test: &[Run], hard: &[Run], inverse: &[Run]) -> Option<Position> {
+    let (value, h, i) = (
+        mean(test, by_rate)?,
+        mean(hard, by_rate)?,
+        mean(inverse, by_rate)?,
+    );
+    let span = h - i;
+    let better = if by_rate { span > 0.0 } else { span < 0.0 };
+    let apart = span.abs() > APART_PCT / 100.0 * h.abs().max(i.abs());
+    Some(Position {
+        by_rate,
+        value,
+        hard: h,
+        inverse: i,
+        pct: (better && apart).then(|| (value - i) / span * 100.0),
+    })
 }
 
 /// Test `label`'s position between its baselines, in a line, when they ran.
@@ -449,4 +480,74 @@ pub fn wants_summary(tests: &[(String, Vec<Run>)]) -> bool {
         || tests
             .iter()
             .any(|(_, runs)| runs.iter().any(|r| !r.whole()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::probes::autonuma::facts::End;
+
+    fn run(secs: f64, gb: f64, end: End) -> Run {
+        let mut r = Run::of(&crate::results::Record::new("autonuma", "x"));
+        r.runtime_s = secs;
+        r.gb_s = gb;
+        r.end = end;
+        r
+    }
+
+    #[test]
+    fn the_position_runs_from_inverse_to_hard() {
+        let w = End::Whole;
+        let p = position(
+            false,
+            &[run(9.0, 0.0, w), run(10.0, 0.0, w)],
+            &[run(8.0, 0.0, w)],
+            &[run(12.0, 0.0, w)],
+        )
+        .unwrap();
+        assert_eq!(p.pct, Some(62.5));
+        assert_eq!((p.value, p.hard, p.inverse), (9.5, 8.0, 12.0));
+        // Fixed time: higher GB/s is better.
+        let p = position(
+            true,
+            &[run(5.0, 30.0, w)],
+            &[run(5.0, 40.0, w)],
+            &[run(5.0, 20.0, w)],
+        )
+        .unwrap();
+        assert_eq!(p.pct, Some(50.0));
+        // A partial run is left out; no whole run, no position.
+        let cut = run(1.0, 0.0, End::Interrupted);
+        let p = position(
+            false,
+            &[run(9.0, 0.0, w), cut.clone()],
+            &[run(8.0, 0.0, w)],
+            &[run(12.0, 0.0, w)],
+        );
+        assert_eq!(p.unwrap().pct, Some(75.0));
+        assert!(position(false, &[cut], &[run(8.0, 0.0, w)], &[run(12.0, 0.0, w)]).is_none());
+        // Baselines within 1%, or the worst faster: no position.
+        let p = position(
+            false,
+            &[run(9.0, 0.0, w)],
+            &[run(10.0, 0.0, w)],
+            &[run(10.05, 0.0, w)],
+        );
+        assert_eq!(p.unwrap().pct, None);
+        let p = position(
+            false,
+            &[run(9.0, 0.0, w)],
+            &[run(12.0, 0.0, w)],
+            &[run(8.0, 0.0, w)],
+        );
+        assert_eq!(p.unwrap().pct, None);
+        // Beyond hard bind reads above 100%.
+        let p = position(
+            false,
+            &[run(7.0, 0.0, w)],
+            &[run(8.0, 0.0, w)],
+            &[run(12.0, 0.0, w)],
+        );
+        assert_eq!(p.unwrap().pct, Some(125.0));
+    }
 }

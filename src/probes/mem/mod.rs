@@ -1,33 +1,21 @@
-//! `numabench mem`: the workload engine of perf's `perf bench numa mem`
-//! (2012): processes and threads working on global, per-process and
-//! per-thread memory with perf's access patterns, NUMA convergence
-//! tracking, and perf's nine result metrics, plus where the memory really
-//! went and what NUMA balancing did meanwhile.
+//! `numabench mem`: perf's `perf bench numa mem` (2012) on the workload
+//! engine ([`workload`](super::workload)): processes and threads working
+//! on global, per-process and per-thread memory with perf's access
+//! patterns, NUMA convergence tracking, and perf's nine result metrics,
+//! plus where the memory really went and what NUMA balancing did
+//! meanwhile; its suite of perf's tests, records, text and view.
 
-pub(crate) mod areas;
-mod child;
-pub mod convergence;
-pub mod layout;
-pub mod lfsr;
-pub mod lists;
-pub mod memwatch;
-pub mod params;
-mod parent;
 mod part;
 pub(crate) mod records;
 pub(crate) mod session;
 pub mod suite;
-mod sweep;
-pub mod tasks;
 pub(crate) mod text;
 pub(crate) mod view;
 
 pub use view::MemView;
-pub mod vmstat;
-pub mod worker;
 
-pub use params::{Params, RawOptions, resolve};
-pub use tasks::{Event, RunOutput, Sampler, Tick, run, run_sampled};
+use super::workload::outcome::RunOutput;
+use super::workload::params::Params;
 
 /// perf's result figures (its `__bench_numa` epilogue).
 #[derive(Debug, Clone, PartialEq)]
@@ -83,6 +71,7 @@ impl Summary {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::probes::workload::params::{RawOptions, resolve};
 
     #[test]
     fn summary_uses_perfs_formulas() {

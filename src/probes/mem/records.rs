@@ -2,11 +2,14 @@
 //! perf's metrics and what numabench adds, the raw per-task samples, the
 //! tasks-per-node series, where the memory was, and the notes.
 
-use super::areas::{AreaKey, area_name, areas, intended};
-use super::convergence::Change;
-use super::layout::AreaPlacement;
-use super::{Params, RunOutput, Summary};
+use super::Summary;
 use crate::ids::CpuSet;
+use crate::probes::workload::areas::{AreaKey, area_name, areas, intended};
+use crate::probes::workload::convergence::Change;
+use crate::probes::workload::layout::AreaPlacement;
+use crate::probes::workload::memwatch::{self, memory_lines};
+use crate::probes::workload::outcome::RunOutput;
+use crate::probes::workload::params::Params;
 use crate::results::names::mem::{area, metric as mm, param as mp, sample, series};
 use crate::results::names::{metric, param, probe};
 use crate::results::{Better, Line, Placement, Record, Series};
@@ -187,7 +190,7 @@ fn add_memory(mut r: Record, out: &RunOutput) -> Record {
         y_label: "memory".into(),
         y_unit: "MiB".into(),
         x: m.looks.iter().map(|l| l.t).collect(),
-        lines: crate::probes::autonuma::records::memory_lines(&m.nodes, &m.looks),
+        lines: memory_lines(&m.nodes, &m.looks),
     });
     if let Some(t) = m.followed_at_s {
         r = r.metric(mm::MEMORY_CONVERGED_AT_S, t, "s", Better::Lower);
@@ -197,7 +200,7 @@ fn add_memory(mut r: Record, out: &RunOutput) -> Record {
         m.looks.len(),
         m.method,
         m.cpu_s,
-        super::memwatch::TOLERANCE_PTS
+        memwatch::TOLERANCE_PTS
     ));
     if let Some(f) = &m.fallback {
         r.notes.push(format!("memory per node: {f}"));

@@ -3,8 +3,11 @@
 //! the memory admission check before anything is mapped, and the records.
 
 use super::suite::{self, Planned, SuiteOptions};
-use super::{Event, Params, RawOptions, Summary, records, text};
+use super::{Summary, records, text};
 use crate::console::Sink;
+use crate::probes::workload::outcome::Event;
+use crate::probes::workload::params::{self, Params, RawOptions};
+use crate::probes::workload::{memwatch, tasks};
 use crate::results::names::mem::record;
 use crate::results::{Document, Record};
 use crate::topology::Topology;
@@ -28,7 +31,7 @@ pub fn single(
     sink: Sink,
     memory_per_node: bool,
 ) -> Result<Outcome> {
-    let p = super::resolve(raw, topo)?;
+    let p = params::resolve(raw, topo)?;
     admit(&p, topo)?;
     let mut doc = Document::new(topo);
     sink.put(&text::running("main,", command));
@@ -72,9 +75,9 @@ fn run_one(
     sink.put(&text::header(p, topo, p.show_details < 0));
     let mut on_event = |ev: Event| live(p, sink, ev);
     let out = if how.memory_per_node {
-        super::memwatch::run_watched(p, topo, &mut on_event)?
+        memwatch::run_watched(p, topo, &mut on_event)?
     } else {
-        super::run(p, topo, &mut on_event)?
+        tasks::run(p, topo, &mut on_event)?
     };
     let summary = Summary::of(p, &out);
     if p.show_details >= 0 {
@@ -235,7 +238,7 @@ fn suite_test(s: &Suite<'_>, planned: &Planned, topo: &Topology, sink: Sink) -> 
     if let Some(why) = &planned.skip {
         return skip(why, &planned.notes);
     }
-    let p = super::resolve(&entry_options(s, planned)?, topo)?;
+    let p = params::resolve(&entry_options(s, planned)?, topo)?;
     if let Err(e) = admit(&p, topo) {
         return skip(&e.to_string(), &[]);
     }

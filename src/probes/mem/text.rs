@@ -7,11 +7,13 @@
 //! (where the memory ended up, NUMA-balancing work, CPU time) as `#` lines
 //! before the metrics, so the metric block stays perf's.
 
-use super::areas::{AreaKey, area_name, areas, intended, node_shares};
-use super::convergence::Change;
-use super::layout::AreaPlacement;
-use super::memwatch::{self, MemorySeries};
-use super::{Params, RunOutput, Summary, Tick};
+use super::Summary;
+use crate::probes::workload::areas::{AreaKey, area_name, areas, intended, node_shares};
+use crate::probes::workload::convergence::Change;
+use crate::probes::workload::layout::AreaPlacement;
+use crate::probes::workload::memwatch;
+use crate::probes::workload::outcome::{MemorySeries, RunOutput, Tick};
+use crate::probes::workload::params::Params;
 use crate::results::names::{mem::metric as mm, metric};
 use crate::topology::Topology;
 use std::collections::BTreeMap;
@@ -389,7 +391,7 @@ pub fn cpu_line(user_s: f64, system_s: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::probes::mem::convergence::{NodeLoad, Snapshot};
+    use crate::probes::workload::convergence::{NodeLoad, Snapshot};
 
     fn summary() -> Summary {
         Summary {
@@ -442,7 +444,7 @@ mod tests {
 
     #[test]
     fn memory_lines_and_both_sides_of_convergence() {
-        use crate::probes::autonuma::watch::Look;
+        use crate::probes::workload::watch::Look;
         let look = |t: f64, a: u64, b: u64| Look {
             t,
             mem: [(0, a << 20), (1, b << 20)].into_iter().collect(),

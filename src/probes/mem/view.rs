@@ -4,8 +4,10 @@
 //! and the report's table of every metric.
 
 use super::Summary;
-use super::layout::AreaPlacement;
 use super::text;
+use crate::probes::workload::areas::node_shares;
+use crate::probes::workload::layout::AreaPlacement;
+use crate::probes::workload::vmstat;
 use crate::results::names::mem::{area, metric as mm, param as mp};
 use crate::results::names::{metric, param, probe};
 use crate::results::{Document, Record};
@@ -157,7 +159,7 @@ fn perf_text(r: &Record) -> String {
 
 /// The NUMA-balancing counters a record holds.
 fn balancing(r: &Record) -> BTreeMap<String, u64> {
-    super::vmstat::KEYS
+    vmstat::KEYS
         .iter()
         .filter_map(|k| Some((k.to_string(), r.value(k)? as u64)))
         .collect()
@@ -243,7 +245,7 @@ fn placement(records: &[&Record]) -> Section {
                 r.name.clone(),
                 a.name,
                 crate::units::bytes(p.bytes),
-                super::areas::node_shares(&p.pages_by_node),
+                node_shares(&p.pages_by_node),
                 a.bound
                     .map_or("-".into(), |(n, pct)| format!("{pct:.0}% on node {n}")),
                 format!(
@@ -317,7 +319,9 @@ fn csv(records: &[&Record]) -> Csv {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::probes::mem::{RawOptions, RunOutput, records, resolve};
+    use crate::probes::mem::records;
+    use crate::probes::workload::outcome::RunOutput;
+    use crate::probes::workload::params::{RawOptions, resolve};
     use crate::sys::CpuTimes;
 
     fn run() -> (Document, Record, String) {
@@ -397,8 +401,8 @@ mod tests {
 
     #[test]
     fn memory_per_node_is_a_series_and_its_convergence_a_metric() {
-        use crate::probes::autonuma::watch::Look;
-        use crate::probes::mem::memwatch::MemorySeries;
+        use crate::probes::workload::outcome::MemorySeries;
+        use crate::probes::workload::watch::Look;
         use crate::results::names::mem::series;
         let topo = crate::topology::fixture("two-node");
         let raw = RawOptions {

@@ -210,6 +210,9 @@ fn text(src: &SysfsRoot, rel: &str) -> Result<String, TopologyError> {
 /// Reads the whole model. With a root other than `/`, the root is checked
 /// first so a mistyped path is reported as such.
 pub fn read_topology(src: &SysfsRoot) -> Result<Topology, TopologyError> {
+    // A root that is no capture, or a sysfs file that is malformed, out of
+    // range or not a regular file: input, not a failure.
+    crate::error::count_as_input::<TopologyError>();
     if !src.is_live() {
         src.check().map_err(|e| TopologyError::BadRoot {
             path: src.path().display().to_string(),

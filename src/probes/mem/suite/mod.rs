@@ -13,7 +13,7 @@
 
 mod table;
 
-use super::lists::{self, ListKind};
+use crate::probes::workload::lists::{self, ListKind};
 use crate::topology::Topology;
 use std::collections::BTreeMap;
 
@@ -380,7 +380,7 @@ fn memory_factor(e: &Entry, topo: &Topology, pct: f64, need_total: f64) -> Optio
         }
     } else if let Some(n) = e
         .init_cpu0()
-        .then(|| super::tasks::cpu0_target(topo))
+        .then(|| crate::probes::workload::tasks::cpu0_target(topo))
         .flatten()
         .map(|(_, node)| node)
     {

@@ -11,8 +11,32 @@
 //! 8 KiB chunks the longer loop keeps fewer misses in flight: 5-7% less
 //! bandwidth than perf on the same walk, measured side by side.
 
-use super::worker::Access;
+use super::params::Params;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+
+/// How `do_work` touches data (from -R -W -B -Z -r and -l).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Access {
+    pub reads: bool,
+    pub writes: bool,
+    pub backwards: bool,
+    pub memset: bool,
+    pub rand_walk: bool,
+    pub nr_loops: u32,
+}
+
+impl Access {
+    pub fn of(p: &Params) -> Access {
+        Access {
+            reads: p.data_reads,
+            writes: p.data_writes,
+            backwards: p.data_backwards,
+            memset: p.data_zero_memset,
+            rand_walk: p.data_rand_walk,
+            nr_loops: p.nr_loops,
+        }
+    }
+}
 
 /// One pass over `words` as `a` asks, forwards or (`back`) backwards;
 /// returns `val` after it.

@@ -5,7 +5,7 @@
 use super::layout::{AllocSpec, AreaId, Control, DataArea, ThpRefused, Word};
 use super::lfsr::lfsr_32;
 use super::params::Params;
-use super::sweep::access;
+use super::sweep::{Access, access};
 use crate::ids::{CpuSet, NodeSet};
 use crate::placement::MemPolicy;
 use crate::sys::{self, Region};
@@ -13,30 +13,6 @@ use std::io::Write;
 use std::sync::Mutex;
 use std::sync::atomic::Ordering::Relaxed;
 use std::time::Instant;
-
-/// How `do_work` touches data (from -R -W -B -Z -r and -l).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Access {
-    pub reads: bool,
-    pub writes: bool,
-    pub backwards: bool,
-    pub memset: bool,
-    pub rand_walk: bool,
-    pub nr_loops: u32,
-}
-
-impl Access {
-    pub fn of(p: &Params) -> Access {
-        Access {
-            reads: p.data_reads,
-            writes: p.data_writes,
-            backwards: p.data_backwards,
-            memset: p.data_zero_memset,
-            rand_walk: p.data_rand_walk,
-            nr_loops: p.nr_loops,
-        }
-    }
-}
 
 /// The first word a task starts from: tasks spread over the area by their
 /// number, loops shifted by the loop number (perf's `chunk_0`/`chunk_1`).

@@ -2,7 +2,8 @@
 //! where their pages ended up, as the text and the record both name them.
 
 use super::layout::AreaPlacement;
-use super::{Params, RunOutput};
+use super::outcome::RunOutput;
+use super::params::Params;
 use std::collections::BTreeMap;
 
 /// Which area.

@@ -2,7 +2,7 @@
 //! fails, a child dies or a stop signal comes.
 
 use super::layout::{Control, Word};
-use super::tasks::{Event, GRACE};
+use super::outcome::{Event, GRACE};
 use crate::sys::{self, ChildEnd};
 use std::sync::atomic::Ordering::{Acquire, Relaxed};
 use std::time::{Duration, Instant};

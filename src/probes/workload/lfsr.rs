@@ -1,4 +1,5 @@
-//! The 32-bit Galois LFSR that drives perf's random walk.
+//! The 32-bit Galois LFSR that drives perf's random walk, and the
+//! stateless mix that gives each task and area its starting value.
 //!
 //! Each step shifts right by one; when the bit shifted out is 1 the tap mask
 //! (bits 1, 5, 6 and 31) is XORed in. Zero is a fixed point, as in perf.
@@ -10,6 +11,19 @@ pub const TAPS: u32 = (1 << 1) | (1 << 5) | (1 << 6) | (1 << 31);
 #[inline(always)]
 pub fn lfsr_32(lfsr: u32) -> u32 {
     (lfsr >> 1) ^ (0u32.wrapping_sub(lfsr & 1) & TAPS)
+}
+
+/// A stateless mix (splitmix64), for per-task starting values.
+pub fn mix(i: u64) -> u64 {
+    let mut z = i.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// perf's per-task `val`, which is `rand()`: 31 bits.
+pub fn task_val(task: usize) -> u64 {
+    mix(task as u64 + 1) & 0x7FFF_FFFF
 }
 
 #[cfg(test)]
@@ -52,5 +66,15 @@ mod tests {
             assert_ne!(x, start);
             assert_ne!(x, 0);
         }
+    }
+
+    #[test]
+    fn task_values_are_31_bit_and_distinct() {
+        let v: Vec<u64> = (0..64).map(task_val).collect();
+        assert!(v.iter().all(|&x| x < 1 << 31));
+        let mut d = v.clone();
+        d.sort_unstable();
+        d.dedup();
+        assert_eq!(d.len(), v.len());
     }
 }

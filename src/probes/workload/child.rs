@@ -3,13 +3,21 @@
 //! ended through the control block.
 
 use super::layout::{AllocSpec, AreaId, Control, DataArea, Word};
+use super::lfsr::{mix, task_val};
 use super::params::Params;
-use super::tasks::{flush, mix, task_val};
 use super::worker::{self, TaskCtx};
 use crate::ids::CpuSet;
 use crate::sys;
+use std::io::Write;
 use std::sync::Mutex;
 use std::sync::atomic::Ordering::Release;
+
+/// Writes out what stdout and stderr hold, before a fork would copy it
+/// into the child.
+pub(super) fn flush() {
+    let _ = std::io::stdout().flush();
+    let _ = std::io::stderr().flush();
+}
 
 /// Tells the parent that this process's task `what` failed and why: the
 /// parent prints the first failure as the run's one error line.

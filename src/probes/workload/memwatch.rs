@@ -1,13 +1,15 @@
 //! `--memory-per-node`: where the tasks' memory is, once a second, through
-//! `autonuma`'s looks (a `move_pages` sample of the tasks' private memory
-//! and the node each worker thread last ran on), and from when on the
-//! memory stayed with the tasks: the memory side of convergence, which
-//! perf's CPU-side criterion leaves out ("memory typically follows within a
-//! couple of seconds").
+//! [`watch`](super::watch)'s looks (a `move_pages` sample of the tasks'
+//! private memory and the node each worker thread last ran on), and from
+//! when on the memory stayed with the tasks: the memory side of
+//! convergence, which perf's CPU-side criterion leaves out ("memory
+//! typically follows within a couple of seconds").
 
+use super::outcome::{Event, MemorySeries, RunOutput, Sampler};
 use super::params::Params;
-use super::tasks::{Event, RunOutput, Sampler, run_sampled};
-use crate::probes::autonuma::watch::{Look, Method, Watch};
+use super::tasks::run_sampled;
+use super::watch::{Look, Method, Watch};
+use crate::results::Line;
 use crate::topology::Topology;
 use anyhow::Result;
 use std::cell::Cell;
@@ -20,26 +22,6 @@ pub const INTERVAL: Duration = Duration::from_secs(1);
 /// How far (percentage points) a node's share of the memory may be from
 /// its share of the tasks for the memory to count as with them.
 pub const TOLERANCE_PTS: f64 = 10.0;
-
-/// The looks of one run.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct MemorySeries {
-    /// Nodes the series has a line for: nodes with usable memory and any
-    /// other node memory was seen on.
-    pub nodes: Vec<usize>,
-    pub looks: Vec<Look>,
-    /// The first look from which every look had the memory with the tasks.
-    pub followed_at_s: Option<f64>,
-    /// CPU seconds the looks took.
-    pub cpu_s: f64,
-    /// `sampled` or `exact`, as the looks were taken at the end.
-    pub method: &'static str,
-    /// Looks left out because a task began to free its memory meanwhile.
-    pub dropped: usize,
-    pub unreadable: usize,
-    /// Why sampled looks gave way to `numa_maps`.
-    pub fallback: Option<String>,
-}
 
 /// Whether each node's share of the memory `mem` (bytes per node) is within
 /// `tolerance_pts` percentage points of its share of the tasks `tasks`
@@ -71,9 +53,23 @@ pub fn followed_at(looks: &[Look], tolerance_pts: f64) -> Option<f64> {
     }
 }
 
+/// A line per node of `nodes`: MiB of memory there at each of `looks`.
+pub fn memory_lines(nodes: &[usize], looks: &[Look]) -> Vec<Line> {
+    nodes
+        .iter()
+        .map(|n| Line {
+            label: format!("node {n}"),
+            y: looks
+                .iter()
+                .map(|l| l.mem.get(n).copied().unwrap_or(0) as f64 / 1048576.0)
+                .collect(),
+        })
+        .collect()
+}
+
 /// Runs `p` with a look every [`INTERVAL`]. With `-m` the stop waits, past
 /// the CPU side's convergence, until a look finds the memory with the
-/// tasks (or `-s` ends the run, or [`super::tasks::HOLD_MAX_S`] pass).
+/// tasks (or `-s` ends the run, or [`super::outcome::HOLD_MAX_S`] pass).
 pub fn run_watched(
     p: &Params,
     topo: &Topology,

@@ -13,9 +13,11 @@
 //! stopped within a grace period after a stop request or a second signal.
 //! All shared memory is anonymous and vanishes with the processes.
 
-use super::child;
-use super::convergence::{self, Change, Snapshot, Tracker};
-use super::layout::{AllocSpec, AreaId, AreaPlacement, Control, DataArea, Word};
+use super::child::{self, flush};
+use super::convergence::{self, Tracker};
+use super::layout::{AllocSpec, AreaId, Control, DataArea, Word};
+use super::lfsr::mix;
+use super::outcome::{Event, HOLD_MAX_S, RunOutput, Sampler, Tick};
 use super::params::Params;
 use super::parent::{Abort, Parent};
 use super::vmstat;
@@ -23,139 +25,13 @@ use crate::ids::CpuSet;
 use crate::sys::{self, CpuTimes};
 use crate::topology::Topology;
 use anyhow::{Context, Result, anyhow};
-use std::io::Write;
 use std::sync::atomic::Ordering::Relaxed;
 use std::time::{Duration, Instant};
-
-/// How long tasks get to finish their loop after a stop request before
-/// they are killed.
-pub const GRACE: Duration = Duration::from_secs(5);
-
-/// Longest a held stop (see [`Sampler::hold_stop`]) waits past the
-/// convergence, for a run without `-s`.
-pub const HOLD_MAX_S: f64 = 30.0;
-
-/// What the parent tells its caller while the run goes on.
-#[derive(Debug)]
-pub enum Event<'a> {
-    /// Before forking, when startup is serialised.
-    StartupBegin,
-    Forked {
-        process: usize,
-        pid: i32,
-    },
-    /// Every task passed the startup barrier.
-    StartupDone {
-        secs: f64,
-    },
-    /// Once a second after the start.
-    Tick(&'a Tick),
-    /// SIGINT or SIGTERM arrived.
-    Signal {
-        signal: i32,
-    },
-}
-
-/// The once-a-second look at the run.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Tick {
-    pub elapsed_s: f64,
-    /// (last task's loop + 1) / `-l`, percent (perf's progress figure).
-    pub progress_pct: f64,
-    /// With `-c` or `-m`: where the tasks are and what changed.
-    pub convergence: Option<(Snapshot, Change)>,
-}
-
-/// Everything a run measured.
-#[derive(Debug, Clone, Default)]
-pub struct RunOutput {
-    /// Fork to the last task through the startup barrier (serialised
-    /// startup only).
-    pub startup_s: Option<f64>,
-    /// Start (all tasks released) to the last child reaped: perf's
-    /// runtime-max.
-    pub runtime_max_s: f64,
-    /// Each task's own runtime; 0 for a task that never finished.
-    pub task_runtime_ns: Vec<u64>,
-    pub task_bytes: Vec<u64>,
-    pub task_loops: Vec<u64>,
-    /// The CPU each task last reported.
-    pub task_cpus: Vec<Option<usize>>,
-    pub tracker: Tracker,
-    /// Nodes of the per-second samples and the samples: run time and tasks
-    /// per node.
-    pub sample_nodes: Vec<usize>,
-    pub samples: Vec<(f64, Vec<usize>)>,
-    pub global_placement: Option<AreaPlacement>,
-    pub process_placement: Vec<Option<AreaPlacement>>,
-    pub thread_placement: Vec<Option<AreaPlacement>>,
-    /// NUMA-balancing counters' increase during the run.
-    pub numa_balancing: vmstat::Counters,
-    /// CPU time of the parent and its children during the run.
-    pub cpu: CpuTimes,
-    /// The stop signal, when the run was interrupted.
-    pub interrupted: Option<i32>,
-    /// Children had to be killed.
-    pub killed: bool,
-    /// Why the run ended early when a task died or could not start: the
-    /// figures cover what happened before.
-    pub failed: Option<String>,
-    /// With `--memory-per-node`: where the memory was, once a second.
-    pub memory: Option<super::memwatch::MemorySeries>,
-    /// `-m`'s stop waited for the sampler's side too (see
-    /// [`Sampler::hold_stop`]), so the run's length is not the CPU side's
-    /// convergence latency.
-    pub stop_held: bool,
-}
-
-/// A look at the running children at a fixed interval, for callers that
-/// follow what the tasks do not report themselves (where their memory is,
-/// where their threads run).
-pub struct Sampler<'a> {
-    /// Time between two looks.
-    pub interval: Duration,
-    /// Called with the seconds since the tasks were released, the
-    /// children's pids and `intact`: first at the release (just before it,
-    /// with a serialised startup), then every
-    /// `interval` while every task is still in its loop. A task that leaves
-    /// its loop frees its memory, so a look should ask `intact()` when it is
-    /// done and drop what it saw if that is false by then.
-    pub look: &'a mut LookFn<'a>,
-    /// With `-m`: the stop at convergence waits while this is false (the
-    /// look sets it), so what the look follows can converge too; at most
-    /// [`HOLD_MAX_S`] past the convergence.
-    pub hold_stop: Option<&'a std::cell::Cell<bool>>,
-}
-
-impl Sampler<'_> {
-    /// The interval as a step that always moves on: a zero interval would
-    /// never pass `now`.
-    fn step(&self) -> Duration {
-        self.interval.max(Duration::from_millis(1))
-    }
-}
 
 /// Whether every task is still in its loop: one that leaves it frees its
 /// memory, so a look taken past that point sees less than the test has.
 fn all_in_loop(control: &Control) -> bool {
     control.word(Word::Leaving).load(Relaxed) == 0
-}
-
-/// A [`Sampler`]'s look: seconds since the release, the children's pids,
-/// and whether every task is still in its loop.
-pub type LookFn<'a> = dyn FnMut(f64, &[i32], &dyn Fn() -> bool) + 'a;
-
-/// A stateless mix (splitmix64), for per-task starting values.
-pub(super) fn mix(i: u64) -> u64 {
-    let mut z = i.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
-}
-
-/// perf's per-task `val`, which is `rand()`: 31 bits.
-pub(super) fn task_val(task: usize) -> u64 {
-    mix(task as u64 + 1) & 0x7FFF_FFFF
 }
 
 /// `-0`'s target: node 0's CPUs and memory when this process may use them,
@@ -167,11 +43,6 @@ pub fn cpu0_target(topo: &Topology) -> Option<(CpuSet, usize)> {
         topo.usable_cpus_of(node),
         crate::probes::seats::memory_node_for(topo, node),
     ))
-}
-
-pub(super) fn flush() {
-    let _ = std::io::stdout().flush();
-    let _ = std::io::stderr().flush();
 }
 
 /// Runs the workload `p` describes.
@@ -529,16 +400,6 @@ fn collect(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn task_values_are_31_bit_and_distinct() {
-        let v: Vec<u64> = (0..64).map(task_val).collect();
-        assert!(v.iter().all(|&x| x < 1 << 31));
-        let mut d = v.clone();
-        d.sort_unstable();
-        d.dedup();
-        assert_eq!(d.len(), v.len());
-    }
 
     #[test]
     fn cpu0_target_prefers_node_0() {
