@@ -203,7 +203,7 @@ fn chosen(s: Option<&Record>) -> Vec<String> {
     let mut out = Vec::new();
     if let Some(basis) = text(param::SIZE_BASIS) {
         out.push(format!(
-            "size: {} elements per array: {basis} (--size overrides)",
+            "size: {} elements per array: {basis} (--elements overrides)",
             num(s, param::SIZE_ELEMENTS).map_or("?".into(), |v| v.to_string())
         ));
     }
