@@ -8,7 +8,7 @@ use crate::error::usage;
 use crate::kernels::{Mix, Store};
 use crate::output::render::Format;
 use crate::probes::measure::Timing;
-use crate::probes::peak::{self, PeakConfig, ThreadCounts};
+use crate::probes::peak::{self, PeakConfig, ThreadCount};
 use crate::results::Document;
 use crate::results::names::probe;
 use crate::topology::{SysfsRoot, read_topology};
@@ -35,8 +35,8 @@ pub struct PeakArgs {
     /// [default: both].
     #[arg(long, value_name = "LIST")]
     pub store: Option<String>,
-    /// Thread counts: 1, all (every allowed core of the CPU node) or 1,all
-    /// [default: 1,all].
+    /// Thread counts, comma-separated: a number, or all (every allowed core
+    /// of the CPU node); a count above a node's cores is all of them.
     #[arg(long, value_name = "LIST", default_value = "1,all")]
     pub threads: String,
     #[command(flatten)]
@@ -87,16 +87,15 @@ pub fn mixes(text: &str, flag: &str) -> Result<Vec<Mix>> {
     list(text, flag, |s| s.parse::<Mix>().map_err(|e| e.to_string()))
 }
 
-fn threads(text: &str) -> Result<ThreadCounts> {
-    let items = list(text, "--threads", |s| match s {
-        "1" | "all" => Ok(s == "all"),
-        _ => Err(format!(
-            "'{s}' is not a thread count (give 1, all or 1,all)"
-        )),
-    })?;
-    Ok(ThreadCounts {
-        one: items.contains(&false),
-        all: items.contains(&true),
+fn threads(text: &str) -> Result<Vec<ThreadCount>> {
+    list(text, "--threads", |s| match s {
+        "all" => Ok(ThreadCount::All),
+        _ => match s.parse::<usize>() {
+            Ok(n) if n > 0 => Ok(ThreadCount::Some(n)),
+            _ => Err(format!(
+                "'{s}' is not a thread count (give a number from 1, or all, e.g. 1,all)"
+            )),
+        },
     })
 }
 
@@ -173,12 +172,16 @@ mod tests {
 
     #[test]
     fn lists_parse_and_refuse_what_is_not_a_mix_store_or_count() {
-        let t = threads("all,1,all").unwrap();
-        assert!(t.one && t.all);
-        assert!(!threads("all").unwrap().one);
-        let e = threads("2").unwrap_err();
-        assert_eq!(crate::error::exit_code(&e), crate::error::EXIT_USAGE);
-        assert!(e.to_string().contains("'2' is not a thread count"), "{e}");
+        let t = threads("all,1,all,4").unwrap();
+        assert_eq!(
+            t,
+            [ThreadCount::All, ThreadCount::Some(1), ThreadCount::Some(4)]
+        );
+        for bad in ["0", "two", ""] {
+            let e = threads(bad).unwrap_err();
+            assert_eq!(crate::error::exit_code(&e), crate::error::EXIT_USAGE);
+            assert!(e.to_string().contains("is not a thread count"), "{e}");
+        }
         let mixes = list("3:1,read,3:1", "--mix", |s| {
             s.parse::<Mix>().map_err(|e| e.to_string())
         })
