@@ -50,7 +50,7 @@ pub struct SweepArgs {
     /// Measure only this per-thread buffer size: whole KiB, at least 4;
     /// a plain number is KiB, units work too (64K, 2M). Repeatable; not
     /// with -f.
-    #[arg(short = 's', long = "size", value_name = "SIZE_KB")]
+    #[arg(short = 's', long = "buffer-kib", value_name = "SIZE_KB")]
     pub sizes: Vec<String>,
     /// Bandwidth threads [default: every CPU this process may use].
     #[arg(short = 'p', long = "threads", value_name = "THREADS")]
