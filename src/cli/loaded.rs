@@ -44,8 +44,8 @@ pub struct LoadedArgs {
     /// in a short trial before each curve, or the one --kernel-variant
     /// names: a read kernel (regular or streaming loads) for read, a copy
     /// with regular stores for copy, with non-temporal stores for copy-nt.
-    #[arg(short = 'm', long, value_name = "MIX", default_value = "read")]
-    pub mix: String,
+    #[arg(short = 'm', long, value_name = "TRAFFIC", default_value = "read")]
+    pub traffic: String,
     #[command(flatten)]
     pub kernel: KernelVariantArgs,
     #[command(flatten)]
@@ -117,7 +117,7 @@ fn size(text: &Option<String>, flag: &str, min: usize) -> Result<Option<usize>> 
 }
 
 /// The kernel `--kernel-variant name` asks for, if it exists, runs here
-/// and makes the traffic of `--mix mix_name`.
+/// and makes the traffic of `--traffic mix_name`.
 fn injector_kernel(name: &str, mix: Mix, mix_name: &str) -> Result<&'static KernelSpec> {
     let k = select::kernel(name, "--kernel-variant", |_, a| mix.accepts(a))?;
     if !mix.accepts(k) {
@@ -126,7 +126,7 @@ fn injector_kernel(name: &str, mix: Mix, mix_name: &str) -> Result<&'static Kern
             .map(|a| a.name)
             .collect();
         return Err(usage(format!(
-            "--kernel-variant {name}: a {} kernel with {}, which --mix {mix_name} does not run (use one of: {})",
+            "--kernel-variant {name}: a {} kernel with {}, which --traffic {mix_name} does not run (use one of: {})",
             k.op,
             k.access(),
             fitting.join(", ")
@@ -136,17 +136,17 @@ fn injector_kernel(name: &str, mix: Mix, mix_name: &str) -> Result<&'static Kern
 }
 
 fn config(args: &LoadedArgs) -> Result<LoadedConfig> {
-    let mix = match args.mix.as_str() {
+    let mix = match args.traffic.as_str() {
         "read" => Mix::Read,
         "copy" => Mix::Copy,
         "copy-nt" => Mix::CopyNt,
         m => {
-            return Err(usage(format!("--mix {m}: use read, copy or copy-nt")));
+            return Err(usage(format!("--traffic {m}: use read, copy or copy-nt")));
         }
     };
     let kernel = match &args.kernel.kernel_variant[..] {
         [] => None,
-        [name] => Some(injector_kernel(name, mix, &args.mix)?),
+        [name] => Some(injector_kernel(name, mix, &args.traffic)?),
         more => {
             return Err(usage(format!(
                 "--kernel-variant {}: the injectors run one kernel; give one",
