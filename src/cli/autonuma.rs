@@ -116,10 +116,11 @@ pub struct AutonumaArgs {
     /// free memory].
     #[arg(long, value_name = "MIB", value_parser = mebibytes)]
     pub mem: Option<u64>,
-    /// Percent of its share a node may be off and still count as converged
-    /// (above 0, up to 100).
+    /// A node holding its share of the test's memory (the total over the
+    /// nodes the test may use) within PCT percent of that share counts as
+    /// converged (above 0, up to 100).
     #[arg(long, value_name = "PCT", default_value_t = 10.0, value_parser = tolerance)]
-    pub tolerance: f64,
+    pub converged_within: f64,
     /// Count every page from /proc/PID/numa_maps at each look instead of
     /// sampling, and record the memory policies of the test's mappings: a
     /// walk of all the test's page tables per look (some 10 ms per GiB of
@@ -157,7 +158,7 @@ fn write_files(dir: &Path, files: &RunFiles) -> Result<()> {
 fn settings(args: &AutonumaArgs) -> Settings {
     Settings {
         interval: args.watch.interval(),
-        tolerance_pct: args.tolerance,
+        tolerance_pct: args.converged_within,
         method: if args.exact {
             Method::Exact
         } else {
