@@ -11,9 +11,9 @@
 # What is compared (SIZE = --ml-size, default 1 GiB; both sides THP):
 #   idle        numabench loaded's idle point (injectors parked)
 #               vs multiload -c simple -t 1 (latency only)
-#   read-load   the delay-0 point with --mix read and one injector
+#   read-load   the delay-0 point with --traffic read and one injector
 #               vs multiload -c chaseload -l stream-sum -t 2 (chase + 1 load)
-#   copy-load   the delay-0 point with --mix copy-nt (non-temporal stores)
+#   copy-load   the delay-0 point with --traffic copy-nt (non-temporal stores)
 #               vs multiload -c chaseload -l memcpy-libc -t 2 (glibc's
 #               memcpy, which copies this large with non-temporal stores)
 # Both chase a full-random cycle over SIZE in 64-byte steps (multiload:
@@ -84,9 +84,9 @@ run_multiload_pairs() {
     local test nbargs mlargs r nbl nbb mll mlb
     for test in idle read-load copy-load; do
         case $test in
-            idle)      nbargs="--delays 0 --mix read" ; mlargs="-c simple -t 1" ;;
-            read-load) nbargs="--delays 0,25,50,100,200 --mix read" ; mlargs="-c chaseload -l stream-sum -t 2" ;;
-            copy-load) nbargs="--delays 0,25,50,100,200 --mix copy-nt" ; mlargs="-c chaseload -l memcpy-libc -t 2" ;;
+            idle)      nbargs="--delays 0 --traffic read" ; mlargs="-c simple -t 1" ;;
+            read-load) nbargs="--delays 0,25,50,100,200 --traffic read" ; mlargs="-c chaseload -l stream-sum -t 2" ;;
+            copy-load) nbargs="--delays 0,25,50,100,200 --traffic copy-nt" ; mlargs="-c chaseload -l memcpy-libc -t 2" ;;
         esac
         local nb_lat=() nb_bw=() ml_lat=() ml_bw=() nb_at=()
         for r in $(seq 1 "$ml_rounds"); do

@@ -1,13 +1,14 @@
 //! `numabench autonuma`: the AutoNUMA benchmark's four tests with memory
 //! per node over time, all memory starting on one node.
 
+use super::args::{RunsArgs, WatchArgs};
 use super::output::{FormatArgs, SaveArgs, emit};
 use crate::console::Sink;
 use crate::output::render::Format;
 use crate::probes::autonuma::Settings;
 use crate::probes::autonuma::bench::{Asked, Test};
 use crate::probes::autonuma::session::{Ended, Job, RunFiles};
-use crate::probes::workload::watch::{DEFAULT_SAMPLE_PAGES, Method};
+use crate::probes::workload::watch::Method;
 use crate::results::write_output;
 use crate::topology::{SysfsRoot, read_topology};
 use anyhow::{Context, Result, anyhow};
@@ -37,20 +38,12 @@ fn whole(s: &str, lo: u64, hi: u64) -> Result<u64, String> {
     }
 }
 
-fn runs(s: &str) -> Result<usize, String> {
-    whole(s, 1, 1000).map(|v| v as usize)
-}
-
 fn count32(s: &str) -> Result<u32, String> {
     whole(s, 1, u64::from(u32::MAX)).map(|v| v as u32)
 }
 
 fn threads(s: &str) -> Result<usize, String> {
     whole(s, 1, 4096).map(|v| v as usize)
-}
-
-fn seconds(s: &str) -> Result<u32, String> {
-    whole(s, 1, 7 * 86_400).map(|v| v as u32)
 }
 
 fn mebibytes(s: &str) -> Result<u64, String> {
@@ -65,16 +58,8 @@ fn number(s: &str, lo: f64, hi: f64, open_lo: bool) -> Result<f64, String> {
     }
 }
 
-fn interval(s: &str) -> Result<f64, String> {
-    super::units::time(s, 0.01, 60.0, "seconds")
-}
-
 fn tolerance(s: &str) -> Result<f64, String> {
     number(s, 0.0, 100.0, true)
-}
-
-fn sample_pages(s: &str) -> Result<usize, String> {
-    whole(s, 16, 1 << 24).map(|v| v as usize)
 }
 
 /// Run the AutoNUMA benchmark: numa01, numa01_THREAD_ALLOC, numa02,
@@ -101,8 +86,10 @@ fn sample_pages(s: &str) -> Result<usize, String> {
 /// the result (lower is better). At every look the memory per node is
 /// estimated from the node of a sample of the test's pages (move_pages on
 /// the mappings listed in /proc/PID/maps), or counted from
-/// /proc/PID/numa_maps with --exact; where the threads run is read from
-/// /proc/PID/task/TID/stat.
+/// /proc/PID/numa_maps with --exact (and where the memory holds no more
+/// than 4 times --sample-pages); where the threads run is read from
+/// /proc/PID/task/TID/stat. --secs makes each test work for that long
+/// instead of a fixed number of passes (--loops).
 ///
 /// The text comes as each test ends; with another format (--json, --csv,
 /// ...) it goes to stderr and stdout gets the results in that format.
@@ -116,38 +103,24 @@ pub struct AutonumaArgs {
     /// (1 to 4096); the slides suggest nr_cpus/4 and fewer.
     #[arg(long, value_name = "T", value_parser = threads)]
     pub threads: Option<usize>,
-    /// Run no HARD_BIND / INVERSE_BIND baselines.
-    #[arg(long)]
-    pub no_baselines: bool,
-    /// Runs of each test; several give the average and stddev of seconds.
-    #[arg(long, value_name = "N", default_value_t = 1, value_parser = runs)]
-    pub runs: usize,
+    #[command(flatten)]
+    pub runs: RunsArgs,
     /// Passes each thread makes over its memory [default: as many as make
     /// each thread clear 64 GiB].
     #[arg(long, value_name = "N", value_parser = count32, conflicts_with = "secs")]
     pub loops: Option<u32>,
-    /// Work for SECS seconds instead of a fixed number of passes.
-    #[arg(long, value_name = "SECS", value_parser = seconds)]
-    pub secs: Option<u32>,
+    #[command(flatten)]
+    pub watch: WatchArgs,
     /// Memory per process (M) in MiB, instead of the benchmark's 3072 or
     /// 1024 [default: those, scaled down to at most 50% of the start node's
     /// free memory].
     #[arg(long, value_name = "MIB", value_parser = mebibytes)]
     pub mem: Option<u64>,
-    /// Seconds between two looks at where the memory and threads are
-    /// (0.01 to 60).
-    #[arg(long, value_name = "SECS", default_value_t = 0.5, value_parser = interval)]
-    pub interval: f64,
-    /// Percent of its share a node may be off and still count as converged
-    /// (above 0, up to 100).
+    /// A node holding its share of the test's memory (the total over the
+    /// nodes the test may use) within PCT percent of that share counts as
+    /// converged (above 0, up to 100).
     #[arg(long, value_name = "PCT", default_value_t = 10.0, value_parser = tolerance)]
-    pub tolerance: f64,
-    /// Pages whose node a look queries, spread evenly over all the test's
-    /// memory, each counting for the pages around it; where the memory holds
-    /// no more than 4 times that, every page is counted from numa_maps
-    /// instead (16 to 16777216).
-    #[arg(long, value_name = "N", default_value_t = DEFAULT_SAMPLE_PAGES, value_parser = sample_pages)]
-    pub sample_pages: usize,
+    pub converged_within: f64,
     /// Count every page from /proc/PID/numa_maps at each look instead of
     /// sampling, and record the memory policies of the test's mappings: a
     /// walk of all the test's page tables per look (some 10 ms per GiB of
@@ -184,13 +157,13 @@ fn write_files(dir: &Path, files: &RunFiles) -> Result<()> {
 
 fn settings(args: &AutonumaArgs) -> Settings {
     Settings {
-        interval: super::units::duration(args.interval),
-        tolerance_pct: args.tolerance,
+        interval: args.watch.interval(),
+        tolerance_pct: args.converged_within,
         method: if args.exact {
             Method::Exact
         } else {
             Method::Sampled {
-                max_pages: args.sample_pages,
+                max_pages: args.watch.sample_pages,
             }
         },
     }
@@ -205,16 +178,16 @@ pub fn run(args: AutonumaArgs) -> Result<()> {
     let asked = Asked {
         mem_mib: args.mem,
         loops: args.loops,
-        secs: args.secs,
+        secs: args.watch.secs,
         threads: args.threads,
     };
     let job = Job::new(
         &topo,
         &args.tests.0,
         &asked,
-        args.runs,
+        args.runs.runs.unwrap_or(1),
         settings(&args),
-        !args.no_baselines,
+        !args.watch.no_baselines,
     )?;
     // The text comes as the runs end; another format is the document's.
     let format = args.format.or_default(Format::Text);

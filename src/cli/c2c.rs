@@ -1,6 +1,7 @@
 //! `numabench c2c`: core-to-core latency, a cache line handed between two
 //! pinned threads for every pair of CPUs.
 
+use super::args::{LimitArgs, VerboseArgs};
 use super::output::{FormatArgs, SaveArgs, emit_or_stop};
 use crate::error::usage;
 use crate::ids::CpuSet;
@@ -34,6 +35,8 @@ use anyhow::Result;
 /// --per-group pairs from each (class, node pair) group, spread over the
 /// group's CPUs, the same on every run; the node and class summaries weight
 /// each by the pairs of its group; the output and every record say so.
+/// The pairs come one of each group first, so a run the time limit cut
+/// still covers every group it reached.
 #[derive(clap::Args, Debug)]
 pub struct C2cArgs {
     /// Variant: cas, store, clean-read, modified-read or all; repeatable
@@ -64,18 +67,8 @@ pub struct C2cArgs {
     /// Pairs per (class, node pair) group where pairs are sampled (1 to 1000)
     #[arg(long, value_name = "N", default_value_t = 4)]
     pub per_group: usize,
-    /// Start no new pair after SECONDS (0 = no limit); the pairs come one
-    /// of each group first, so a cut run still covers every group it
-    /// reached; it is then marked incomplete
-    #[arg(
-        short = 't',
-        long = "time-limit",
-        value_name = "SECONDS",
-        default_value_t = 0.0,
-        value_parser = super::units::time_limit,
-        allow_negative_numbers = true
-    )]
-    pub time_limit: f64,
+    #[command(flatten)]
+    pub limit: LimitArgs,
     /// Where the lines' memory is, for each pair: cpu (the node of the
     /// pair's first CPU, the reader in the read variants), peer (the
     /// other CPU's node, the writer) or a node number for every pair
@@ -85,9 +78,8 @@ pub struct C2cArgs {
     pub format: FormatArgs,
     #[command(flatten)]
     pub save: SaveArgs,
-    /// Show progress on stderr, one line per pair.
-    #[arg(short = 'v', long)]
-    pub verbose: bool,
+    #[command(flatten)]
+    pub verbose: VerboseArgs,
 }
 
 fn variants(names: &[String]) -> Result<Vec<Variant>> {
@@ -193,7 +185,7 @@ fn config(args: &C2cArgs, topo: &Topology) -> Result<C2cConfig> {
             args.sample_above
         },
         per_group: args.per_group,
-        time_limit: super::units::limit(args.time_limit),
+        time_limit: args.limit.limit(),
         line_home: line_home(topo, &args.line_home)?,
     };
     fits_time_limit(&cfg)?;
@@ -255,7 +247,7 @@ pub fn run(args: C2cArgs) -> Result<()> {
     let format = args.format.or_default(Format::Text);
     let mut doc = Document::new(&topo);
     let out = {
-        let progress = crate::progress::Progress::new(args.verbose);
+        let progress = crate::progress::Progress::new(args.verbose.verbose);
         c2c::run(&topo, &cfg, &mut |what| progress.step(what))
     };
     if let Some(why) = &out.failed

@@ -1,10 +1,8 @@
 //! The chase options several commands share: access pattern, page-local
 //! window and stride, and page kinds, parsed once with one wording.
 
-use super::select;
 use super::units::{parse_size, size_at_least};
 use crate::error::usage;
-use crate::ids::NodeSet;
 use crate::kernels::pattern::Pattern;
 use crate::memory::PageKind;
 use anyhow::Result;
@@ -171,21 +169,6 @@ pub fn size_shown(text: &Option<String>, size: usize) -> String {
 
 pub fn buffer_size(text: &str) -> Result<usize> {
     size_at_least(text, 1 << 20).map_err(|e| usage(format!("--size {text}: {e}")))
-}
-
-/// The nodes named exist and may be used.
-pub fn check_nodes(
-    topo: &crate::topology::Topology,
-    cpu: &Option<NodeSet>,
-    mem: &Option<NodeSet>,
-) -> Result<()> {
-    for n in cpu.iter().flat_map(|s| s.iter()) {
-        select::cpu_node(topo, n, "--cpu-nodes")?;
-    }
-    for n in mem.iter().flat_map(|s| s.iter()) {
-        select::memory_node(topo, n, "--mem-nodes")?;
-    }
-    Ok(())
 }
 
 #[cfg(test)]

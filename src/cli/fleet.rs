@@ -1,6 +1,7 @@
 //! `numabench fleet`: a whole cluster through Slurm (`submit`), the
 //! machines unlike the others (`report`), what changed (`compare`).
 
+use super::args::{ProfileArgs, ReportOutputArgs, ResultsDirArgs};
 use super::output::FormatArgs;
 use crate::analysis::fleet::robust::Cut;
 use crate::analysis::fleet::{Rule, report};
@@ -38,28 +39,26 @@ pub enum FleetCommand {
 /// results folder under `DIR/<Slurm node name>`. Nodes with a complete
 /// results document anywhere under DIR, or a job for DIR pending or running,
 /// are not submitted again, so running it twice submits only what is
-/// missing. Exit status: 0 success; 2 bad input; 1 a failure (no usable
+/// missing. DIR (--dir) must be on a file system every node shares with
+/// this one. Exit status: 0 success; 2 bad input; 1 a failure (no usable
 /// node, Slurm refused or did not answer, a node ended without results);
 /// 130 stopped by Ctrl-C, the jobs submitted going on.
 #[derive(clap::Args, Debug)]
+#[command(
+    mut_arg("dir", |a| a.default_value(None::<&'static str>).required(true)),
+    mut_arg("profile", |a| a.default_value("quick"))
+)]
 pub struct SubmitArgs {
-    /// Where the nodes' results go; must be on a file system every node
-    /// shares with this one.
-    #[arg(long, value_name = "DIR")]
-    pub dir: PathBuf,
+    #[command(flatten)]
+    pub dir: ResultsDirArgs,
     /// Every node of this Slurm partition [default: every node sinfo lists].
     #[arg(long, short = 'p', value_name = "NAME")]
     pub partition: Option<String>,
     /// These nodes, in Slurm's syntax, e.g. `n[1-16],gpu3`.
     #[arg(long, short = 'w', value_name = "LIST")]
     pub nodelist: Option<String>,
-    /// The `numabench run` profile: `quick` (the matrix alone: every key
-    /// figure of a fleet report; 3 s on a 2-CPU one-node machine, growing
-    /// with the square of the node count),
-    /// `default` or `full` (see `numabench run --help`).
-    #[arg(long, value_name = "NAME", default_value = "quick", value_parser = clap::builder::PossibleValuesParser::new(
-        [clap::builder::PossibleValue::new("quick"), clap::builder::PossibleValue::new("default"), clap::builder::PossibleValue::new("full"), clap::builder::PossibleValue::new("smoke").hide(true)]))]
-    pub profile: String,
+    #[command(flatten)]
+    pub profile: ProfileArgs,
     /// The numabench binary the nodes run; it must be reachable at this
     /// path on every node [default: this one].
     #[arg(long, value_name = "PATH")]
@@ -102,15 +101,15 @@ pub struct SubmitArgs {
 /// An outlier lies more than --threshold modified z-scores (0.6745 x
 /// distance from the median / MAD) AND more than --min-deviation % from
 /// its kind's median; kinds of fewer than 3 machines are not judged.
-/// Exit status 3 when any machine is flagged, 0 when none is.
+/// Exit status 3 when any machine is flagged, 0 when none is. A report
+/// written to a file (--output) is HTML unless a format is given.
 #[derive(clap::Args, Debug)]
 pub struct ReportArgs {
     /// The folder holding the results documents (searched recursively).
     #[arg(value_name = "DIR")]
     pub dir: PathBuf,
-    /// Write the report to FILE (HTML unless a format is given).
-    #[arg(short = 'o', long, value_name = "FILE")]
-    pub output: Option<PathBuf>,
+    #[command(flatten)]
+    pub output: ReportOutputArgs,
     /// Modified z-score beyond which a figure is an outlier (Iglewicz and
     /// Hoaglin's 3.5; 1 to 100).
     #[arg(long, value_name = "Z", default_value_t = 3.5)]
@@ -155,13 +154,14 @@ fn run_submit(a: SubmitArgs) -> Result<()> {
     }
     // Before Slurm is asked anything, and with --dry-run too: the folder
     // must be one the jobs can write their results into.
-    crate::results::check_output_dir(&a.dir, "--dir")?;
+    let dir = a.dir.dir;
+    crate::results::check_output_dir(&dir, "--dir")?;
     // The folder reaches sbatch and the job script as text.
-    match a.dir.to_str() {
+    match dir.to_str() {
         None => {
             return Err(usage(format!(
                 "--dir {}: not valid UTF-8; Slurm's options and the job script take text",
-                a.dir.display()
+                dir.display()
             )));
         }
         Some(d) if d.chars().any(char::is_control) => {
@@ -183,10 +183,10 @@ fn run_submit(a: SubmitArgs) -> Result<()> {
         )));
     }
     let opts = SubmitOptions {
-        dir: a.dir,
+        dir,
         partition: a.partition,
         nodelist: a.nodelist,
-        profile: a.profile,
+        profile: a.profile.profile,
         numabench,
         time: a.time,
         extra: a.sbatch_args,
@@ -260,7 +260,7 @@ fn run_report(a: ReportArgs) -> Result<()> {
         ..Rule::default()
     };
     let inputs = scan::inputs(&a.dir)?;
-    if let Some(path) = &a.output {
+    if let Some(path) = &a.output.output {
         super::check_output_path(path, "--output")?;
         crate::results::check_not_an_input(path, &inputs, "--output")?;
     }
@@ -279,13 +279,13 @@ fn run_report(a: ReportArgs) -> Result<()> {
     }
     let notes = notes(&s);
     let r = report(s.machines, rule, s.specs);
-    let default = if a.output.is_some() {
+    let default = if a.output.output.is_some() {
         Format::Html
     } else {
         Format::Text
     };
     let text = crate::output::fleet::report(&r, &notes, a.format.chosen().unwrap_or(default))?;
-    match &a.output {
+    match &a.output.output {
         Some(path) => crate::results::write_output(path, text.as_bytes())?,
         None => crate::console::out(&text),
     }

@@ -1,6 +1,7 @@
 //! `numabench loaded`: latency under load, as a curve of the chase's
 //! latency against the bandwidth injector threads move, per node pair.
 
+use super::args::{ChaseArgs, KernelVariantArgs, LimitArgs, NodeArgs, SizeArgs, VerboseArgs};
 use super::output::finish_probe;
 use super::select;
 use super::units::size_at_least;
@@ -20,6 +21,14 @@ use anyhow::Result;
 /// bandwidth per (CPU node, memory node) and the knee, where latency first
 /// reaches twice its idle figure. Threads pinned and memory bound, both
 /// verified.
+///
+/// The chase buffer (--size) is 16x the L3 of the chase's core unless
+/// given, at least 1 GiB, at most half the memory node's free memory. The
+/// chase's pattern is full-random (one cycle through every line, page walks
+/// included: the idle-latency chase, multiload -T SIZE) or page-local
+/// (multiload's default); on a large buffer page walks can cost more than
+/// the load adds, and page-local then shows the curve. A stride is not
+/// measured: the prefetchers follow it.
 #[derive(clap::Args, Debug)]
 pub struct LoadedArgs {
     /// Spin per 4 KiB chunk of each injector, in nanoseconds,
@@ -31,31 +40,18 @@ pub struct LoadedArgs {
     /// Injected traffic: read (reads only), copy (1:1 reads and writes,
     /// regular stores) or copy-nt (the same with non-temporal stores, as
     /// glibc's memcpy for large copies); a copy counts read + written
-    /// bytes, as STREAM does.
-    #[arg(short = 'm', long, value_name = "MIX", default_value = "read")]
-    pub mix: String,
-    /// The injectors' kernel by name, in place of the fastest of the mix's
-    /// kernels in a short trial before each curve: a read kernel (regular
-    /// or streaming loads) for read, a copy with regular stores for copy,
-    /// with non-temporal stores for copy-nt ('numabench sweep
-    /// --list-kernels' lists them).
-    #[arg(long = "kernel-variant", value_name = "NAME")]
-    pub kernel_variant: Option<String>,
-    /// Chase buffer, e.g. 1G [default: 16x the L3 of the chase's core, at
-    /// least 1 GiB, at most half the memory node's free memory].
-    #[arg(short = 's', long, value_name = "SIZE")]
-    pub size: Option<String>,
-    /// The chase's pattern: full-random (one cycle through every line, page
-    /// walks included: the idle-latency chase, multiload -T SIZE) or
-    /// page-local (random within --window, each window done before the
-    /// next: memory latency without page walks, multiload's default). On a
-    /// large buffer page walks can cost more than the load adds; page-local
-    /// then shows the curve.
-    #[arg(long, value_name = "PATTERN", default_value = "full-random")]
-    pub pattern: String,
-    /// The page-local window.
-    #[arg(long, value_name = "SIZE", default_value = "256K")]
-    pub window: String,
+    /// bytes, as STREAM does. The injectors run the fastest of its kernels
+    /// in a short trial before each curve, or the one --kernel-variant
+    /// names: a read kernel (regular or streaming loads) for read, a copy
+    /// with regular stores for copy, with non-temporal stores for copy-nt.
+    #[arg(short = 'm', long, value_name = "TRAFFIC", default_value = "read")]
+    pub traffic: String,
+    #[command(flatten)]
+    pub kernel: KernelVariantArgs,
+    #[command(flatten)]
+    pub size: SizeArgs,
+    #[command(flatten)]
+    pub chase: ChaseArgs,
     /// Each injector's buffer, e.g. 256M [default: the injectors together
     /// 4x the L3 they share, each at least 32 MiB].
     #[arg(long, value_name = "SIZE")]
@@ -73,30 +69,16 @@ pub struct LoadedArgs {
     /// node).
     #[arg(long, value_name = "PAIRS", default_value = "all")]
     pub pairs: String,
-    /// Only these CPU nodes, e.g. 0,2-3.
-    #[arg(long, value_name = "NODES")]
-    pub cpu_nodes: Option<String>,
-    /// Only these memory nodes.
-    #[arg(long, value_name = "NODES")]
-    pub mem_nodes: Option<String>,
-    /// Start no new pair after SECONDS (0 = no limit, at most 604800, a
-    /// week); a curve begun is finished.
-    #[arg(
-        short = 't',
-        long = "time-limit",
-        value_name = "SECONDS",
-        default_value_t = 0.0,
-        value_parser = super::units::time_limit,
-        allow_negative_numbers = true
-    )]
-    pub time_limit: f64,
+    #[command(flatten)]
+    pub nodes: NodeArgs,
+    #[command(flatten)]
+    pub limit: LimitArgs,
     #[command(flatten)]
     pub format: super::output::FormatArgs,
     #[command(flatten)]
     pub save: super::output::SaveArgs,
-    /// Show each pair on stderr as it starts.
-    #[arg(short = 'v', long)]
-    pub verbose: bool,
+    #[command(flatten)]
+    pub verbose: VerboseArgs,
 }
 
 /// The most points a curve takes, and the longest delay (one second).
@@ -135,7 +117,7 @@ fn size(text: &Option<String>, flag: &str, min: usize) -> Result<Option<usize>> 
 }
 
 /// The kernel `--kernel-variant name` asks for, if it exists, runs here
-/// and makes the traffic of `--mix mix_name`.
+/// and makes the traffic of `--traffic mix_name`.
 fn injector_kernel(name: &str, mix: Mix, mix_name: &str) -> Result<&'static KernelSpec> {
     let k = select::kernel(name, "--kernel-variant", |_, a| mix.accepts(a))?;
     if !mix.accepts(k) {
@@ -144,7 +126,7 @@ fn injector_kernel(name: &str, mix: Mix, mix_name: &str) -> Result<&'static Kern
             .map(|a| a.name)
             .collect();
         return Err(usage(format!(
-            "--kernel-variant {name}: a {} kernel with {}, which --mix {mix_name} does not run (use one of: {})",
+            "--kernel-variant {name}: a {} kernel with {}, which --traffic {mix_name} does not run (use one of: {})",
             k.op,
             k.access(),
             fitting.join(", ")
@@ -154,17 +136,24 @@ fn injector_kernel(name: &str, mix: Mix, mix_name: &str) -> Result<&'static Kern
 }
 
 fn config(args: &LoadedArgs) -> Result<LoadedConfig> {
-    let mix = match args.mix.as_str() {
+    let mix = match args.traffic.as_str() {
         "read" => Mix::Read,
         "copy" => Mix::Copy,
         "copy-nt" => Mix::CopyNt,
-        m => return Err(usage(format!("--mix {m}: use read, copy or copy-nt"))),
+        m => {
+            return Err(usage(format!("--traffic {m}: use read, copy or copy-nt")));
+        }
     };
-    let kernel = args
-        .kernel_variant
-        .as_deref()
-        .map(|name| injector_kernel(name, mix, &args.mix))
-        .transpose()?;
+    let kernel = match &args.kernel.kernel_variant[..] {
+        [] => None,
+        [name] => Some(injector_kernel(name, mix, &args.traffic)?),
+        more => {
+            return Err(usage(format!(
+                "--kernel-variant {}: the injectors run one kernel; give one",
+                more.join(" --kernel-variant ")
+            )));
+        }
+    };
     let pairs = match args.pairs.as_str() {
         "all" => Pairs::All,
         "near-far" => Pairs::NearFar,
@@ -175,13 +164,13 @@ fn config(args: &LoadedArgs) -> Result<LoadedConfig> {
             "--injectors 0: a loaded latency needs at least one injector (the idle point alone is 'numabench matrix --no-saturated')",
         ));
     }
-    let pattern = super::chase::one_pattern(&args.pattern, &args.window, None, 64)?;
+    let pattern = args.chase.one(64)?;
     if pattern.stride().is_some() {
         return Err(usage(
             "--pattern stride: the prefetchers follow a stride, so its latency under load is not memory's; use full-random or page-local",
         ));
     }
-    let chase_bytes = size(&args.size, "--size", 1 << 20)?;
+    let chase_bytes = args.size.at_least(1 << 20)?;
     if let Some(b) = chase_bytes {
         super::chase::fits(&pattern, b)?;
     }
@@ -195,19 +184,14 @@ fn config(args: &LoadedArgs) -> Result<LoadedConfig> {
         injectors: args.injectors,
         injector_node: args.injector_node,
         pairs,
-        cpu_nodes: select::optional_node_list(&args.cpu_nodes, "--cpu-nodes")?,
-        mem_nodes: select::optional_node_list(&args.mem_nodes, "--mem-nodes")?,
-        time_limit: super::units::limit(args.time_limit),
+        cpu_nodes: args.nodes.cpu()?,
+        mem_nodes: args.nodes.mem()?,
+        time_limit: args.limit.limit(),
     })
 }
 
 fn check_nodes(topo: &crate::topology::Topology, cfg: &LoadedConfig) -> Result<()> {
-    for n in cfg.cpu_nodes.iter().flat_map(|s| s.iter()) {
-        select::cpu_node(topo, n, "--cpu-nodes")?;
-    }
-    for n in cfg.mem_nodes.iter().flat_map(|s| s.iter()) {
-        select::memory_node(topo, n, "--mem-nodes")?;
-    }
+    super::args::check_nodes(topo, &cfg.cpu_nodes, &cfg.mem_nodes)?;
     if let Some(n) = cfg.injector_node {
         select::cpu_node(topo, n, "--injector-node")?;
     }
@@ -221,7 +205,7 @@ pub fn run(args: LoadedArgs) -> Result<()> {
     args.save.check()?;
     let format = args.format.chosen().unwrap_or(Format::Text);
     let mut doc = Document::new(&topo);
-    let progress = crate::progress::Progress::new(args.verbose);
+    let progress = crate::progress::Progress::new(args.verbose.verbose);
     let mut step = |what: &str| progress.step(what);
     let result = loaded::run(&topo, &cfg, &mut step);
     drop(progress);

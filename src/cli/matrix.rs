@@ -1,9 +1,13 @@
 //! `numabench matrix`: node x node bandwidth (one thread and saturated) and
 //! idle latency, with bandwidth classes and the model's parameters.
 
+use super::args::{
+    ChaseArgs, GammaArgs, HugeArgs, LimitArgs, NodeArgs, RunsArgs, SizeArgs, TriesArgs,
+    VerboseArgs, check_nodes,
+};
 use super::output::{emit_then_fail, mark_end};
 use super::select;
-use super::units::{self, size_at_least};
+use super::units::size_at_least;
 use crate::error::usage;
 use crate::kernels::{self, KernelSpec, Mix, Op, Store};
 use crate::output::render::Format;
@@ -17,6 +21,9 @@ use anyhow::Result;
 /// Measure bandwidth and latency from every CPU node to every memory node:
 /// one thread, threads added core by core until bandwidth stops growing,
 /// and a pointer chase; memory bound to the target node and verified.
+///
+/// A cell's working set (--size) is 4x the L3 of the CPU node unless
+/// given, at least 64 MiB, at most half the memory node's free memory.
 #[derive(clap::Args, Debug)]
 pub struct MatrixArgs {
     /// Bandwidth kernel: an operation (read, write, copy, scale, add, triad,
@@ -24,49 +31,25 @@ pub struct MatrixArgs {
     /// sweep --list-kernels`).
     #[arg(short = 'k', long, value_name = "KERNEL", default_value = "triad")]
     pub kernel: String,
-    /// Working set of a cell, all arrays and threads together, e.g. 512M
-    /// [default: 4x the L3 of the CPU node, at least 64 MiB, at most half
-    /// the memory node's free memory].
-    #[arg(short = 's', long, value_name = "SIZE")]
-    pub size: Option<String>,
+    #[command(flatten)]
+    pub size: SizeArgs,
     /// Pointer-chase buffer for latency, e.g. 1G [default: 16x the L3 of the
     /// CPU node, at least 1 GiB, at most half the memory node's free memory];
     /// huge pages where the system has them.
     #[arg(long, value_name = "SIZE")]
     pub latency_size: Option<String>,
-    /// Timed runs per bandwidth measurement after one warm-up; the best is
-    /// reported, every run is kept in the results document (1 to 1000).
-    #[arg(short = 'r', long = "tries", value_name = "N", default_value_t = 3)]
-    pub tries: usize,
-    /// Stop starting new measurements after SECONDS (0 = no limit, at most
-    /// 604800, a week).
-    #[arg(
-        short = 't',
-        long = "time-limit",
-        value_name = "SECONDS",
-        default_value_t = 0.0,
-        value_parser = units::time_limit,
-        allow_negative_numbers = true
-    )]
-    pub time_limit: f64,
+    #[command(flatten)]
+    pub tries: TriesArgs,
+    #[command(flatten)]
+    pub limit: LimitArgs,
     /// Skip the saturated (thread-scaling) bandwidth.
     #[arg(long)]
     pub no_saturated: bool,
     /// Skip the idle latency.
     #[arg(long)]
     pub no_latency: bool,
-    /// Latency chase pattern: full-random (one random cycle through the
-    /// whole buffer, page walks included), page-local (random within
-    /// --window, one window at a time, in random order: latency without
-    /// page walks) or stride (--stride bytes apart).
-    #[arg(long, value_name = "PATTERN", default_value = "full-random")]
-    pub pattern: String,
-    /// The page-local window (multichase -T).
-    #[arg(long, value_name = "SIZE", default_value = "256K")]
-    pub window: String,
-    /// Bytes from one load to the next for --pattern stride [default: 64].
-    #[arg(long, value_name = "BYTES")]
-    pub stride: Option<String>,
+    #[command(flatten)]
+    pub chase: ChaseArgs,
     /// Pages of the latency chase: auto (hugetlb, else THP, else base),
     /// base, thp, hugetlb or hugetlb:SIZE (falls back to THP when the pool
     /// is empty; each cell's record says which was used).
@@ -80,43 +63,32 @@ pub struct MatrixArgs {
     /// write, triad [default: all six].
     #[arg(long, value_name = "LIST")]
     pub peak_mix: Option<String>,
-    /// Huge pages for the bandwidth arrays too (default: base pages, as a
-    /// program that does not ask for them gets).
-    #[arg(short = 'H', long)]
-    pub huge: bool,
-    /// Only these CPU nodes as rows, e.g. 0,2-3.
-    #[arg(long, value_name = "NODES")]
-    pub cpu_nodes: Option<String>,
-    /// Only these memory nodes as columns.
-    #[arg(long, value_name = "NODES")]
-    pub mem_nodes: Option<String>,
+    #[command(flatten)]
+    pub huge: HugeArgs,
+    #[command(flatten)]
+    pub nodes: NodeArgs,
     /// Instead of the matrix: single-thread bandwidth from every core of
     /// CPU node NODE to memory node MEM (default: NODE itself), with mean,
     /// standard deviation, 95% confidence interval and whether the cores
-    /// are equivalent.
+    /// are equivalent. With --runs N each core is measured N times (2 or
+    /// more), each with fresh arrays, a warm-up and the best of --tries
+    /// timed runs: a row per core with the mean, standard deviation, 95%
+    /// confidence interval of the mean (Student's t), min and max of its
+    /// runs (the thesis' Table 3.2 used 30).
     #[arg(long, value_name = "NODE[:MEM]")]
     pub per_core: Option<String>,
-    /// With --per-core: measurements per core, each with fresh arrays, a
-    /// warm-up and the best of --tries timed runs; a row per core with
-    /// the mean, standard deviation, 95% confidence interval of the mean
-    /// (Student's t), min and max of its runs (2 to 1000; the thesis'
-    /// Table 3.2 used 30) [default: one measurement per core].
-    #[arg(long, value_name = "N")]
-    pub runs: Option<usize>,
-    /// Theoretical peak bandwidth Gamma of one node's memory, MB/s, for
-    /// the model's alpha values [default: from the DMI memory speed when
-    /// readable, else the best measured bandwidth].
-    #[arg(long, value_name = "MB/S")]
-    pub peak: Option<f64>,
+    #[command(flatten)]
+    pub runs: RunsArgs,
+    #[command(flatten)]
+    pub peak: GammaArgs,
     #[command(flatten)]
     pub classes: super::classes::ClassArgs,
     #[command(flatten)]
     pub format: super::output::FormatArgs,
     #[command(flatten)]
     pub save: super::output::SaveArgs,
-    /// Show each measurement on stderr as it starts.
-    #[arg(short = 'v', long)]
-    pub verbose: bool,
+    #[command(flatten)]
+    pub verbose: VerboseArgs,
 }
 
 /// A kernel by operation (the fastest regular-store variant) or by name.
@@ -137,7 +109,7 @@ pub fn pick_kernel(name: &str) -> Result<&'static KernelSpec> {
     }
 }
 
-fn size(text: &Option<String>, flag: &str) -> Result<Option<usize>> {
+fn latency_size(text: &Option<String>, flag: &str) -> Result<Option<usize>> {
     text.as_deref()
         .map(|t| size_at_least(t, 1 << 20).map_err(|e| usage(format!("{flag} {t}: {e}"))))
         .transpose()
@@ -147,8 +119,8 @@ fn size(text: &Option<String>, flag: &str) -> Result<Option<usize>> {
 fn check_combination(args: &MatrixArgs) -> Result<()> {
     if args.per_core.is_some() {
         for (given, flag) in [
-            (args.cpu_nodes.is_some(), "--cpu-nodes"),
-            (args.mem_nodes.is_some(), "--mem-nodes"),
+            (args.nodes.cpu_nodes.is_some(), "--cpu-nodes"),
+            (args.nodes.mem.mem_nodes.is_some(), "--mem-nodes"),
             (args.latency_size.is_some(), "--latency-size"),
             (args.no_saturated, "--no-saturated"),
             (args.no_latency, "--no-latency"),
@@ -164,13 +136,13 @@ fn check_combination(args: &MatrixArgs) -> Result<()> {
             }
         }
     }
-    if let Some(n) = args.runs {
+    if let Some(n) = args.runs.runs {
         if args.per_core.is_none() {
             return Err(usage(format!(
                 "--runs {n} repeats each core's measurement of --per-core; the matrix takes the best of --tries: add --per-core NODE[:MEM] or leave --runs out"
             )));
         }
-        if !(2..=crate::units::MAX_TRIES).contains(&n) {
+        if n < 2 {
             return Err(usage(format!(
                 "--runs {n}: give 2 to {} runs per core (a standard deviation needs two)",
                 crate::units::MAX_TRIES
@@ -187,7 +159,7 @@ fn check_combination(args: &MatrixArgs) -> Result<()> {
             "--latency-size with --no-latency: no latency is measured; leave one of them out",
         ));
     }
-    if args.format.chosen() == Some(Format::Json) && args.peak.is_some() {
+    if args.format.chosen() == Some(Format::Json) && args.peak.peak.is_some() {
         return Err(usage(
             "--peak sets Gamma for the tables, and --json writes the measurements only: leave --peak out, or give it to 'numabench model FILE --peak' on the saved file",
         ));
@@ -209,36 +181,28 @@ fn peak_mixes(args: &MatrixArgs) -> Result<Vec<Mix>> {
 
 fn config(args: &MatrixArgs) -> Result<MatrixConfig> {
     check_combination(args)?;
-    super::units::tries(args.tries, "--tries", "timed run")?;
-    if let Some(p) = args.peak {
+    super::units::tries(args.tries.tries, "--tries", "timed run")?;
+    if let Some(p) = args.peak.peak {
         super::units::peak(p, "--peak")?;
     }
     Ok(MatrixConfig::new()?
         .kernel(pick_kernel(&args.kernel)?)
-        .working_set(size(&args.size, "--size")?)
-        .latency_bytes(size(&args.latency_size, "--latency-size")?)
+        .working_set(args.size.at_least(1 << 20)?)
+        .latency_bytes(latency_size(&args.latency_size, "--latency-size")?)
         .timing(Timing {
-            tries: args.tries,
+            tries: args.tries.tries,
             ..Timing::default()
         })
         .measure(true, !args.no_saturated, !args.no_latency)
-        .huge(args.huge)
+        .huge(args.huge.huge)
         .latency_pages(super::chase::page_kind(
             &args.latency_pages,
             "--latency-pages",
         )?)
-        .pattern(super::chase::one_pattern(
-            &args.pattern,
-            &args.window,
-            args.stride.as_deref(),
-            64,
-        )?)
+        .pattern(args.chase.one(64)?)
         .peak(peak_mixes(args)?)
-        .time_limit(units::limit(args.time_limit))
-        .nodes(
-            select::optional_node_list(&args.cpu_nodes, "--cpu-nodes")?,
-            select::optional_node_list(&args.mem_nodes, "--mem-nodes")?,
-        ))
+        .time_limit(args.limit.limit())
+        .nodes(args.nodes.cpu()?, args.nodes.mem()?))
 }
 
 fn parse_per_core(text: &str, topo: &crate::topology::Topology) -> Result<(usize, usize)> {
@@ -270,22 +234,11 @@ fn parse_per_core(text: &str, topo: &crate::topology::Topology) -> Result<(usize
     Ok((c, m))
 }
 
-/// The nodes named by --cpu-nodes and --mem-nodes exist and may be used.
-fn check_nodes(topo: &crate::topology::Topology, cfg: &MatrixConfig) -> Result<()> {
-    for n in cfg.cpu_nodes.iter().flat_map(|s| s.iter()) {
-        select::cpu_node(topo, n, "--cpu-nodes")?;
-    }
-    for n in cfg.mem_nodes.iter().flat_map(|s| s.iter()) {
-        select::memory_node(topo, n, "--mem-nodes")?;
-    }
-    Ok(())
-}
-
 pub fn run(args: MatrixArgs) -> Result<()> {
     let topo = read_topology(&SysfsRoot::live())?;
     let cfg = config(&args)?;
     let classes = args.classes.options()?;
-    check_nodes(&topo, &cfg)?;
+    check_nodes(&topo, &cfg.cpu_nodes, &cfg.mem_nodes)?;
     let per_core = args
         .per_core
         .as_deref()
@@ -294,10 +247,10 @@ pub fn run(args: MatrixArgs) -> Result<()> {
     args.save.check()?;
     let format = args.format.chosen().unwrap_or(Format::Text);
     let mut doc = Document::new(&topo);
-    let progress = crate::progress::Progress::new(args.verbose);
+    let progress = crate::progress::Progress::new(args.verbose.verbose);
     let mut step = |what: &str| progress.step(what);
     let result = match per_core {
-        Some((c, m)) => matrix::per_core(&topo, &cfg, c, m, args.runs, &mut step)
+        Some((c, m)) => matrix::per_core(&topo, &cfg, c, m, args.runs.runs, &mut step)
             .map(|p| (p.records(), Vec::new(), None)),
         None => matrix::run(&topo, &cfg, &mut step).map(|m| (m.records(), m.notes, m.failed)),
     };
@@ -331,7 +284,7 @@ pub fn run(args: MatrixArgs) -> Result<()> {
         complete,
     );
     args.save.save(&doc)?;
-    let shown = shown(&doc, args.peak);
+    let shown = shown(&doc, args.peak.peak);
     emit_then_fail(
         &shown,
         format,

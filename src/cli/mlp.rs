@@ -1,6 +1,7 @@
 //! `numabench mlp`: memory-level parallelism, N independent chases in one
 //! thread, per node pair.
 
+use super::args::{ChaseArgs, LimitArgs, NodeArgs, PagesArgs, SizeArgs, VerboseArgs, check_nodes};
 use super::chase;
 use super::output::{FormatArgs, SaveArgs, finish_probe};
 use crate::error::usage;
@@ -19,14 +20,18 @@ use anyhow::Result;
 /// each chase's latency (N x that) and the achieved concurrency (ns per
 /// access with one chase / with N: misses overlapped, counted in idle
 /// latencies, = bandwidth x idle latency / line).
+///
+/// The chase buffer (--size, at least 1M) is 1 GiB unless given, or half
+/// of what the memory node or the process's memory limit leaves where
+/// that is less (said in a note); it is admitted against each memory
+/// node's free memory before anything is mapped.
 #[derive(clap::Args, Debug)]
+#[command(
+    mut_arg("pattern", |a| a.default_value("page-local")),
+)]
 pub struct MlpArgs {
-    /// Chase buffer, e.g. 1G or 256M (at least 1M); admitted against each
-    /// memory node's free memory before anything is mapped.
-    /// [default: 1G, or half of what the memory node or the process's
-    /// memory limit leaves where that is less, said in a note]
-    #[arg(short = 's', long, value_name = "SIZE")]
-    pub size: Option<String>,
+    #[command(flatten)]
+    pub size: SizeArgs,
     /// Chase counts, comma-separated, 1 to 16 (1 is always measured: the
     /// concurrency is relative to it).
     #[arg(
@@ -37,47 +42,24 @@ pub struct MlpArgs {
         default_value = "1,2,4,8,16"
     )]
     pub chases: Vec<usize>,
-    /// Access pattern: page-local (multichase's default), full-random or
-    /// stride.
-    #[arg(long, value_name = "PATTERN", default_value = "page-local")]
-    pub pattern: String,
-    /// The page-local window (multichase -T).
-    #[arg(long, value_name = "SIZE", default_value = "256K")]
-    pub window: String,
-    /// Stride in bytes for --pattern stride [default: 256].
-    #[arg(long, value_name = "BYTES")]
-    pub stride: Option<String>,
-    /// Page kind: base, thp, auto, hugetlb or hugetlb:SIZE.
-    #[arg(long, value_name = "KIND", default_value = "thp")]
-    pub pages: String,
+    #[command(flatten)]
+    pub chase: ChaseArgs,
+    #[command(flatten)]
+    pub pages: PagesArgs,
     /// Node pairs: all (every CPU node with every memory node) or
     /// local-far (each CPU node with its own and its farthest memory node).
     #[arg(long, value_name = "PAIRS", default_value = "all")]
     pub pairs: String,
-    /// Only these CPU nodes.
-    #[arg(long, value_name = "NODES")]
-    pub cpu_nodes: Option<String>,
-    /// Only these memory nodes.
-    #[arg(long, value_name = "NODES")]
-    pub mem_nodes: Option<String>,
-    /// Stop starting new node pairs after SECONDS (0 = no limit, at most
-    /// 604800, a week).
-    #[arg(
-        short = 't',
-        long = "time-limit",
-        value_name = "SECONDS",
-        default_value_t = 0.0,
-        value_parser = super::units::time_limit,
-        allow_negative_numbers = true
-    )]
-    pub time_limit: f64,
+    #[command(flatten)]
+    pub nodes: NodeArgs,
+    #[command(flatten)]
+    pub limit: LimitArgs,
     #[command(flatten)]
     pub format: FormatArgs,
     #[command(flatten)]
     pub save: SaveArgs,
-    /// Show each node pair on stderr as it starts.
-    #[arg(short = 'v', long)]
-    pub verbose: bool,
+    #[command(flatten)]
+    pub verbose: VerboseArgs,
 }
 
 /// The chase counts: 1 to [`MAX_CHASES`], ascending, 1 included.
@@ -95,12 +77,7 @@ fn counts(given: &[usize]) -> Result<Vec<usize>> {
 }
 
 fn config(args: &MlpArgs) -> Result<MlpConfig> {
-    let pattern = chase::one_pattern(
-        &args.pattern,
-        &args.window,
-        args.stride.as_deref(),
-        crate::kernels::pattern::WIDE_SPACING,
-    )?;
+    let pattern = args.chase.one(crate::kernels::pattern::WIDE_SPACING)?;
     if let Some(s) = pattern.stride()
         && s < crate::kernels::pattern::WIDE_SPACING
     {
@@ -109,7 +86,7 @@ fn config(args: &MlpArgs) -> Result<MlpConfig> {
             crate::kernels::pattern::WIDE_SPACING
         )));
     }
-    let pages = chase::pages(std::slice::from_ref(&args.pages))?[0];
+    let pages = args.pages.one()?.1;
     let pairs = match args.pairs.as_str() {
         "all" => Pairs::All,
         "local-far" => Pairs::LocalFar,
@@ -117,7 +94,7 @@ fn config(args: &MlpArgs) -> Result<MlpConfig> {
             return Err(usage(format!("--pairs {other}: use all or local-far")));
         }
     };
-    let size = chase::buffer_or_default(&args.size)?;
+    let size = chase::buffer_or_default(&args.size.size)?;
     chase::fits(&pattern, size)?;
     let cfg = MlpConfig {
         size,
@@ -125,9 +102,9 @@ fn config(args: &MlpArgs) -> Result<MlpConfig> {
         pages,
         counts: counts(&args.chases)?,
         pairs,
-        cpu_nodes: super::select::optional_node_list(&args.cpu_nodes, "--cpu-nodes")?,
-        mem_nodes: super::select::optional_node_list(&args.mem_nodes, "--mem-nodes")?,
-        time_limit: super::units::limit(args.time_limit),
+        cpu_nodes: args.nodes.cpu()?,
+        mem_nodes: args.nodes.mem()?,
+        time_limit: args.limit.limit(),
     };
     crate::probes::mlp::check_elements(&cfg)?;
     Ok(cfg)
@@ -136,12 +113,12 @@ fn config(args: &MlpArgs) -> Result<MlpConfig> {
 pub fn run(args: MlpArgs) -> Result<()> {
     let topo = read_topology(&SysfsRoot::live())?;
     let mut cfg = config(&args)?;
-    chase::check_nodes(&topo, &cfg.cpu_nodes, &cfg.mem_nodes)?;
+    check_nodes(&topo, &cfg.cpu_nodes, &cfg.mem_nodes)?;
     let mut mem_nodes: Vec<usize> = mlp::pairs(&topo, &cfg).iter().map(|p| p.1).collect();
     mem_nodes.sort_unstable();
     mem_nodes.dedup();
     let mut sized = None;
-    if args.size.is_none() {
+    if args.size.size.is_none() {
         let (size, note) = chase::default_buffer(&topo, &mem_nodes)?;
         cfg.size = size;
         sized = note;
@@ -152,14 +129,14 @@ pub fn run(args: MlpArgs) -> Result<()> {
         &topo,
         cfg.size as u64,
         &mem_nodes,
-        &chase::size_shown(&args.size, cfg.size),
+        &chase::size_shown(&args.size.size, cfg.size),
         "give a smaller --size",
     )?;
     args.save.check()?;
     let format = args.format.chosen().unwrap_or(Format::Text);
     let mut doc = Document::new(&topo);
     let measured = {
-        let progress = crate::progress::Progress::new(args.verbose);
+        let progress = crate::progress::Progress::new(args.verbose.verbose);
         mlp::run(&topo, &cfg, &mut |what| progress.step(what))?
     };
     let interrupted = crate::interrupt::requested();

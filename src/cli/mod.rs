@@ -1,6 +1,7 @@
 //! Command-line definitions, one file per command. The `///` comments are the
 //! help text.
 
+pub(crate) mod args;
 mod autonuma;
 mod c2c;
 pub(crate) mod chase;

@@ -3,6 +3,7 @@
 //! D = sum(alpha_i * theta_i) for a given access mix, a running process, or
 //! a mixed placement measured now.
 
+use super::args::{GammaArgs, GpuArgs, MemNodeArgs, SizeArgs};
 use super::output::emit;
 use super::select;
 use crate::analysis::model as m;
@@ -22,6 +23,10 @@ use std::path::PathBuf;
 /// results file: bandwidth classes with their alpha values, D for an
 /// access mix (--theta) or for a running process (--pid); or measure a
 /// mixed placement now and compare it with the prediction (--validate).
+///
+/// --validate works on a working set (--size) sized as `matrix` sizes a
+/// cell's unless given, split over the --mem-nodes (every usable memory
+/// node unless given).
 #[derive(clap::Args, Debug)]
 pub struct ModelArgs {
     /// A results file from `numabench matrix --save FILE` (or `numabench
@@ -42,21 +47,12 @@ pub struct ModelArgs {
     /// predict D for running it on each CPU node, with numactl advice.
     #[arg(long, value_name = "PID")]
     pub pid: Option<u32>,
-    /// Theoretical peak bandwidth Gamma of one node's memory, MB/s
-    /// [default: the figure recorded with the matrix (DMI), else the best
-    /// measured bandwidth].
-    #[arg(long, value_name = "MB/S")]
-    pub peak: Option<f64>,
+    #[command(flatten)]
+    pub peak: GammaArgs,
     #[command(flatten)]
     pub classes: super::classes::ClassArgs,
-    /// Phi, the theoretical one-direction PCIe bandwidth, MB/s, for a
-    /// `pcie` results file [default: as recorded from the link; the
-    /// thesis uses 12800 for PCIe 2.0 x16].
-    #[arg(long, value_name = "MB/S")]
-    pub phi: Option<f64>,
-    /// Only this GPU of a `pcie` results file.
-    #[arg(long, value_name = "N")]
-    pub gpu: Option<usize>,
+    #[command(flatten)]
+    pub gpu: GpuArgs,
     /// Only this direction of a `pcie` results file for --theta:
     /// download (host to device) or readback [default: both].
     #[arg(long, value_name = "DIR")]
@@ -70,12 +66,10 @@ pub struct ModelArgs {
     /// [default: equal].
     #[arg(long, value_name = "W:W...")]
     pub weights: Option<String>,
-    /// Memory nodes for --validate [default: every usable memory node].
-    #[arg(long, value_name = "NODES")]
-    pub mem_nodes: Option<String>,
-    /// Working set for --validate, e.g. 512M [default: as `matrix`].
-    #[arg(short = 's', long, value_name = "SIZE")]
-    pub size: Option<String>,
+    #[command(flatten)]
+    pub mem: MemNodeArgs,
+    #[command(flatten)]
+    pub size: SizeArgs,
     #[command(flatten)]
     pub format: super::output::FormatArgs,
     #[command(flatten)]
@@ -107,8 +101,8 @@ fn check_args(args: &ModelArgs) -> Result<()> {
         // would be silently ignored.
         for (given, flag) in [
             (args.weights.is_some(), "--weights"),
-            (args.mem_nodes.is_some(), "--mem-nodes"),
-            (args.size.is_some(), "--size"),
+            (args.mem.mem_nodes.is_some(), "--mem-nodes"),
+            (args.size.size.is_some(), "--size"),
         ] {
             if given {
                 return Err(usage(format!(
@@ -130,12 +124,14 @@ fn check_args(args: &ModelArgs) -> Result<()> {
             path.display()
         )));
     }
-    if args.validate && (args.phi.is_some() || args.gpu.is_some() || args.direction.is_some()) {
+    if args.validate
+        && (args.gpu.phi.is_some() || !args.gpu.gpu.is_empty() || args.direction.is_some())
+    {
         return Err(usage(
             "--phi, --gpu and --direction apply to a pcie results file; --validate measures memory now",
         ));
     }
-    if args.validate && args.peak.is_some() {
+    if args.validate && args.peak.peak.is_some() {
         return Err(usage(
             "--peak applies to a results file; --validate compares measured bandwidths only",
         ));
@@ -145,7 +141,7 @@ fn check_args(args: &ModelArgs) -> Result<()> {
             "--tolerance and --merge-close-classes shape the classes of a results file; --validate finds no classes",
         ));
     }
-    if let Some(p) = args.peak {
+    if let Some(p) = args.peak.peak {
         super::units::peak(p, "--peak")?;
     }
     if let (Some(out), Some(input)) = (&args.save.save, &args.results) {
@@ -170,8 +166,8 @@ pub fn run(args: ModelArgs) -> Result<()> {
         return run_pcie(&args, &doc, thetas);
     }
     for (given, flag) in [
-        (args.phi.is_some(), "--phi"),
-        (args.gpu.is_some(), "--gpu"),
+        (args.gpu.phi.is_some(), "--phi"),
+        (!args.gpu.gpu.is_empty(), "--gpu"),
         (args.direction.is_some(), "--direction"),
     ] {
         if given {
@@ -182,7 +178,7 @@ pub fn run(args: ModelArgs) -> Result<()> {
         }
     }
     let opts = ModelOptions {
-        peak: args.peak,
+        peak: args.peak.peak,
         tolerance: args.classes.tolerance_fraction()?,
         merge_close: args.classes.merge_close_classes,
         thetas,
@@ -204,7 +200,7 @@ pub fn run(args: ModelArgs) -> Result<()> {
 fn run_pcie(args: &ModelArgs, doc: &Document, thetas: Option<Vec<f64>>) -> Result<()> {
     let path = args.results.as_ref().expect("checked above");
     for (given, flag, instead) in [
-        (args.peak.is_some(), "--peak", "--phi"),
+        (args.peak.peak.is_some(), "--peak", "--phi"),
         (args.pid.is_some(), "--pid", "--theta"),
         (args.cpu_node.is_some(), "--cpu-node", "--gpu"),
     ] {
@@ -215,7 +211,7 @@ fn run_pcie(args: &ModelArgs, doc: &Document, thetas: Option<Vec<f64>>) -> Resul
             )));
         }
     }
-    if let Some(p) = args.phi {
+    if let Some(p) = args.gpu.phi {
         super::units::peak(p, "--phi")?;
     }
     let direction = args
@@ -230,10 +226,10 @@ fn run_pcie(args: &ModelArgs, doc: &Document, thetas: Option<Vec<f64>>) -> Resul
         })
         .transpose()?;
     let opts = pcie_model::PcieOptions {
-        phi: args.phi,
+        phi: args.gpu.phi,
         tolerance: args.classes.tolerance_fraction()?,
         merge_close: args.classes.merge_close_classes,
-        gpu: args.gpu,
+        gpus: args.gpu.gpu.clone(),
         direction,
         thetas,
     };
@@ -311,7 +307,7 @@ fn validate_cpu_node(args: &ModelArgs, topo: &crate::topology::Topology) -> Resu
 
 /// The memory nodes for --validate with their weights.
 fn validate_pairs(args: &ModelArgs, topo: &crate::topology::Topology) -> Result<Vec<(usize, u32)>> {
-    let mems: Vec<usize> = match &args.mem_nodes {
+    let mems: Vec<usize> = match &args.mem.mem_nodes {
         Some(t) => {
             let set = crate::ids::NodeSet::parse_list(t)
                 .map_err(|e| usage(format!("--mem-nodes {t}: {e} (write e.g. 0-1)")))?;
@@ -338,13 +334,7 @@ fn validate_now(args: &ModelArgs) -> Result<()> {
     let topo = read_topology(&SysfsRoot::live())?;
     let cpu_node = validate_cpu_node(args, &topo)?;
     let pairs = validate_pairs(args, &topo)?;
-    let size = args
-        .size
-        .as_deref()
-        .map(|t| {
-            super::units::size_at_least(t, 1 << 20).map_err(|e| usage(format!("--size {t}: {e}")))
-        })
-        .transpose()?;
+    let size = args.size.at_least(1 << 20)?;
     let progress = crate::progress::Progress::new(false);
     let outcome = validate::check(&topo, cpu_node, &pairs, size, &mut |w| progress.step(w))?;
     drop(progress);

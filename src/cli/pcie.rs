@@ -2,6 +2,7 @@
 //! GPU (SHOC's BusSpeedDownload and BusSpeedReadback per node), with Phi,
 //! alpha_p and bandwidth classes.
 
+use super::args::{GpuArgs, NodeArgs, TriesArgs, VerboseArgs};
 use super::output::{FormatArgs, SaveArgs, emit, emit_or_stop};
 use super::select;
 use super::units::parse_size;
@@ -40,21 +41,18 @@ pub const DEFAULT_SIZES: &str = "1K-256M";
 /// line saying so goes to stderr and the exit code is 0; --json and --save
 /// then still write a results document, with no records and that line
 /// under "notes", and --csv prints the header only.
+///
+/// The rows of the node x node table are the --cpu-nodes the thread also
+/// runs on, beside each memory node's own node (always measured). A timed
+/// run (--tries) is one copy of a size in a direction, after one warm-up
+/// copy; every copy is kept in the results document.
 #[derive(clap::Args, Debug)]
+#[command(mut_arg("tries", |a| a.default_value("10")))]
 pub struct PcieArgs {
-    /// GPUs by CUDA device ordinal (as CUDA_VISIBLE_DEVICES leaves them),
-    /// e.g. 0 or 0,2; repeatable [default: every GPU].
-    #[arg(long = "gpu", value_name = "N", value_delimiter = ',')]
-    pub gpu: Vec<usize>,
-    /// Only these memory nodes, e.g. 0,2-3 [default: every node with
-    /// memory this process may use].
-    #[arg(long, value_name = "NODES")]
-    pub mem_nodes: Option<String>,
-    /// The rows of the node x node table: CPU nodes the thread also runs
-    /// on, e.g. 0,2-3, beside each memory node's own node (always measured)
-    /// [default: every node with CPUs this process may use].
-    #[arg(long, value_name = "NODES")]
-    pub cpu_nodes: Option<String>,
+    #[command(flatten)]
+    pub gpu: GpuArgs,
+    #[command(flatten)]
+    pub nodes: NodeArgs,
     /// No node x node table: the thread only on each memory node's own
     /// node (or the nearest with CPUs).
     #[arg(long)]
@@ -63,15 +61,8 @@ pub struct PcieArgs {
     /// SHOC's range).
     #[arg(long, value_name = "SIZES", default_value = DEFAULT_SIZES)]
     pub sizes: String,
-    /// Timed copies per size and direction after one warm-up copy; the best
-    /// is reported, every copy is kept in the results document (1 to 1000).
-    #[arg(short = 'r', long = "tries", value_name = "N", default_value_t = 10)]
-    pub tries: usize,
-    /// Phi, the theoretical one-direction bandwidth of the GPU's link, in
-    /// MB/s, for every GPU [default: from the PCIe link speed and width in
-    /// sysfs]. The thesis uses 12800 for PCIe 2.0 x16.
-    #[arg(long, value_name = "MB/S")]
-    pub phi: Option<f64>,
+    #[command(flatten)]
+    pub tries: TriesArgs,
     #[command(flatten)]
     pub classes: super::classes::ClassArgs,
     /// Also a table of every size per GPU and direction.
@@ -81,9 +72,8 @@ pub struct PcieArgs {
     pub format: FormatArgs,
     #[command(flatten)]
     pub save: SaveArgs,
-    /// Show each measurement on stderr as it starts.
-    #[arg(short = 'v', long)]
-    pub verbose: bool,
+    #[command(flatten)]
+    pub verbose: VerboseArgs,
 }
 
 /// Sizes as `--sizes` takes them: a comma-separated list of sizes
@@ -131,7 +121,7 @@ pub fn parse_sizes(text: &str) -> Result<Vec<usize>, String> {
 /// The flags checked before the driver is loaded: everything but the
 /// GPU ordinals, which only the driver can check.
 fn check(args: &PcieArgs, topo: &Topology) -> Result<Request> {
-    super::units::tries(args.tries, "--tries", "timed copy")?;
+    super::units::tries(args.tries.tries, "--tries", "timed copy")?;
     let format = args.format.chosen();
     if args.per_size && matches!(format, Some(Format::Json | Format::Csv)) {
         return Err(usage(format!(
@@ -143,7 +133,7 @@ fn check(args: &PcieArgs, topo: &Topology) -> Result<Request> {
             }
         )));
     }
-    if let Some(p) = args.phi {
+    if let Some(p) = args.gpu.phi {
         super::units::peak(p, "--phi")?;
     }
     let classes = args.classes.options()?;
@@ -162,12 +152,12 @@ fn check(args: &PcieArgs, topo: &Topology) -> Result<Request> {
     )?;
     args.save.check()?;
     Ok(Request {
-        gpus: args.gpu.clone(),
+        gpus: args.gpu.gpu.clone(),
         mem_nodes,
         cpu_nodes,
         sizes,
-        tries: args.tries,
-        phi_mb_s: args.phi,
+        tries: args.tries.tries,
+        phi_mb_s: args.gpu.phi,
         classes,
     })
 }
@@ -175,7 +165,7 @@ fn check(args: &PcieArgs, topo: &Topology) -> Result<Request> {
 /// `--mem-nodes`, each checked, else every node with memory this process
 /// may use.
 fn mem_nodes(args: &PcieArgs, topo: &Topology) -> Result<Vec<usize>> {
-    let mem_nodes: Vec<usize> = match &args.mem_nodes {
+    let mem_nodes: Vec<usize> = match &args.nodes.mem.mem_nodes {
         Some(text) => {
             let set = NodeSet::parse_list(text)
                 .map_err(|e| usage(format!("--mem-nodes {text}: {e} (write e.g. 0,2-3)")))?;
@@ -197,7 +187,7 @@ fn mem_nodes(args: &PcieArgs, topo: &Topology) -> Result<Vec<usize>> {
 /// The rows of the node x node table: `--cpu-nodes`, each checked, else
 /// every node with CPUs this process may use; none with `--no-pairs`.
 fn cpu_nodes(args: &PcieArgs, topo: &Topology) -> Result<Vec<usize>> {
-    match (&args.cpu_nodes, args.no_pairs) {
+    match (&args.nodes.cpu_nodes, args.no_pairs) {
         (Some(_), true) => Err(usage(
             "--cpu-nodes names the rows of the node x node table, and --no-pairs leaves the table out: give one of them",
         )),
@@ -221,7 +211,7 @@ pub fn run(args: PcieArgs) -> Result<()> {
     let format = args.format.chosen().unwrap_or(Format::Text);
     let mut doc = Document::new(&topo);
     let outcome = {
-        let progress = Progress::new(args.verbose);
+        let progress = Progress::new(args.verbose.verbose);
         pcie::run(&topo, &req, &mut |what| progress.step(what))?
     };
     doc.records = match outcome {
@@ -347,7 +337,7 @@ mod tests {
     }
 
     fn args_gpu(extra: &[&str]) -> Vec<usize> {
-        args(extra).gpu
+        args(extra).gpu.gpu
     }
 
     #[test]

@@ -2,14 +2,13 @@
 //! both store kinds, from each CPU node to local, remote and interleaved
 //! memory, one thread and all threads; the best mix named per target.
 
+use super::args::{HugeArgs, LimitArgs, NodeArgs, SizeArgs, TriesArgs, VerboseArgs, check_nodes};
 use super::output::finish_probe;
-use super::select;
-use super::units::{self, size_at_least};
 use crate::error::usage;
 use crate::kernels::{Mix, Store};
 use crate::output::render::Format;
 use crate::probes::measure::Timing;
-use crate::probes::peak::{self, PeakConfig, ThreadCounts};
+use crate::probes::peak::{self, PeakConfig, ThreadCount};
 use crate::results::Document;
 use crate::results::names::probe;
 use crate::topology::{SysfsRoot, read_topology};
@@ -21,6 +20,10 @@ use std::time::Duration;
 /// non-temporal stores against local, each remote, and interleaved memory;
 /// one thread and all threads; the best mix and store kind named per
 /// target. Memory admitted, bound and verified as in `matrix`.
+///
+/// A measurement's working set (--size) is 4x the L3 of the CPU node
+/// unless given, at least 64 MiB, at most half the target's free memory;
+/// memory interleaved is interleaved over the --mem-nodes.
 #[derive(clap::Args, Debug)]
 pub struct PeakArgs {
     /// Mixes, comma-separated: read (all reads), 3:1, 2:1, 1:1 (reads to
@@ -32,54 +35,34 @@ pub struct PeakArgs {
     /// [default: both].
     #[arg(long, value_name = "LIST")]
     pub store: Option<String>,
-    /// Thread counts: 1, all (every allowed core of the CPU node) or 1,all
-    /// [default: 1,all].
+    /// Thread counts, comma-separated: a number, or all (every allowed core
+    /// of the CPU node); a count above a node's cores is all of them.
     #[arg(long, value_name = "LIST", default_value = "1,all")]
     pub threads: String,
-    /// Working set of a measurement, all arrays and threads together, e.g.
-    /// 512M [default: 4x the L3 of the CPU node, at least 64 MiB, at most
-    /// half the target's free memory].
-    #[arg(short = 's', long, value_name = "SIZE")]
-    pub size: Option<String>,
-    /// Timed runs per measurement after one warm-up; the best is reported,
-    /// every run is kept in the results document (1 to 1000).
-    #[arg(short = 'r', long = "tries", value_name = "N", default_value_t = 3)]
-    pub tries: usize,
+    #[command(flatten)]
+    pub size: SizeArgs,
+    #[command(flatten)]
+    pub tries: TriesArgs,
     /// Shortest timed run, in milliseconds; repetitions are scaled to
     /// reach it (1 to 60000).
     #[arg(long, value_name = "MS", default_value_t = 40)]
     pub min_run_ms: u64,
-    /// Stop starting new measurements after SECONDS (0 = no limit, at most
-    /// 604800, a week).
-    #[arg(
-        short = 't',
-        long = "time-limit",
-        value_name = "SECONDS",
-        default_value_t = 0.0,
-        value_parser = units::time_limit,
-        allow_negative_numbers = true
-    )]
-    pub time_limit: f64,
-    /// Huge pages for the arrays (default: base pages).
-    #[arg(short = 'H', long)]
-    pub huge: bool,
+    #[command(flatten)]
+    pub limit: LimitArgs,
+    #[command(flatten)]
+    pub huge: HugeArgs,
     /// Leave out memory interleaved over all allowed nodes (measured by
     /// default where there are two or more).
     #[arg(long)]
     pub no_interleave: bool,
-    /// Only these CPU nodes, e.g. 0,2-3.
-    #[arg(long, value_name = "NODES")]
-    pub cpu_nodes: Option<String>,
-    /// Only these memory nodes as targets (and as the nodes interleaved).
-    #[arg(long, value_name = "NODES")]
-    pub mem_nodes: Option<String>,
+    #[command(flatten)]
+    pub nodes: NodeArgs,
     #[command(flatten)]
     pub format: super::output::FormatArgs,
     #[command(flatten)]
     pub save: super::output::SaveArgs,
-    /// Show each measurement on stderr as it starts.
-    #[arg(short = 'v', long)]
-    pub verbose: bool,
+    #[command(flatten)]
+    pub verbose: VerboseArgs,
 }
 
 /// A comma-separated list, each item parsed, duplicates dropped, none
@@ -104,21 +87,20 @@ pub fn mixes(text: &str, flag: &str) -> Result<Vec<Mix>> {
     list(text, flag, |s| s.parse::<Mix>().map_err(|e| e.to_string()))
 }
 
-fn threads(text: &str) -> Result<ThreadCounts> {
-    let items = list(text, "--threads", |s| match s {
-        "1" | "all" => Ok(s == "all"),
-        _ => Err(format!(
-            "'{s}' is not a thread count (give 1, all or 1,all)"
-        )),
-    })?;
-    Ok(ThreadCounts {
-        one: items.contains(&false),
-        all: items.contains(&true),
+fn threads(text: &str) -> Result<Vec<ThreadCount>> {
+    list(text, "--threads", |s| match s {
+        "all" => Ok(ThreadCount::All),
+        _ => match s.parse::<usize>() {
+            Ok(n) if n > 0 => Ok(ThreadCount::Some(n)),
+            _ => Err(format!(
+                "'{s}' is not a thread count (give a number from 1, or all, e.g. 1,all)"
+            )),
+        },
     })
 }
 
 fn config(args: &PeakArgs) -> Result<PeakConfig> {
-    super::units::tries(args.tries, "--tries", "timed run")?;
+    super::units::tries(args.tries.tries, "--tries", "timed run")?;
     if !(1..=60_000).contains(&args.min_run_ms) {
         return Err(usage(format!(
             "--min-run-ms {}: give 1 to 60000 milliseconds",
@@ -135,41 +117,32 @@ fn config(args: &PeakArgs) -> Result<PeakConfig> {
         })?,
         None => vec![Store::Regular, Store::NonTemporal],
     };
-    let working_set = args
-        .size
-        .as_deref()
-        .map(|t| size_at_least(t, 1 << 20).map_err(|e| usage(format!("--size {t}: {e}"))))
-        .transpose()?;
+    let working_set = args.size.at_least(1 << 20)?;
     Ok(PeakConfig {
         mixes,
         stores,
         threads: threads(&args.threads)?,
         working_set,
         timing: Timing {
-            tries: args.tries,
+            tries: args.tries.tries,
             min_run: Duration::from_millis(args.min_run_ms),
         },
-        huge: args.huge,
+        huge: args.huge.huge,
         interleave: !args.no_interleave,
-        time_limit: units::limit(args.time_limit),
-        cpu_nodes: select::optional_node_list(&args.cpu_nodes, "--cpu-nodes")?,
-        mem_nodes: select::optional_node_list(&args.mem_nodes, "--mem-nodes")?,
+        time_limit: args.limit.limit(),
+        cpu_nodes: args.nodes.cpu()?,
+        mem_nodes: args.nodes.mem()?,
     })
 }
 
 pub fn run(args: PeakArgs) -> Result<()> {
     let topo = read_topology(&SysfsRoot::live())?;
     let cfg = config(&args)?;
-    for n in cfg.cpu_nodes.iter().flat_map(|s| s.iter()) {
-        select::cpu_node(&topo, n, "--cpu-nodes")?;
-    }
-    for n in cfg.mem_nodes.iter().flat_map(|s| s.iter()) {
-        select::memory_node(&topo, n, "--mem-nodes")?;
-    }
+    check_nodes(&topo, &cfg.cpu_nodes, &cfg.mem_nodes)?;
     args.save.check()?;
     let format = args.format.chosen().unwrap_or(Format::Text);
     let mut doc = Document::new(&topo);
-    let progress = crate::progress::Progress::new(args.verbose);
+    let progress = crate::progress::Progress::new(args.verbose.verbose);
     let mut step = |what: &str| progress.step(what);
     let result = peak::run(&topo, &cfg, &mut step);
     drop(progress);
@@ -199,12 +172,16 @@ mod tests {
 
     #[test]
     fn lists_parse_and_refuse_what_is_not_a_mix_store_or_count() {
-        let t = threads("all,1,all").unwrap();
-        assert!(t.one && t.all);
-        assert!(!threads("all").unwrap().one);
-        let e = threads("2").unwrap_err();
-        assert_eq!(crate::error::exit_code(&e), crate::error::EXIT_USAGE);
-        assert!(e.to_string().contains("'2' is not a thread count"), "{e}");
+        let t = threads("all,1,all,4").unwrap();
+        assert_eq!(
+            t,
+            [ThreadCount::All, ThreadCount::Some(1), ThreadCount::Some(4)]
+        );
+        for bad in ["0", "two", ""] {
+            let e = threads(bad).unwrap_err();
+            assert_eq!(crate::error::exit_code(&e), crate::error::EXIT_USAGE);
+            assert!(e.to_string().contains("is not a thread count"), "{e}");
+        }
         let mixes = list("3:1,read,3:1", "--mix", |s| {
             s.parse::<Mix>().map_err(|e| e.to_string())
         })

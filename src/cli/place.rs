@@ -1,6 +1,7 @@
 //! `numabench place`: its arguments, checked against the machine (see
 //! `jobs::place` for the work).
 
+use super::args::{PagesArgs, SizeArgs};
 use super::select;
 use crate::memory::PageKind;
 use crate::output::render::Format;
@@ -12,7 +13,7 @@ use std::path::Path;
 
 /// Allocate a buffer under a memory policy from a pinned thread and report
 /// where its pages and the thread really are (pages per node, huge-page
-/// coverage, CPU seen).
+/// coverage, CPU seen). The buffer (--size) is 64 MiB unless given.
 #[derive(clap::Args, Debug)]
 pub struct PlaceArgs {
     /// Memory policy: default, local, preferred:N, preferred-many:LIST,
@@ -20,20 +21,16 @@ pub struct PlaceArgs {
     /// (LIST like 0-1,3).
     #[arg(long, short = 'm', default_value = "default", value_name = "POLICY")]
     pub policy: String,
-    /// Buffer size in bytes, or with a unit: 64K, 256M, 1G.
-    #[arg(long, short = 's', default_value = "64M", value_name = "SIZE")]
-    pub size: String,
+    #[command(flatten)]
+    pub size: SizeArgs,
     /// Run the allocating thread on this CPU.
     #[arg(long, short = 'c', value_name = "CPU", conflicts_with = "cpu_node")]
     pub cpu: Option<usize>,
     /// Run the allocating thread on the first usable CPU of this node.
     #[arg(long, short = 'N', value_name = "NODE")]
     pub cpu_node: Option<usize>,
-    /// Pages: base, thp, hugetlb (2 MiB), hugetlb:1G, or auto (hugetlb, then
-    /// THP, then base pages). A hugetlb size the kernel lacks is refused;
-    /// an empty pool falls back to THP, as the output says.
-    #[arg(long, default_value = "thp", value_name = "KIND")]
-    pub pages: String,
+    #[command(flatten)]
+    pub pages: PagesArgs,
     #[command(flatten)]
     pub format: super::output::FormatArgs,
 }
@@ -45,13 +42,11 @@ pub fn run(args: PlaceArgs) -> Result<()> {
         .parse()
         .map_err(|e| crate::error::usage(format!("--policy {e}")))?;
     select::policy_nodes(&topo, &policy, "--policy")?;
-    let size = super::units::parse_size(&args.size)
+    let size_text = args.size.size.as_deref().unwrap_or(DEFAULT_SIZE);
+    let size = super::units::parse_size(size_text)
         .map_err(|e| crate::error::usage(format!("--size {e}")))?;
-    let pages: PageKind = args
-        .pages
-        .parse()
-        .map_err(|e| crate::error::usage(format!("--pages {e}")))?;
-    check_huge_size(pages, &args.pages, Path::new(HUGEPAGES))?;
+    let (pages_text, pages) = args.pages.one()?;
+    check_huge_size(pages, pages_text, Path::new(HUGEPAGES))?;
     let cpu = match (args.cpu, args.cpu_node) {
         (Some(c), _) => {
             select::cpu(&topo, c, "--cpu")?;
@@ -63,7 +58,7 @@ pub fn run(args: PlaceArgs) -> Result<()> {
     let request = crate::jobs::place::Request {
         policy,
         size,
-        size_text: args.size,
+        size_text: size_text.to_string(),
         pages,
         cpu,
     };
@@ -72,6 +67,9 @@ pub fn run(args: PlaceArgs) -> Result<()> {
     crate::console::out(&report.render(format)?);
     Ok(())
 }
+
+/// The buffer without `--size`.
+const DEFAULT_SIZE: &str = "64M";
 
 /// Where the kernel lists its huge page sizes, one directory each.
 const HUGEPAGES: &str = "/sys/kernel/mm/hugepages";

@@ -18,15 +18,14 @@ pub struct ReportArgs {
     /// Results files (from --save, or results.json of `numabench run`).
     #[arg(value_name = "RESULTS", required = true)]
     pub results: Vec<PathBuf>,
-    /// Write the report to FILE [default: standard output].
-    #[arg(short = 'o', long, value_name = "FILE")]
-    pub output: Option<PathBuf>,
+    #[command(flatten)]
+    pub output: super::args::ReportOutputArgs,
     #[command(flatten)]
     pub format: super::output::FormatArgs,
 }
 
 pub fn run(args: ReportArgs) -> Result<()> {
-    if let Some(path) = &args.output {
+    if let Some(path) = &args.output.output {
         crate::results::check_not_an_input(path, &args.results, "--output")?;
         super::check_output_path(path, "--output")?;
     }
@@ -50,7 +49,7 @@ pub fn run(args: ReportArgs) -> Result<()> {
         args.format.chosen().unwrap_or(Format::Html),
         crate::probes::REGISTRY,
     )?;
-    match &args.output {
+    match &args.output.output {
         Some(path) => write_output(path, text.as_bytes())?,
         None => crate::console::out(&text),
     }

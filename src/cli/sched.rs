@@ -44,7 +44,7 @@ fn ntasks(s: &str) -> Result<Counts, String> {
     Ok(Counts(counts))
 }
 
-fn size(s: &str) -> Result<usize, String> {
+fn elements(s: &str) -> Result<usize, String> {
     whole(s, 1, 1 << 32).map(|v| v as usize)
 }
 
@@ -94,8 +94,8 @@ pub struct SchedArgs {
     /// Elements per array; a task holds two f64 arrays and one u32 index
     /// array, 20 bytes per element [default: 4 x the last-level cache per
     /// task, less where the free memory cannot hold that for every task].
-    #[arg(long, value_name = "N", value_parser = size)]
-    pub size: Option<usize>,
+    #[arg(long, value_name = "N", value_parser = elements)]
+    pub elements: Option<usize>,
     /// Passes over the arrays each task makes [default: as many as keep
     /// the tasks at work for about 3 x the burst time, from one pass timed
     /// before the run].
@@ -104,7 +104,7 @@ pub struct SchedArgs {
     /// Milliseconds between two looks at every task's CPU and CPU time
     /// (1 to 1000).
     #[arg(long, value_name = "MS", default_value_t = 10.0, value_parser = interval)]
-    pub interval: f64,
+    pub interval_ms: f64,
     /// Seconds after the start when the burst begins.
     #[arg(long, value_name = "SECS", default_value_t = 3.0, value_parser = burst_at)]
     pub burst_at: f64,
@@ -134,13 +134,13 @@ impl SchedArgs {
             return Ok((c.0.clone(), Vec::new()));
         }
         let cpus = topo.allowed.cpus.intersection(&topo.cpus_online).len();
-        let (run, left) = plan::series(cpus, &|n| plan::fits(topo, self.size, n));
+        let (run, left) = plan::series(cpus, &|n| plan::fits(topo, self.elements, n));
         if run.is_empty() {
             return Err(crate::error::usage(format!(
                 "--series: not even {} tasks fit in the free memory{}",
                 plan::SERIES[0],
-                if self.size.is_some() {
-                    "; give a smaller --size"
+                if self.elements.is_some() {
+                    "; give fewer --elements"
                 } else {
                     ""
                 }
@@ -157,9 +157,9 @@ impl SchedArgs {
             BurstSpec::hackbench(groups)
         };
         Asked {
-            size: self.size,
+            size: self.elements,
             passes: self.passes,
-            interval: super::units::duration(self.interval / 1e3),
+            interval: super::units::duration(self.interval_ms / 1e3),
             burst: (!self.no_burst).then(|| BurstPlan {
                 at: super::units::duration(self.burst_at),
                 spec,
@@ -255,7 +255,7 @@ mod tests {
     #[test]
     fn given_values_are_kept_and_open_ones_chosen() {
         let topo = crate::topology::fixture("two-node");
-        let a = parse(&["4", "--size", "1000", "--passes", "5"]).unwrap();
+        let a = parse(&["4", "--elements", "1000", "--passes", "5"]).unwrap();
         let (counts, left) = a.counts(&topo).unwrap();
         assert_eq!((counts, left), (vec![4], vec![]));
         let p = &a.params(&topo, &[4]).unwrap()[0];
@@ -264,13 +264,21 @@ mod tests {
         let b = p.burst.unwrap();
         assert_eq!(b.at, Duration::from_secs(3));
         assert_eq!(b.spec, BurstSpec::hackbench(20));
-        let a = parse(&["2", "--no-burst", "--interval", "2.5", "--size", "10"]).unwrap();
+        let a = parse(&[
+            "2",
+            "--no-burst",
+            "--interval-ms",
+            "2.5",
+            "--elements",
+            "10",
+        ])
+        .unwrap();
         let p = &a.params(&topo, &[2]).unwrap()[0];
         assert!(p.burst.is_none());
         assert_eq!(p.interval, Duration::from_micros(2500));
         // Open passes were chosen: 3 x the burst time.
         assert_eq!(p.chosen.target_s, Some(9.0));
-        let a = parse(&["2", "--burst-pipe", "--size", "10", "--passes", "1"]).unwrap();
+        let a = parse(&["2", "--burst-pipe", "--elements", "10", "--passes", "1"]).unwrap();
         let p = &a.params(&topo, &[2]).unwrap()[0];
         assert_eq!(p.burst.unwrap().spec, BurstSpec::hackbench_pipe(20));
     }
@@ -280,13 +288,13 @@ mod tests {
         let topo = crate::topology::fixture("two-node");
         let a = parse(&["4,8,2"]).unwrap();
         assert_eq!(a.counts(&topo).unwrap().0, vec![4, 8, 2]);
-        let a = parse(&["--series", "--size", "1000"]).unwrap();
+        let a = parse(&["--series", "--elements", "1000"]).unwrap();
         let cpus = topo.allowed.cpus.intersection(&topo.cpus_online).len();
         let (run, left) = a.counts(&topo).unwrap();
         assert!(run.iter().all(|&n| n <= (4 * cpus).max(4)), "{run:?}");
         assert_eq!(run.len() + left.len(), 5);
         assert_eq!(run[0], 4);
-        let e = parse(&["--series", "--size", "4294967296"])
+        let e = parse(&["--series", "--elements", "4294967296"])
             .unwrap()
             .counts(&topo)
             .unwrap_err();
@@ -298,9 +306,9 @@ mod tests {
         for (args, needle) in [
             (&["0"][..], "from 1 to 4096"),
             (&["x"], "'x' is not a whole number"),
-            (&["2", "--size", "0"], "from 1 to"),
+            (&["2", "--elements", "0"], "from 1 to"),
             (&["2", "--passes", "-1"], "'-1'"),
-            (&["2", "--interval", "0"], "from 1 to 1000"),
+            (&["2", "--interval-ms", "0"], "from 1 to 1000"),
             (&["2", "--burst-at", "nan"], "'nan' is not a number"),
             (&["2", "--burst-groups", "0"], "from 1 to 1000"),
             (&["4,x"], "'x' is not a whole number"),
@@ -320,7 +328,7 @@ mod tests {
     fn more_memory_than_free_is_bad_input() {
         let topo = crate::topology::fixture("two-node");
         assert!(crate::memory::admission::free_bytes(&topo, None).is_some());
-        let e = parse(&["4096", "--size", "4294967296"])
+        let e = parse(&["4096", "--elements", "4294967296"])
             .unwrap()
             .params(&topo, &[4096])
             .unwrap_err();

@@ -1,6 +1,7 @@
 //! `numabench sweep`: bandwidth and latency across cache-aware buffer sizes,
 //! option-compatible with sc-membench where the options overlap.
 
+use super::args::{ChaseArgs, HugeArgs, KernelVariantArgs, LimitArgs, TriesArgs, VerboseArgs};
 use super::omp::OmpEnv;
 use super::output::{FormatArgs, SaveArgs, emit_or_stop};
 use super::units::parse_size;
@@ -36,6 +37,10 @@ use std::time::Duration;
 /// default to cores, the policy to spread). Unset, threads go round robin
 /// over the nodes, one per core before SMT siblings. Other values are
 /// refused (exit 2); the latency chase is always one thread.
+///
+/// Huge pages (-H) serve buffers of 4 MiB and more; a forced kernel
+/// (--kernel-variant) has its operation measured, and with -o, -o must
+/// name it.
 #[derive(clap::Args, Debug)]
 pub struct SweepArgs {
     /// Operation: read, write, copy, scale, add, triad, add3 or latency; repeat for
@@ -45,7 +50,7 @@ pub struct SweepArgs {
     /// Measure only this per-thread buffer size: whole KiB, at least 4;
     /// a plain number is KiB, units work too (64K, 2M). Repeatable; not
     /// with -f.
-    #[arg(short = 's', long = "size", value_name = "SIZE_KB")]
+    #[arg(short = 's', long = "buffer-kib", value_name = "SIZE_KB")]
     pub sizes: Vec<String>,
     /// Bandwidth threads [default: every CPU this process may use].
     #[arg(short = 'p', long = "threads", value_name = "THREADS")]
@@ -54,45 +59,19 @@ pub struct SweepArgs {
     /// may use) and report the best.
     #[arg(short = 'a', long = "auto-threads")]
     pub auto_threads: bool,
-    /// Huge pages (hugetlb if a pool has room, else THP) for buffers of at
-    /// least 4 MiB; without it, base pages throughout.
-    #[arg(short = 'H', long = "huge")]
-    pub huge: bool,
-    /// Latency chase pattern: full-random (one random cycle through the
-    /// whole buffer, as sc-membench), page-local (random within --window,
-    /// one window at a time, in random order: latency without page walks)
-    /// or stride (--stride bytes apart, lat_mem_rd style).
-    #[arg(long, value_name = "PATTERN", default_value = "full-random")]
-    pub pattern: String,
-    /// The page-local window (multichase -T).
-    #[arg(long, value_name = "SIZE", default_value = "256K")]
-    pub window: String,
-    /// Bytes from one load to the next for --pattern stride [default: 64].
-    #[arg(long, value_name = "BYTES")]
-    pub stride: Option<String>,
-    /// Stop starting new measurements after SECONDS (0 = no limit, at most
-    /// 604800, a week).
-    #[arg(
-        short = 't',
-        long = "time-limit",
-        value_name = "SECONDS",
-        default_value_t = 0.0,
-        value_parser = super::units::time_limit,
-        allow_negative_numbers = true
-    )]
-    pub time_limit: f64,
-    /// Timed runs per measurement after one warm-up (1 to 1000); the best is
-    /// reported.
-    #[arg(short = 'r', long = "tries", value_name = "TRIES", default_value_t = 3)]
-    pub tries: usize,
+    #[command(flatten)]
+    pub huge: HugeArgs,
+    #[command(flatten)]
+    pub chase: ChaseArgs,
+    #[command(flatten)]
+    pub limit: LimitArgs,
+    #[command(flatten)]
+    pub tries: TriesArgs,
     /// Continue past 4xL3 up to half the free memory (not with -s).
     #[arg(short = 'f', long = "full")]
     pub full: bool,
-    /// Force a kernel by name, e.g. copy_nt_avx512 (see --list-kernels);
-    /// repeatable, one per operation; its operation is measured (with -o,
-    /// -o must name it).
-    #[arg(long = "kernel-variant", value_name = "NAME")]
-    pub variants: Vec<String>,
+    #[command(flatten)]
+    pub variants: KernelVariantArgs,
     /// List the kernels and which this CPU can run, then exit (alone).
     #[arg(long, exclusive = true)]
     pub list_kernels: bool,
@@ -108,9 +87,8 @@ pub struct SweepArgs {
     pub format: FormatArgs,
     #[command(flatten)]
     pub save: SaveArgs,
-    /// Show progress and each result on stderr as it is measured.
-    #[arg(short = 'v', long)]
-    pub verbose: bool,
+    #[command(flatten)]
+    pub verbose: VerboseArgs,
 }
 
 /// The smallest per-thread buffer: one base page.
@@ -169,7 +147,7 @@ fn config(
     max_threads: usize,
     allowed: &str,
 ) -> Result<SweepConfig> {
-    let variants = forced_kernels(&args.variants)?;
+    let variants = forced_kernels(&args.variants.kernel_variant)?;
     let ops = ops(args, &variants)?;
     let sizes = sizes(args, &ops)?;
     check_threads(args, &ops, max_threads, allowed)?;
@@ -180,25 +158,20 @@ fn config(
             "OMP_NUM_THREADS={n}: use 1 to {max_threads} threads (CPUs this process may use: {allowed})"
         )));
     }
-    super::units::tries(args.tries, "-r", "try")?;
+    super::units::tries(args.tries.tries, "-r", "try")?;
     Ok(SweepConfig {
         ops,
         sizes,
         full: args.full,
         threads: args.threads.or(env.threads),
         auto_threads: args.auto_threads,
-        huge: args.huge,
-        time_limit: super::units::limit(args.time_limit),
-        tries: args.tries,
+        huge: args.huge.huge,
+        time_limit: args.limit.limit(),
+        tries: args.tries.tries,
         variants,
         min_run: Duration::from_millis(40),
         placing: env.placing,
-        pattern: super::chase::one_pattern(
-            &args.pattern,
-            &args.window,
-            args.stride.as_deref(),
-            64,
-        )?,
+        pattern: args.chase.one(64)?,
     })
 }
 
@@ -249,7 +222,7 @@ fn sizes(args: &SweepArgs, ops: &[SweepOp]) -> Result<Option<Vec<usize>>> {
     // would change nothing.
     let arrays = |o: &SweepOp| o.op().map_or(1, |op| op.arrays());
     let widest = ops.iter().map(arrays).max().unwrap_or(1);
-    if args.huge
+    if args.huge.huge
         && sizes
             .iter()
             .all(|s| s.saturating_mul(widest) < sweep::HUGE_FROM)
@@ -303,10 +276,10 @@ fn comparability_warnings(args: &SweepArgs, env: &OmpEnv, max_threads: usize) ->
             env.given.join(", ")
         ));
     }
-    if args.time_limit > 0.0 {
+    if args.limit.time_limit > 0.0 {
         w.push(format!(
             "time limit (-t {}) may have prevented testing larger buffer sizes",
-            args.time_limit
+            args.limit.time_limit
         ));
     }
     if let Some(p) = args.threads {
@@ -345,7 +318,7 @@ pub fn run(args: SweepArgs) -> Result<()> {
         notes,
         failed,
     } = {
-        let progress = crate::progress::Progress::new(args.verbose);
+        let progress = crate::progress::Progress::new(args.verbose.verbose);
         sweep::run(&topo, &cfg, &mut |what| progress.step(what))?
     };
     let interrupted = crate::interrupt::requested();

@@ -1,6 +1,7 @@
 //! `numabench tier`: promotion and demotion between a fast and a slow
 //! memory tier, each test between its all-fast and all-slow baselines.
 
+use super::args::WatchArgs;
 use super::output::{FormatArgs, SaveArgs, emit};
 use crate::console::Sink;
 use crate::output::render::Format;
@@ -30,24 +31,12 @@ fn whole(s: &str, lo: u64, hi: u64) -> Result<u64, String> {
     }
 }
 
-fn seconds(s: &str) -> Result<u32, String> {
-    whole(s, 1, 86_400).map(|v| v as u32)
-}
-
 fn mebibytes(s: &str) -> Result<u64, String> {
     whole(s, 1, 1 << 30)
 }
 
 fn threads(s: &str) -> Result<usize, String> {
     whole(s, 1, 4096).map(|v| v as usize)
-}
-
-fn interval(s: &str) -> Result<f64, String> {
-    super::units::time(s, 0.05, 60.0, "seconds")
-}
-
-fn sample_pages(s: &str) -> Result<usize, String> {
-    whole(s, 16, 1 << 20).map(|v| v as usize)
 }
 
 /// Tiered memory: does the kernel promote hot pages from a slow memory
@@ -66,8 +55,8 @@ fn sample_pages(s: &str) -> Result<usize, String> {
 /// then lifted: only the kernel moves it (kernel.numa_balancing=2 or 3
 /// promotes; /sys/kernel/mm/numa/demotion_enabled lets reclaim demote).
 /// Worker threads on the CPUs of the fast node (or the nearest node with
-/// CPUs) read one word per cache line. At every look the node of a sample
-/// of each region's pages is asked of the kernel (move_pages) and
+/// CPUs) read one word per cache line. At every look the node of
+/// --sample-pages pages of each region is asked of the kernel (move_pages) and
 /// /proc/vmstat's pgpromote_*/pgdemote_* counters are read. Before each
 /// test two baselines run its touched regions bound to the fast node
 /// (best) and to the slow node (worst), for a third of --secs; the test's
@@ -76,13 +65,16 @@ fn sample_pages(s: &str) -> Result<usize, String> {
 /// Exit 2 with one line where this machine or kernel cannot tier (no
 /// usable memory in a lower tier), before anything is measured.
 #[derive(clap::Args, Debug)]
+#[command(
+    mut_arg("secs", |a| a.default_value("30")),
+    mut_arg("sample_pages", |a| a.default_value(DEFAULT_SAMPLE_PAGES))
+)]
 pub struct TierArgs {
     /// promotion, demotion, oversize or all.
     #[arg(value_name = "TEST", default_value = "all", value_parser = tests)]
     pub tests: Selection,
-    /// Seconds each test runs (1 to 86400).
-    #[arg(long, value_name = "SECS", default_value_t = 30, value_parser = seconds)]
-    pub secs: u32,
+    #[command(flatten)]
+    pub watch: WatchArgs,
     /// Size of the hot region in MiB [default: a quarter of the fast or
     /// slow node's free memory, whichever is less, at most 1024; oversize:
     /// 40% of its total].
@@ -99,15 +91,6 @@ pub struct TierArgs {
     /// Worker threads, all on the fast node's CPUs (1 to 4096).
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = threads)]
     pub threads: usize,
-    /// Seconds between two looks (0.05 to 60).
-    #[arg(long, value_name = "SECS", default_value_t = 0.5, value_parser = interval)]
-    pub interval: f64,
-    /// Pages of each region whose node a look asks (16 to 1048576).
-    #[arg(long, value_name = "N", default_value_t = DEFAULT_SAMPLE_PAGES, value_parser = sample_pages)]
-    pub sample_pages: usize,
-    /// Run no all-fast / all-slow baselines.
-    #[arg(long)]
-    pub no_baselines: bool,
     #[command(flatten)]
     pub format: FormatArgs,
     #[command(flatten)]
@@ -121,14 +104,20 @@ pub fn run(args: TierArgs) -> Result<()> {
         hot_mib: args.hot,
         warm_mib: args.warm,
         cold_mib: args.cold,
-        secs: args.secs,
+        secs: args.watch.secs.unwrap_or(30),
         threads: args.threads,
     };
     let settings = Settings {
-        interval: super::units::duration(args.interval),
-        sample_pages: args.sample_pages,
+        interval: args.watch.interval(),
+        sample_pages: args.watch.sample_pages,
     };
-    let job = Job::new(&topo, &args.tests.0, &asked, settings, !args.no_baselines)?;
+    let job = Job::new(
+        &topo,
+        &args.tests.0,
+        &asked,
+        settings,
+        !args.watch.no_baselines,
+    )?;
     let format = args.format.or_default(Format::Text);
     let (mut doc, interrupted) = job.run(&topo, &mut |line| {
         if std::io::IsTerminal::is_terminal(&std::io::stderr()) {

@@ -36,8 +36,8 @@ fn bad_input_is_one_line_and_exit_2() {
     bad(&["--loops", "3", "--secs", "2"], "--secs");
     bad(&["--interval", "0"], "from 0.01 to 60");
     bad(&["--interval", "nan"], "'nan'");
-    bad(&["--tolerance", "0"], "above 0");
-    bad(&["--tolerance", "101"], "up to 100");
+    bad(&["--converged-within", "0"], "above 0");
+    bad(&["--converged-within", "101"], "up to 100");
     bad(&["--mem", "0"], "from 1 to");
     bad(&["--sample-pages", "8"], "from 16 to 16777216");
     bad(&["--exact", "--sample-pages", "100"], "--sample-pages");

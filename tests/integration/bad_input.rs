@@ -112,13 +112,16 @@ fn bad_matrix_input() {
         (&["--runs", "5"], &["--runs 5", "add --per-core"]),
         (
             &["--per-core", "0", "--runs", "0"],
-            &["--runs 0", "give 2 to 1000 runs per core"],
+            &["--runs", "'0' is not a whole number from 1 to 1000"],
         ),
         (
             &["--per-core", "0", "--runs", "1"],
             &["--runs 1", "a standard deviation needs two"],
         ),
-        (&["--per-core", "0", "--runs", "1001"], &["--runs 1001"]),
+        (
+            &["--per-core", "0", "--runs", "1001"],
+            &["--runs", "'1001' is not a whole number from 1 to 1000"],
+        ),
         (
             &["--cpu-nodes", "5"],
             &["--cpu-nodes 5", "node 5 does not exist"],

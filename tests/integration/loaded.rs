@@ -78,7 +78,7 @@ fn a_short_curve_records_idle_and_each_delay_pinned_and_verified() {
 
 #[test]
 fn text_csv_and_html_show_the_curve() {
-    let text = run(&["--mix", "copy"]);
+    let text = run(&["--traffic", "copy"]);
     assert!(text.contains("loaded latency by node pair"), "{text}");
     assert!(text.contains("idle"), "{text}");
     assert!(text.contains("copy with kernel copy_"), "{text}");
@@ -102,8 +102,8 @@ fn bad_options_are_refused_before_measuring() {
     rejects(&["loaded", "--delays", "0,x"], &["--delays", "'x'"]);
     rejects(&["loaded", "--delays", "2000000000"], "--delays");
     rejects(
-        &["loaded", "--mix", "triad"],
-        &["--mix", "read, copy or copy-nt"],
+        &["loaded", "--traffic", "triad"],
+        &["--traffic", "read, copy or copy-nt"],
     );
     rejects(&["loaded", "--pairs", "some"], "--pairs");
     rejects(&["loaded", "--time-limit", "-1"], "--time-limit");
@@ -127,17 +127,17 @@ fn bad_options_are_refused_before_measuring() {
     );
     rejects(
         &["loaded", "--kernel-variant", "write_portable"],
-        &["write_portable", "--mix read", "read_portable"],
+        &["write_portable", "--traffic read", "read_portable"],
     );
     rejects(
         &[
             "loaded",
-            "--mix",
+            "--traffic",
             "copy-nt",
             "--kernel-variant",
             "copy_portable",
         ],
-        &["copy_portable", "regular stores", "--mix copy-nt"],
+        &["copy_portable", "regular stores", "--traffic copy-nt"],
     );
 }
 
@@ -145,7 +145,7 @@ fn bad_options_are_refused_before_measuring() {
 fn a_kernel_asked_for_by_name_injects_and_is_recorded() {
     let doc: Value = serde_json::from_str(&run(&[
         "--json",
-        "--mix",
+        "--traffic",
         "copy",
         "--kernel-variant",
         "copy_portable",
@@ -180,7 +180,7 @@ fn without_a_kernel_the_fastest_in_a_trial_injects_and_the_note_says_so() {
             .count();
         assert!(here >= 1, "{list}");
         let doc: Value =
-            serde_json::from_str(&run(&["--json", "--mix", mix, "--delays", "0"])).unwrap();
+            serde_json::from_str(&run(&["--json", "--traffic", mix, "--delays", "0"])).unwrap();
         let points = kind(&doc, "point");
         let kernel = points[0]["params"]["kernel"].as_str().unwrap();
         assert!(kernel.starts_with(mix), "{kernel}");

@@ -109,7 +109,7 @@ fn text_names_the_best_and_shows_a_table_per_target() {
 fn bad_options_are_refused_before_measuring() {
     rejects(&["peak", "--mix", "4:1"], &["--mix 4:1", "3:1"]);
     rejects(&["peak", "--store", "fast"], &["--store fast", "regular"]);
-    rejects(&["peak", "--threads", "3"], &["--threads 3", "1,all"]);
+    rejects(&["peak", "--threads", "0"], &["--threads 0", "1,all"]);
     rejects(&["peak", "--tries", "0"], "--tries");
     rejects(&["peak", "--min-run-ms", "0"], "--min-run-ms 0");
     rejects(&["peak", "--cpu-nodes", "7"], "--cpu-nodes");

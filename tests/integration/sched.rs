@@ -116,7 +116,7 @@ fn short_run_has_a_row_per_task_shares_summing_to_100_and_leaves_no_process() {
     let mut run = spawn(&[
         "sched",
         "2",
-        "--size",
+        "--elements",
         "100000",
         "--passes",
         "60",
@@ -245,7 +245,7 @@ fn tasks_that_finish_before_the_burst_time_say_there_was_no_burst() {
         .args([
             "sched",
             "1",
-            "--size",
+            "--elements",
             "10000",
             "--passes",
             "2",
@@ -273,7 +273,7 @@ fn sigint_during_the_burst_stops_and_reaps_everything_and_exits_130() {
     let mut run = spawn(&[
         "sched",
         "2",
-        "--size",
+        "--elements",
         "1000000",
         "--passes",
         "100000",
@@ -345,10 +345,10 @@ fn bad_input_is_one_line_and_exit_2() {
     rejects(&["sched", "0"], "'0' is not a whole number from 1 to 4096");
     rejects(&["sched", "two"], "'two' is not a whole number");
     rejects(&["sched"], "NTASKS");
-    rejects(&["sched", "2", "--size", "0"], "--size");
-    rejects(&["sched", "2", "--size", "1e6"], "'1e6'");
+    rejects(&["sched", "2", "--elements", "0"], "--elements");
+    rejects(&["sched", "2", "--elements", "1e6"], "'1e6'");
     rejects(&["sched", "2", "--passes", "0"], "--passes");
-    rejects(&["sched", "2", "--interval", "0"], "from 1 to 1000");
+    rejects(&["sched", "2", "--interval-ms", "0"], "from 1 to 1000");
     rejects(&["sched", "2", "--burst-groups", "0"], "--burst-groups");
     rejects(&["sched", "4,x"], "'x' is not a whole number");
     rejects(&["sched", "4", "--series"], "--series");
@@ -357,7 +357,7 @@ fn bad_input_is_one_line_and_exit_2() {
         "--burst-pipe",
     );
     rejects(
-        &["sched", "--series", "--size", "4294967296"],
+        &["sched", "--series", "--elements", "4294967296"],
         "not even 4 tasks fit",
     );
     rejects(
@@ -368,7 +368,7 @@ fn bad_input_is_one_line_and_exit_2() {
         &["sched", "2", "--no-burst", "--burst-groups", "3"],
         "--no-burst",
     );
-    rejects(&["sched", "4096", "--size", "4294967296"], "free");
+    rejects(&["sched", "4096", "--elements", "4294967296"], "free");
     rejects(
         &["sched", "1", "--save", "no/such/dir/s.json"],
         "does not exist",
@@ -433,7 +433,7 @@ fn defaults_put_the_arrays_beyond_the_cache_and_the_burst_within_the_run() {
     // The chosen values are stated under the title.
     let lines: Vec<&str> = text.lines().collect();
     assert!(lines[1].starts_with("size: "), "{text}");
-    assert!(lines[1].ends_with("(--size overrides)"), "{text}");
+    assert!(lines[1].ends_with("(--elements overrides)"), "{text}");
     assert!(lines[2].starts_with("passes: "), "{text}");
     assert!(lines[2].contains("aimed at 3 s"), "{text}");
 }
@@ -444,7 +444,7 @@ fn a_list_of_counts_ends_with_the_series_table() {
         .args([
             "sched",
             "1,2",
-            "--size",
+            "--elements",
             "20000",
             "--passes",
             "3",
@@ -488,7 +488,7 @@ fn a_list_of_counts_ends_with_the_series_table() {
 #[test]
 fn the_pipe_burst_moves_every_message() {
     let out = numabench()
-        .args(["sched", "2", "--size", "100000", "--passes", "30"])
+        .args(["sched", "2", "--elements", "100000", "--passes", "30"])
         .args([
             "--burst-at",
             "0",
@@ -518,7 +518,7 @@ fn sigint_in_a_series_keeps_the_partial_run_out_of_every_average() {
     let mut run = spawn(&[
         "sched",
         "1,2",
-        "--size",
+        "--elements",
         "1000000",
         "--passes",
         "100000",

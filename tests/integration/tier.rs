@@ -31,7 +31,7 @@ fn bad_input_is_one_line_and_exit_2() {
     );
     rejects(&["tier", "--secs", "0"], "--secs");
     rejects(&["tier", "--hot", "0"], "--hot");
-    rejects(&["tier", "--interval", "0.01"], "--interval");
+    rejects(&["tier", "--interval", "0.001"], "--interval");
     rejects(&["tier", "--sample-pages", "8"], "--sample-pages");
 }
 

@@ -838,7 +838,7 @@ fn sched_residency_table_has_a_column_per_node_on_two_nodes() {
         &[
             (
                 "sched",
-                "numabench sched 4 --size 200000 --passes 20 --burst-at 0.5 --burst-groups 1 --save /tmp/s.json",
+                "numabench sched 4 --elements 200000 --passes 20 --burst-at 0.5 --burst-groups 1 --save /tmp/s.json",
             ),
             ("json", "cat /tmp/s.json"),
         ],

@@ -2,7 +2,7 @@ use super::*;
 use crate::probes::autonuma::bench::{Asked, Start, plan};
 use crate::probes::autonuma::facts::{Header, Run};
 use crate::probes::autonuma::text::{self, header};
-use crate::probes::autonuma::watch::Look;
+use crate::probes::workload::watch::Look;
 use std::time::Duration;
 
 /// The runs table of `outcomes` as the command and the view print it:

@@ -70,7 +70,8 @@ pub struct PcieOptions {
     /// Class tolerance (a fraction), in place of the recorded classes.
     pub tolerance: Option<f64>,
     pub merge_close: bool,
-    pub gpu: Option<usize>,
+    /// Only these GPUs; empty: every GPU of the document.
+    pub gpus: Vec<usize>,
     pub direction: Option<Direction>,
     pub thetas: Option<Vec<f64>>,
 }
@@ -105,14 +106,14 @@ pub fn model(doc: &Document, source: &str, opts: &PcieOptions) -> Result<PcieMod
         // The classes the run found, --tolerance included.
         use_recorded_classes(&mut summaries, &records);
     }
-    if let Some(g) = opts.gpu {
-        let known: Vec<usize> = summaries.iter().map(|s| s.gpu).collect();
-        summaries.retain(|s| s.gpu == g);
-        if summaries.is_empty() {
-            return Err(usage(format!(
-                "--gpu {g}: {source} has figures for GPU(s) {known:?} only"
-            )));
-        }
+    let known: Vec<usize> = summaries.iter().map(|s| s.gpu).collect();
+    if let Some(g) = opts.gpus.iter().find(|g| !known.contains(g)) {
+        return Err(usage(format!(
+            "--gpu {g}: {source} has figures for GPU(s) {known:?} only"
+        )));
+    }
+    if !opts.gpus.is_empty() {
+        summaries.retain(|s| opts.gpus.contains(&s.gpu));
     }
     let mut gpus = Vec::new();
     for s in &summaries {

@@ -59,18 +59,32 @@ impl Target {
     }
 }
 
-/// Which thread counts to measure.
+/// A thread count to measure on each CPU node.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ThreadCounts {
-    pub one: bool,
-    pub all: bool,
+pub enum ThreadCount {
+    /// This many threads, at most the node's cores.
+    Some(usize),
+    /// Every allowed core of the node.
+    All,
+}
+
+impl ThreadCount {
+    /// The threads on a node of `cores` allowed cores.
+    pub fn on(self, cores: usize) -> usize {
+        match self {
+            ThreadCount::Some(n) => n.min(cores),
+            ThreadCount::All => cores,
+        }
+    }
 }
 
 #[derive(Debug, Clone)]
 pub struct PeakConfig {
     pub mixes: Vec<Mix>,
     pub stores: Vec<Store>,
-    pub threads: ThreadCounts,
+    /// Each measured once per CPU node; counts that come to the same
+    /// threads there are measured once.
+    pub threads: Vec<ThreadCount>,
     /// All threads' arrays together; `None`: 4x the CPU node's L3, at
     /// least 64 MiB, at most half the target's free memory.
     pub working_set: Option<usize>,
@@ -89,10 +103,7 @@ impl Default for PeakConfig {
         PeakConfig {
             mixes: Mix::ALL.to_vec(),
             stores: vec![Store::Regular, Store::NonTemporal],
-            threads: ThreadCounts {
-                one: true,
-                all: true,
-            },
+            threads: vec![ThreadCount::Some(1), ThreadCount::All],
             working_set: None,
             timing: Timing::default(),
             huge: false,
@@ -253,6 +264,15 @@ pub fn measure_mixes(
 
 /// The targets from CPU node rows: each memory node, then interleaved
 /// memory where there are two or more nodes and it is asked for.
+/// The thread counts to measure on a CPU node of `cores` allowed cores,
+/// ascending, each once.
+fn counts(cfg: &PeakConfig, cores: usize) -> Vec<usize> {
+    let mut out: Vec<usize> = cfg.threads.iter().map(|t| t.on(cores)).collect();
+    out.sort_unstable();
+    out.dedup();
+    out
+}
+
 fn targets(mem_nodes: &[usize], interleave: bool) -> Vec<Target> {
     let mut out: Vec<Target> = mem_nodes.iter().map(|&m| Target::Node(m)).collect();
     if interleave && mem_nodes.len() > 1 {
@@ -325,21 +345,17 @@ pub fn run(topo: &Topology, cfg: &PeakConfig, progress: &mut dyn FnMut(&str)) ->
         PageKind::Base
     };
     let pairs = keep_fastest_count(&kernels);
-    let planned = cpu_nodes.len()
+    let planned: usize = cpu_nodes
+        .iter()
+        .map(|&c| counts(cfg, node_cpus(topo, c).len()).len())
+        .sum::<usize>()
         * targets(&mem_nodes, cfg.interleave).len()
-        * pairs
-        * (usize::from(cfg.threads.one) + usize::from(cfg.threads.all));
+        * pairs;
     let mut runs = Vec::new();
     let mut failed = None;
     'nodes: for &c in &cpu_nodes {
         let cpus = node_cpus(topo, c);
-        let mut counts = Vec::new();
-        if cfg.threads.one {
-            counts.push(1);
-        }
-        if cfg.threads.all && !counts.contains(&cpus.len()) {
-            counts.push(cpus.len());
-        }
+        let counts = counts(cfg, cpus.len());
         for target in targets(&mem_nodes, cfg.interleave) {
             let (ws, note) = working_set(topo, cfg, &cpus, &target);
             notes.extend(note.filter(|n| !notes.contains(n)));
@@ -430,6 +446,22 @@ pub fn best<T>(runs: &[T], mb_s: impl Fn(&T) -> f64) -> Option<&T> {
 mod tests {
     use super::*;
     use crate::kernels::Op;
+
+    #[test]
+    fn thread_counts_are_capped_at_the_node_and_measured_once() {
+        let cfg = PeakConfig {
+            threads: vec![
+                ThreadCount::All,
+                ThreadCount::Some(8),
+                ThreadCount::Some(1),
+                ThreadCount::Some(2),
+            ],
+            ..PeakConfig::default()
+        };
+        assert_eq!(counts(&cfg, 4), [1, 2, 4]);
+        assert_eq!(counts(&cfg, 16), [1, 2, 8, 16]);
+        assert_eq!(counts(&PeakConfig::default(), 1), [1]);
+    }
 
     #[test]
     fn every_mix_has_both_access_kinds_or_the_missing_ones_are_named() {

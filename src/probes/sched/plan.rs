@@ -264,12 +264,12 @@ pub fn params(topo: &Topology, asked: &Asked, counts: &[usize]) -> Result<Vec<Pa
                     nodes: None,
                     what: match burst {
                         Some(b) => format!(
-                            "{most} tasks x --size {n} and a burst of {} processes",
+                            "{most} tasks x --elements {n} and a burst of {} processes",
                             b.spec.processes()
                         ),
-                        None => format!("{most} tasks x --size {n}"),
+                        None => format!("{most} tasks x --elements {n}"),
                     },
-                    remedy: "use fewer tasks, a smaller --size or fewer --burst-groups",
+                    remedy: "use fewer tasks, fewer --elements or fewer --burst-groups",
                 },
             )?;
             None

@@ -171,7 +171,7 @@ fn chosen(s: Option<&Record>) -> Vec<String> {
     let mut out = Vec::new();
     if let Some(basis) = text(param::SIZE_BASIS) {
         out.push(format!(
-            "size: {} elements per array: {basis} (--size overrides)",
+            "size: {} elements per array: {basis} (--elements overrides)",
             s.f64_param(param::SIZE_ELEMENTS)
                 .map_or("?".into(), |v| v.to_string())
         ));

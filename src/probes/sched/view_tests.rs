@@ -161,7 +161,7 @@ fn chosen_values_are_stated_under_the_title() {
     let second = text.lines().nth(1).unwrap();
     assert_eq!(
         second,
-        "size: 1000000 elements per array: 4 x the 32 MiB last-level cache per task (--size overrides)"
+        "size: 1000000 elements per array: 4 x the 32 MiB last-level cache per task (--elements overrides)"
     );
     assert!(!text.contains("passes:"), "{text}");
 }

@@ -17,8 +17,9 @@ use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-/// Pages of each region whose node a look queries by default.
-pub const DEFAULT_SAMPLE_PAGES: usize = 1024;
+/// Pages of each region whose node a look queries by default, written as
+/// the command line's default.
+pub const DEFAULT_SAMPLE_PAGES: &str = "1024";
 
 /// How a run is watched.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -393,7 +394,7 @@ mod tests {
         };
         let s = Settings {
             interval: Duration::from_millis(500),
-            sample_pages: DEFAULT_SAMPLE_PAGES,
+            sample_pages: DEFAULT_SAMPLE_PAGES.parse().unwrap(),
         };
         let o = run(&plan, &topo.allowed.cpus, &s, &mut |_| {}).unwrap();
         let per_look_ms = o.sampling_cpu_s * 1e3 / o.looks.len() as f64;

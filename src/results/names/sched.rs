@@ -76,7 +76,7 @@ pub mod param {
     pub const BURST_GO_AT_S: &str = "burst_go_at_s";
     /// What carries the burst's messages: `socket` or `pipe`.
     pub const BURST_TRANSPORT: &str = "burst_transport";
-    /// How the array size was chosen (absent: given by `--size`).
+    /// How the array size was chosen (absent: given by `--elements`).
     pub const SIZE_BASIS: &str = "size_basis";
     /// The last-level cache the size was scaled from.
     pub const LLC_BYTES: &str = "llc_bytes";

@@ -75,7 +75,7 @@ fn matrix_model_and_place_refuse_sizes_the_node_cannot_hold() {
             &[
                 "sched",
                 "2",
-                "--size",
+                "--elements",
                 &(too_much() / 40).min(1 << 32).to_string(),
             ],
             &["2 tasks", "free on"],

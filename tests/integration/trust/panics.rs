@@ -207,7 +207,7 @@ fn time_limits_out_of_range_are_refused_with_the_range() {
         }
     }
     for (cmd, flag, t, range) in [
-        ("sched", "--interval", "1e30", "from 1 to 1000"),
+        ("sched", "--interval-ms", "1e30", "from 1 to 1000"),
         ("sched", "--burst-at", "NaN", "from 0 to 86400"),
         ("autonuma", "--interval", "inf", "from 0.01 to 60"),
     ] {

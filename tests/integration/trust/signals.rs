@@ -294,7 +294,7 @@ fn a_killed_sched_task_keeps_the_partial_run() {
         &[
             "sched",
             "2",
-            "--size",
+            "--elements",
             "2000000",
             "--passes",
             "1000",

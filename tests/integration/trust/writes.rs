@@ -49,7 +49,7 @@ fn commands_with_outputs(results: &Path) -> Vec<(&'static str, Vec<String>)> {
             v(&[
                 "sched",
                 "2",
-                "--size",
+                "--elements",
                 "1000",
                 "--passes",
                 "1",
