@@ -151,6 +151,12 @@ pub struct Record {
     /// unverified placement, ...).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
+    /// What happened to the figures, as data beside the notes that say it
+    /// in words: the code acts on these, never on a note's wording. Left
+    /// out when empty, so documents from before it read and print as they
+    /// did.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub conditions: Vec<super::Condition>,
 }
 
 impl Record {
@@ -164,6 +170,7 @@ impl Record {
             series: Vec::new(),
             placement: None,
             notes: Vec::new(),
+            conditions: Vec::new(),
         }
     }
 

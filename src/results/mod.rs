@@ -2,6 +2,7 @@
 //! (tables, CSV, HTML, compare) renders.
 
 mod checks;
+mod condition;
 mod document;
 #[cfg(test)]
 mod document_props;
@@ -12,6 +13,7 @@ mod reader;
 mod time;
 mod write;
 
+pub use condition::Condition;
 pub use document::*;
 pub use lean::*;
 pub use time::now_rfc3339;
