@@ -154,7 +154,7 @@ pub fn run(args: PeakArgs) -> Result<()> {
             measured.notes.join("; ")
         )));
     }
-    let cut_short = measured.notes.iter().any(|n| n.starts_with("time limit"));
+    let cut_short = measured.conditions.iter().any(|c| c.is_time_limit());
     doc.records = measured.records();
     finish_probe(
         &mut doc,

@@ -1,7 +1,8 @@
 //! How large a probe's buffers are: from the caches the threads share,
 //! capped by the memory node's free memory.
 
-use crate::topology::Topology;
+use crate::results::Condition;
+use crate::topology::{MemoryLimit, Topology};
 
 /// Bytes of L3 (or the last level there is) that `cpus` share, counting
 /// each cache instance once.
@@ -44,11 +45,9 @@ pub(crate) fn cap(topo: &Topology, wanted: usize, mem_node: usize) -> (usize, Op
     if wanted <= limit {
         return (wanted, None);
     }
-    let why = match &topo.memory_limit {
-        Some(l) if free < topo.node_free_unlimited(mem_node) => {
-            format!("half of the {}", l.describe())
-        }
-        _ => "half its free memory".to_string(),
+    let why = match limit_of(topo, mem_node) {
+        Some(l) => format!("half of the {}", l.describe()),
+        None => "half its free memory".to_string(),
     };
     (
         limit,
@@ -58,6 +57,37 @@ pub(crate) fn cap(topo: &Topology, wanted: usize, mem_node: usize) -> (usize, Op
             limit >> 20
         )),
     )
+}
+
+/// The process's memory limit where it, not `mem_node`'s own free memory,
+/// is what [`cap`] halves.
+fn limit_of(topo: &Topology, mem_node: usize) -> Option<&MemoryLimit> {
+    topo.memory_limit
+        .as_ref()
+        .filter(|_| topo.node_free_bytes(mem_node) < topo.node_free_unlimited(mem_node))
+}
+
+/// The condition to go beside a note of [`cap`] (or of another share of
+/// `mem_node`'s free memory) that scaled a buffer down: `Some` where the
+/// process's memory limit, not the node, is what was short.
+pub(crate) fn limit_condition(topo: &Topology, mem_node: usize) -> Option<Condition> {
+    limit_of(topo, mem_node).map(scaled_by)
+}
+
+/// The condition to go beside a note that names the room of `nodes` (of
+/// every usable memory node for `None`) in the words of
+/// [`crate::memory::admission::room_words`]: `Some` where the process's
+/// memory limit is what those words name.
+pub(crate) fn room_condition(topo: &Topology, nodes: Option<&[usize]>) -> Option<Condition> {
+    crate::memory::admission::room(topo, nodes)?
+        .limit
+        .map(scaled_by)
+}
+
+fn scaled_by(l: &MemoryLimit) -> Condition {
+    Condition::ScaledByMemoryLimit {
+        source: l.source.clone(),
+    }
 }
 
 /// Per-thread array size for `threads` threads sharing `working_set`.

@@ -23,11 +23,12 @@ pub use view::PeakView;
 
 use super::measure::{self, Bandwidth, Timing};
 use super::seats::node_cpus;
-use super::sizing::{array_bytes, cap, llc_bytes};
+use super::sizing::{array_bytes, cap, limit_condition, llc_bytes};
 use super::team::Seat;
 use crate::ids::NodeSet;
 use crate::kernels::{self, KernelSpec, Mix, Store};
 use crate::memory::PageKind;
+use crate::results::Condition;
 use crate::topology::Topology;
 use anyhow::{Result, bail};
 use std::time::{Duration, Instant};
@@ -134,6 +135,8 @@ impl MixRun {
 pub struct Peak {
     pub runs: Vec<MixRun>,
     pub notes: Vec<String>,
+    /// What the notes say of a stop or a scaled buffer, as data.
+    pub conditions: Vec<Condition>,
     /// A measurement that failed after others were made, which ended the
     /// run; those before it are kept.
     pub failed: Option<String>,
@@ -283,30 +286,32 @@ fn targets(mem_nodes: &[usize], interleave: bool) -> Vec<Target> {
 
 /// The working set for a CPU node's threads at a target: as given, or 4x
 /// the node's L3, at least 64 MiB, at most half the free memory the target
-/// offers (over all its nodes when interleaved).
+/// offers (over all its nodes when interleaved); with the note of a cut,
+/// and its condition where the memory limit made it.
 fn working_set(
     topo: &Topology,
     cfg: &PeakConfig,
     cpus: &[usize],
     target: &Target,
-) -> (usize, Option<String>) {
+) -> (usize, Option<String>, Option<Condition>) {
     if let Some(w) = cfg.working_set {
-        return (w, None);
+        return (w, None, None);
     }
     let nodes = target.nodes();
     let wanted = (4 * llc_bytes(topo, cpus) as usize).max(64 << 20);
     // Each node of an interleaved target holds its share.
     let share = wanted.div_ceil(nodes.len());
     let mut got = wanted;
-    let mut note = None;
+    let (mut note, mut condition) = (None, None);
     for &m in &nodes {
         let (w, n) = cap(topo, share, m);
         if w < share {
             got = got.min(w * nodes.len());
             note = n;
+            condition = condition.or(limit_condition(topo, m));
         }
     }
-    (got, note)
+    (got, note, condition)
 }
 
 /// Measures peak injection bandwidth.
@@ -333,6 +338,7 @@ pub fn run(topo: &Topology, cfg: &PeakConfig, progress: &mut dyn FnMut(&str)) ->
         )?;
     }
     let (kernels, mut notes) = peak_kernels(&cfg.mixes, &cfg.stores);
+    let mut conditions = Vec::new();
     if kernels.is_empty() {
         bail!("no kernel on this CPU for the mixes and store kinds asked for");
     }
@@ -357,8 +363,9 @@ pub fn run(topo: &Topology, cfg: &PeakConfig, progress: &mut dyn FnMut(&str)) ->
         let cpus = node_cpus(topo, c);
         let counts = counts(cfg, cpus.len());
         for target in targets(&mem_nodes, cfg.interleave) {
-            let (ws, note) = working_set(topo, cfg, &cpus, &target);
+            let (ws, note, condition) = working_set(topo, cfg, &cpus, &target);
             notes.extend(note.filter(|n| !notes.contains(n)));
+            conditions.extend(condition.filter(|c| !conditions.contains(c)));
             let seat_node = target.nodes()[0];
             for &n in &counts {
                 let seats: Vec<Seat> = cpus[..n]
@@ -397,29 +404,39 @@ pub fn run(topo: &Topology, cfg: &PeakConfig, progress: &mut dyn FnMut(&str)) ->
             }
         }
     }
-    if failed.is_none() {
-        notes.extend(short_note(runs.len(), planned, cfg.time_limit));
+    if failed.is_none()
+        && let Some((note, condition)) = short_note(runs.len(), planned, cfg.time_limit)
+    {
+        notes.push(note);
+        conditions.push(condition);
     }
     Ok(Peak {
         runs,
         notes,
+        conditions,
         failed,
     })
 }
 
 /// Why `made` of `planned` measurements were made, where fewer were: a
-/// stop, or the time limit.
-fn short_note(made: usize, planned: usize, limit: Option<Duration>) -> Option<String> {
+/// stop, or the time limit; in words and as data.
+fn short_note(made: usize, planned: usize, limit: Option<Duration>) -> Option<(String, Condition)> {
     if let Some(sig) = crate::interrupt::requested() {
-        return Some(format!(
-            "interrupted by {}: {made} of {planned} measurement(s) made",
-            crate::interrupt::name(sig)
+        return Some((
+            format!(
+                "interrupted by {}: {made} of {planned} measurement(s) made",
+                crate::interrupt::name(sig)
+            ),
+            Condition::CutBySignal { signal: sig },
         ));
     }
     let t = limit.filter(|_| made < planned)?;
-    Some(format!(
-        "time limit of {} s reached: {made} of {planned} measurement(s) made",
-        t.as_secs_f64()
+    Some((
+        format!(
+            "time limit of {} s reached: {made} of {planned} measurement(s) made",
+            t.as_secs_f64()
+        ),
+        Condition::time_limit(t),
     ))
 }
 
@@ -499,12 +516,55 @@ mod tests {
         let cpus = node_cpus(&t, 0);
         let cfg = PeakConfig::default();
         let both = Target::Interleave(vec![0, 1]);
-        let (full, note) = working_set(&t, &cfg, &cpus, &both);
+        let (full, note, _) = working_set(&t, &cfg, &cpus, &both);
         assert!(note.is_none());
         t.nodes[1].mem_free_bytes = Some(32 << 20);
-        let (capped, note) = working_set(&t, &cfg, &cpus, &both);
+        let (capped, note, condition) = working_set(&t, &cfg, &cpus, &both);
+        assert_eq!(condition, None, "the node, not a limit, was short");
         assert_eq!(capped, 2 * (16 << 20));
         assert!(capped < full && note.unwrap().contains("node 1"));
+        // Where the memory limit is what is short, the cut says so as data.
+        t.memory_limit = Some(crate::topology::MemoryLimit {
+            headroom_bytes: 16 << 20,
+            limit_bytes: 64 << 20,
+            source: "memory cgroup /x (memory.max)".into(),
+        });
+        let (_, note, condition) = working_set(&t, &cfg, &cpus, &both);
+        assert!(note.unwrap().contains("memory cgroup /x"));
+        assert_eq!(
+            condition,
+            Some(Condition::ScaledByMemoryLimit {
+                source: "memory cgroup /x (memory.max)".into()
+            })
+        );
+    }
+
+    #[test]
+    fn a_run_its_time_limit_cut_carries_the_limit_on_its_first_record() {
+        let limit = Some(Duration::from_secs(20));
+        assert!(short_note(12, 12, limit).is_none());
+        assert!(short_note(4, 12, None).is_none());
+        let (note, condition) = short_note(4, 12, limit).unwrap();
+        assert_eq!(
+            note,
+            "time limit of 20 s reached: 4 of 12 measurement(s) made"
+        );
+        let one = kernels::best(Op::Read, Store::Regular).unwrap();
+        let peak = Peak {
+            runs: vec![MixRun {
+                cpu_node: 0,
+                target: Target::Node(0),
+                mix: Mix::Read,
+                bandwidth: measured(one, 100.0),
+            }],
+            notes: vec![note.clone()],
+            conditions: vec![condition],
+            failed: None,
+        };
+        let records = peak.records();
+        assert_eq!(records[0].cut_by_time_limit(), Some(20.0));
+        assert_eq!(records[0].notes, [note]);
+        assert!(records[1..].iter().all(|r| r.conditions.is_empty()));
     }
 
     /// A bandwidth run of `kernel` whose STREAM figure is `mb_s`.

@@ -98,6 +98,7 @@ impl Peak {
         }
         if let Some(first) = out.first_mut() {
             first.notes.extend(self.notes.iter().cloned());
+            first.conditions.extend(self.conditions.iter().cloned());
         }
         out
     }

@@ -77,6 +77,7 @@ fn doc() -> Document {
     let peak = Peak {
         runs,
         notes: vec!["a note for the reader".into()],
+        conditions: Vec::new(),
         failed: None,
     };
     let mut doc = Document::new(&crate::topology::fixture("two-node"));
