@@ -13,8 +13,8 @@ use crate::kernels::{self, KernelSpec, Mix, Op, Store};
 use crate::output::render::Format;
 use crate::probes::matrix::{self, MatrixConfig};
 use crate::probes::measure::Timing;
-use crate::results::Document;
 use crate::results::names::probe;
+use crate::results::{Condition, Document};
 use crate::topology::{SysfsRoot, read_topology};
 use anyhow::Result;
 
@@ -251,11 +251,12 @@ pub fn run(args: MatrixArgs) -> Result<()> {
     let mut step = |what: &str| progress.step(what);
     let result = match per_core {
         Some((c, m)) => matrix::per_core(&topo, &cfg, c, m, args.runs.runs, &mut step)
-            .map(|p| (p.records(), Vec::new(), None)),
-        None => matrix::run(&topo, &cfg, &mut step).map(|m| (m.records(), m.notes, m.failed)),
+            .map(|p| (p.records(), Vec::new(), Vec::new(), None)),
+        None => matrix::run(&topo, &cfg, &mut step)
+            .map(|m| (m.records(), m.notes, m.conditions, m.failed)),
     };
     drop(progress);
-    let (records, notes, failed) = result?;
+    let (records, notes, conditions, failed) = result?;
     let interrupted = crate::interrupt::requested();
     if records.is_empty() && interrupted.is_none() {
         // As sweep: a run that measured nothing (a time limit shorter than
@@ -275,7 +276,7 @@ pub fn run(args: MatrixArgs) -> Result<()> {
         doc.records.push(matrix::class_rule_record(&classes));
     }
     // A cell the time limit cut short leaves the matrix incomplete.
-    let complete = !notes.iter().any(|n| n.starts_with("time limit"));
+    let complete = !conditions.iter().any(Condition::is_time_limit);
     mark_end(
         &mut doc,
         probe::MATRIX,

@@ -20,12 +20,13 @@ pub use view::MatrixView;
 
 use super::measure::{self, Bandwidth, Latency, Timing};
 use super::seats::node_cpus;
-use super::sizing::{array_bytes, cap, chase_bytes, llc_bytes};
+use super::sizing::{array_bytes, cap, chase_bytes, limit_condition, llc_bytes};
 use super::team::Seat;
 use crate::ids::NodeSet;
 use crate::kernels::pattern::Pattern;
 use crate::kernels::{KernelSpec, Mix, Op, Store};
 use crate::memory::PageKind;
+use crate::results::Condition;
 use crate::topology::Topology;
 use anyhow::{Result, bail};
 use std::time::{Duration, Instant};
@@ -162,6 +163,8 @@ pub struct Scaling {
     pub peak: usize,
     /// Why the scaling stopped.
     pub stop: String,
+    /// The time limit, where it stopped the scaling before its end.
+    pub cut: Option<Condition>,
 }
 
 impl Scaling {
@@ -209,6 +212,8 @@ pub struct Matrix {
     /// Row-major: one row per CPU node, one cell per memory node in it.
     pub cells: Vec<Cell>,
     pub notes: Vec<String>,
+    /// What the notes say of a stop or a scaled buffer, as data.
+    pub conditions: Vec<Condition>,
     /// A cell that failed after others were measured, which ended the run;
     /// those before it are kept.
     pub failed: Option<String>,
@@ -302,6 +307,7 @@ pub fn run(topo: &Topology, cfg: &MatrixConfig, progress: &mut dyn FnMut(&str)) 
     let out_of_time = || cfg.time_limit.is_some_and(|t| started.elapsed() >= t);
     let stop = || crate::interrupt::requested().is_some() || out_of_time();
     let mut notes = Vec::new();
+    let mut conditions = Vec::new();
     let mut cells = Vec::new();
     let mut skipped = 0usize;
     let mut failed = None;
@@ -312,16 +318,20 @@ pub fn run(topo: &Topology, cfg: &MatrixConfig, progress: &mut dyn FnMut(&str)) 
                 Some(w) => (w, None),
                 None => working_set(topo, &cpus, m),
             };
+            let mut scaled = note.is_some();
             notes.extend(note.filter(|n| !notes.contains(n)));
             let chase = match cfg.latency_bytes {
                 Some(s) => s,
                 None => {
                     let (size, note) = cap(topo, chase_bytes(topo, cpus[0]), m);
+                    scaled |= note.is_some();
                     let note = note.map(|n| n.replace("working set", "latency chase"));
                     notes.extend(note.filter(|n| !notes.contains(n)));
                     size
                 }
             };
+            let limit = limit_condition(topo, m).filter(|_| scaled);
+            conditions.extend(limit.filter(|c| !conditions.contains(c)));
             let (cell, failure) = measure_cell(cfg, (c, m), &cpus, (ws, chase), &stop, progress);
             if let Some(e) = failure {
                 if cell.measured() {
@@ -339,10 +349,14 @@ pub fn run(topo: &Topology, cfg: &MatrixConfig, progress: &mut dyn FnMut(&str)) 
             cells.push(cell);
         }
     }
-    notes.extend(stop_note(cfg, skipped));
+    if let Some((note, condition)) = stop_note(cfg, skipped) {
+        notes.push(note);
+        conditions.push(condition);
+    }
     Ok(Matrix {
         cells,
         notes,
+        conditions,
         failed,
     })
 }
@@ -394,10 +408,12 @@ fn fill_cell(
     let pages = bandwidth_pages(cfg);
     let arrays = cfg.kernel.op.arrays();
     let cut_short = std::cell::Cell::new(false);
+    let stopped = std::cell::Cell::new(false);
     let first = std::cell::RefCell::new(None);
     let mut one = |n: usize| -> Result<Option<(Bandwidth, f64)>> {
         if stop() {
             cut_short.set(crate::interrupt::requested().is_some());
+            stopped.set(true);
             return Ok(None);
         }
         progress(&format!("cpu node {c} -> mem node {m}: {n} thread(s)"));
@@ -430,9 +446,17 @@ fn fill_cell(
         if cfg.single {
             cell.single = steps.first().cloned();
         }
-        // A curve a signal cut short has no peak to report.
+        // A curve a signal cut short has no peak to report; one the time
+        // limit cut short says so.
         if !steps.is_empty() && !cut_short.get() {
-            cell.saturated = Some(Scaling { steps, peak, stop });
+            let cut = cfg.time_limit.filter(|_| stopped.get());
+            let cut = cut.map(Condition::time_limit);
+            cell.saturated = Some(Scaling {
+                steps,
+                peak,
+                stop,
+                cut,
+            });
         }
     } else if cfg.single {
         cell.single = one(1)?.map(|(b, _)| b);
@@ -502,19 +526,25 @@ fn peak_cell(
     )
 }
 
-/// Why cells were left unmeasured, if any were.
-fn stop_note(cfg: &MatrixConfig, skipped: usize) -> Option<String> {
+/// Why cells were left unmeasured, if any were: in words and as data.
+fn stop_note(cfg: &MatrixConfig, skipped: usize) -> Option<(String, Condition)> {
     if let Some(sig) = crate::interrupt::requested() {
-        Some(format!(
-            "interrupted by {}: {skipped} cell(s) not fully measured",
-            crate::interrupt::name(sig)
+        Some((
+            format!(
+                "interrupted by {}: {skipped} cell(s) not fully measured",
+                crate::interrupt::name(sig)
+            ),
+            Condition::CutBySignal { signal: sig },
         ))
     } else if skipped > 0
         && let Some(t) = cfg.time_limit
     {
-        Some(format!(
-            "time limit of {} s reached: {skipped} cell(s) not fully measured",
-            t.as_secs_f64()
+        Some((
+            format!(
+                "time limit of {} s reached: {skipped} cell(s) not fully measured",
+                t.as_secs_f64()
+            ),
+            Condition::time_limit(t),
         ))
     } else {
         None

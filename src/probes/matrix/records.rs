@@ -61,6 +61,7 @@ fn saturated_record(c: usize, m: usize, s: &super::Scaling) -> Record {
     let peak = &s.steps[s.peak];
     let mut rec = bandwidth_record(kind::SATURATED, c, m, peak);
     rec.notes.push(format!("scaling stopped: {}", s.stop));
+    rec.conditions.extend(s.cut.clone());
     let curve = s.curve();
     rec.series.push(Series {
         name: mx::SCALING.into(),
@@ -197,6 +198,7 @@ impl Matrix {
         }
         if let Some(first) = out.first_mut() {
             first.notes.extend(self.notes.iter().cloned());
+            first.conditions.extend(self.conditions.iter().cloned());
         }
         out
     }
@@ -310,4 +312,80 @@ fn merged<'a>(seen: impl Iterator<Item = &'a measure::Seen>) -> measure::Seen {
     out.cpus_seen.sort_unstable();
     out.cpus_seen.dedup();
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{Cell, MatrixConfig, Scaling};
+    use super::*;
+    use crate::kernels::{Op, Store};
+    use crate::results::Condition;
+    use std::time::Duration;
+
+    fn triad(threads: usize) -> Bandwidth {
+        Bandwidth {
+            kernel: crate::kernels::best(Op::Triad, Store::Regular).unwrap(),
+            threads,
+            array_bytes: 1 << 20,
+            reps: 1,
+            iterations: 2,
+            times_s: vec![0.001],
+            elapsed_s: 0.1,
+            seen: Default::default(),
+        }
+    }
+
+    #[test]
+    fn a_stop_by_the_time_limit_goes_on_the_records_as_a_condition() {
+        let limit = Condition::CutByTimeLimit { limit_s: 2.0 };
+        let m = Matrix {
+            cells: vec![Cell {
+                cpu_node: 0,
+                mem_node: 0,
+                single: Some(triad(1)),
+                saturated: Some(Scaling {
+                    steps: vec![triad(1), triad(2)],
+                    peak: 1,
+                    stop: "time limit reached at 3 threads".into(),
+                    cut: Some(limit.clone()),
+                }),
+                latency: None,
+                peak: None,
+            }],
+            notes: vec!["time limit of 2 s reached: 1 cell(s) not fully measured".into()],
+            conditions: vec![limit.clone()],
+            failed: None,
+        };
+        let recs = m.records();
+        assert_eq!(recs[0].conditions, [limit.clone()], "the matrix's stop");
+        assert_eq!(recs[1].cut_by_time_limit(), Some(2.0), "the curve's stop");
+        assert_eq!(
+            recs[1].notes,
+            ["scaling stopped: time limit reached at 3 threads"]
+        );
+    }
+
+    #[test]
+    fn a_time_limited_run_says_so_as_data() {
+        // A limit of no time measures nothing: every cell is left out.
+        let cfg = MatrixConfig::new()
+            .unwrap()
+            .time_limit(Some(Duration::ZERO));
+        let m =
+            super::super::run(&crate::topology::fixture("two-node"), &cfg, &mut |_| {}).unwrap();
+        assert!(m.cells.iter().all(|c| c.single.is_none()));
+        assert_eq!(m.conditions, [Condition::CutByTimeLimit { limit_s: 0.0 }]);
+        assert!(m.notes.iter().any(|n| n.starts_with("time limit of 0 s")));
+        // A memory limit that halves the working set is named as data too.
+        let mut topo = crate::topology::fixture("two-node");
+        topo.memory_limit = Some(crate::topology::MemoryLimit {
+            headroom_bytes: 40 << 20,
+            limit_bytes: 64 << 20,
+            source: "memory cgroup /x (memory.max)".into(),
+        });
+        let m = super::super::run(&topo, &cfg, &mut |_| {}).unwrap();
+        assert!(m.conditions.contains(&Condition::ScaledByMemoryLimit {
+            source: "memory cgroup /x (memory.max)".into()
+        }));
+    }
 }
