@@ -197,8 +197,12 @@ impl Atlas {
                 let v = a.verified.values.entry((c, m)).or_insert(p);
                 *v = v.min(p);
             }
-            for n in &r.notes {
-                if !a.notes.contains(n) && !n.starts_with("scaling stopped") {
+            // A saturated record's first note says why its scaling stopped:
+            // the record keeps it, the atlas's notes do not. The matrix's
+            // own notes may follow it on the first record.
+            let own = usize::from(kind == kind::SATURATED);
+            for n in r.notes.iter().skip(own) {
+                if !a.notes.contains(n) {
                     a.notes.push(n.clone());
                 }
             }
@@ -303,6 +307,19 @@ mod tests {
             ..Default::default()
         });
         r
+    }
+
+    #[test]
+    fn a_saturated_records_stop_stays_out_of_the_atlas_notes() {
+        let mut sat = rec(kind::SATURATED, 0, 0, metric::BANDWIDTH_MB_S, 9_000.0);
+        sat.notes = vec![
+            "scaling stopped: all 2 cores used".into(),
+            "node 0: working set scaled down from 128 to 31 MiB (half its free memory)".into(),
+        ];
+        let mut one = rec(kind::SINGLE, 0, 0, metric::BANDWIDTH_MB_S, 5_000.0);
+        one.notes = vec!["no theoretical peak from DMI".into()];
+        let a = Atlas::from_records([&one, &sat]);
+        assert_eq!(a.notes, [one.notes[0].as_str(), sat.notes[1].as_str()]);
     }
 
     #[test]

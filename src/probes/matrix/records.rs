@@ -56,7 +56,9 @@ fn bandwidth_record(name: &str, c: usize, m: usize, b: &Bandwidth) -> Record {
     rec
 }
 
-/// The saturation peak, with its scaling curve as a series.
+/// The saturation peak, with its scaling curve as a series; its first
+/// note says why the scaling stopped (the atlas leaves that note out of the
+/// matrix's).
 fn saturated_record(c: usize, m: usize, s: &super::Scaling) -> Record {
     let peak = &s.steps[s.peak];
     let mut rec = bandwidth_record(kind::SATURATED, c, m, peak);
