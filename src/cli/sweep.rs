@@ -316,6 +316,7 @@ pub fn run(args: SweepArgs) -> Result<()> {
     let sweep::Swept {
         rows,
         notes,
+        conditions,
         failed,
     } = {
         let progress = crate::progress::Progress::new(args.verbose.verbose);
@@ -326,7 +327,7 @@ pub fn run(args: SweepArgs) -> Result<()> {
         // Nothing to attach the notes to, and nothing measured.
         return Err(usage(format!("nothing was measured: {}", notes.join("; "))));
     }
-    doc.records = records::records(&rows, &notes);
+    doc.records = records::records(&rows, &notes, &conditions);
     match (interrupted, &failed) {
         (Some(sig), _) => super::mark_interrupted(&mut doc, probe::SWEEP, sig),
         (None, Some(why)) => super::mark_failed(&mut doc, probe::SWEEP, why),

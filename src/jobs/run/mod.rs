@@ -266,12 +266,18 @@ fn measure_sweep(topo: &Topology, show: &dyn Fn(&str), records: &mut Vec<Record>
     let sweep::Swept {
         rows,
         mut notes,
+        mut conditions,
         failed,
     } = sweep::run(topo, &cfg, &mut |w| show(w))?;
+    // The note of the sizes the room allowed names the room of the seats
+    // the sweep config was made for: every thread spread over the nodes.
+    let seats = crate::probes::seats::spread(topo, crate::probes::seats::max_threads(topo));
+    conditions.extend(note.as_ref().and(sweep::room_condition(topo, &seats)));
     notes.extend(note);
     records.extend(rows.iter().map(sweep::records::record));
     if let Some(r) = records.first_mut() {
         r.notes.extend(notes);
+        r.conditions.extend(conditions);
     }
     Ok(failed)
 }

@@ -359,7 +359,11 @@ mod tests {
             failed: None,
         };
         let recs = m.records();
-        assert_eq!(recs[0].conditions, [limit.clone()], "the matrix's stop");
+        assert_eq!(
+            recs[0].conditions,
+            std::slice::from_ref(&limit),
+            "the matrix's stop"
+        );
         assert_eq!(recs[1].cut_by_time_limit(), Some(2.0), "the curve's stop");
         assert_eq!(
             recs[1].notes,

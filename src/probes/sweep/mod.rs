@@ -19,6 +19,7 @@ use super::seats;
 use super::team::Seat;
 use crate::kernels::pattern::Pattern;
 use crate::kernels::{KernelSpec, Op};
+use crate::results::Condition;
 use crate::results::names::sweep::{CHASE, LATENCY};
 use crate::topology::Topology;
 use anyhow::{Result, bail};
@@ -230,6 +231,22 @@ pub fn extend_full(sizes: &mut Vec<usize>, limit: usize) {
 /// where that comes from: "half of the 62 MiB free on node 0", or of the
 /// memory limit where that decides.
 pub fn per_thread_room(topo: &Topology, seats: &[Seat]) -> (usize, String) {
+    tightest(topo, seats).map_or((0, "half the free memory".into()), |(limit, node)| {
+        let words = crate::memory::admission::room_words(topo, Some(&[node]));
+        (limit, format!("half of {words}"))
+    })
+}
+
+/// The condition to go beside a note that names [`per_thread_room`]'s
+/// words: `Some` where those words name the process's memory limit.
+pub fn room_condition(topo: &Topology, seats: &[Seat]) -> Option<Condition> {
+    let (_, node) = tightest(topo, seats)?;
+    super::sizing::room_condition(topo, Some(&[node]))
+}
+
+/// Half the free memory of the busiest node of `seats` per thread on it,
+/// and that node, where it is the least of their nodes.
+fn tightest(topo: &Topology, seats: &[Seat]) -> Option<(usize, usize)> {
     let mut per_node: BTreeMap<usize, usize> = BTreeMap::new();
     for s in seats {
         *per_node.entry(s.node).or_default() += 1;
@@ -241,10 +258,6 @@ pub fn per_thread_room(topo: &Topology, seats: &[Seat]) -> (usize, String) {
             (free / 2 / count, node)
         })
         .min()
-        .map_or((0, "half the free memory".into()), |(limit, node)| {
-            let words = crate::memory::admission::room_words(topo, Some(&[node]));
-            (limit, format!("half of {words}"))
-        })
 }
 
 /// Why one thread's `bytes` for `op` cannot be measured: more than half the
@@ -316,26 +329,28 @@ pub fn check_given_sizes(topo: &Topology, cfg: &SweepConfig) -> Result<(), Strin
 pub struct Swept {
     pub rows: Vec<SweepRow>,
     pub notes: Vec<String>,
+    /// What the notes say of a stop or of sizes the memory limit left out,
+    /// as data.
+    pub conditions: Vec<Condition>,
     pub failed: Option<String>,
 }
 
 /// Runs the sweep; a failure before any row is measured is an error.
 pub fn run(topo: &Topology, cfg: &SweepConfig, progress: &mut dyn FnMut(&str)) -> Result<Swept> {
     let mut rows: Vec<SweepRow> = Vec::new();
-    let mut notes = Vec::new();
-    match measure(topo, cfg, progress, &mut rows, &mut notes) {
-        Ok(()) => Ok(Swept {
-            rows,
-            notes,
-            failed: None,
-        }),
-        Err(e) if rows.is_empty() => Err(e),
-        Err(e) => Ok(Swept {
-            rows,
-            notes,
-            failed: Some(format!("{e:#}")),
-        }),
-    }
+    let mut notes = (Vec::new(), Vec::new());
+    let failed = match measure(topo, cfg, progress, &mut rows, &mut notes) {
+        Ok(()) => None,
+        Err(e) if rows.is_empty() => return Err(e),
+        Err(e) => Some(format!("{e:#}")),
+    };
+    let (notes, conditions) = notes;
+    Ok(Swept {
+        rows,
+        notes,
+        conditions,
+        failed,
+    })
 }
 
 fn measure(
@@ -343,7 +358,7 @@ fn measure(
     cfg: &SweepConfig,
     progress: &mut dyn FnMut(&str),
     rows: &mut Vec<SweepRow>,
-    notes: &mut Vec<String>,
+    (notes, conditions): &mut (Vec<String>, Vec<Condition>),
 ) -> Result<()> {
     let max = seats::max_threads(topo);
     if max == 0 {
@@ -355,8 +370,15 @@ fn measure(
         .sizes
         .clone()
         .unwrap_or_else(|| cache_sizes(topo, first.cpu));
-    let (limit, whence) = per_thread_room(topo, &seats::place(topo, threads, cfg.placing));
+    let placed = seats::place(topo, threads, cfg.placing);
+    let (limit, whence) = per_thread_room(topo, &placed);
     let (lat_limit, lat_whence) = per_thread_room(topo, &[first]);
+    // Sizes left out for want of room are so by the memory limit where its
+    // words name it.
+    let room_limits = [
+        room_condition(topo, &placed),
+        room_condition(topo, &[first]),
+    ];
     if cfg.full {
         extend_full(&mut sizes, limit / 3);
     }
@@ -368,17 +390,15 @@ fn measure(
         let mut asked: Vec<(SweepOp, usize)> = Vec::new();
         let mut skipped = Vec::new();
         for &op in &cfg.ops {
-            let (l, bytes) = if op == SweepOp::Latency {
+            let latency = op == SweepOp::Latency;
+            let (l, bytes) = if latency {
                 ((lat_limit, lat_whence.as_str()), latency_size(size, cap))
             } else {
                 ((limit, whence.as_str()), size)
             };
             if let Some(why) = does_not_fit(bytes, op, threads, l) {
-                skipped.push(format!(
-                    "{} KiB {} not measured: {why}",
-                    size / 1024,
-                    op.name()
-                ));
+                let note = format!("{} KiB {} not measured: {why}", size / 1024, op.name());
+                skipped.push((note, room_limits[usize::from(latency)].clone()));
                 continue;
             }
             if bytes < size
@@ -424,10 +444,14 @@ fn measure(
         // A size the stop came before is not measured at all: no note on
         // what of it would not have fitted.
         if stop.is_none() || rows.len() > before {
-            notes.append(&mut skipped);
+            for (note, limit) in skipped {
+                notes.push(note);
+                conditions.extend(limit.filter(|c| !conditions.contains(c)));
+            }
         }
-        if let Some(why) = stop {
+        if let Some((why, condition)) = stop {
             notes.push(why);
+            conditions.push(condition);
             break 'sizes;
         }
     }
@@ -458,24 +482,31 @@ fn thread_counts(cfg: &SweepConfig, threads: usize) -> Vec<usize> {
 }
 
 /// Why no more is measured from `size` (`op`) on: the time limit or a
-/// stop signal; `None` to go on.
-fn stop_before(cfg: &SweepConfig, started: Instant, size: usize, op: SweepOp) -> Option<String> {
+/// stop signal, in words and as data; `None` to go on.
+fn stop_before(
+    cfg: &SweepConfig,
+    started: Instant,
+    size: usize,
+    op: SweepOp,
+) -> Option<(String, Condition)> {
     if let Some(limit_t) = cfg.time_limit
         && started.elapsed() >= limit_t
     {
-        return Some(format!(
+        let note = format!(
             "time limit of {} s reached: sizes from {} KiB on were not measured",
             limit_t.as_secs_f64(),
             size / 1024
-        ));
+        );
+        return Some((note, Condition::time_limit(limit_t)));
     }
     crate::interrupt::requested().map(|sig| {
-        format!(
+        let note = format!(
             "interrupted by {}: sizes from {} KiB ({}) on were not measured",
             crate::interrupt::name(sig),
             size / 1024,
             op.name()
-        )
+        );
+        (note, Condition::CutBySignal { signal: sig })
     })
 }
 
@@ -548,8 +579,33 @@ mod tests {
             "{e}"
         );
         assert!(!e.contains("half the free memory"), "{e}");
-        let (limit, words) = per_thread_room(&topo, &seats::spread(&topo, 1));
+        let one = seats::spread(&topo, 1);
+        let (limit, words) = per_thread_room(&topo, &one);
         assert_eq!(limit, 63 << 20);
         assert!(words.contains("memory cgroup /x"), "{words}");
+        assert_eq!(
+            room_condition(&topo, &one),
+            Some(Condition::ScaledByMemoryLimit {
+                source: "memory cgroup /x (memory.limit_in_bytes)".into()
+            })
+        );
+        topo.memory_limit = None;
+        assert_eq!(room_condition(&topo, &one), None);
+    }
+
+    #[test]
+    fn a_stop_by_the_time_limit_says_so_in_words_and_as_data() {
+        let cfg = SweepConfig {
+            time_limit: Some(Duration::from_millis(50)),
+            ..SweepConfig::default()
+        };
+        let long_ago = Instant::now() - Duration::from_secs(1);
+        let (note, condition) = stop_before(&cfg, long_ago, 1 << 20, SweepOp::Latency).unwrap();
+        assert_eq!(
+            note,
+            "time limit of 0.05 s reached: sizes from 1024 KiB on were not measured"
+        );
+        assert_eq!(condition, Condition::CutByTimeLimit { limit_s: 0.05 });
+        assert!(stop_before(&cfg, Instant::now(), 1 << 20, SweepOp::Latency).is_none());
     }
 }

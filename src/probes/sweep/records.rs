@@ -9,7 +9,7 @@ use crate::results::names::sweep::{
     LATENCY, NON_TEMPORAL, REGULAR, metric as own_metric, param as own,
 };
 use crate::results::names::{metric, param, probe};
-use crate::results::{Better, Document, Placement, Record};
+use crate::results::{Better, Condition, Document, Placement, Record};
 
 /// A sweep row as a results-document record.
 pub fn record(r: &SweepRow) -> Record {
@@ -102,12 +102,13 @@ fn placement(r: &SweepRow) -> Placement {
     }
 }
 
-/// The records of a sweep: one per row, the notes (sizes not measured) on
-/// the last.
-pub fn records(rows: &[SweepRow], notes: &[String]) -> Vec<Record> {
+/// The records of a sweep: one per row, the notes (sizes not measured)
+/// and their conditions on the last.
+pub fn records(rows: &[SweepRow], notes: &[String], conditions: &[Condition]) -> Vec<Record> {
     let mut out: Vec<Record> = rows.iter().map(record).collect();
     if let Some(last) = out.last_mut() {
         last.notes.extend(notes.iter().cloned());
+        last.conditions.extend(conditions.iter().cloned());
     }
     out
 }
@@ -306,13 +307,17 @@ mod tests {
     fn notes_go_on_the_last_record_and_warnings_on_the_first() {
         let topo = crate::topology::fixture("two-node");
         let mut doc = Document::new(&topo);
+        let limit = Condition::CutByTimeLimit { limit_s: 1.0 };
         doc.records = records(
             &[measured("read", 64), measured(LATENCY, 64)],
             &["128 KiB read not measured".to_string()],
+            std::slice::from_ref(&limit),
         );
         keep_warnings(&mut doc, &["fixed thread count (-p 1)".to_string()]);
         let all: Vec<&Record> = doc.records.iter().collect();
         assert_eq!(doc.records[1].notes, ["128 KiB read not measured"]);
+        assert_eq!(doc.records[1].conditions, [limit]);
+        assert!(doc.records[0].conditions.is_empty());
         assert_eq!(notes(&all), ["128 KiB read not measured"]);
         assert_eq!(warnings(&all), ["fixed thread count (-p 1)"]);
         assert!(doc.records[0].has_param(own::SCORE_WARNINGS));
