@@ -19,6 +19,7 @@ use super::team::Seat;
 use crate::ids::NodeSet;
 use crate::kernels::pattern::Pattern;
 use crate::memory::PageKind;
+use crate::results::Condition;
 use crate::topology::Topology;
 use anyhow::{Result, bail};
 use std::time::{Duration, Instant};
@@ -49,6 +50,8 @@ pub struct Cell {
 pub struct Measured {
     pub cells: Vec<Cell>,
     pub notes: Vec<String>,
+    /// What the notes say of a stop, as data.
+    pub conditions: Vec<Condition>,
     /// A measurement that failed after others were made, which ended the
     /// run; those before it are kept.
     pub failed: Option<String>,
@@ -122,17 +125,22 @@ fn run_with(
         }
     }
     if out.cells.len() < planned && out.failed.is_none() {
-        out.notes.push(match crate::interrupt::requested() {
-            Some(sig) => format!(
-                "interrupted by {}: {} of {planned} measurements made",
-                crate::interrupt::name(sig),
-                out.cells.len()
+        let made = out.cells.len();
+        let (note, condition) = match crate::interrupt::requested() {
+            Some(sig) => (
+                format!(
+                    "interrupted by {}: {made} of {planned} measurements made",
+                    crate::interrupt::name(sig)
+                ),
+                Some(Condition::CutBySignal { signal: sig }),
             ),
-            None => format!(
-                "time limit reached: {} of {planned} measurements made",
-                out.cells.len()
+            None => (
+                format!("time limit reached: {made} of {planned} measurements made"),
+                cfg.time_limit.map(Condition::time_limit),
             ),
-        });
+        };
+        out.notes.push(note);
+        out.conditions.extend(condition);
     }
     Ok(out)
 }
@@ -185,5 +193,24 @@ mod tests {
         let mut first =
             |_: Seat, _: usize, _: PageKind, _: &Pattern| -> Result<Latency> { bail!("no memory") };
         assert!(run_with(&topo, &cfg(), &mut |_| {}, &mut first).is_err());
+    }
+
+    #[test]
+    fn a_run_its_time_limit_cut_carries_the_limit_on_its_first_record() {
+        let topo = crate::topology::fixture("two-node");
+        let cfg = LatencyConfig {
+            time_limit: Some(Duration::from_millis(5)),
+            ..cfg()
+        };
+        let mut slow = |seat: Seat, _: usize, _: PageKind, _: &Pattern| {
+            std::thread::sleep(Duration::from_millis(10));
+            Ok(made(seat))
+        };
+        let out = run_with(&topo, &cfg, &mut |_| {}, &mut slow).unwrap();
+        assert_eq!(out.cells.len(), 1);
+        assert_eq!(out.notes, ["time limit reached: 1 of 4 measurements made"]);
+        let recs = super::records::records(&out);
+        assert_eq!(recs[0].cut_by_time_limit(), Some(0.005));
+        assert_eq!(recs[0].notes, out.notes);
     }
 }

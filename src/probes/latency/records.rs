@@ -42,6 +42,7 @@ pub fn records(m: &Measured) -> Vec<Record> {
     let mut out: Vec<Record> = m.cells.iter().map(record).collect();
     if let Some(first) = out.first_mut() {
         first.notes.extend(m.notes.iter().cloned());
+        first.conditions.extend(m.conditions.iter().cloned());
     }
     out
 }
