@@ -5,6 +5,7 @@ use super::units::{parse_size, size_at_least};
 use crate::error::usage;
 use crate::kernels::pattern::Pattern;
 use crate::memory::PageKind;
+use crate::results::Condition;
 use anyhow::Result;
 
 /// lat_mem_rd-style strides measured for `--pattern stride` without
@@ -136,24 +137,32 @@ pub fn buffer_or_default(text: &Option<String>) -> Result<usize> {
 
 /// [`DEFAULT_BUFFER`], or half of what the least roomy of `mem_nodes` (or
 /// the process's memory cgroup or ulimit) leaves where that is less, with
-/// a note saying so. A size the user gives is measured as given instead,
-/// or refused.
+/// a note saying so (and its condition where the memory limit is what was
+/// short). A size the user gives is measured as given instead, or refused.
 pub fn default_buffer(
     topo: &crate::topology::Topology,
     mem_nodes: &[usize],
-) -> Result<(usize, Option<String>)> {
-    let (size, note) = mem_nodes
+) -> Result<(usize, Option<(String, Option<Condition>)>)> {
+    use crate::probes::sizing::{cap, limit_condition};
+    let (size, note, m) = mem_nodes
         .iter()
-        .map(|&m| crate::probes::sizing::cap(topo, DEFAULT_BUFFER, m))
-        .min_by_key(|(size, _)| *size)
-        .unwrap_or((DEFAULT_BUFFER, None));
+        .map(|&m| {
+            let (size, note) = cap(topo, DEFAULT_BUFFER, m);
+            (size, note, m)
+        })
+        .min_by_key(|(size, _, _)| *size)
+        .unwrap_or((DEFAULT_BUFFER, None, 0));
     let size = size >> 20 << 20;
     if size < 1 << 20 {
         return Err(usage(
             "no memory node has room for a chase buffer of 1 MiB (the least --size); free some memory or raise the memory limit",
         ));
     }
-    Ok((size, note.map(|n| n.replace("working set", "chase buffer"))))
+    let note = note.map(|n| {
+        let limit = limit_condition(topo, m);
+        (n.replace("working set", "chase buffer"), limit)
+    });
+    Ok((size, note))
 }
 
 /// How an admission message names the buffer size.

@@ -106,8 +106,9 @@ pub fn run(args: LatencyArgs) -> Result<()> {
         )));
     }
     doc.records = records::records(&measured);
-    if let (Some(note), Some(first)) = (sized, doc.records.first_mut()) {
+    if let (Some((note, limit)), Some(first)) = (sized, doc.records.first_mut()) {
         first.notes.push(note);
+        first.conditions.extend(limit);
     }
     finish_probe(
         &mut doc,

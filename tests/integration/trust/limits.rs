@@ -128,6 +128,7 @@ fn latency_without_size_fits_its_default_buffer_to_the_cgroup() {
         all.contains("chase buffer scaled down from 1024") && all.contains("memory cgroup"),
         "{all}"
     );
+    assert!(all.contains("\"kind\":\"scaled_by_memory_limit\""), "{all}");
     assert_eq!(doc["complete"], true, "a default that fits is no cut");
 }
 
