@@ -30,6 +30,7 @@ use crate::ids::NodeSet;
 use crate::kernels::chase::Chases;
 use crate::kernels::pattern::{Pattern, WIDE_SPACING};
 use crate::memory::PageKind;
+use crate::results::Condition;
 use crate::stats;
 use crate::topology::Topology;
 use anyhow::{Context, Result, bail};
@@ -85,6 +86,8 @@ pub struct Curve {
 pub struct Measured {
     pub curves: Vec<Curve>,
     pub notes: Vec<String>,
+    /// What the notes say of a stop, as data.
+    pub conditions: Vec<Condition>,
     /// A pair that failed after others were measured, which ended the run;
     /// those before it are kept.
     pub failed: Option<String>,
@@ -123,18 +126,22 @@ pub fn run(topo: &Topology, cfg: &MlpConfig, progress: &mut dyn FnMut(&str)) -> 
     let started = Instant::now();
     let mut out = Measured::default();
     for &(c, m) in &pairs {
-        if crate::interrupt::requested().is_some()
-            || cfg.time_limit.is_some_and(|t| started.elapsed() >= t)
-        {
+        let timed_out = cfg.time_limit.filter(|&t| started.elapsed() >= t);
+        if crate::interrupt::requested().is_some() || timed_out.is_some() {
+            let sig = crate::interrupt::requested();
             out.notes.push(format!(
                 "stopped ({}): {} of {} node pairs measured",
-                crate::interrupt::requested().map_or(
-                    "time limit reached".to_string(),
-                    |s| format!("interrupted by {}", crate::interrupt::name(s))
-                ),
+                sig.map_or("time limit reached".to_string(), |s| format!(
+                    "interrupted by {}",
+                    crate::interrupt::name(s)
+                )),
                 out.curves.len(),
                 pairs.len()
             ));
+            out.conditions.extend(match sig {
+                Some(signal) => Some(Condition::CutBySignal { signal }),
+                None => timed_out.map(Condition::time_limit),
+            });
             break;
         }
         let Some(cpu) = first_cpu(topo, c) else {

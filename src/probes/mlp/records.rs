@@ -90,6 +90,7 @@ pub fn records(cfg: &MlpConfig, m: &Measured) -> Vec<Record> {
     }
     if let Some(first) = out.first_mut() {
         first.notes.extend(m.notes.iter().cloned());
+        first.conditions.extend(m.conditions.iter().cloned());
     }
     out
 }
@@ -99,6 +100,29 @@ mod tests {
     use super::*;
     use crate::kernels::pattern::Pattern;
     use crate::memory::PageKind;
+    use crate::results::Condition;
+
+    #[test]
+    fn a_run_its_time_limit_stopped_says_so_as_data() {
+        let cfg = MlpConfig {
+            size: 1 << 20,
+            pattern: Pattern::FullRandom,
+            pages: PageKind::Base,
+            counts: vec![1, 2],
+            pairs: super::super::Pairs::All,
+            cpu_nodes: None,
+            mem_nodes: None,
+            time_limit: Some(std::time::Duration::ZERO),
+        };
+        let topo = crate::topology::fixture("two-node");
+        let m = super::super::run(&topo, &cfg, &mut |_| {}).unwrap();
+        assert!(m.curves.is_empty());
+        assert_eq!(
+            m.notes,
+            ["stopped (time limit reached): 0 of 4 node pairs measured"]
+        );
+        assert_eq!(m.conditions, [Condition::CutByTimeLimit { limit_s: 0.0 }]);
+    }
 
     #[test]
     fn concurrency_is_idle_latency_over_ns_per_access() {
@@ -126,9 +150,12 @@ mod tests {
                 elapsed_s: 1.0,
             }],
             notes: vec!["n".into()],
+            conditions: vec![Condition::CutByTimeLimit { limit_s: 3.0 }],
             failed: None,
         };
         let r = records(&cfg, &m);
+        assert_eq!(r[0].cut_by_time_limit(), Some(3.0));
+        assert!(r[1].conditions.is_empty());
         assert_eq!(r.len(), 2);
         let get = |i: usize, k: &str| r[i].metrics[k].value;
         assert_eq!(get(0, ml::metric::CONCURRENCY), 1.0);
