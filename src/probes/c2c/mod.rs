@@ -18,6 +18,7 @@ pub mod view;
 pub use view::C2cView;
 
 use crate::placement::affinity;
+use crate::results::Condition;
 use crate::results::names::c2c::variant;
 use crate::sys::threads::{CannotStart, StartGate, spawn_scoped};
 use crate::topology::Topology;
@@ -167,6 +168,8 @@ pub struct Outcome {
     pub results: Vec<PairResult>,
     /// Pairs planned but not measured (time limit, stop), as a note.
     pub notes: Vec<String>,
+    /// What the notes say of a stop, as data.
+    pub conditions: Vec<Condition>,
     pub line_home: LineHome,
     /// Why the run ended early where a pair's threads could not start;
     /// the pairs before it are kept.
@@ -207,6 +210,7 @@ pub fn run(topo: &Topology, cfg: &C2cConfig, progress: &mut dyn FnMut(&str)) -> 
     let usable = topo.usable_memory_nodes();
     let mut results = Vec::new();
     let mut notes = Vec::new();
+    let mut conditions = Vec::new();
     let mut failed = None;
     let out_of_time = || deadline.is_some_and(|d| Instant::now() >= d);
     'pairs: for (done, pair) in plan.pairs.iter().enumerate() {
@@ -218,6 +222,7 @@ pub fn run(topo: &Topology, cfg: &C2cConfig, progress: &mut dyn FnMut(&str)) -> 
                 "time limit reached: {done} of {} planned pairs measured",
                 plan.pairs.len()
             ));
+            conditions.extend(cfg.time_limit.map(Condition::time_limit));
             break;
         }
         progress(&format!(
@@ -251,6 +256,7 @@ pub fn run(topo: &Topology, cfg: &C2cConfig, progress: &mut dyn FnMut(&str)) -> 
                             plan.pairs.len(),
                             v.name()
                         ));
+                        conditions.extend(cfg.time_limit.map(Condition::time_limit));
                         break 'pairs;
                     }
                     Err(e) => {
@@ -265,6 +271,7 @@ pub fn run(topo: &Topology, cfg: &C2cConfig, progress: &mut dyn FnMut(&str)) -> 
         plan,
         results,
         notes,
+        conditions,
         line_home: cfg.line_home,
         failed,
     }

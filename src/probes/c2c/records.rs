@@ -22,11 +22,13 @@ pub fn records(out: &Outcome) -> Vec<Record> {
             ));
         }
         first.notes.extend(out.notes.iter().cloned());
+        first.conditions.extend(out.conditions.iter().cloned());
     } else if !out.notes.is_empty() {
         // Nothing measured (the time limit ended the first pair): the
         // notes still say why.
         let mut r = Record::new(PROBE, crate::results::names::run::NOT_COMPLETE);
         r.notes.extend(out.notes.iter().cloned());
+        r.conditions.extend(out.conditions.iter().cloned());
         recs.push(r);
     }
     recs
@@ -159,6 +161,7 @@ mod tests {
                 group_pairs: Default::default(),
             },
             notes: Vec::new(),
+            conditions: Vec::new(),
             failed: None,
             line_home: super::super::LineHome::Cpu,
         }
@@ -179,6 +182,35 @@ mod tests {
         assert_eq!(recs[0].placement.as_ref().unwrap().cpus_seen, [0, 1]);
         assert_eq!(recs[0].samples[metric::LATENCY_NS].len(), 4);
         assert!(recs[0].notes.is_empty() && !recs[0].has_param(cp::SAMPLED));
+    }
+
+    #[test]
+    fn a_run_its_time_limit_cut_carries_the_limit_on_a_record() {
+        let topo = crate::topology::fixture("two-node");
+        let cfg = crate::probes::c2c::C2cConfig {
+            variants: vec![Variant::Cas],
+            cpus: topo.allowed.cpus.iter().collect(),
+            iterations: 50,
+            samples: 5,
+            full_up_to: 64,
+            per_group: 4,
+            time_limit: Some(std::time::Duration::ZERO),
+            line_home: super::super::LineHome::Cpu,
+        };
+        let out = crate::probes::c2c::run(&topo, &cfg, &mut |_| {});
+        assert!(out.results.is_empty());
+        let limit = crate::results::Condition::CutByTimeLimit { limit_s: 0.0 };
+        assert_eq!(out.conditions, std::slice::from_ref(&limit));
+        // Nothing measured: the record that says why carries it.
+        let recs = records(&out);
+        assert_eq!(recs.len(), 1);
+        assert_eq!(recs[0].conditions, [limit.clone()]);
+        assert!(recs[0].notes[0].starts_with("time limit reached: 0 of"));
+        // Pairs measured: the first of them carries it.
+        let mut o = outcome(false);
+        o.notes = out.notes;
+        o.conditions = out.conditions;
+        assert_eq!(records(&o)[0].conditions, [limit]);
     }
 
     #[test]

@@ -34,6 +34,7 @@ fn doc_records(n_cpus: usize) -> Vec<Record> {
         plan,
         results,
         notes: Vec::new(),
+        conditions: Vec::new(),
         failed: None,
         line_home: crate::probes::c2c::LineHome::Cpu,
     })
