@@ -135,6 +135,10 @@ pub fn buffer_or_default(text: &Option<String>) -> Result<usize> {
     text.as_deref().map_or(Ok(DEFAULT_BUFFER), buffer_size)
 }
 
+/// A note that a buffer was scaled down, with its condition where the
+/// memory limit is what was short.
+pub type Scaled = (String, Option<Condition>);
+
 /// [`DEFAULT_BUFFER`], or half of what the least roomy of `mem_nodes` (or
 /// the process's memory cgroup or ulimit) leaves where that is less, with
 /// a note saying so (and its condition where the memory limit is what was
@@ -142,7 +146,7 @@ pub fn buffer_or_default(text: &Option<String>) -> Result<usize> {
 pub fn default_buffer(
     topo: &crate::topology::Topology,
     mem_nodes: &[usize],
-) -> Result<(usize, Option<(String, Option<Condition>)>)> {
+) -> Result<(usize, Option<Scaled>)> {
     use crate::probes::sizing::{cap, limit_condition};
     let (size, note, m) = mem_nodes
         .iter()

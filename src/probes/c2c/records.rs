@@ -204,7 +204,7 @@ mod tests {
         // Nothing measured: the record that says why carries it.
         let recs = records(&out);
         assert_eq!(recs.len(), 1);
-        assert_eq!(recs[0].conditions, [limit.clone()]);
+        assert_eq!(recs[0].conditions, std::slice::from_ref(&limit));
         assert!(recs[0].notes[0].starts_with("time limit reached: 0 of"));
         // Pairs measured: the first of them carries it.
         let mut o = outcome(false);
