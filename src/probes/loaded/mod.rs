@@ -25,11 +25,12 @@ pub use view::LoadedView;
 
 use super::measure::Seen;
 use super::seats::node_cpus;
-use super::sizing::{cap, chase_bytes, llc_bytes};
+use super::sizing::{cap, chase_bytes, limit_condition, llc_bytes};
 use crate::ids::NodeSet;
 use crate::kernels::pattern::Pattern;
 use crate::kernels::{KernelSpec, Op, Store};
 use crate::memory::admission::{Footprint, admit};
+use crate::results::Condition;
 use crate::topology::Topology;
 use anyhow::{Result, bail};
 
@@ -134,6 +135,8 @@ pub struct Plan {
     pub injector_bytes: usize,
     /// Why the injectors run where they do, when it is not the default.
     pub note: Option<String>,
+    /// The condition of a buffer the note says the memory limit cut.
+    pub limited: Option<Condition>,
 }
 
 /// One point of a curve as measured.
@@ -168,6 +171,8 @@ pub struct Curve {
 pub struct Loaded {
     pub curves: Vec<Curve>,
     pub notes: Vec<String>,
+    /// What the notes say of a stop, as data.
+    pub conditions: Vec<Condition>,
     /// A pair that failed after others were measured, which ended the run;
     /// those before it are kept.
     pub failed: Option<String>,
@@ -250,6 +255,7 @@ pub fn plan(topo: &Topology, cfg: &LoadedConfig, (c, m): (usize, usize)) -> Resu
             "no CPU of node {injector_node} is left to inject from: the chase runs on CPU {chase_cpu} (and its SMT siblings stay idle); name another --injector-node"
         )));
     }
+    let mut limited = None;
     let chase_bytes = match cfg.chase_bytes {
         Some(b) => b,
         None => {
@@ -257,35 +263,19 @@ pub fn plan(topo: &Topology, cfg: &LoadedConfig, (c, m): (usize, usize)) -> Resu
             if let Some(cut) = cut {
                 let cut = cut.replace("working set", "chase buffer");
                 note = Some(note.map_or(cut.clone(), |n| format!("{n}; {cut}")));
+                limited = limit_condition(topo, m);
             }
             size
         }
     };
-    let injector_bytes = match cfg.injector_bytes {
-        Some(b) => b,
-        None => {
-            let n = injector_cpus.len();
-            let wanted = (4 * llc_bytes(topo, &injector_cpus) as usize / n).max(32 << 20);
-            // All injectors together in at most a quarter of the free memory.
-            let limit = (topo.node_free_bytes(m) / 4) as usize / n;
-            if limit > 0 && limit < wanted {
-                let cut = format!(
-                    "node {m}: injector buffers scaled down from {} to {} MiB each (a quarter of the {} the {n} injector(s) may use together)",
-                    wanted >> 20,
-                    limit >> 20,
-                    match &topo.memory_limit {
-                        Some(l) if topo.node_free_bytes(m) < topo.node_free_unlimited(m) =>
-                            l.describe(),
-                        _ => format!("{} free", crate::units::bytes(topo.node_free_bytes(m))),
-                    }
-                );
-                note = Some(note.map_or(cut.clone(), |n| format!("{n}; {cut}")));
-                limit
-            } else {
-                wanted
-            }
-        }
+    let (injector_bytes, cut) = match cfg.injector_bytes {
+        Some(b) => (b, None),
+        None => injector_share(topo, m, &injector_cpus),
     };
+    if let Some(cut) = cut {
+        note = Some(note.map_or(cut.clone(), |n| format!("{n}; {cut}")));
+        limited = limited.or(limit_condition(topo, m));
+    }
     let injector_bytes = (injector_bytes / CHUNK_BYTES).max(1) * CHUNK_BYTES;
     let chase_bytes = chase_bytes / CHUNK_BYTES * CHUNK_BYTES;
     let in_cache = [
@@ -320,7 +310,30 @@ pub fn plan(topo: &Topology, cfg: &LoadedConfig, (c, m): (usize, usize)) -> Resu
         pattern: cfg.pattern,
         injector_bytes,
         note,
+        limited,
     })
+}
+
+/// Each injector's buffer: 4x the cache the injectors share over their
+/// count, at least 32 MiB, all of them together in at most a quarter of
+/// memory node `m`'s free memory; with a note where that cut it.
+fn injector_share(topo: &Topology, m: usize, cpus: &[usize]) -> (usize, Option<String>) {
+    let n = cpus.len();
+    let wanted = (4 * llc_bytes(topo, cpus) as usize / n).max(32 << 20);
+    let limit = (topo.node_free_bytes(m) / 4) as usize / n;
+    if limit == 0 || limit >= wanted {
+        return (wanted, None);
+    }
+    let room = match &topo.memory_limit {
+        Some(l) if limit_condition(topo, m).is_some() => l.describe(),
+        _ => format!("{} free", crate::units::bytes(topo.node_free_bytes(m))),
+    };
+    let cut = format!(
+        "node {m}: injector buffers scaled down from {} to {} MiB each (a quarter of the {room} the {n} injector(s) may use together)",
+        wanted >> 20,
+        limit >> 20,
+    );
+    (limit, Some(cut))
 }
 
 /// A warning where `what` (`bytes`; a plural ends in s) is under twice the last-level cache
@@ -397,13 +410,14 @@ pub fn run(topo: &Topology, cfg: &LoadedConfig, progress: &mut dyn FnMut(&str)) 
         if crate::interrupt::requested().is_some() {
             break;
         }
-        if cfg.time_limit.is_some_and(|t| started.elapsed() >= t) {
+        if let Some(t) = cfg.time_limit.filter(|&t| started.elapsed() >= t) {
             out.timed_out = true;
             out.notes.push(format!(
                 "time limit reached: {} of {} pair(s) measured",
                 out.curves.len(),
                 plans.len()
             ));
+            out.conditions.push(Condition::time_limit(t));
             break;
         }
         progress(&format!(
@@ -429,6 +443,7 @@ pub fn run(topo: &Topology, cfg: &LoadedConfig, progress: &mut dyn FnMut(&str)) 
             out.curves.len(),
             plans.len()
         ));
+        out.conditions.push(Condition::CutBySignal { signal: sig });
     }
     Ok(out)
 }
@@ -539,6 +554,42 @@ mod tests {
             note.contains("the chase's buffer (1 MiB) is under"),
             "{note}"
         );
+    }
+
+    #[test]
+    fn a_memory_limit_that_cuts_the_buffers_is_named_in_words_and_as_data() {
+        let mut t = fixture("interleaved-smt");
+        assert_eq!(
+            plan(&t, &LoadedConfig::default(), (0, 0)).unwrap().limited,
+            None
+        );
+        t.memory_limit = Some(crate::topology::MemoryLimit {
+            headroom_bytes: 64 << 20,
+            limit_bytes: 80 << 20,
+            source: "memory cgroup /x (memory.max)".into(),
+        });
+        let p = plan(&t, &LoadedConfig::default(), (0, 0)).unwrap();
+        let note = p.note.unwrap();
+        assert!(note.contains("injector buffers scaled down"), "{note}");
+        assert!(note.contains("memory cgroup /x"), "{note}");
+        assert_eq!(
+            p.limited,
+            Some(Condition::ScaledByMemoryLimit {
+                source: "memory cgroup /x (memory.max)".into()
+            })
+        );
+    }
+
+    #[test]
+    fn a_run_its_time_limit_stopped_says_so_as_data() {
+        let cfg = LoadedConfig {
+            time_limit: Some(std::time::Duration::ZERO),
+            ..Default::default()
+        };
+        let out = run(&fixture("two-node"), &cfg, &mut |_| {}).unwrap();
+        assert!(out.curves.is_empty() && out.timed_out);
+        assert_eq!(out.conditions, [Condition::CutByTimeLimit { limit_s: 0.0 }]);
+        assert!(out.notes[0].starts_with("time limit reached: 0 of"));
     }
 
     #[test]

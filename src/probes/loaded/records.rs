@@ -19,6 +19,7 @@ impl Loaded {
         }
         if let Some(first) = out.first_mut() {
             first.notes.extend(self.notes.iter().cloned());
+            first.conditions.extend(self.conditions.iter().cloned());
         }
         out
     }
@@ -153,6 +154,7 @@ fn curve_records(c: &Curve) -> Vec<Record> {
     }
     if let Some(first) = out.first_mut() {
         first.notes.extend(c.notes.iter().cloned());
+        first.conditions.extend(c.plan.limited.clone());
     }
     if let Some(idle) = pts.first() {
         out.push(knee_record(c, idle, &pts[1..]));
@@ -273,6 +275,7 @@ mod tests {
                 pattern: crate::kernels::pattern::Pattern::FullRandom,
                 injector_bytes: 1 << 25,
                 note: None,
+                limited: None,
             },
             mix: Mix::Read,
             kernel: "read_avx2",
@@ -288,6 +291,7 @@ mod tests {
         Loaded {
             curves: vec![c],
             notes: Vec::new(),
+            conditions: Vec::new(),
             failed: None,
             timed_out: false,
         }
@@ -339,6 +343,26 @@ mod tests {
         assert!(recs.iter().all(
             |r| r.params[param::PATTERN] == "full-random" && !r.has_param(param::WINDOW_BYTES)
         ));
+    }
+
+    #[test]
+    fn the_runs_stop_and_a_curves_limit_go_on_the_first_records() {
+        let limit = crate::results::Condition::ScaledByMemoryLimit {
+            source: "memory cgroup /x (memory.max)".into(),
+        };
+        let mut c = curve(&[(None, 0.0, 100.0), (Some(0), 9_000.0, 300.0)]);
+        c.plan.limited = Some(limit.clone());
+        let recs = Loaded {
+            curves: vec![c],
+            notes: vec!["time limit reached: 1 of 2 pair(s) measured".into()],
+            conditions: vec![crate::results::Condition::CutByTimeLimit { limit_s: 1.0 }],
+            failed: None,
+            timed_out: true,
+        }
+        .records();
+        assert_eq!(recs[0].cut_by_time_limit(), Some(1.0));
+        assert!(recs[0].scaled_by_memory_limit("memory cgroup /x (memory.max)"));
+        assert!(recs[1..].iter().all(|r| r.conditions.is_empty()));
     }
 
     #[test]
