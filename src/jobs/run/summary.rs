@@ -36,17 +36,13 @@ pub fn summary(doc: &Document, secs: f64, registry: &[&dyn Probe]) -> String {
 
 /// One line when a memory limit of the process cut some buffer down: the
 /// figures above are then of smaller buffers than on the same machine
-/// without it. A note scaled by the limit names it by its source, so the
-/// source, not the note's wording, tells.
+/// without it. A record whose buffer the limit cut says so by its
+/// condition, naming the limit by its source.
 fn limit_line(limit: Option<&MemoryLimit>, records: &[Record]) -> String {
     let Some(l) = limit else {
         return String::new();
     };
-    let scaled = records
-        .iter()
-        .flat_map(|r| &r.notes)
-        .any(|n| n.contains(&l.source));
-    if !scaled {
+    if !records.iter().any(|r| r.scaled_by_memory_limit(&l.source)) {
         return String::new();
     }
     format!(
@@ -55,28 +51,26 @@ fn limit_line(limit: Option<&MemoryLimit>, records: &[Record]) -> String {
     )
 }
 
-/// One line per part its time limit stopped early, with the part's own
-/// count: a figure missing from the lines above is then explained.
+/// One line per part its time limit stopped early, from the records'
+/// conditions: a figure missing from the lines above is then explained,
+/// and the part's notes say how much of it was measured.
 fn cut_lines(records: &[Record]) -> String {
-    let mut cuts: Vec<(&str, &str)> = Vec::new();
+    let mut cuts: Vec<(&str, f64)> = Vec::new();
     for r in records {
-        for n in r.notes.iter().filter(|n| is_time_limit_note(n)) {
-            if !cuts.contains(&(r.probe.as_str(), n.as_str())) {
-                cuts.push((r.probe.as_str(), n.as_str()));
-            }
+        if let Some(limit_s) = r.cut_by_time_limit()
+            && !cuts.contains(&(r.probe.as_str(), limit_s))
+        {
+            cuts.push((r.probe.as_str(), limit_s));
         }
     }
     cuts.iter()
-        .map(|(probe, note)| format!("  {probe} cut short: {}\n", crate::text::escape(note)))
+        .map(|(probe, limit_s)| {
+            format!(
+                "  {} cut short: time limit of {limit_s} s reached (its notes say what was measured)\n",
+                crate::text::escape(probe)
+            )
+        })
         .collect()
-}
-
-/// The probes' notes for a stop at `-t`: "time limit reached: ..."
-/// (latency, c2c, loaded), "time limit of 20 s reached: ..." (peak, sweep,
-/// matrix), "stopped (time limit reached): ..." (mlp).
-fn is_time_limit_note(note: &str) -> bool {
-    note.find("time limit")
-        .is_some_and(|at| note[at..].contains(" reached"))
 }
 
 /// The lowest and highest value of `g`'s local (or remote) cells.
@@ -261,6 +255,7 @@ fn sweep_lines(s: &Summary, points: &[SweepPoint], levels: &Levels) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::results::Condition;
 
     #[test]
     fn a_memory_limit_that_scaled_a_buffer_gets_one_line() {
@@ -270,46 +265,52 @@ mod tests {
             source: "memory cgroup /x (memory.limit_in_bytes)".into(),
         };
         let mut scaled = Record::new(probe::MATRIX, "matrix");
-        scaled.notes.push(format!(
-            "node 0: working set scaled down from 128 to 31 MiB (half of the {})",
-            l.describe()
-        ));
+        scaled.conditions.push(Condition::ScaledByMemoryLimit {
+            source: l.source.clone(),
+        });
         let plain = Record::new(probe::SWEEP, "sweep");
         let text = limit_line(Some(&l), &[plain.clone(), scaled.clone(), scaled.clone()]);
         assert_eq!(
             text,
             "  memory limit: 62 MiB left under memory cgroup /x (memory.limit_in_bytes) of 64 MiB; buffers scaled down to fit (see the notes)\n"
         );
-        // A limit that cut nothing, or no limit: no line.
-        assert_eq!(limit_line(Some(&l), &[plain]), "");
+        // A limit that cut nothing, or no limit: no line; nor a note that
+        // names the limit without its condition.
+        let mut said = plain.clone();
+        said.notes
+            .push(format!("scaled down (half of the {})", l.describe()));
+        assert_eq!(limit_line(Some(&l), &[plain, said]), "");
         assert_eq!(limit_line(None, &[scaled]), "");
     }
 
     #[test]
-    fn a_part_its_time_limit_stopped_is_named_once() {
+    fn a_part_its_time_limit_stopped_is_named_once_from_its_conditions() {
+        let limit = |s: f64| Condition::CutByTimeLimit { limit_s: s };
         let mut cut = Record::new(probe::LATENCY, "chase");
         cut.notes
             .push("time limit reached: 1 of 2 measurements made".into());
+        cut.conditions.push(limit(12.0));
         let whole = Record::new(probe::MLP, "mlp");
         let text = cut_lines(&[cut.clone(), cut, whole]);
         assert_eq!(
             text,
-            "  latency cut short: time limit reached: 1 of 2 measurements made\n"
+            "  latency cut short: time limit of 12 s reached (its notes say what was measured)\n"
         );
         assert_eq!(cut_lines(&[Record::new(probe::PEAK, "peak")]), "");
-        // Every probe's wording of the same stop.
+        // A note that says it, without the condition, is no cut; a stop by
+        // a signal is none either.
         let mut peak = Record::new(probe::PEAK, "peak");
         peak.notes
             .push("time limit of 20 s reached: 4 of 12 measurement(s) made".into());
         let mut mlp = Record::new(probe::MLP, "mlp");
-        mlp.notes
-            .push("stopped (time limit reached): 1 of 4 node pairs measured".into());
-        mlp.notes
-            .push("interrupted by SIGINT: 1 of 4 node pairs measured".into());
+        mlp.conditions.push(Condition::CutBySignal { signal: 2 });
+        assert_eq!(cut_lines(&[peak.clone(), mlp.clone()]), "");
+        peak.conditions.push(limit(20.0));
+        mlp.conditions.push(limit(0.5));
         assert_eq!(
             cut_lines(&[peak, mlp]),
-            "  peak cut short: time limit of 20 s reached: 4 of 12 measurement(s) made\n  \
-             mlp cut short: stopped (time limit reached): 1 of 4 node pairs measured\n"
+            "  peak cut short: time limit of 20 s reached (its notes say what was measured)\n  \
+             mlp cut short: time limit of 0.5 s reached (its notes say what was measured)\n"
         );
     }
     use crate::analysis::sweep_summary::summarize;
