@@ -68,6 +68,8 @@ pub struct Chosen {
     pub target_s: Option<f64>,
     /// Why the burst has fewer groups than hackbench's, where memory cut it.
     pub burst: Option<String>,
+    /// The condition of that cut where the process's memory limit made it.
+    pub burst_limited: Option<crate::results::Condition>,
 }
 
 /// When and how large the burst is.

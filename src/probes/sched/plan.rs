@@ -254,6 +254,9 @@ pub fn params(topo: &Topology, asked: &Asked, counts: &[usize]) -> Result<Vec<Pa
     let limit = memory_limit(topo);
     let room = admission::room_words(topo, None);
     let (burst, burst_cut) = fit_burst(asked, most, limit, &room);
+    let burst_limited = burst_cut
+        .as_ref()
+        .and(crate::probes::sizing::room_condition(topo, None));
     let burst_mem = burst.map_or(0, |b| burst_bytes(&b.spec));
     let size = match asked.size {
         Some(n) => {
@@ -303,6 +306,7 @@ pub fn params(topo: &Topology, asked: &Asked, counts: &[usize]) -> Result<Vec<Pa
                     target_s: passes.is_some().then_some(target),
                     passes,
                     burst: burst_cut.clone(),
+                    burst_limited: burst_limited.clone(),
                 },
             }
         })
@@ -435,6 +439,12 @@ mod tests {
         let note = p.chosen.burst.as_deref().unwrap();
         assert!(note.contains("from 20 to"), "{note}");
         assert!(note.contains("memory cgroup /x"), "{note}");
+        assert_eq!(
+            p.chosen.burst_limited,
+            Some(crate::results::Condition::ScaledByMemoryLimit {
+                source: "memory cgroup /x (memory.limit_in_bytes)".into()
+            })
+        );
         let basis = &p.chosen.size.as_ref().unwrap().basis;
         assert!(basis.contains("memory cgroup /x"), "{basis}");
         let total = tasks_bytes(2, p.size) + burst_bytes(&b.spec);

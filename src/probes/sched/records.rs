@@ -8,7 +8,7 @@ use super::task::Arrays;
 use super::{BurstOutcome, BurstOutput, Params, RunOutput, TaskOutput};
 use crate::results::names::sched::{burst_state, metric, param, record, task, task_metric};
 use crate::results::names::{self, probe};
-use crate::results::{Better, Line, Placement, Record, Series};
+use crate::results::{Better, Condition, Line, Placement, Record, Series};
 use serde_json::{Map, Value, json};
 use std::collections::BTreeMap;
 
@@ -233,6 +233,7 @@ fn chosen(mut r: Record, p: &Params) -> Record {
         r = r.param(param::TARGET_RUN_S, t);
     }
     r.notes.extend(p.chosen.burst.iter().cloned());
+    r.conditions.extend(p.chosen.burst_limited.clone());
     r
 }
 
@@ -389,12 +390,15 @@ fn run_end_notes(r: &mut Record, p: &Params, out: &RunOutput, finished: usize) {
             "INTERRUPTED by signal {sig}: partial figures, {finished} of {} tasks finished",
             p.tasks
         ));
+        r.conditions.push(Condition::CutBySignal { signal: sig });
     }
     if let Some(why) = &out.failed {
         r.notes.push(format!(
             "FAILED: {why}; partial figures, {finished} of {} tasks finished",
             p.tasks
         ));
+        r.conditions
+            .push(Condition::PartFailed { why: why.clone() });
     }
     if out.killed {
         r.notes

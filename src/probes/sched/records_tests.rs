@@ -176,6 +176,8 @@ fn no_burst_and_interrupted_runs_say_so_in_the_records() {
     assert!(s.metrics.contains_key("total_user_time_s"));
     assert!(s.notes[0].starts_with("no burst: every task finished"));
     assert!(s.notes[1].starts_with("INTERRUPTED by signal 2"));
+    assert_eq!(s.cut_by_signal(), Some(2));
+    assert_eq!(s.part_failed(), None);
     assert!(recs[1].notes[0].starts_with("did not finish"));
 }
 
@@ -196,6 +198,7 @@ fn chosen_values_and_series_names_are_in_the_records() {
         }),
         target_s: Some(9.0),
         burst: None,
+        burst_limited: None,
     };
     let recs = records(&p, &out, "x", Some(&[64][..]));
     assert_eq!(recs[0].name, "N=2 task 1");

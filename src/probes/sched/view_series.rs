@@ -50,7 +50,7 @@ fn series_row(r: &Record) -> Vec<String> {
     let finished = r.f64_param(param::FINISHED_TASKS).unwrap_or(0.0);
     let cut = r.has_param(param::INTERRUPTED_BY_SIGNAL)
         || finished < tasks
-        || r.notes.iter().any(|n| n.starts_with("FAILED"));
+        || r.part_failed().is_some();
     let mut row = vec![format!("{tasks}")];
     if cut {
         row.extend(std::iter::repeat_n("-".to_string(), 7));

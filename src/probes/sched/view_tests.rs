@@ -145,6 +145,22 @@ fn a_series_ends_with_its_table_and_never_averages_a_partial_run() {
 }
 
 #[test]
+fn a_failed_run_is_partial_by_its_condition_even_with_every_task_finished() {
+    let (p, out) = run();
+    let mut failed = out.clone();
+    failed.failed = Some("the burst's sender died".into());
+    let recs = records(&p, &failed, "x", Some(&[64][..]));
+    assert_eq!(recs[2].part_failed(), Some("the burst's sender died"));
+    assert!(recs[2].notes.iter().any(|n| n.starts_with("FAILED")));
+    assert!(rendered(&recs).contains("partial: 2 of 2 tasks finished"));
+    // The note without the condition (a document from before conditions)
+    // is a whole run.
+    let mut old = recs.clone();
+    old[2].conditions.clear();
+    assert!(!rendered(&old).contains("partial:"));
+}
+
+#[test]
 fn chosen_values_are_stated_under_the_title() {
     let (mut p, out) = run();
     p.chosen = crate::probes::sched::Chosen {
@@ -156,6 +172,7 @@ fn chosen_values_are_stated_under_the_title() {
         passes: None,
         target_s: None,
         burst: None,
+        burst_limited: None,
     };
     let text = rendered(&records(&p, &out, "x", None));
     let second = text.lines().nth(1).unwrap();
