@@ -16,6 +16,7 @@ use super::bind::Bind;
 use super::shape::Shape;
 use crate::error::usage;
 use crate::probes::workload::params::RawOptions;
+use crate::results::Condition;
 use crate::topology::Topology;
 use anyhow::{Result, anyhow};
 
@@ -124,6 +125,9 @@ pub struct Plan {
     pub start_node: usize,
     /// Scaling and defaults the reader should know about.
     pub notes: Vec<String>,
+    /// What the notes say as data: M scaled down under the process's
+    /// memory limit.
+    pub conditions: Vec<Condition>,
 }
 
 impl Plan {
@@ -148,6 +152,8 @@ pub struct Start {
     pub free: u64,
     /// `free` in words, naming the memory limit where that decided it.
     pub words: String,
+    /// The memory limit's condition where `words` name it.
+    pub limited: Option<Condition>,
 }
 
 impl Start {
@@ -156,6 +162,7 @@ impl Start {
             node,
             free: topo.node_free_bytes(node),
             words: crate::memory::admission::room_words(topo, Some(&[node])),
+            limited: crate::probes::sizing::room_condition(topo, Some(&[node])),
         }
     }
 }
@@ -175,6 +182,7 @@ pub fn plan(
     let mut shape = test.shape(nr_cpus, nr_nodes);
     let seed_mem_bytes = shape.mem_bytes;
     let mut notes = Vec::new();
+    let mut conditions = Vec::new();
     let procs = shape.processes as u64;
     match asked.threads {
         Some(t) if t != shape.threads => {
@@ -235,6 +243,7 @@ pub fn plan(
                     seed_mem_bytes / MIB,
                     start.words
                 ));
+                conditions.extend(start.limited.clone());
             }
         }
     }
@@ -266,6 +275,7 @@ pub fn plan(
         work,
         start_node,
         notes,
+        conditions,
     })
 }
 
@@ -330,6 +340,7 @@ mod tests {
             node: 0,
             free,
             words: format!("the {} free on node 0", crate::units::bytes(free)),
+            limited: None,
         }
     }
 

@@ -6,12 +6,11 @@
 use super::Settings;
 use super::bench::{Plan, Test, Work};
 use super::bind::Bind;
-use super::records::{self, FALLBACK_NOTE_START, METHOD_NOTE_START};
 use super::shape::Shape;
 use super::watch::Method;
 use crate::results::names::autonuma::{metric as am, param as ap, series as an};
 use crate::results::names::{metric, param};
-use crate::results::{Document, Record};
+use crate::results::{Condition, Document, Record};
 use crate::topology::Topology;
 
 /// The command's opening facts: CPUs, nodes and how runs are watched.
@@ -47,58 +46,45 @@ impl Header {
     /// From a run record of `doc`.
     pub fn of(doc: &Document, r: &Record) -> Header {
         Header {
-            nr_cpus: uint(r, ap::NR_CPUS) as usize,
+            nr_cpus: count(r, ap::NR_CPUS),
             cpu_nodes: r
-                .params
-                .get(ap::CPU_NODES)
-                .and_then(|v| v.as_array())
-                .map_or(Vec::new(), |a| {
-                    a.iter()
-                        .filter_map(|n| n.as_u64().map(|n| n as usize))
-                        .collect()
-                }),
-            start_node: uint(r, ap::START_NODE) as usize,
+                .u64s_param(ap::CPU_NODES)
+                .map_or(Vec::new(), |a| a.into_iter().map(|n| n as usize).collect()),
+            start_node: count(r, ap::START_NODE),
             balancing: doc.host.numa_balancing,
             interval_s: float(r, ap::INTERVAL_S),
             tolerance_pct: float(r, ap::TOLERANCE_PCT),
-            sample_pages: r
-                .params
-                .get(ap::SAMPLE_PAGES)
-                .and_then(|v| v.as_u64())
-                .map(|n| n as usize),
+            sample_pages: r.usize_param(ap::SAMPLE_PAGES),
         }
     }
 }
 
 fn uint(r: &Record, key: &str) -> u64 {
-    r.params.get(key).and_then(|v| v.as_u64()).unwrap_or(0)
+    r.u64_param(key).unwrap_or(0)
+}
+
+fn count(r: &Record, key: &str) -> usize {
+    uint(r, key) as usize
 }
 
 fn float(r: &Record, key: &str) -> f64 {
-    r.params.get(key).and_then(|v| v.as_f64()).unwrap_or(0.0)
-}
-
-/// A metric of `r`, if it has it.
-pub fn value(r: &Record, key: &str) -> Option<f64> {
-    r.metrics.get(key).map(|m| m.value)
+    r.f64_param(key).unwrap_or(0.0)
 }
 
 /// Whether `r` is a run's record (not a test's summary).
 pub fn is_run(r: &Record) -> bool {
-    r.params.contains_key(ap::RUN)
+    r.has_param(ap::RUN)
 }
 
 /// The test a record belongs to.
 pub fn test_of(r: &Record) -> Option<&str> {
-    r.params.get(param::TEST).and_then(|v| v.as_str())
+    r.str_param(param::TEST)
 }
 
 /// How a record's run placed threads and memory (the test itself where it
 /// does not say).
 pub fn bind_of(r: &Record) -> Bind {
-    r.params
-        .get(ap::BIND)
-        .and_then(|v| v.as_str())
+    r.str_param(ap::BIND)
         .and_then(Bind::from_name)
         .unwrap_or(Bind::Free)
 }
@@ -113,32 +99,39 @@ pub fn label_of(r: &Record) -> String {
 /// does not know.
 pub fn plan_of(r: &Record) -> Option<Plan> {
     let test = Test::from_name(test_of(r)?)?;
-    let work = match (r.params.get(ap::LOOPS), r.params.get(ap::SECS)) {
-        (_, Some(s)) => Work::Secs(s.as_u64()? as u32),
-        (Some(l), None) => Work::Loops(l.as_u64()? as u32),
-        (None, None) => return None,
+    let work = match (r.has_param(ap::LOOPS), r.has_param(ap::SECS)) {
+        (_, true) => Work::Secs(r.u64_param(ap::SECS)? as u32),
+        (true, false) => Work::Loops(r.u64_param(ap::LOOPS)? as u32),
+        (false, false) => return None,
     };
-    let notes = r
-        .notes
+    let plan_notes = r.usize_param(ap::PLAN_NOTES).unwrap_or_else(|| {
+        // Written before the record said: its notes are the plan's, the
+        // method note, then the checks.
+        r.notes.len().saturating_sub(1 + check_notes(r))
+    });
+    // The plan's conditions: M scaled under the memory limit, the only
+    // kind a plan gives.
+    let conditions = r
+        .conditions
         .iter()
-        .take_while(|n| !n.starts_with(METHOD_NOTE_START))
+        .filter(|c| matches!(c, Condition::ScaledByMemoryLimit { .. }))
         .cloned()
         .collect();
     Some(Plan {
         test,
         bind: bind_of(r),
-        nr_cpus: uint(r, ap::NR_CPUS) as usize,
+        nr_cpus: count(r, ap::NR_CPUS),
         shape: Shape {
-            processes: uint(r, param::PROCESSES) as usize,
-            threads: (uint(r, param::THREADS) as usize).max(1),
+            processes: count(r, param::PROCESSES),
+            threads: count(r, param::THREADS).max(1),
             mem_bytes: uint(r, param::SIZE_BYTES),
-            per_thread: r.params.get(ap::MEMORY).and_then(|v| v.as_str())
-                == Some(ap::MEMORY_THREAD),
+            per_thread: r.str_param(ap::MEMORY) == Some(ap::MEMORY_THREAD),
         },
         seed_mem_bytes: uint(r, ap::SEED_SIZE_BYTES),
         work,
-        start_node: uint(r, ap::START_NODE) as usize,
-        notes,
+        start_node: count(r, ap::START_NODE),
+        notes: r.notes.iter().take(plan_notes).cloned().collect(),
+        conditions,
     })
 }
 
@@ -181,10 +174,10 @@ pub struct Run {
 
 impl Run {
     pub fn of(r: &Record) -> Run {
-        let (interrupted, failed) = records::partial_notes(r);
-        let runtime_s = value(r, metric::RUNTIME_S).unwrap_or(0.0);
-        let data_gb = value(r, am::DATA_GB).unwrap_or(0.0);
-        let share = r.params.get(ap::FINAL_SHARE_PCT);
+        let value = |key: &str| r.value(key);
+        let runtime_s = value(metric::RUNTIME_S).unwrap_or(0.0);
+        let data_gb = value(am::DATA_GB).unwrap_or(0.0);
+        let share = r.map_param(ap::FINAL_SHARE_PCT);
         let shares = r
             .series
             .iter()
@@ -194,17 +187,19 @@ impl Run {
                     .iter()
                     .map(|l| {
                         let n = l.label.strip_prefix("node ").unwrap_or(&l.label);
-                        let pct = share.and_then(|m| m.get(n)).and_then(|v| v.as_f64());
+                        let pct = share.and_then(|m| m.get(n)?.as_f64());
                         (l.label.clone(), pct.unwrap_or(0.0))
                     })
                     .collect()
             });
         Run {
-            fixed_time: r.params.contains_key(ap::SECS),
-            end: match (interrupted, failed) {
-                (true, _) => End::Interrupted,
-                (false, true) => End::Failed,
-                _ => End::Whole,
+            fixed_time: r.has_param(ap::SECS),
+            end: if r.cut_by_signal().is_some() {
+                End::Interrupted
+            } else if r.part_failed().is_some() {
+                End::Failed
+            } else {
+                End::Whole
             },
             runtime_s,
             gb_s: if runtime_s > 0.0 {
@@ -212,24 +207,23 @@ impl Run {
             } else {
                 0.0
             },
-            convergence_s: value(r, metric::CONVERGENCE_S),
+            convergence_s: value(metric::CONVERGENCE_S),
             shares,
-            migrated: value(r, metric::NUMA_PAGES_MIGRATED),
-            hint_faults: value(r, metric::NUMA_HINT_FAULTS),
-            user_s: value(r, am::USER_S).unwrap_or(0.0),
-            system_s: value(r, am::SYSTEM_S).unwrap_or(0.0),
-            overhead_pct: value(r, am::SAMPLING_OVERHEAD_PCT).unwrap_or(0.0),
-            looks: uint(r, ap::LOOKS) as usize,
+            migrated: value(metric::NUMA_PAGES_MIGRATED),
+            hint_faults: value(metric::NUMA_HINT_FAULTS),
+            user_s: value(am::USER_S).unwrap_or(0.0),
+            system_s: value(am::SYSTEM_S).unwrap_or(0.0),
+            overhead_pct: value(am::SAMPLING_OVERHEAD_PCT).unwrap_or(0.0),
+            looks: count(r, ap::LOOKS),
             interval_s: float(r, ap::INTERVAL_S),
-            exact: r.params.get(ap::LOOK_METHOD).and_then(|v| v.as_str())
-                == Some(Method::Exact.name()),
+            exact: r.str_param(ap::LOOK_METHOD) == Some(Method::Exact.name()),
             sampled_looks: uint(r, ap::SAMPLED_LOOKS),
             sampled_pages_max: uint(r, ap::SAMPLED_PAGES_MAX),
             stride_max: uint(r, ap::SAMPLE_STRIDE_MAX),
-            fallback: fallback_of(r),
+            fallback: r.fallback_method().map(str::to_string),
             doubled: (
-                value(r, am::CORES_WITH_TWO_THREADS_END).unwrap_or(0.0),
-                value(r, am::CORES_WITH_TWO_THREADS_MAX).unwrap_or(0.0),
+                value(am::CORES_WITH_TWO_THREADS_END).unwrap_or(0.0),
+                value(am::CORES_WITH_TWO_THREADS_MAX).unwrap_or(0.0),
             ),
         }
     }
@@ -239,18 +233,46 @@ impl Run {
     }
 }
 
-/// The method note's reason, without the hidden-pages clause that may
-/// follow it.
-fn fallback_of(r: &Record) -> Option<String> {
-    let note = r
-        .notes
-        .iter()
-        .find_map(|n| n.strip_prefix(FALLBACK_NOTE_START))?;
-    let why = match note.rfind(records::CARRIED_NOTE_START) {
-        Some(i) if note[i..].contains(records::CARRIED_NOTE_MARK) => &note[..i],
-        _ => note,
+/// How many notes [`super::records::checks`] gave a run record, counted
+/// from the figures the record holds as `checks` decided them: for a record
+/// written before it said how many of its notes are the plan's. A stop by a
+/// signal or a task that died is not counted: a record from then has no
+/// condition that says so.
+fn check_notes(r: &Record) -> usize {
+    let first_look_off_start = bind_of(r) == Bind::Free && first_look_off(r);
+    let foreign_policies = r
+        .strs_param(ap::POLICIES_SEEN)
+        .is_some_and(|p| p.iter().any(|p| *p != "default"));
+    let no_look = r.u64_param(ap::LOOKS) == Some(0);
+    let off_bound_node = r
+        .placement
+        .as_ref()
+        .and_then(|p| p.on_target_pct)
+        .is_some_and(|p| p < 99.0);
+    let off_cpus = r.u64_param(ap::TASKS_OFF_CPUS).is_some_and(|n| n > 0);
+    [
+        first_look_off_start,
+        foreign_policies,
+        no_look,
+        off_bound_node,
+        off_cpus,
+    ]
+    .into_iter()
+    .filter(|&b| b)
+    .count()
+}
+
+/// Whether less than 99% of the memory at the first look was on the start
+/// node, from the memory series.
+fn first_look_off(r: &Record) -> bool {
+    let Some(s) = r.series.iter().find(|s| s.name == an::MEMORY_PER_NODE) else {
+        return false;
     };
-    Some(why.to_string())
+    let start = format!("node {}", uint(r, ap::START_NODE));
+    let first = |l: &crate::results::Line| l.y.first().copied().unwrap_or(0.0);
+    let total: f64 = s.lines.iter().map(first).sum();
+    let on_start: f64 = s.lines.iter().filter(|l| l.label == start).map(first).sum();
+    total > 0.0 && on_start < 0.99 * total
 }
 
 /// The run records of `records` by test (a baseline apart from its test),

@@ -9,26 +9,15 @@ use super::watch::{Method, WALK_PAGES_PER_QUERY};
 use super::{Outcome, Settings};
 use crate::results::names::autonuma::{metric as am, param as ap, series as an};
 use crate::results::names::{metric, param, probe};
-use crate::results::{Better, Line, Placement, Record, Series};
+use crate::results::{Better, Condition, Line, Placement, Record, Series};
 use crate::stats;
 use serde_json::json;
 use std::fmt::Write;
 
 pub(crate) const MIB: f64 = 1048576.0;
 
-/// How the method note of every run record begins: the notes before it
-/// are the plan's.
-pub(crate) const METHOD_NOTE_START: &str = "memory per node";
-/// The method note of a run whose sampling gave way to numa_maps.
-pub(crate) const FALLBACK_NOTE_START: &str = "memory per node sampled until ";
-/// The note of a run a signal stopped.
-pub(crate) const INTERRUPTED_NOTE_START: &str = "interrupted by signal ";
-/// The note of a run whose task died.
-pub(crate) const FAILED_NOTE_START: &str = "failed: ";
-const PARTIAL_NOTE_END: &str = "the run is partial";
-/// The clause the method note ends with where looks missed pages.
-pub(crate) const CARRIED_NOTE_START: &str = "; at most ";
-pub(crate) const CARRIED_NOTE_MARK: &str = "% of a look's memory was hidden from move_pages";
+/// How the method note of every run record begins.
+const METHOD_NOTE_START: &str = "memory per node";
 
 /// File name stem of a run's chart and series.
 pub fn file_stem(plan: &Plan, run: usize) -> String {
@@ -116,7 +105,25 @@ pub fn record(plan: &Plan, run: usize, o: &Outcome, settings: &Settings) -> Reco
     r.notes.extend(plan.notes.iter().cloned());
     r.notes.push(method_note(o, settings));
     r.notes.extend(checks(plan, o));
+    r.conditions.extend(plan.conditions.iter().cloned());
+    r.conditions.extend(conditions(o, settings));
     r
+}
+
+/// What the method note and the checks say of the run, as data: sampling
+/// that gave way to numa_maps, a stop by a signal, a task that died.
+fn conditions(o: &Outcome, settings: &Settings) -> Vec<Condition> {
+    let mut out = Vec::new();
+    if let (Method::Sampled { .. }, Some(why)) = (settings.method, &o.method_fallback) {
+        out.push(Condition::FallbackMethod { why: why.clone() });
+    }
+    if let Some(signal) = o.interrupted {
+        out.push(Condition::CutBySignal { signal });
+    }
+    if let Some(why) = &o.failed {
+        out.push(Condition::PartFailed { why: why.clone() });
+    }
+    out
 }
 
 /// What was asked and how the run was watched.
@@ -137,6 +144,7 @@ fn run_params(r: Record, plan: &Plan, run: usize, o: &Outcome, settings: &Settin
         .param(ap::MEMORY, memory)
         .param(ap::NR_CPUS, plan.nr_cpus)
         .param(ap::START_NODE, plan.start_node)
+        .param(ap::PLAN_NOTES, plan.notes.len())
         .param(ap::CPU_NODES, o.cpu_nodes.clone())
         .param(ap::INTERVAL_S, settings.interval.as_secs_f64())
         .param(ap::TOLERANCE_PCT, settings.tolerance_pct)
@@ -244,7 +252,7 @@ pub fn method_note(o: &Outcome, settings: &Settings) -> String {
     if o.carried_pct_max > 0.0 {
         let _ = write!(
             note,
-            "{CARRIED_NOTE_START}{:.1}{CARRIED_NOTE_MARK} at that look (pages marked for a NUMA-balancing hinting fault on some kernels, or being migrated) and counted on the node it was last seen on",
+            "; at most {:.1}% of a look's memory was hidden from move_pages at that look (pages marked for a NUMA-balancing hinting fault on some kernels, or being migrated) and counted on the node it was last seen on",
             o.carried_pct_max
         );
     }
@@ -258,7 +266,7 @@ fn method_words(o: &Outcome, settings: &Settings) -> String {
         );
     };
     if let Some(why) = &o.method_fallback {
-        return format!("{FALLBACK_NOTE_START}{why}");
+        return format!("{METHOD_NOTE_START} sampled until {why}");
     }
     if o.sampled_looks == 0 {
         return format!(
@@ -322,22 +330,12 @@ pub fn checks(plan: &Plan, o: &Outcome) -> Vec<String> {
         ));
     }
     if let Some(sig) = o.interrupted {
-        notes.push(format!("{INTERRUPTED_NOTE_START}{sig}: {PARTIAL_NOTE_END}"));
+        notes.push(format!("interrupted by signal {sig}: the run is partial"));
     }
     if let Some(why) = &o.failed {
-        notes.push(format!("{FAILED_NOTE_START}{why}; {PARTIAL_NOTE_END}"));
+        notes.push(format!("failed: {why}; the run is partial"));
     }
     notes
-}
-
-/// Whether a run record's notes say a signal stopped it, or a task died.
-pub(crate) fn partial_notes(r: &Record) -> (bool, bool) {
-    let ends = |start: &str| {
-        r.notes
-            .iter()
-            .any(|n| n.starts_with(start) && n.ends_with(PARTIAL_NOTE_END))
-    };
-    (ends(INTERRUPTED_NOTE_START), ends(FAILED_NOTE_START))
 }
 
 /// A test's runs together: average and spread of the seconds, as the

@@ -99,6 +99,7 @@ fn start64() -> Start {
         node: 0,
         free: 64 << 30,
         words: "the 64 GiB free on node 0".into(),
+        limited: None,
     }
 }
 
@@ -485,4 +486,75 @@ fn baselines_give_the_test_its_position_in_text_records_and_view() {
         "{}",
         text::summary(&tests)
     );
+}
+
+#[test]
+fn how_a_run_ended_and_a_fallback_are_conditions_the_facts_read() {
+    use crate::probes::autonuma::facts::End;
+    let p = a_plan(Test::Numa02);
+    let mut o = outcome();
+    o.method_fallback = Some("move_pages(pid=7) failed: denied".into());
+    let r = record(&p, 1, &o, &settings());
+    let why = "move_pages(pid=7) failed: denied";
+    assert_eq!(
+        r.conditions,
+        [Condition::FallbackMethod { why: why.into() }]
+    );
+    assert_eq!(Run::of(&r).fallback.as_deref(), Some(why));
+    assert!(Run::of(&r).whole());
+    let mut cut = outcome();
+    cut.interrupted = Some(2);
+    let r = record(&p, 1, &cut, &settings());
+    assert_eq!(r.cut_by_signal(), Some(2));
+    assert_eq!(Run::of(&r).end, End::Interrupted);
+    // The note alone, as a record from before conditions has it, is no
+    // stop: notes are for people.
+    let mut old = r.clone();
+    old.conditions.clear();
+    assert!(old.notes.iter().any(|n| n.contains("the run is partial")));
+    assert_eq!(Run::of(&old).end, End::Whole);
+    let mut died = outcome();
+    died.failed = Some("process 0 ended".into());
+    let r = record(&p, 1, &died, &settings());
+    assert_eq!(r.part_failed(), Some("process 0 ended"));
+    assert_eq!(Run::of(&r).end, End::Failed);
+}
+
+#[test]
+fn a_records_plan_notes_are_counted_and_in_an_old_record_told_by_its_checks() {
+    use crate::probes::autonuma::facts::plan_of;
+    let limit = Condition::ScaledByMemoryLimit {
+        source: "memory cgroup /x (memory.max)".into(),
+    };
+    let start = Start {
+        free: 1 << 30,
+        words: "the 1 GiB left under memory cgroup /x (memory.max) of 2 GiB".into(),
+        limited: Some(limit.clone()),
+        ..start64()
+    };
+    let p = plan(Test::Numa02, 4, 2, &start, &Asked::default()).unwrap();
+    assert_eq!(p.conditions, std::slice::from_ref(&limit));
+    assert!(p.notes.len() >= 2, "{:?}", p.notes);
+    // The test: memory off the start node at the first look, a policy
+    // other than default.
+    let mut o = outcome();
+    o.looks[0].mem = [(0, 50 << 20), (1, 50 << 20)].into();
+    (o.exact_looks, o.policies) = (1, ["bind".to_string()].into());
+    // A baseline: the policy, memory off its bound node, tasks off theirs.
+    let hard = p.baseline(crate::probes::autonuma::bind::Bind::Hard, "HARD".into());
+    let mut bound = o.clone();
+    (bound.bound_pct, bound.tasks_off_cpus) = (Some(50.0), 2);
+    let cases = [(&p, &o, 2), (&hard, &bound, 3), (&p, &outcome(), 0)];
+    for (plan, o, checked) in cases {
+        assert_eq!(checks(plan, o).len(), checked);
+        let r = record(plan, 1, o, &settings());
+        assert_eq!(r.usize_param(ap::PLAN_NOTES), Some(plan.notes.len()));
+        assert_eq!(r.conditions, std::slice::from_ref(&limit));
+        assert_eq!(plan_of(&r).as_ref(), Some(plan));
+        // A record from before the count: its checks are counted from
+        // its figures, and the notes before the method note are the plan's.
+        let mut old = r.clone();
+        old.params.remove(ap::PLAN_NOTES);
+        assert_eq!(plan_of(&old).as_ref(), Some(plan), "{checked} checks");
+    }
 }

@@ -123,7 +123,8 @@ impl View for AutonumaView {
 /// convergence marked: the benchmark's convergence chart.
 pub fn memory_chart(r: &Record) -> Option<Chart> {
     let series = r.series.iter().find(|s| s.name == an::MEMORY_PER_NODE)?;
-    let markers = facts::value(r, metric::CONVERGENCE_S)
+    let markers = r
+        .value(metric::CONVERGENCE_S)
         .filter(|c| c.is_finite())
         .map(|c| Marker {
             x: c,

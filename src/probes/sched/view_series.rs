@@ -48,9 +48,8 @@ const SERIES_HEADER: [&str; 9] = [
 fn series_row(r: &Record) -> Vec<String> {
     let tasks = r.f64_param(names::param::TASKS).unwrap_or(0.0);
     let finished = r.f64_param(param::FINISHED_TASKS).unwrap_or(0.0);
-    let cut = r.has_param(param::INTERRUPTED_BY_SIGNAL)
-        || finished < tasks
-        || r.part_failed().is_some();
+    let cut =
+        r.has_param(param::INTERRUPTED_BY_SIGNAL) || finished < tasks || r.part_failed().is_some();
     let mut row = vec![format!("{tasks}")];
     if cut {
         row.extend(std::iter::repeat_n("-".to_string(), 7));

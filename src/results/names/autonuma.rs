@@ -39,6 +39,10 @@ pub mod param {
     pub const SAMPLE_STRIDE_MAX: &str = "sample_stride_max";
     pub const CARRIED_PCT_MAX: &str = "carried_pct_max";
     pub const POLICIES_SEEN: &str = "policies_seen";
+    /// How many of a run record's notes, from the first, are its plan's
+    /// (the test's scaling and defaults); the notes on how the run was
+    /// watched and how it went follow them.
+    pub const PLAN_NOTES: &str = "plan_notes";
     /// How the run placed threads and memory: `hard_bind` or
     /// `inverse_bind` for a baseline; absent for the test itself.
     pub const BIND: &str = "bind";
