@@ -249,6 +249,9 @@ fn suite_test(s: &Suite<'_>, planned: &Planned, topo: &Topology, sink: Sink) -> 
     match run_one(&planned.name, &planned.short_name, &cmd, &p, topo, how) {
         Ok(mut run) => {
             run.record = records::suite_test(run.record, &planned.short_name, &planned.notes);
+            run.record
+                .conditions
+                .extend(planned.conditions.iter().cloned());
             // The suite goes on; the run as a whole failed.
             if let Some(why) = &run.failed {
                 sink.put(&format!(" # failed: {why}\n"));

@@ -40,6 +40,9 @@ pub struct Planned {
     pub args: Vec<String>,
     /// What was changed and why.
     pub notes: Vec<String>,
+    /// The same facts as data where code acts on them (the process's
+    /// memory limit that scaled the test down).
+    pub conditions: Vec<crate::results::Condition>,
     /// Why the test cannot run here.
     pub skip: Option<String>,
     /// The test clears memory with memset (-Z) instead of reading and
@@ -184,8 +187,9 @@ pub fn plan(test: &Test, topo: &Topology, opts: &SuiteOptions) -> Planned {
     }
     // A skipped test's node list is the seed machine's, not this one's:
     // there is nothing of it to scale.
+    let mut conditions = Vec::new();
     if skip.is_none() {
-        scale_memory(&mut e, topo, opts.memory_pct, &mut notes);
+        conditions.extend(scale_memory(&mut e, topo, opts.memory_pct, &mut notes));
     }
     if let Some(s) = opts.secs {
         if e.secs != s {
@@ -222,6 +226,7 @@ pub fn plan(test: &Test, topo: &Topology, opts: &SuiteOptions) -> Planned {
         short_name: short,
         args: e.args(),
         notes,
+        conditions,
         skip,
         memset,
     }
@@ -337,13 +342,17 @@ fn map_memnodes(
 }
 
 /// Memory: at most `memory_pct` of the free memory where it will live,
-/// scaled down (and said so) where the test asks for more.
-fn scale_memory(e: &mut Entry, topo: &Topology, memory_pct: u32, notes: &mut Vec<String>) {
+/// scaled down (and said so) where the test asks for more; the condition
+/// where the process's memory limit is what was short.
+fn scale_memory(
+    e: &mut Entry,
+    topo: &Topology,
+    memory_pct: u32,
+    notes: &mut Vec<String>,
+) -> Option<crate::results::Condition> {
     let pct = f64::from(memory_pct.clamp(1, 100)) / 100.0;
     let need_total = e.per_process_mb() * e.test.procs.max(1) as f64;
-    let Some((factor, tightest)) = memory_factor(e, topo, pct, need_total) else {
-        return;
-    };
+    let (factor, tightest, nodes) = memory_factor(e, topo, pct, need_total)?;
     if let Ok(v) = e.mb.trim().parse::<f64>() {
         let scaled = ((v * factor * 1000.0).floor() / 1000.0).max(0.001);
         e.mb = format!("{scaled}");
@@ -352,14 +361,21 @@ fn scale_memory(e: &mut Entry, topo: &Topology, memory_pct: u32, notes: &mut Vec
         "memory scaled down to {:.1}% ({need_total:.0} MB asked): {tightest}, and a test may use {memory_pct}% of it",
         factor * 100.0
     ));
+    crate::probes::sizing::room_condition(topo, nodes.as_deref())
 }
 
 /// The factor the test's memory must shrink by, below 1, and what limits
 /// it: each bound node's free memory, the one node `-0` starts on, or
-/// the usable nodes' free memory together.
-fn memory_factor(e: &Entry, topo: &Topology, pct: f64, need_total: f64) -> Option<(f64, String)> {
+/// the usable nodes' free memory together (the nodes `None`).
+fn memory_factor(
+    e: &Entry,
+    topo: &Topology,
+    pct: f64,
+    need_total: f64,
+) -> Option<(f64, String, Option<Vec<usize>>)> {
     let mut factor: f64 = 1.0;
     let mut tightest = String::new();
+    let mut nodes = None;
     if let Some(m) = &e.memnodes {
         let threads = e.test.threads.max(1);
         let mut need: BTreeMap<usize, f64> = BTreeMap::new();
@@ -376,6 +392,7 @@ fn memory_factor(e: &Entry, topo: &Topology, pct: f64, need_total: f64) -> Optio
             if want > 0.0 && budget / want < factor {
                 factor = budget / want;
                 tightest = room_words(topo, Some(&[n]));
+                nodes = Some(vec![n]);
             }
         }
     } else if let Some(n) = e
@@ -393,6 +410,7 @@ fn memory_factor(e: &Entry, topo: &Topology, pct: f64, need_total: f64) -> Optio
                 "-0 places it all on node {n}: {}",
                 room_words(topo, Some(&[n]))
             );
+            nodes = Some(vec![n]);
         }
     } else {
         // Together, not node by node: a memory limit holds them all once.
@@ -402,7 +420,7 @@ fn memory_factor(e: &Entry, topo: &Topology, pct: f64, need_total: f64) -> Optio
             tightest = room_words(topo, None);
         }
     }
-    (factor < 1.0).then_some((factor, tightest))
+    (factor < 1.0).then_some((factor, tightest, nodes))
 }
 
 use crate::memory::admission::room_words;
@@ -546,6 +564,12 @@ mod tests {
             "{note}"
         );
         assert!(note.contains("node 0"), "{note}");
+        assert_eq!(
+            local.conditions,
+            vec![crate::results::Condition::ScaledByMemoryLimit {
+                source: "memory cgroup /x (memory.limit_in_bytes)".into()
+            }]
+        );
         // The seed's node 1 does not exist here: skipped, and no word of
         // its free memory.
         let remote = plan(&find("RAM-bw-remote"), &topo, &opts());
@@ -587,6 +611,8 @@ mod tests {
                 "{:?}",
                 t.notes
             );
+            // Free memory, not a limit, was short: no condition.
+            assert!(t.conditions.is_empty(), "{:?}", t.conditions);
         }
     }
 
