@@ -13,11 +13,11 @@ use std::fmt;
 /// The largest id accepted from text. Linux allows at most 8192 CPUs and 1024
 /// nodes today; the cap keeps a typo like `0-4000000000` from allocating
 /// gigabytes.
-pub const MAX_ID: usize = 1 << 20;
+pub(crate) const MAX_ID: usize = 1 << 20;
 
 /// The most CPUs Linux supports (`NR_CPUS` at most 8192): CPU and node ids
 /// in a document are below it.
-pub const MAX_CPUS: usize = 8192;
+pub(crate) const MAX_CPUS: usize = 8192;
 
 /// A set of small non-negative integers (CPU or node ids), stored as a bitmap.
 #[derive(Clone, Default, PartialEq, Eq, Hash)]
@@ -26,9 +26,9 @@ pub struct IdSet {
 }
 
 /// A set of CPUs.
-pub type CpuSet = IdSet;
+pub(crate) type CpuSet = IdSet;
 /// A set of NUMA nodes.
-pub type NodeSet = IdSet;
+pub(crate) type NodeSet = IdSet;
 
 /// Why a list could not be parsed; the message names the offending part.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

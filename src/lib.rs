@@ -5,6 +5,12 @@
 //! parsers, process and memory system calls) → [`topology`] (what is there)
 //! → `placement` and `memory` (pin, bind, allocate, verify) → probes →
 //! `results` (one JSON document) → [`output`].
+//!
+//! What a module offers the rest of the crate is `pub(crate)`; only what
+//! the binary and the integration tests use is `pub` (the lint below
+//! keeps it so).
+
+#![warn(unreachable_pub)]
 
 pub(crate) mod analysis;
 pub mod cli;

@@ -10,7 +10,7 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 /// Shows what is being measured; cleared when dropped.
-pub struct Progress {
+pub(crate) struct Progress {
     bar: Option<ProgressBar>,
     verbose: bool,
     ticker: Option<(Sender<()>, JoinHandle<()>)>,
@@ -34,7 +34,7 @@ fn ticker(bar: &ProgressBar, interval: Duration) -> Option<(Sender<()>, JoinHand
 impl Progress {
     /// A spinner on a terminal's stderr (hidden elsewhere), or with
     /// `verbose` a line per step on any stderr.
-    pub fn new(verbose: bool) -> Self {
+    pub(crate) fn new(verbose: bool) -> Self {
         let bar = (!verbose).then(|| {
             let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
             bar.set_style(
@@ -58,7 +58,7 @@ impl Progress {
     /// A spinner on a terminal's stderr that moves only when told: no
     /// ticker thread, for a process that forks its workers (fork refuses a
     /// process with more than one thread).
-    pub fn unticked() -> Self {
+    pub(crate) fn unticked() -> Self {
         let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
         bar.set_style(
             ProgressStyle::with_template("{spinner} {msg} ({elapsed})")
@@ -72,7 +72,7 @@ impl Progress {
     }
 
     /// Says that `what` is being measured now.
-    pub fn step(&self, what: &str) {
+    pub(crate) fn step(&self, what: &str) {
         if self.verbose {
             eprintln!("numabench: measuring {what}");
         } else if let Some(bar) = &self.bar {

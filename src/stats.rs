@@ -1,7 +1,7 @@
 //! Small statistics over repeated samples: shared by probes, analysis and
 //! output, so kept below all of them.
 
-pub fn mean(xs: &[f64]) -> f64 {
+pub(crate) fn mean(xs: &[f64]) -> f64 {
     if xs.is_empty() {
         0.0
     } else {
@@ -10,7 +10,7 @@ pub fn mean(xs: &[f64]) -> f64 {
 }
 
 /// Sample standard deviation (n - 1); 0 for fewer than two samples.
-pub fn stddev(xs: &[f64]) -> f64 {
+pub(crate) fn stddev(xs: &[f64]) -> f64 {
     if xs.len() < 2 {
         return 0.0;
     }
@@ -19,7 +19,7 @@ pub fn stddev(xs: &[f64]) -> f64 {
 }
 
 /// Coefficient of variation in percent.
-pub fn cv_pct(xs: &[f64]) -> f64 {
+pub(crate) fn cv_pct(xs: &[f64]) -> f64 {
     let m = mean(xs);
     if m == 0.0 {
         0.0
@@ -28,7 +28,7 @@ pub fn cv_pct(xs: &[f64]) -> f64 {
     }
 }
 
-pub fn median(xs: &[f64]) -> f64 {
+pub(crate) fn median(xs: &[f64]) -> f64 {
     if xs.is_empty() {
         return 0.0;
     }
@@ -46,7 +46,7 @@ pub fn median(xs: &[f64]) -> f64 {
 /// factor of a two-sided 95% interval): the printed table to 30, above it
 /// the Cornish-Fisher expansion around the normal quantile, within 1e-4
 /// of the exact figure there; infinite for 0.
-pub fn t975(df: usize) -> f64 {
+pub(crate) fn t975(df: usize) -> f64 {
     const T: [f64; 30] = [
         12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160,
         2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056,
@@ -68,7 +68,7 @@ pub fn t975(df: usize) -> f64 {
 
 /// The 95% confidence interval of the mean of `xs` (Student's t): mean
 /// -/+ t975(n - 1) x stddev / sqrt(n); `None` for fewer than two values.
-pub fn ci95(xs: &[f64]) -> Option<(f64, f64)> {
+pub(crate) fn ci95(xs: &[f64]) -> Option<(f64, f64)> {
     if xs.len() < 2 {
         return None;
     }

@@ -36,7 +36,7 @@ pub fn escape(text: &str) -> Cow<'_, str> {
 /// terminal raw through `--json`. Outside its strings JSON holds only
 /// ASCII, so every such character of the text is inside a string, where
 /// the escape means the same character: the document reads back unchanged.
-pub fn json_pretty<T: serde::Serialize + ?Sized>(value: &T) -> serde_json::Result<String> {
+pub(crate) fn json_pretty<T: serde::Serialize + ?Sized>(value: &T) -> serde_json::Result<String> {
     let text = serde_json::to_string_pretty(value)?;
     if !text.chars().any(needs_escape) {
         return Ok(text);
@@ -59,7 +59,7 @@ fn needs_escape(c: char) -> bool {
 
 /// The explicit directional marks, embeddings, overrides and isolates
 /// (Unicode's Bidi_Control property).
-pub fn is_bidi_control(c: char) -> bool {
+pub(crate) fn is_bidi_control(c: char) -> bool {
     matches!(
         c,
         '\u{061c}' | '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}'

@@ -11,18 +11,18 @@ use std::time::Duration;
 
 /// Largest size accepted anywhere: 64 PiB, far above any machine, small
 /// enough that a few multiples of it still fit in a `usize`.
-pub const MAX_SIZE: u64 = 1 << 56;
+pub(crate) const MAX_SIZE: u64 = 1 << 56;
 
 /// Longest time option accepted: one week. Longer runs are not what a time
 /// limit is for, and anything up to this converts to a `Duration` exactly.
-pub const MAX_SECONDS: f64 = 7.0 * 86_400.0;
+pub(crate) const MAX_SECONDS: f64 = 7.0 * 86_400.0;
 
 /// Most timed runs per measurement: each keeps its samples in memory and
 /// takes at least tens of milliseconds, so more is a typo, not a plan.
-pub const MAX_TRIES: usize = 1000;
+pub(crate) const MAX_TRIES: usize = 1000;
 
 /// A count of timed runs from 1 to [`MAX_TRIES`]; `what` names one run.
-pub fn tries(n: usize, flag: &str, what: &str) -> Result<(), String> {
+pub(crate) fn tries(n: usize, flag: &str, what: &str) -> Result<(), String> {
     if n == 0 {
         return Err(format!("{flag} 0: at least one {what} is needed"));
     }
@@ -36,11 +36,11 @@ pub fn tries(n: usize, flag: &str, what: &str) -> Result<(), String> {
 
 /// Largest peak bandwidth accepted, MB/s: 1 PB/s, far above any memory or
 /// link, so that measured / peak stays a finite ratio.
-pub const MAX_PEAK_MB_S: f64 = 1e9;
+pub(crate) const MAX_PEAK_MB_S: f64 = 1e9;
 
 /// A peak bandwidth typed by the user (--peak, --phi), MB/s: from 1 to
 /// [`MAX_PEAK_MB_S`].
-pub fn peak(p: f64, flag: &str) -> Result<(), String> {
+pub(crate) fn peak(p: f64, flag: &str) -> Result<(), String> {
     if p.is_finite() && (1.0..=MAX_PEAK_MB_S).contains(&p) {
         return Ok(());
     }
@@ -59,7 +59,7 @@ pub fn peak(p: f64, flag: &str) -> Result<(), String> {
 /// (binary multiples), a whole number of bytes from 1 byte to under 64
 /// PiB.
 /// The error is the reason only, without the flag.
-pub fn parse_size(text: &str) -> Result<usize, String> {
+pub(crate) fn parse_size(text: &str) -> Result<usize, String> {
     let t = text.trim();
     let split = t
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))
@@ -113,7 +113,7 @@ pub fn parse_size(text: &str) -> Result<usize, String> {
 }
 
 /// A size of at least `min` bytes; the error names the minimum.
-pub fn size_at_least(text: &str, min: usize) -> Result<usize, String> {
+pub(crate) fn size_at_least(text: &str, min: usize) -> Result<usize, String> {
     let bytes = parse_size(text)?;
     if bytes < min {
         return Err(format!(
@@ -126,7 +126,7 @@ pub fn size_at_least(text: &str, min: usize) -> Result<usize, String> {
 
 /// A size as these options take it: 2097152 as 2M, 1073741824 as 1G,
 /// 1536 as 1536 (no unit fits exactly).
-pub fn short_size(b: u64) -> String {
+pub(crate) fn short_size(b: u64) -> String {
     for (shift, unit) in [(40, "T"), (30, "G"), (20, "M"), (10, "K")] {
         if b >= 1 << shift && b.is_multiple_of(1 << shift) {
             return format!("{}{unit}", b >> shift);
@@ -137,7 +137,7 @@ pub fn short_size(b: u64) -> String {
 
 /// A decimal number of `unit`s (seconds, milliseconds) from `lo` to `hi`:
 /// finite, in range, never NaN. The error says the range.
-pub fn time(text: &str, lo: f64, hi: f64, unit: &str) -> Result<f64, String> {
+pub(crate) fn time(text: &str, lo: f64, hi: f64, unit: &str) -> Result<f64, String> {
     match text.trim().parse::<f64>() {
         Ok(v) if v.is_finite() && (lo..=hi).contains(&v) => Ok(v),
         _ => Err(format!(
@@ -151,7 +151,7 @@ pub fn time(text: &str, lo: f64, hi: f64, unit: &str) -> Result<f64, String> {
 /// Seconds for a time limit: 0 (no limit), or 1 ms up to [`MAX_SECONDS`].
 /// A limit under 1 ms would stop before the first measurement, and one
 /// under f64's range (1e-400) would read as 0, no limit at all.
-pub fn time_limit(text: &str) -> Result<f64, String> {
+pub(crate) fn time_limit(text: &str) -> Result<f64, String> {
     let why = |e: String| format!("{e} (0 = no limit, else at least 0.001)");
     let v = time(text, 0.0, MAX_SECONDS, "seconds").map_err(why)?;
     let zero_written = text
@@ -172,13 +172,13 @@ pub fn time_limit(text: &str) -> Result<f64, String> {
 /// A checked number of seconds as a `Duration`, `None` for 0 (no limit).
 /// Never panics: out-of-range input (only reachable by skipping the
 /// parsers above) saturates instead of overflowing.
-pub fn limit(secs: f64) -> Option<Duration> {
+pub(crate) fn limit(secs: f64) -> Option<Duration> {
     (secs > 0.0).then(|| duration(secs))
 }
 
 /// Seconds as a `Duration`, saturating: NaN and negatives are zero, values
 /// past `Duration::MAX` are `Duration::MAX`.
-pub fn duration(secs: f64) -> Duration {
+pub(crate) fn duration(secs: f64) -> Duration {
     if secs.is_nan() || secs <= 0.0 {
         return Duration::ZERO;
     }
@@ -188,7 +188,7 @@ pub fn duration(secs: f64) -> Duration {
 /// Bytes in binary units with one decimal: `62.8 GiB`, `48 KiB`, `1 GiB`.
 /// A figure that rounds to a whole number is written without the decimal
 /// (`8 GiB` for 8.04 GiB), so a table never shows `8.0 GiB` beside `8 GiB`.
-pub fn bytes(n: u64) -> String {
+pub(crate) fn bytes(n: u64) -> String {
     const UNITS: [&str; 7] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
     let mut v = n as f64;
     let mut unit = 0;

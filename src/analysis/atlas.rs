@@ -13,21 +13,21 @@ use std::collections::{BTreeMap, BTreeSet};
 
 /// One figure per (CPU node, memory node).
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct Grid {
+pub(crate) struct Grid {
     pub values: BTreeMap<(usize, usize), f64>,
 }
 
 impl Grid {
-    pub fn get(&self, cpu_node: usize, mem_node: usize) -> Option<f64> {
+    pub(crate) fn get(&self, cpu_node: usize, mem_node: usize) -> Option<f64> {
         self.values.get(&(cpu_node, mem_node)).copied()
     }
 
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.values.is_empty()
     }
 
     /// (memory node, value) of one row, by memory node.
-    pub fn row(&self, cpu_node: usize) -> Vec<(usize, f64)> {
+    pub(crate) fn row(&self, cpu_node: usize) -> Vec<(usize, f64)> {
         self.values
             .iter()
             .filter(|((c, _), _)| *c == cpu_node)
@@ -37,7 +37,7 @@ impl Grid {
 
     /// The row's reference: its own node's value, or where the CPU node has
     /// no memory of its own, the row's best.
-    pub fn local(&self, cpu_node: usize) -> Option<f64> {
+    pub(crate) fn local(&self, cpu_node: usize) -> Option<f64> {
         self.get(cpu_node, cpu_node).or_else(|| {
             self.row(cpu_node)
                 .into_iter()
@@ -47,7 +47,7 @@ impl Grid {
     }
 
     /// A cell in % of its row's local value.
-    pub fn pct_of_local(&self, cpu_node: usize, mem_node: usize) -> Option<f64> {
+    pub(crate) fn pct_of_local(&self, cpu_node: usize, mem_node: usize) -> Option<f64> {
         let local = self.local(cpu_node).filter(|l| *l > 0.0)?;
         Some(100.0 * self.get(cpu_node, mem_node)? / local)
     }
@@ -55,7 +55,7 @@ impl Grid {
 
 /// Everything a matrix run measured.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct Atlas {
+pub(crate) struct Atlas {
     pub cpu_nodes: Vec<usize>,
     pub mem_nodes: Vec<usize>,
     /// Single-thread bandwidth, MB/s (STREAM convention).
@@ -112,7 +112,7 @@ fn class_rule(r: &Record) -> ClassOptions {
 
 impl Atlas {
     /// Reads the `matrix` records; others are ignored.
-    pub fn from_records<'a>(records: impl IntoIterator<Item = &'a Record>) -> Atlas {
+    pub(crate) fn from_records<'a>(records: impl IntoIterator<Item = &'a Record>) -> Atlas {
         let mut a = Atlas::default();
         let mut cpus = BTreeSet::new();
         let mut mems = BTreeSet::new();
@@ -212,13 +212,13 @@ impl Atlas {
         a
     }
 
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.cpu_nodes.is_empty()
     }
 
     /// The latency grid's pattern, `full-random` where the records predate
     /// patterns (the chase was full-random then).
-    pub fn latency_pattern(&self) -> &str {
+    pub(crate) fn latency_pattern(&self) -> &str {
         self.latency_pattern
             .as_deref()
             .unwrap_or(crate::kernels::pattern::Pattern::FULL_RANDOM)
@@ -226,12 +226,12 @@ impl Atlas {
 
     /// `, 1.2 GiB`: the latency grid's buffer, to follow its chase's name;
     /// empty where the records do not say.
-    pub fn latency_buffer(&self) -> String {
+    pub(crate) fn latency_buffer(&self) -> String {
         buffer_suffix(self.latency_size)
     }
 
     /// The latency grid's chase, as [`chase_label`] words it.
-    pub fn latency_chase(&self) -> String {
+    pub(crate) fn latency_chase(&self) -> String {
         self.latency_chase
             .clone()
             .unwrap_or_else(|| format!("{} chase", self.latency_pattern()))
@@ -240,7 +240,7 @@ impl Atlas {
 
 /// `, 1.2 GiB` for a chase buffer of that many bytes, to follow the name of
 /// its chase; empty for `None`.
-pub fn buffer_suffix(bytes: Option<u64>) -> String {
+pub(crate) fn buffer_suffix(bytes: Option<u64>) -> String {
     bytes
         .map(|b| format!(", {}", crate::units::bytes(b)))
         .unwrap_or_default()
@@ -248,7 +248,7 @@ pub fn buffer_suffix(bytes: Option<u64>) -> String {
 
 /// The chase a latency record ran, as `full-random chase on thp pages`;
 /// without its pages where the record does not name them.
-pub fn chase_label(r: &Record) -> String {
+pub(crate) fn chase_label(r: &Record) -> String {
     let pattern = pattern_label(r);
     match r.str_param(param::PAGE_SIZE) {
         Some(pages) => format!("{pattern} chase on {} pages", crate::text::escape(pages)),
@@ -259,7 +259,7 @@ pub fn chase_label(r: &Record) -> String {
 /// The chase pattern a latency record names, as `full-random`,
 /// `page-local:256K` or `stride:128`; `full-random` where it names none
 /// (records from before patterns, whose chase was full-random).
-pub fn pattern_label(r: &Record) -> String {
+pub(crate) fn pattern_label(r: &Record) -> String {
     use crate::kernels::pattern::Pattern;
     let num = |k: &str| r.u64_param(k).unwrap_or(0) as usize;
     match r.str_param(param::PATTERN) {

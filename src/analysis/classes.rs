@@ -60,7 +60,7 @@ impl ClassOptions {
 }
 
 #[derive(Debug, Clone, PartialEq)]
-pub struct Class {
+pub(crate) struct Class {
     /// 0 = fastest.
     pub index: usize,
     /// The class's representative bandwidth.
@@ -72,7 +72,7 @@ pub struct Class {
 }
 
 #[derive(Debug, Clone, PartialEq)]
-pub struct Classes {
+pub(crate) struct Classes {
     /// Fastest first; `classes[i].index == i`.
     pub classes: Vec<Class>,
     /// Class per input value; `None` for values that were ignored.
@@ -84,23 +84,23 @@ pub struct Classes {
 impl Classes {
     /// Class of input value `value_index`; `None` when it was ignored or the
     /// index is out of range.
-    pub fn class_of(&self, value_index: usize) -> Option<usize> {
+    pub(crate) fn class_of(&self, value_index: usize) -> Option<usize> {
         self.assignment.get(value_index).copied().flatten()
     }
 
     #[cfg(test)]
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.classes.len()
     }
 
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.classes.is_empty()
     }
 
     /// One line per class, in the thesis' report form, e.g.
     /// `Class 0: <= 9300 MB/s (alpha 0.5449)`. Values are taken as MB/s;
     /// alpha (max / gamma) is left out without a usable gamma.
-    pub fn describe(&self, gamma_mb_s: Option<f64>) -> Vec<String> {
+    pub(crate) fn describe(&self, gamma_mb_s: Option<f64>) -> Vec<String> {
         let gamma = gamma_mb_s.filter(|g| g.is_finite() && *g > 0.0);
         self.classes
             .iter()
@@ -204,7 +204,7 @@ fn starts(back: &[Vec<usize>], k: usize, m: usize) -> Vec<usize> {
 /// `0..min(k, distinct)` with none empty. Non-finite values, and every
 /// value when k is 0, get `None`.
 #[cfg(test)]
-pub fn ckmeans(values: &[f64], k: usize) -> Vec<Option<usize>> {
+pub(crate) fn ckmeans(values: &[f64], k: usize) -> Vec<Option<usize>> {
     let (xs, ws) = distinct(values.iter().copied().filter(|v| v.is_finite()).collect());
     let k = k.min(xs.len());
     if k == 0 {
@@ -230,7 +230,7 @@ fn tolerance(opts: &ClassOptions) -> f64 {
 
 /// How [`classify`] chooses the classes, in words: the start of every
 /// [`Classes::criterion`].
-pub fn rule(opts: &ClassOptions) -> String {
+pub(crate) fn rule(opts: &ClassOptions) -> String {
     let tol = tolerance(opts);
     let pct = tol * 100.0;
     let base = format!(
@@ -251,7 +251,7 @@ pub fn rule(opts: &ClassOptions) -> String {
 
 /// Groups the positive finite values into bandwidth classes; see the module
 /// documentation for the criterion.
-pub fn classify(values: &[f64], opts: &ClassOptions) -> Classes {
+pub(crate) fn classify(values: &[f64], opts: &ClassOptions) -> Classes {
     let tol = tolerance(opts);
     let keep = |v: f64| v.is_finite() && v > 0.0;
     let (xs, ws) = distinct(values.iter().copied().filter(|&v| keep(v)).collect());

@@ -11,7 +11,7 @@ use crate::stats;
 
 /// One compared figure of another run.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Cell {
+pub(crate) struct Cell {
     pub value: f64,
     /// Change against the base in %, + = better (direction from the record);
     /// `None` where the base is 0 and this value is not: no percentage
@@ -23,7 +23,7 @@ pub struct Cell {
 }
 
 #[derive(Debug, Clone, PartialEq)]
-pub struct Row {
+pub(crate) struct Row {
     pub probe: String,
     pub test: String,
     pub metric: String,
@@ -35,7 +35,7 @@ pub struct Row {
 }
 
 #[derive(Debug, Clone, PartialEq)]
-pub struct Comparison {
+pub(crate) struct Comparison {
     pub rows: Vec<Row>,
     /// Records of other runs the base does not have, per other run.
     pub unmatched: Vec<usize>,
@@ -57,7 +57,7 @@ fn is_secondary(record: &Record, metric: &str) -> bool {
 /// Change in %, + = better; `None` from a base of 0 to anything else, and
 /// where the change is too large for a number (a base of 1e-320, say).
 /// Equal values are +0.0 whichever the direction (never -0.0).
-pub fn change_pct(base: f64, other: f64, better: Better) -> Option<f64> {
+pub(crate) fn change_pct(base: f64, other: f64, better: Better) -> Option<f64> {
     if base == 0.0 {
         return (other == 0.0).then_some(0.0);
     }
@@ -83,7 +83,7 @@ pub fn change_pct(base: f64, other: f64, better: Better) -> Option<f64> {
 /// moves it is the per cent change. Where either figure is not positive it
 /// falls back to the change relative to `base`; `None` from a base of 0 to
 /// anything else, as [`change_pct`].
-pub fn within_noise(
+pub(crate) fn within_noise(
     base: f64,
     other: f64,
     base_samples: &[f64],
@@ -126,7 +126,7 @@ fn without_farthest(s: &[f64]) -> Vec<f64> {
 
 /// Which metrics a comparison shows.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Metrics<'a> {
+pub(crate) enum Metrics<'a> {
     /// Each record's results, without spread and cost figures.
     Main,
     /// Every metric.
@@ -146,7 +146,7 @@ impl Metrics<'_> {
 }
 
 /// The metrics of `names` that no record of `doc` has, in their order.
-pub fn missing_metrics<'a>(doc: &Document, names: &'a [String]) -> Vec<&'a str> {
+pub(crate) fn missing_metrics<'a>(doc: &Document, names: &'a [String]) -> Vec<&'a str> {
     names
         .iter()
         .filter(|n| !doc.records.iter().any(|r| r.metrics.contains_key(*n)))
@@ -170,7 +170,7 @@ fn index(doc: &Document) -> HashMap<(&str, &str), &Record> {
     by_name
 }
 
-pub fn compare(base: &Document, others: &[&Document], metrics: Metrics) -> Comparison {
+pub(crate) fn compare(base: &Document, others: &[&Document], metrics: Metrics) -> Comparison {
     let indexes: Vec<_> = others.iter().map(|d| index(d)).collect();
     let mut rows = Vec::new();
     for r in &base.records {

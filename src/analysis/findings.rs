@@ -19,7 +19,7 @@ const NOISY_CV_PCT: f64 = 5.0;
 
 /// One sentence of the findings.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Finding {
+pub(crate) struct Finding {
     /// Something that makes a figure doubtful, or that a reader must act on.
     pub flag: bool,
     pub text: String,
@@ -37,7 +37,7 @@ impl Finding {
 
 /// The findings of `doc`, the plain ones first, then the flags; the probes
 /// of `registry` say which of their records are idle chases to compare.
-pub fn findings(doc: &Document, registry: &[&dyn Probe]) -> Vec<Finding> {
+pub(crate) fn findings(doc: &Document, registry: &[&dyn Probe]) -> Vec<Finding> {
     let mut out = Vec::new();
     let atlas = Atlas::from_records(&doc.records);
     if !atlas.is_empty() {

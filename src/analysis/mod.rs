@@ -1,12 +1,12 @@
 //! Pure functions over measured rows and records: summaries, scores,
 //! classes, models, comparisons. Nothing here touches hardware.
 
-pub mod atlas;
-pub mod classes;
-pub mod compare;
-pub mod findings;
-pub mod fleet;
-pub mod model;
-pub mod placement;
-pub mod repeats;
-pub mod sweep_summary;
+pub(crate) mod atlas;
+pub(crate) mod classes;
+pub(crate) mod compare;
+pub(crate) mod findings;
+pub(crate) mod fleet;
+pub(crate) mod model;
+pub(crate) mod placement;
+pub(crate) mod repeats;
+pub(crate) mod sweep_summary;

@@ -21,7 +21,7 @@ use serde::{Deserialize, Serialize};
 /// thesis writes 17.066 GB/s (the exact product is 17 066.67 MB/s); the
 /// thesis' figure is kept so its alpha values come out as printed.
 #[cfg(test)]
-pub const DDR3_2133_MB_S: f64 = 17_066.0;
+pub(crate) const DDR3_2133_MB_S: f64 = 17_066.0;
 
 /// Phi of the thesis: "PCIe 2.0", 12.8 GB/s, which it derives as 8b/10b
 /// encoding applied to the 16 GB/s quoted for a x16 slot. Note that the
@@ -30,16 +30,16 @@ pub const DDR3_2133_MB_S: f64 = 17_066.0;
 /// [`Accelerator::link_peak_mb_s`](crate::topology::Accelerator::link_peak_mb_s)
 /// reports). Use this constant to compare with the thesis' numbers.
 #[cfg(test)]
-pub const PCIE2_X16_MB_S: f64 = 12_800.0;
+pub(crate) const PCIE2_X16_MB_S: f64 = 12_800.0;
 
 /// How far the thetas may add up from 1 (typed fractions such as
 /// `0.333,0.333,0.333` are accepted).
-pub const THETA_TOLERANCE: f64 = 1e-3;
+pub(crate) const THETA_TOLERANCE: f64 = 1e-3;
 
 /// A model input that cannot be used; every message is one line naming the
 /// bad value.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
-pub enum ModelError {
+pub(crate) enum ModelError {
     #[error("no theta values given")]
     NoThetas,
     #[error("theta {position} is empty (expected e.g. 0.5,0.25,0.25 or 50%,25%,25%)")]
@@ -77,13 +77,13 @@ fn short(x: &f64) -> String {
 
 /// `alpha` (eq. 4.3): the bandwidth of a class as a fraction of the
 /// theoretical peak, both in the same unit.
-pub fn alpha(bandwidth_mb_s: f64, peak_mb_s: f64) -> f64 {
+pub(crate) fn alpha(bandwidth_mb_s: f64, peak_mb_s: f64) -> f64 {
     bandwidth_mb_s / peak_mb_s
 }
 
 /// Checks that `thetas` are finite, >= 0 and add up to 1 within
 /// [`THETA_TOLERANCE`]. Positions in messages count from 1.
-pub fn check_thetas(thetas: &[f64]) -> Result<(), ModelError> {
+pub(crate) fn check_thetas(thetas: &[f64]) -> Result<(), ModelError> {
     if thetas.is_empty() {
         return Err(ModelError::NoThetas);
     }
@@ -122,21 +122,21 @@ fn check_against(what: &'static str, values: &[f64], thetas: &[f64]) -> Result<(
 /// `D` (eq. 4.6): `sum(alpha_i * theta_i)`. Thetas pair with alphas by
 /// position (class 0 first); fewer thetas than alphas leave the remaining
 /// classes at 0, more thetas than alphas is an error.
-pub fn performance(alphas: &[f64], thetas: &[f64]) -> Result<f64, ModelError> {
+pub(crate) fn performance(alphas: &[f64], thetas: &[f64]) -> Result<f64, ModelError> {
     check_against("alpha", alphas, thetas)?;
     Ok(alphas.iter().zip(thetas).map(|(a, t)| a * t).sum())
 }
 
 /// What a placement loses against all-local access (eq. 4.12): `D -
 /// alpha_0`, negative when accesses leave class 0.
-pub fn loss(d: f64, alpha0: f64) -> f64 {
+pub(crate) fn loss(d: f64, alpha0: f64) -> f64 {
     d - alpha0
 }
 
 /// Parses thetas typed as fractions (`0.5,0.25,0.25`) or percentages
 /// (`50%,25%,25%`), separated by commas, spaces allowed around each piece.
 /// Each piece must be a finite number >= 0 and the whole must add up to 1.
-pub fn parse_thetas(text: &str) -> Result<Vec<f64>, ModelError> {
+pub(crate) fn parse_thetas(text: &str) -> Result<Vec<f64>, ModelError> {
     if text.trim().is_empty() {
         return Err(ModelError::NoThetas);
     }
@@ -172,7 +172,7 @@ pub fn parse_thetas(text: &str) -> Result<Vec<f64>, ModelError> {
 /// times the peak, i.e. the access-weighted mean `sum(theta_i * b_i)`. It
 /// assumes the nodes serve their shares at the same time, each at its own
 /// rate. Same pairing rules as [`performance`].
-pub fn predict_linear(b: &[f64], theta: &[f64]) -> Result<f64, ModelError> {
+pub(crate) fn predict_linear(b: &[f64], theta: &[f64]) -> Result<f64, ModelError> {
     check_against("bandwidth", b, theta)?;
     Ok(b.iter().zip(theta).map(|(b, t)| b * t).sum())
 }
@@ -183,7 +183,7 @@ pub fn predict_linear(b: &[f64], theta: &[f64]) -> Result<f64, ModelError> {
 /// [`predict_linear`] and is the better guess for a single thread, whose
 /// slow pages hold it up. A node with bandwidth 0 and a share > 0 is an
 /// error. Same pairing rules as [`performance`].
-pub fn predict_harmonic(b: &[f64], theta: &[f64]) -> Result<f64, ModelError> {
+pub(crate) fn predict_harmonic(b: &[f64], theta: &[f64]) -> Result<f64, ModelError> {
     check_against("bandwidth", b, theta)?;
     let mut time = 0.0;
     for (i, (b, t)) in b.iter().zip(theta).enumerate() {
@@ -204,7 +204,7 @@ pub fn predict_harmonic(b: &[f64], theta: &[f64]) -> Result<f64, ModelError> {
 /// How far a prediction is from the measurement, in percent of the
 /// measurement: positive when the prediction is too high. `None` when the
 /// measurement is 0 or either value is not finite.
-pub fn error_pct(predicted: f64, measured: f64) -> Option<f64> {
+pub(crate) fn error_pct(predicted: f64, measured: f64) -> Option<f64> {
     if measured == 0.0 || !measured.is_finite() || !predicted.is_finite() {
         return None;
     }
@@ -214,7 +214,7 @@ pub fn error_pct(predicted: f64, measured: f64) -> Option<f64> {
 /// Where a peak bandwidth came from.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
-pub enum PeakSource {
+pub(crate) enum PeakSource {
     /// The user gave it (`--peak`).
     Given,
     /// The memory speed the firmware reports (SMBIOS type 17), assuming one
@@ -231,14 +231,14 @@ pub enum PeakSource {
 
 /// A theoretical peak (Gamma for memory) and where it came from.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Peak {
+pub(crate) struct Peak {
     pub mb_s: f64,
     pub source: PeakSource,
 }
 
 impl Peak {
     /// A peak the user gave.
-    pub fn given(mb_s: f64) -> Self {
+    pub(crate) fn given(mb_s: f64) -> Self {
         Peak {
             mb_s,
             source: PeakSource::Given,
@@ -247,7 +247,7 @@ impl Peak {
 
     /// The peak of `channels` channels at `mt_s` transfers per microsecond
     /// of `bytes_per_transfer` bytes each (MT/s x B = MB/s).
-    pub fn dmi(mt_s: u32, bytes_per_transfer: u32, channels: u32) -> Self {
+    pub(crate) fn dmi(mt_s: u32, bytes_per_transfer: u32, channels: u32) -> Self {
         Peak {
             mb_s: crate::topology::peak::memory_mb_s(mt_s, bytes_per_transfer, channels),
             source: PeakSource::Dmi {
@@ -259,7 +259,7 @@ impl Peak {
     }
 
     /// One line saying what Gamma is and where the number comes from.
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         let head = format!("Gamma = {:.0} MB/s", self.mb_s);
         match &self.source {
             PeakSource::Given => format!("{head}, as given with --peak"),

@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 /// Classes seen from one CPU node (a class only means something from where
 /// the task runs).
 #[derive(Debug, Clone)]
-pub struct RowClasses {
+pub(crate) struct RowClasses {
     pub cpu_node: usize,
     /// Memory nodes in the order of the values classified.
     pub mem_nodes: Vec<usize>,
@@ -21,13 +21,13 @@ pub struct RowClasses {
 
 impl RowClasses {
     /// The class of memory node `m` from this row, 0 = fastest.
-    pub fn class_of(&self, m: usize) -> Option<usize> {
+    pub(crate) fn class_of(&self, m: usize) -> Option<usize> {
         let i = self.mem_nodes.iter().position(|&n| n == m)?;
         self.classes.assignment.get(i).copied().flatten()
     }
 
     /// Memory nodes in class `k`.
-    pub fn members(&self, k: usize) -> Vec<usize> {
+    pub(crate) fn members(&self, k: usize) -> Vec<usize> {
         self.mem_nodes
             .iter()
             .filter(|&&m| self.class_of(m) == Some(k))
@@ -36,7 +36,7 @@ impl RowClasses {
     }
 }
 
-pub fn row_classes(a: &Atlas, cpu_node: usize) -> RowClasses {
+pub(crate) fn row_classes(a: &Atlas, cpu_node: usize) -> RowClasses {
     let row = a.single.row(cpu_node);
     let values: Vec<f64> = row.iter().map(|r| r.1).collect();
     RowClasses {
@@ -47,7 +47,7 @@ pub fn row_classes(a: &Atlas, cpu_node: usize) -> RowClasses {
 }
 
 /// Classes over every cell of the single-thread matrix.
-pub fn system_classes(a: &Atlas) -> (Vec<(usize, usize)>, Classes) {
+pub(crate) fn system_classes(a: &Atlas) -> (Vec<(usize, usize)>, Classes) {
     let cells: Vec<((usize, usize), f64)> = a.single.values.iter().map(|(k, v)| (*k, *v)).collect();
     let values: Vec<f64> = cells.iter().map(|c| c.1).collect();
     (
@@ -58,7 +58,7 @@ pub fn system_classes(a: &Atlas) -> (Vec<(usize, usize)>, Classes) {
 
 /// Gamma: the user's figure, else the one recorded with the measurement
 /// (from DMI), else the best measured bandwidth.
-pub fn peak(a: &Atlas, given: Option<f64>, recorded: Option<Peak>) -> Option<Peak> {
+pub(crate) fn peak(a: &Atlas, given: Option<f64>, recorded: Option<Peak>) -> Option<Peak> {
     if let Some(mb_s) = given {
         return Some(Peak {
             mb_s,
@@ -88,7 +88,7 @@ pub fn peak(a: &Atlas, given: Option<f64>, recorded: Option<Peak>) -> Option<Pea
 /// Where the firmware's SLIT ranks two memory nodes differently from the
 /// measured bandwidth classes of one row: equal distances in different
 /// classes, or the nearer node in the slower class.
-pub fn slit_disagreements(topo: &Topology, rc: &RowClasses) -> Vec<String> {
+pub(crate) fn slit_disagreements(topo: &Topology, rc: &RowClasses) -> Vec<String> {
     let c = rc.cpu_node;
     rank_disagreements(rc, "SLIT distance", |m| {
         topo.distance(c, m).map(|d| -f64::from(d))
@@ -97,7 +97,7 @@ pub fn slit_disagreements(topo: &Topology, rc: &RowClasses) -> Vec<String> {
 
 /// The same check against HMAT read bandwidth, where the firmware
 /// publishes it for this row's node.
-pub fn hmat_disagreements(topo: &Topology, rc: &RowClasses) -> Vec<String> {
+pub(crate) fn hmat_disagreements(topo: &Topology, rc: &RowClasses) -> Vec<String> {
     let c = rc.cpu_node;
     rank_disagreements(rc, "HMAT read bandwidth", |m| {
         let h = topo.node(m)?.hmat.as_ref()?;
@@ -152,14 +152,14 @@ fn rank_disagreements(
 /// bytes, alpha per node = alpha of the node's class from that row.
 /// Bytes on nodes the atlas did not measure are reported, not guessed.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Prediction {
+pub(crate) struct Prediction {
     pub cpu_node: usize,
     pub d: f64,
     /// Predicted bandwidth, D x Gamma, MB/s.
     pub mb_s: f64,
 }
 
-pub fn predict_for_pages(
+pub(crate) fn predict_for_pages(
     a: &Atlas,
     bytes_by_node: &BTreeMap<usize, u64>,
     gamma: &Peak,

@@ -28,7 +28,7 @@ const SAME: [&str; 7] = [
 
 /// One chase measured more than once with figures `SPREAD` or more apart.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Disagreement {
+pub(crate) struct Disagreement {
     /// "full-random chase on thp pages, 256 MiB, 0->0".
     pub what: String,
     /// (probe, ns), lowest first.
@@ -37,7 +37,7 @@ pub struct Disagreement {
 }
 
 impl Disagreement {
-    pub fn ratio(&self) -> f64 {
+    pub(crate) fn ratio(&self) -> f64 {
         self.high.1 / self.low.1
     }
 }
@@ -45,7 +45,10 @@ impl Disagreement {
 /// Idle-latency chases measured more than once in `records` whose figures
 /// disagree, the widest apart first; the probes of `registry` say which of
 /// their records are idle chases.
-pub fn latency_disagreements(records: &[Record], registry: &[&dyn Probe]) -> Vec<Disagreement> {
+pub(crate) fn latency_disagreements(
+    records: &[Record],
+    registry: &[&dyn Probe],
+) -> Vec<Disagreement> {
     // (what makes them the same, the first record, every (probe, ns)).
     type Group<'a> = (String, &'a Record, Vec<(String, f64)>);
     let mut groups: Vec<Group> = Vec::new();
@@ -93,7 +96,7 @@ fn idle_latency(r: &Record, registry: &[&dyn Probe]) -> Option<f64> {
 }
 
 /// Where a figure of `probe` came from, in words for a sentence.
-pub fn source<'a>(probe: &'a str, registry: &[&dyn Probe]) -> &'a str {
+pub(crate) fn source<'a>(probe: &'a str, registry: &[&dyn Probe]) -> &'a str {
     registry
         .iter()
         .find(|p| p.probe() == probe)

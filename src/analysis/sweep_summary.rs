@@ -14,7 +14,7 @@ use crate::results::names::sweep::LATENCY;
 
 /// One measurement as the summary reads it.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Point {
+pub(crate) struct Point {
     /// A bandwidth operation (read, write, copy, ...) or `latency`.
     pub operation: String,
     /// Per-thread buffer size.
@@ -25,21 +25,21 @@ pub struct Point {
 }
 
 #[derive(Debug, Clone, PartialEq)]
-pub struct OpSummary {
+pub(crate) struct OpSummary {
     pub operation: String,
     pub peak_mb_s: f64,
     pub weighted_avg_mb_s: f64,
 }
 
 #[derive(Debug, Clone, PartialEq)]
-pub struct Scores {
+pub(crate) struct Scores {
     pub bandwidth: f64,
     pub latency: f64,
     pub combined: f64,
 }
 
 #[derive(Debug, Clone, PartialEq)]
-pub struct Summary {
+pub(crate) struct Summary {
     pub ops: Vec<OpSummary>,
     /// (latency ns, size KiB) at the largest size measured.
     pub ram_latency: Option<(f64, u64)>,
@@ -54,7 +54,7 @@ impl From<&Point> for Point {
 }
 
 /// The summary of any measurements that read as [`Point`]s.
-pub fn summarize<P>(rows: &[P]) -> Summary
+pub(crate) fn summarize<P>(rows: &[P]) -> Summary
 where
     for<'a> &'a P: Into<Point>,
 {
@@ -64,7 +64,7 @@ where
 
 /// A size's weight in the weighted average: log2(size in KiB + 1), as
 /// sc-membench computes it.
-pub fn weight(size_kb: u64) -> f64 {
+pub(crate) fn weight(size_kb: u64) -> f64 {
     (size_kb as f64 + 1.0).log2()
 }
 

@@ -86,7 +86,11 @@ impl MemNodeArgs {
 }
 
 /// The nodes of `--cpu-nodes` and `--mem-nodes` exist and may be used.
-pub fn check_nodes(topo: &Topology, cpu: &Option<NodeSet>, mem: &Option<NodeSet>) -> Result<()> {
+pub(crate) fn check_nodes(
+    topo: &Topology,
+    cpu: &Option<NodeSet>,
+    mem: &Option<NodeSet>,
+) -> Result<()> {
     for n in cpu.iter().flat_map(|s| s.iter()) {
         select::cpu_node(topo, n, "--cpu-nodes")?;
     }

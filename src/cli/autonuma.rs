@@ -169,7 +169,7 @@ fn settings(args: &AutonumaArgs) -> Settings {
     }
 }
 
-pub fn run(args: AutonumaArgs) -> Result<()> {
+pub(super) fn run(args: AutonumaArgs) -> Result<()> {
     let topo = read_topology(&SysfsRoot::live())?;
     args.save.check()?;
     if let Some(dir) = &args.out {

@@ -232,7 +232,7 @@ fn home_nodes(topo: &Topology, cfg: &C2cConfig) -> Vec<usize> {
     nodes
 }
 
-pub fn run(args: C2cArgs) -> Result<()> {
+pub(super) fn run(args: C2cArgs) -> Result<()> {
     let topo = read_topology(&SysfsRoot::live())?;
     let cfg = config(&args, &topo)?;
     // One pair's lines are mapped at a time.

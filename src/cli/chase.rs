@@ -10,10 +10,10 @@ use anyhow::Result;
 
 /// lat_mem_rd-style strides measured for `--pattern stride` without
 /// `--stride`.
-pub const STRIDE_SWEEP: [usize; 7] = [64, 128, 256, 512, 1024, 2048, 4096];
+pub(crate) const STRIDE_SWEEP: [usize; 7] = [64, 128, 256, 512, 1024, 2048, 4096];
 
 /// A page-local window (`--window`), in bytes.
-pub fn window(text: &str) -> Result<usize> {
+pub(crate) fn window(text: &str) -> Result<usize> {
     let w = parse_size(text).map_err(|e| usage(format!("--window {text}: {e}")))?;
     Pattern::PageLocal { window: w }
         .check()
@@ -22,7 +22,7 @@ pub fn window(text: &str) -> Result<usize> {
 }
 
 /// A stride (`--stride`): a plain number is bytes.
-pub fn stride(text: &str) -> Result<usize> {
+pub(crate) fn stride(text: &str) -> Result<usize> {
     let s = parse_size(text).map_err(|e| usage(format!("--stride {text}: {e}")))?;
     Pattern::Stride { stride: s }
         .check()
@@ -32,7 +32,11 @@ pub fn stride(text: &str) -> Result<usize> {
 
 /// The patterns named by `--pattern` (each kind once), the stride kind
 /// expanded over `strides` (or [`STRIDE_SWEEP`] where none is given).
-pub fn patterns(kinds: &[String], window_text: &str, strides: &[String]) -> Result<Vec<Pattern>> {
+pub(crate) fn patterns(
+    kinds: &[String],
+    window_text: &str,
+    strides: &[String],
+) -> Result<Vec<Pattern>> {
     let w = window(window_text)?;
     let mut ss = Vec::new();
     for s in strides {
@@ -67,7 +71,7 @@ pub fn patterns(kinds: &[String], window_text: &str, strides: &[String]) -> Resu
 /// One pattern (`--pattern` of sweep, matrix and mlp): a stride pattern
 /// takes one `--stride`, `default_stride` without one (what the command's
 /// help says: 64 for sweep and matrix, 256 for mlp).
-pub fn one_pattern(
+pub(crate) fn one_pattern(
     kind: &str,
     window_text: &str,
     stride_text: Option<&str>,
@@ -87,7 +91,7 @@ pub fn one_pattern(
 /// A page-local window or a stride that the buffer holds: a window larger
 /// than the buffer would be a full-random chase under another name, and a
 /// stride as large as the buffer a chase of one element.
-pub fn fits(pattern: &Pattern, size: usize) -> Result<()> {
+pub(crate) fn fits(pattern: &Pattern, size: usize) -> Result<()> {
     let shown = crate::units::short_size(size as u64);
     if let Some(w) = pattern.window()
         && w > size
@@ -109,7 +113,7 @@ pub fn fits(pattern: &Pattern, size: usize) -> Result<()> {
 }
 
 /// Page kinds (`--pages`): base, thp, auto, hugetlb or hugetlb:SIZE.
-pub fn pages(kinds: &[String]) -> Result<Vec<PageKind>> {
+pub(crate) fn pages(kinds: &[String]) -> Result<Vec<PageKind>> {
     let mut out = Vec::new();
     for k in kinds {
         let p = page_kind(k, "--pages")?;
@@ -121,29 +125,29 @@ pub fn pages(kinds: &[String]) -> Result<Vec<PageKind>> {
 }
 
 /// One page kind, given with `flag`.
-pub fn page_kind(text: &str, flag: &str) -> Result<PageKind> {
+pub(crate) fn page_kind(text: &str, flag: &str) -> Result<PageKind> {
     text.parse().map_err(|e| usage(format!("{flag} {e}")))
 }
 
 /// A chase buffer size (`--size`): at least 1 MiB.
 /// The chase buffer of `latency` and `mlp` without `--size`.
-pub const DEFAULT_BUFFER: usize = 1 << 30;
+pub(crate) const DEFAULT_BUFFER: usize = 1 << 30;
 
 /// `--size` as given, or [`DEFAULT_BUFFER`] until the memory nodes are
 /// known ([`default_buffer`] then fits it to them).
-pub fn buffer_or_default(text: &Option<String>) -> Result<usize> {
+pub(crate) fn buffer_or_default(text: &Option<String>) -> Result<usize> {
     text.as_deref().map_or(Ok(DEFAULT_BUFFER), buffer_size)
 }
 
 /// A note that a buffer was scaled down, with its condition where the
 /// memory limit is what was short.
-pub type Scaled = (String, Option<Condition>);
+pub(crate) type Scaled = (String, Option<Condition>);
 
 /// [`DEFAULT_BUFFER`], or half of what the least roomy of `mem_nodes` (or
 /// the process's memory cgroup or ulimit) leaves where that is less, with
 /// a note saying so (and its condition where the memory limit is what was
 /// short). A size the user gives is measured as given instead, or refused.
-pub fn default_buffer(
+pub(crate) fn default_buffer(
     topo: &crate::topology::Topology,
     mem_nodes: &[usize],
 ) -> Result<(usize, Option<Scaled>)> {
@@ -170,7 +174,7 @@ pub fn default_buffer(
 }
 
 /// How an admission message names the buffer size.
-pub fn size_shown(text: &Option<String>, size: usize) -> String {
+pub(crate) fn size_shown(text: &Option<String>, size: usize) -> String {
     match text {
         Some(t) => format!("--size {t}"),
         None => format!(
@@ -180,7 +184,7 @@ pub fn size_shown(text: &Option<String>, size: usize) -> String {
     }
 }
 
-pub fn buffer_size(text: &str) -> Result<usize> {
+pub(crate) fn buffer_size(text: &str) -> Result<usize> {
     size_at_least(text, 1 << 20).map_err(|e| usage(format!("--size {text}: {e}")))
 }
 

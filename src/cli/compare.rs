@@ -63,7 +63,7 @@ fn labels(args: &CompareArgs) -> Result<Vec<String>> {
     }
 }
 
-pub fn run(args: CompareArgs) -> Result<()> {
+pub(super) fn run(args: CompareArgs) -> Result<()> {
     let labels = labels(&args)?;
     let base = super::model::load(&args.base)?;
     let others: Vec<Document> = args

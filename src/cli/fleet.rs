@@ -140,7 +140,7 @@ pub struct CompareArgs {
     pub format: FormatArgs,
 }
 
-pub fn run(args: FleetArgs) -> Result<()> {
+pub(super) fn run(args: FleetArgs) -> Result<()> {
     match args.command {
         FleetCommand::Submit(a) => run_submit(a),
         FleetCommand::Report(a) => run_report(a),

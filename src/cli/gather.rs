@@ -17,7 +17,7 @@ pub struct GatherArgs {
     pub root: RootArgs,
 }
 
-pub fn run(args: GatherArgs) -> Result<()> {
+pub(super) fn run(args: GatherArgs) -> Result<()> {
     let name = args.output.to_string_lossy().to_string();
     if !(name.ends_with(".tar.gz") || name.ends_with(".tgz")) {
         return Err(usage(format!(

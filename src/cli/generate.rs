@@ -29,7 +29,7 @@ pub enum What {
     Powershell,
 }
 
-pub fn run(args: GenerateArgs) -> anyhow::Result<()> {
+pub(super) fn run(args: GenerateArgs) -> anyhow::Result<()> {
     if args.command.is_some() && !matches!(args.what, What::Man) {
         return Err(crate::error::usage(
             "generate: a COMMAND is given only with `man` (completions cover every command)",

@@ -70,7 +70,7 @@ fn config(args: &LatencyArgs) -> Result<LatencyConfig> {
     })
 }
 
-pub fn run(args: LatencyArgs) -> Result<()> {
+pub(super) fn run(args: LatencyArgs) -> Result<()> {
     let topo = read_topology(&SysfsRoot::live())?;
     let mut cfg = config(&args)?;
     check_nodes(&topo, &cfg.cpu_nodes, &cfg.mem_nodes)?;

@@ -198,7 +198,7 @@ fn check_nodes(topo: &crate::topology::Topology, cfg: &LoadedConfig) -> Result<(
     Ok(())
 }
 
-pub fn run(args: LoadedArgs) -> Result<()> {
+pub(super) fn run(args: LoadedArgs) -> Result<()> {
     let topo = read_topology(&SysfsRoot::live())?;
     let cfg = config(&args)?;
     check_nodes(&topo, &cfg)?;

@@ -92,7 +92,7 @@ pub struct MatrixArgs {
 }
 
 /// A kernel by operation (the fastest regular-store variant) or by name.
-pub fn pick_kernel(name: &str) -> Result<&'static KernelSpec> {
+pub(super) fn pick_kernel(name: &str) -> Result<&'static KernelSpec> {
     if let Ok(op) = name.parse::<Op>() {
         return kernels::best(op, Store::Regular)
             .ok_or_else(|| anyhow::anyhow!("no {op} kernel runs on this CPU"));
@@ -234,7 +234,7 @@ fn parse_per_core(text: &str, topo: &crate::topology::Topology) -> Result<(usize
     Ok((c, m))
 }
 
-pub fn run(args: MatrixArgs) -> Result<()> {
+pub(super) fn run(args: MatrixArgs) -> Result<()> {
     let topo = read_topology(&SysfsRoot::live())?;
     let cfg = config(&args)?;
     let classes = args.classes.options()?;

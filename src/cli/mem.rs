@@ -403,7 +403,7 @@ const PERF_BANNER: &str = "# Running 'numa/mem' benchmark:\n";
 
 /// perf's text live on stdout, or on stderr when stdout carries the
 /// document in another format; then the document saved and emitted.
-pub fn run(args: MemArgs) -> Result<()> {
+pub(super) fn run(args: MemArgs) -> Result<()> {
     let topo = read_topology(&SysfsRoot::live())?;
     args.save.check()?;
     // perf's text is mem's own format, on a terminal or not.

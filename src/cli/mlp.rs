@@ -110,7 +110,7 @@ fn config(args: &MlpArgs) -> Result<MlpConfig> {
     Ok(cfg)
 }
 
-pub fn run(args: MlpArgs) -> Result<()> {
+pub(super) fn run(args: MlpArgs) -> Result<()> {
     let topo = read_topology(&SysfsRoot::live())?;
     let mut cfg = config(&args)?;
     check_nodes(&topo, &cfg.cpu_nodes, &cfg.mem_nodes)?;

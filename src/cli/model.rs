@@ -78,7 +78,7 @@ pub struct ModelArgs {
 
 /// Loads a results file; a missing or damaged file is the user's input
 /// error, said in one line.
-pub fn load(path: &std::path::Path) -> Result<Document> {
+pub(super) fn load(path: &std::path::Path) -> Result<Document> {
     let loaded = Document::load(path).map_err(|e| usage(format!("{e:#}")))?;
     for w in &loaded.warnings {
         eprintln!(
@@ -150,7 +150,7 @@ fn check_args(args: &ModelArgs) -> Result<()> {
     args.save.check()
 }
 
-pub fn run(args: ModelArgs) -> Result<()> {
+pub(super) fn run(args: ModelArgs) -> Result<()> {
     check_args(&args)?;
     let thetas = args
         .theta

@@ -10,7 +10,7 @@ use anyhow::Result;
 
 /// What the variables ask for.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct OmpEnv {
+pub(super) struct OmpEnv {
     /// OMP_NUM_THREADS.
     pub threads: Option<usize>,
     pub placing: Placing,
@@ -48,7 +48,7 @@ fn named<T: Copy>(
 }
 
 /// Reads the variables through `get` (the environment, or a test's).
-pub fn read(get: &dyn Fn(&str) -> Option<String>) -> Result<OmpEnv> {
+pub(super) fn read(get: &dyn Fn(&str) -> Option<String>) -> Result<OmpEnv> {
     let mut env = OmpEnv::default();
     if let Some(v) = first_level(get("OMP_NUM_THREADS")) {
         let n: usize = v.parse().ok().filter(|&n| n > 0).ok_or_else(|| {

@@ -96,7 +96,7 @@ impl SaveArgs {
 }
 
 /// `doc` in `format` on stdout, drawn by the probes' views.
-pub fn emit(doc: &Document, format: Format) -> Result<()> {
+pub(crate) fn emit(doc: &Document, format: Format) -> Result<()> {
     crate::console::out(&render(doc, format, crate::probes::REGISTRY)?);
     Ok(())
 }
@@ -105,7 +105,7 @@ pub fn emit(doc: &Document, format: Format) -> Result<()> {
 /// under the INTERRUPTED line naming what was `kept` where a person reads
 /// it (text, Markdown), with the line on stderr elsewhere, then the exit a
 /// shell expects.
-pub fn emit_or_stop(
+pub(crate) fn emit_or_stop(
     doc: &Document,
     format: Format,
     interrupted: Option<i32>,
@@ -127,7 +127,7 @@ pub fn emit_or_stop(
 /// [`emit_or_stop`]; then, where a measurement failed partway (`failed`,
 /// the document marked by `mark_failed` and saved), that failure (exit 1)
 /// saying what was kept.
-pub fn emit_then_fail(
+pub(crate) fn emit_then_fail(
     doc: &Document,
     format: Format,
     interrupted: Option<i32>,
@@ -148,7 +148,7 @@ pub fn emit_then_fail(
 /// Marks how a probe command's run ended: stopped by the signal in
 /// `interrupted`, cut short by a measurement that `failed`, or finished
 /// (complete when `complete`).
-pub fn mark_end(
+pub(crate) fn mark_end(
     doc: &mut Document,
     probe: &str,
     interrupted: Option<i32>,
@@ -167,7 +167,7 @@ pub fn mark_end(
 
 /// Ends a probe command: [`mark_end`], saves the document (`--save`),
 /// then [`emit_then_fail`].
-pub fn finish_probe(
+pub(crate) fn finish_probe(
     doc: &mut Document,
     probe: &str,
     format: Format,
@@ -182,6 +182,6 @@ pub fn finish_probe(
 }
 
 /// What a stopped document kept, counted in records.
-pub fn records_kept(doc: &Document) -> String {
+pub(crate) fn records_kept(doc: &Document) -> String {
     format!("{} record(s) measured before the stop", doc.records.len())
 }

@@ -18,7 +18,7 @@ use anyhow::Result;
 /// Sizes copied when `--sizes` is not given: SHOC's 1 KiB to 512 MiB
 /// doubling range less its last step, so each memory node pins at most
 /// 256 MiB.
-pub const DEFAULT_SIZES: &str = "1K-256M";
+pub(super) const DEFAULT_SIZES: &str = "1K-256M";
 
 /// Measure host-GPU (PCIe) copy bandwidth from every memory node, with
 /// Phi, alpha_p and bandwidth classes per GPU.
@@ -81,7 +81,7 @@ pub struct PcieArgs {
 /// 512 MiB; an end that is not on the doubling ladder stops it below).
 /// Returned ascending without repeats. The error is the reason only,
 /// without the flag.
-pub fn parse_sizes(text: &str) -> Result<Vec<usize>, String> {
+pub(super) fn parse_sizes(text: &str) -> Result<Vec<usize>, String> {
     if text.trim().is_empty() {
         return Err("no sizes given (write e.g. 64K,1M,64M or 1K-256M)".into());
     }
@@ -203,7 +203,7 @@ fn cpu_nodes(args: &PcieArgs, topo: &Topology) -> Result<Vec<usize>> {
     }
 }
 
-pub fn run(args: PcieArgs) -> Result<()> {
+pub(super) fn run(args: PcieArgs) -> Result<()> {
     let topo = read_topology(&SysfsRoot::live())?;
     let req = check(&args, &topo)?;
     // Text unless asked otherwise, on a terminal or not, as before the

@@ -83,7 +83,7 @@ fn list<T: PartialEq>(
 }
 
 /// A list of mixes (`read,3:1,...`).
-pub fn mixes(text: &str, flag: &str) -> Result<Vec<Mix>> {
+pub(crate) fn mixes(text: &str, flag: &str) -> Result<Vec<Mix>> {
     list(text, flag, |s| s.parse::<Mix>().map_err(|e| e.to_string()))
 }
 
@@ -135,7 +135,7 @@ fn config(args: &PeakArgs) -> Result<PeakConfig> {
     })
 }
 
-pub fn run(args: PeakArgs) -> Result<()> {
+pub(crate) fn run(args: PeakArgs) -> Result<()> {
     let topo = read_topology(&SysfsRoot::live())?;
     let cfg = config(&args)?;
     check_nodes(&topo, &cfg.cpu_nodes, &cfg.mem_nodes)?;

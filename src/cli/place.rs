@@ -35,7 +35,7 @@ pub struct PlaceArgs {
     pub format: super::output::FormatArgs,
 }
 
-pub fn run(args: PlaceArgs) -> Result<()> {
+pub(super) fn run(args: PlaceArgs) -> Result<()> {
     let topo = read_topology(&SysfsRoot::live())?;
     let policy: MemPolicy = args
         .policy

@@ -24,7 +24,7 @@ pub struct ReportArgs {
     pub format: super::output::FormatArgs,
 }
 
-pub fn run(args: ReportArgs) -> Result<()> {
+pub(super) fn run(args: ReportArgs) -> Result<()> {
     if let Some(path) = &args.output.output {
         crate::results::check_not_an_input(path, &args.results, "--output")?;
         super::check_output_path(path, "--output")?;

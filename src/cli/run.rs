@@ -24,7 +24,7 @@ pub struct RunArgs {
     pub format: FormatArgs,
 }
 
-pub fn run(args: RunArgs) -> Result<()> {
+pub(super) fn run(args: RunArgs) -> Result<()> {
     let dir = args.dir.dir.clone();
     let outcome = crate::jobs::run::run(&crate::jobs::run::Options {
         dir: args.dir.dir,

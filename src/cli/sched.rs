@@ -175,7 +175,7 @@ impl SchedArgs {
     }
 }
 
-pub fn run(args: SchedArgs) -> Result<()> {
+pub(super) fn run(args: SchedArgs) -> Result<()> {
     let topo = read_topology(&SysfsRoot::live())?;
     args.save.check()?;
     let format = args.format.chosen().unwrap_or(Format::Text);

@@ -12,7 +12,7 @@ use anyhow::Result;
 /// The kernel named `name` for `flag`, if it exists and this CPU runs it;
 /// when it does not run here, the error lists the kernels that do and that
 /// `instead(asked, other)` offers in its place.
-pub fn kernel(
+pub(crate) fn kernel(
     name: &str,
     flag: &str,
     instead: impl Fn(&KernelSpec, &KernelSpec) -> bool,
@@ -38,7 +38,7 @@ pub fn kernel(
 
 /// A node list as a user typed it for `flag` (e.g. `0,2-3`), not empty:
 /// an empty list would leave nothing to measure.
-pub fn node_list(text: &str, flag: &str) -> Result<NodeSet> {
+pub(crate) fn node_list(text: &str, flag: &str) -> Result<NodeSet> {
     let set = NodeSet::parse_list(text)
         .map_err(|e| usage(format!("{flag} {text}: {e} (write e.g. 0,2-3)")))?;
     if set.is_empty() {
@@ -50,12 +50,12 @@ pub fn node_list(text: &str, flag: &str) -> Result<NodeSet> {
 }
 
 /// [`node_list`] of an option that may be absent.
-pub fn optional_node_list(text: &Option<String>, flag: &str) -> Result<Option<NodeSet>> {
+pub(crate) fn optional_node_list(text: &Option<String>, flag: &str) -> Result<Option<NodeSet>> {
     text.as_deref().map(|t| node_list(t, flag)).transpose()
 }
 
 /// A node that exists and that this process may allocate from.
-pub fn memory_node(topo: &Topology, id: usize, flag: &str) -> Result<()> {
+pub(crate) fn memory_node(topo: &Topology, id: usize, flag: &str) -> Result<()> {
     let Some(node) = topo.node(id) else {
         return Err(usage(format!(
             "{flag} {id}: node {id} does not exist (nodes: {})",
@@ -78,7 +78,7 @@ pub fn memory_node(topo: &Topology, id: usize, flag: &str) -> Result<()> {
 }
 
 /// A node with at least one CPU this process may run on; returns those CPUs.
-pub fn cpu_node(topo: &Topology, id: usize, flag: &str) -> Result<CpuSet> {
+pub(crate) fn cpu_node(topo: &Topology, id: usize, flag: &str) -> Result<CpuSet> {
     if topo.node(id).is_none() {
         return Err(usage(format!(
             "{flag} {id}: node {id} does not exist (nodes: {})",
@@ -101,7 +101,7 @@ pub fn cpu_node(topo: &Topology, id: usize, flag: &str) -> Result<CpuSet> {
 }
 
 /// A CPU that is online and in this process's cpuset.
-pub fn cpu(topo: &Topology, id: usize, flag: &str) -> Result<()> {
+pub(crate) fn cpu(topo: &Topology, id: usize, flag: &str) -> Result<()> {
     if !topo.cpus_online.contains(id) {
         return Err(usage(format!(
             "{flag} {id}: CPU {id} is not online (online CPUs: {})",
@@ -118,7 +118,7 @@ pub fn cpu(topo: &Topology, id: usize, flag: &str) -> Result<()> {
 }
 
 /// Every node a policy names must be a usable memory node.
-pub fn policy_nodes(topo: &Topology, policy: &MemPolicy, flag: &str) -> Result<()> {
+pub(crate) fn policy_nodes(topo: &Topology, policy: &MemPolicy, flag: &str) -> Result<()> {
     let nodes: NodeSet = policy.nodes();
     for id in nodes.iter() {
         memory_node(topo, id, flag)

@@ -296,7 +296,7 @@ fn comparability_warnings(args: &SweepArgs, env: &OmpEnv, max_threads: usize) ->
     w
 }
 
-pub fn run(args: SweepArgs) -> Result<()> {
+pub(crate) fn run(args: SweepArgs) -> Result<()> {
     if args.list_kernels {
         crate::console::out(&sweep::view::kernel_table());
         return Ok(());

@@ -97,7 +97,7 @@ pub struct TierArgs {
     pub save: SaveArgs,
 }
 
-pub fn run(args: TierArgs) -> Result<()> {
+pub(super) fn run(args: TierArgs) -> Result<()> {
     let topo = read_topology(&SysfsRoot::live())?;
     args.save.check()?;
     let asked = Asked {

@@ -13,7 +13,7 @@ pub struct TopoArgs {
     pub format: super::output::FormatArgs,
 }
 
-pub fn run(args: TopoArgs) -> Result<()> {
+pub(super) fn run(args: TopoArgs) -> Result<()> {
     let (_, topo) = args.root.topology()?;
     let format = args.format.chosen().unwrap_or(Format::Text);
     crate::console::out(&crate::output::topo::render(&topo, format)?);

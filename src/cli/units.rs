@@ -1,16 +1,18 @@
 //! The option checks of [`crate::units`] as the command line reports them:
 //! a value out of range is a usage error (exit 2).
 
-pub use crate::units::{duration, limit, parse_size, short_size, size_at_least, time, time_limit};
+pub(crate) use crate::units::{
+    duration, limit, parse_size, short_size, size_at_least, time, time_limit,
+};
 
 /// A count of timed runs from 1 to [`MAX_TRIES`](crate::units::MAX_TRIES); `what` names one run.
-pub fn tries(n: usize, flag: &str, what: &str) -> anyhow::Result<()> {
+pub(crate) fn tries(n: usize, flag: &str, what: &str) -> anyhow::Result<()> {
     crate::units::tries(n, flag, what).map_err(crate::error::usage)
 }
 
 /// A peak bandwidth typed by the user (--peak, --phi), MB/s: from 1 to
 /// [`MAX_PEAK_MB_S`](crate::units::MAX_PEAK_MB_S).
-pub fn peak(p: f64, flag: &str) -> anyhow::Result<()> {
+pub(crate) fn peak(p: f64, flag: &str) -> anyhow::Result<()> {
     crate::units::peak(p, flag).map_err(crate::error::usage)
 }
 

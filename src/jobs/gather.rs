@@ -42,7 +42,7 @@ fn read_inside(root: &Path, rel: &str) -> std::result::Result<Vec<u8>, String> {
 /// and how many files it holds.
 /// Contents are read again and written with their real length: procfs and
 /// sysfs report a size of 0 or 4096 whatever they hold.
-pub fn archive(src: &crate::topology::SysfsRoot) -> Result<(Vec<u8>, usize)> {
+pub(crate) fn archive(src: &crate::topology::SysfsRoot) -> Result<(Vec<u8>, usize)> {
     let accessed = src.accessed();
     let gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
     let mut tar = tar::Builder::new(gz);

@@ -3,10 +3,10 @@
 //! several probes and writes a results folder). Above the probes and the
 //! output, below the command line.
 
-pub mod fleet;
-pub mod gather;
-pub mod place;
-pub mod run;
+pub(crate) mod fleet;
+pub(crate) mod gather;
+pub(crate) mod place;
+pub(crate) mod run;
 
 use crate::results::{Document, Record};
 

@@ -13,7 +13,7 @@ use serde::Serialize;
 use std::collections::BTreeMap;
 
 /// What to place, checked against the machine already.
-pub struct Request {
+pub(crate) struct Request {
     pub policy: MemPolicy,
     pub size: usize,
     /// The size as given, for the admission message.
@@ -25,7 +25,7 @@ pub struct Request {
 
 /// What `place` found: where the pages and the thread really are.
 #[derive(Serialize)]
-pub struct Report {
+pub(crate) struct Report {
     policy_requested: String,
     policy_applied: String,
     size_bytes: usize,
@@ -42,7 +42,7 @@ pub struct Report {
 /// Admits the buffer against the target nodes' free memory, pins the
 /// thread, allocates and touches the buffer under the policy and asks the
 /// kernel where its pages are.
-pub fn run(topo: &Topology, req: &Request) -> Result<Report> {
+pub(crate) fn run(topo: &Topology, req: &Request) -> Result<Report> {
     // Only `bind` keeps the pages off the other nodes; every other policy
     // falls back to them when its nodes are full.
     let bound: Option<Vec<usize>> = match &req.policy {
@@ -92,7 +92,7 @@ pub fn run(topo: &Topology, req: &Request) -> Result<Report> {
 impl Report {
     /// The report in `format`: its own lines as text, itself as JSON, one
     /// table otherwise.
-    pub fn render(&self, format: Format) -> Result<String> {
+    pub(crate) fn render(&self, format: Format) -> Result<String> {
         match format {
             Format::Text => Ok(text(self)),
             Format::Json => Ok(format!("{}\n", crate::text::json_pretty(self)?)),
@@ -101,7 +101,7 @@ impl Report {
     }
 
     /// One row per figure.
-    pub fn section(&self) -> Section {
+    pub(crate) fn section(&self) -> Section {
         let node = |n: Option<usize>| n.map_or("?".into(), |n| n.to_string());
         let p = &self.placement;
         let mut s = Section::new("placement");

@@ -32,12 +32,12 @@ use std::ptr::NonNull;
 use std::time::Instant;
 
 /// The most chases one thread follows together.
-pub const MAX_CHASES: usize = 16;
+pub(crate) const MAX_CHASES: usize = 16;
 /// Mixer rows, as multichase (at least 64, a power of two).
 const MIXERS: usize = 64;
 
 /// Independent pointer chases through a borrowed buffer.
-pub struct Chases<'a> {
+pub(crate) struct Chases<'a> {
     /// Where each chase continues from.
     pos: Vec<NonNull<u64>>,
     elements: usize,
@@ -92,7 +92,7 @@ impl<'a> Chases<'a> {
     /// Links `chases` independent cycles through `words` in `pattern`, each
     /// element `spacing` bytes apart (a multiple of 8 with room for a slot
     /// per chase), the same for the same seed.
-    pub fn build(
+    pub(crate) fn build(
         words: &'a mut [u64],
         pattern: &Pattern,
         spacing: usize,
@@ -154,14 +154,14 @@ impl<'a> Chases<'a> {
     }
 
     /// Elements in each chase's cycle.
-    pub fn elements(&self) -> usize {
+    pub(crate) fn elements(&self) -> usize {
         self.elements
     }
 
     /// Follows the first `n` chases `steps` loads each, interleaved, from
     /// where they stopped; returns nanoseconds per load over all `n x
     /// steps` loads (multichase's figure for `-c parallelN`), 0 for none.
-    pub fn ns_per_access(&mut self, n: usize, steps: u64) -> f64 {
+    pub(crate) fn ns_per_access(&mut self, n: usize, steps: u64) -> f64 {
         assert!(
             (1..=self.pos.len()).contains(&n),
             "{n} chases of {}",

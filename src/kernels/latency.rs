@@ -18,10 +18,10 @@ use std::ptr::NonNull;
 use std::time::Instant;
 
 /// Cache line size on the machines this targets; the usual line for chains.
-pub const LINE_BYTES: usize = 64;
+pub(crate) const LINE_BYTES: usize = 64;
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum ChainError {
+pub(crate) enum ChainError {
     #[error("line size {0} bytes must be a non-zero multiple of 8 bytes (one pointer)")]
     BadLineSize(usize),
     #[error(
@@ -35,7 +35,7 @@ pub enum ChainError {
 }
 
 /// A random cyclic pointer chain through a borrowed buffer.
-pub struct Chain<'a> {
+pub(crate) struct Chain<'a> {
     #[cfg(test)]
     base: NonNull<u64>,
     #[cfg(test)]
@@ -55,7 +55,7 @@ unsafe impl Send for Chain<'_> {}
 impl<'a> Chain<'a> {
     /// Links every `line_bytes`-sized line of `words` into one random cycle,
     /// the same for the same seed. A partial line at the end is left out.
-    pub fn build(
+    pub(crate) fn build(
         words: &'a mut [u64],
         line_bytes: usize,
         seed: u64,
@@ -118,14 +118,14 @@ impl<'a> Chain<'a> {
     }
 
     /// Lines in the cycle.
-    pub fn lines(&self) -> usize {
+    pub(crate) fn lines(&self) -> usize {
         self.lines
     }
 
     /// Follows `loads` dependent loads from where the last call stopped and
     /// returns nanoseconds per load (0 for no loads), timed with the monotonic
     /// clock around the chase alone.
-    pub fn chase_ns_per_load(&mut self, loads: u64) -> f64 {
+    pub(crate) fn chase_ns_per_load(&mut self, loads: u64) -> f64 {
         if loads == 0 {
             return 0.0;
         }
@@ -145,7 +145,7 @@ impl<'a> Chain<'a> {
     /// before returning to it; stops after `lines()` steps, so a broken chain
     /// shows as a different count rather than a hang.
     #[cfg(test)]
-    pub fn cycle_len(&self) -> usize {
+    pub(crate) fn cycle_len(&self) -> usize {
         let start = self.pos.as_ptr().cast_const();
         let mut p = start;
         for steps in 1..=self.lines {

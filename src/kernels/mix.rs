@@ -26,7 +26,7 @@ use std::str::FromStr;
 
 /// A read/write mix.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Mix {
+pub(crate) enum Mix {
     /// All reads.
     Read,
     /// Three reads to one write.
@@ -42,7 +42,7 @@ pub enum Mix {
 }
 
 impl Mix {
-    pub const ALL: [Mix; 6] = [
+    pub(crate) const ALL: [Mix; 6] = [
         Mix::Read,
         Mix::R3W1,
         Mix::R2W1,
@@ -52,7 +52,7 @@ impl Mix {
     ];
 
     /// The kernel operation that makes this traffic.
-    pub fn op(self) -> Op {
+    pub(crate) fn op(self) -> Op {
         match self {
             Mix::Read => Op::Read,
             Mix::R3W1 => Op::Add3,
@@ -65,7 +65,7 @@ impl Mix {
 
     /// What records and options call it: `read`, `3:1`, `2:1`, `1:1`,
     /// `write`, `triad`.
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Mix::Read => "read",
             Mix::R3W1 => "3:1",

@@ -24,10 +24,10 @@
 //! a regular store causes. Non-temporal kernels avoid that extra read, which
 //! is why they can report more for the same operation.
 
-pub mod chase;
-pub mod latency;
+pub(crate) mod chase;
+pub(crate) mod latency;
 mod mix;
-pub mod pattern;
+pub(crate) mod pattern;
 mod portable;
 mod registry;
 mod shuffle;
@@ -42,21 +42,21 @@ use std::fmt;
 use std::hint::black_box;
 use std::str::FromStr;
 
-pub use mix::Mix;
-pub use registry::{KERNELS, available, best, best_streams, find};
+pub(crate) use mix::Mix;
+pub(crate) use registry::{KERNELS, available, best, best_streams, find};
 
 /// Parts a multi-stream read kernel reads at once (`read_s8_*`).
-pub const STREAMS: usize = 8;
+pub(crate) const STREAMS: usize = 8;
 /// Parts a multi-stream copy kernel copies at once (`copy_s4_nt_*`): four
 /// beat one, two and sixteen on an AVX-512 Xeon (docs/peak.md).
-pub const COPY_STREAMS: usize = 4;
+pub(crate) const COPY_STREAMS: usize = 4;
 // The kernels' names and `KernelSpec::access` spell the 8 and the 4 out.
 const _: () = assert!(STREAMS == 8 && COPY_STREAMS == 4);
 
 /// What a kernel does to each element.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Op {
+pub(crate) enum Op {
     /// `sum ^= src1[i]`
     Read,
     /// `dst[i] = word`
@@ -75,7 +75,7 @@ pub enum Op {
 }
 
 impl Op {
-    pub const ALL: [Op; 7] = [
+    pub(crate) const ALL: [Op; 7] = [
         Op::Read,
         Op::Write,
         Op::Copy,
@@ -86,7 +86,7 @@ impl Op {
     ];
 
     /// Arrays the operation touches.
-    pub fn arrays(self) -> usize {
+    pub(crate) fn arrays(self) -> usize {
         match self {
             Op::Read | Op::Write => 1,
             Op::Copy | Op::Scale => 2,
@@ -96,24 +96,24 @@ impl Op {
     }
 
     /// Arrays read per element (read streams).
-    pub fn read_streams(self) -> usize {
+    pub(crate) fn read_streams(self) -> usize {
         self.arrays() - self.write_streams()
     }
 
     /// Arrays written per element (write streams): one for every storing
     /// operation.
-    pub fn write_streams(self) -> usize {
+    pub(crate) fn write_streams(self) -> usize {
         usize::from(self.stores())
     }
 
     /// Bytes read plus bytes written per element, STREAM style (no
     /// write-allocate traffic).
-    pub fn stream_bytes_per_element(self) -> u64 {
+    pub(crate) fn stream_bytes_per_element(self) -> u64 {
         8 * self.arrays() as u64
     }
 
     /// Whether the operation writes memory (everything but `read`).
-    pub fn stores(self) -> bool {
+    pub(crate) fn stores(self) -> bool {
         self != Op::Read
     }
 
@@ -165,7 +165,7 @@ impl FromStr for Op {
 /// The instruction set a kernel is written for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Isa {
+pub(crate) enum Isa {
     /// Plain Rust loops; the compiler vectorises them for the baseline
     /// target (SSE2 on x86-64), nothing wider.
     Portable,
@@ -177,11 +177,11 @@ pub enum Isa {
 }
 
 impl Isa {
-    pub const ALL: [Isa; 4] = [Isa::Portable, Isa::Avx2, Isa::Avx512, Isa::Neon];
+    pub(crate) const ALL: [Isa; 4] = [Isa::Portable, Isa::Avx2, Isa::Avx512, Isa::Neon];
 
     /// The instruction sets this CPU can run, narrowest first.
     #[cfg(test)]
-    pub fn detected() -> Vec<Isa> {
+    pub(crate) fn detected() -> Vec<Isa> {
         Isa::ALL
             .into_iter()
             .filter(|isa| isa.is_available())
@@ -189,7 +189,7 @@ impl Isa {
     }
 
     /// Whether this CPU (and this build's target) can run the instruction set.
-    pub fn is_available(self) -> bool {
+    pub(crate) fn is_available(self) -> bool {
         match self {
             Isa::Portable => true,
             #[cfg(target_arch = "x86_64")]
@@ -204,7 +204,7 @@ impl Isa {
     }
 
     /// Preference when several kernels fit: wider vectors first.
-    pub fn rank(self) -> u8 {
+    pub(crate) fn rank(self) -> u8 {
         match self {
             Isa::Portable => 0,
             Isa::Neon => 1,
@@ -243,7 +243,7 @@ impl FromStr for Isa {
 /// How a kernel writes, or for read, which has no stores, how it loads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Store {
+pub(crate) enum Store {
     /// Ordinary stores: each line is read for ownership, then written back
     /// when evicted.
     Regular,
@@ -255,7 +255,7 @@ pub enum Store {
 
 impl Store {
     #[cfg(test)]
-    pub const ALL: [Store; 2] = [Store::Regular, Store::NonTemporal];
+    pub(crate) const ALL: [Store; 2] = [Store::Regular, Store::NonTemporal];
 
     fn name(self) -> &'static str {
         match self {
@@ -291,7 +291,7 @@ impl FromStr for Store {
 /// A name that is not one of the valid ones; the message lists them.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("unknown {what} '{given}' (valid: {valid})")]
-pub struct ParseError {
+pub(crate) struct ParseError {
     what: &'static str,
     given: String,
     valid: String,
@@ -309,7 +309,7 @@ impl ParseError {
 
 /// The arrays one kernel call works on. Arrays the operation does not use
 /// are ignored.
-pub struct KernelArgs<'a> {
+pub(crate) struct KernelArgs<'a> {
     /// Written array (write, copy, scale, add, triad); empty for read.
     pub dst: &'a mut [u64],
     /// First read array (read, copy, scale, add, triad).
@@ -331,7 +331,7 @@ type RawKernel =
     unsafe fn(dst: &mut [u64], src1: &[u64], src2: &[u64], src3: &[u64], q: f64) -> u64;
 
 /// One kernel and what it measures.
-pub struct KernelSpec {
+pub(crate) struct KernelSpec {
     /// `<op>[_sN][_nt]_<isa>`, e.g. `copy_nt_avx2` or `read_s8_avx512`.
     pub name: &'static str,
     pub op: Op,
@@ -347,7 +347,7 @@ pub struct KernelSpec {
 impl KernelSpec {
     /// The memory accesses that `store` picks, in words: read has only
     /// loads, every other operation is told apart by its stores.
-    pub fn access(&self) -> &'static str {
+    pub(crate) fn access(&self) -> &'static str {
         match (self.op.stores(), self.store, self.streams > 1) {
             (true, Store::Regular, false) => "regular stores",
             (true, Store::Regular, true) => "regular stores, 4 streams",
@@ -374,7 +374,7 @@ impl fmt::Debug for KernelSpec {
 }
 
 impl KernelSpec {
-    pub fn is_available(&self) -> bool {
+    pub(crate) fn is_available(&self) -> bool {
         self.isa.is_available()
     }
 
@@ -384,7 +384,7 @@ impl KernelSpec {
     /// # Panics
     /// If the arrays the op uses differ in length, or this CPU lacks the
     /// kernel's ISA (check [`KernelSpec::is_available`] first).
-    pub fn run(&self, args: &mut KernelArgs<'_>) -> u64 {
+    pub(crate) fn run(&self, args: &mut KernelArgs<'_>) -> u64 {
         assert!(
             self.is_available(),
             "kernel {} needs {}, which this CPU does not have",
@@ -425,7 +425,7 @@ impl KernelSpec {
 
     /// Bytes moved for `elements` elements, STREAM counting.
     #[cfg(test)]
-    pub fn stream_bytes(&self, elements: usize) -> u64 {
+    pub(crate) fn stream_bytes(&self, elements: usize) -> u64 {
         elements as u64 * self.op.stream_bytes_per_element()
     }
 }

@@ -22,7 +22,7 @@
 use std::fmt;
 
 /// Multichase's default stride, the element spacing of page-local chases.
-pub const WIDE_SPACING: usize = 256;
+pub(crate) const WIDE_SPACING: usize = 256;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum Pattern {

@@ -93,7 +93,7 @@ macro_rules! copy_streams {
 }
 
 /// Every kernel this build has, whether or not this CPU can run it.
-pub static KERNELS: &[KernelSpec] = &[
+pub(crate) static KERNELS: &[KernelSpec] = &[
     kernel!(portable, Portable, read, Read),
     kernel!(portable, Portable, write, Write),
     kernel!(portable, Portable, copy, Copy),
@@ -187,12 +187,12 @@ pub static KERNELS: &[KernelSpec] = &[
 ];
 
 /// The kernels this CPU can run.
-pub fn available() -> impl Iterator<Item = &'static KernelSpec> {
+pub(crate) fn available() -> impl Iterator<Item = &'static KernelSpec> {
     KERNELS.iter().filter(|k| k.is_available())
 }
 
 /// The kernel with exactly this name, available or not.
-pub fn find(name: &str) -> Option<&'static KernelSpec> {
+pub(crate) fn find(name: &str) -> Option<&'static KernelSpec> {
     KERNELS.iter().find(|k| k.name == name)
 }
 
@@ -200,7 +200,7 @@ pub fn find(name: &str) -> Option<&'static KernelSpec> {
 /// portable). `None` when nothing fits: never a regular kernel standing in
 /// for a non-temporal one. One-pass kernels only: this is what a probe uses
 /// unless told otherwise.
-pub fn best(op: Op, store: Store) -> Option<&'static KernelSpec> {
+pub(crate) fn best(op: Op, store: Store) -> Option<&'static KernelSpec> {
     available()
         .filter(|k| k.op == op && k.store == store && k.streams == 1)
         .max_by_key(|k| k.isa.rank())
@@ -208,7 +208,7 @@ pub fn best(op: Op, store: Store) -> Option<&'static KernelSpec> {
 
 /// The widest multi-stream kernel of `op` with `store` this CPU runs, where
 /// there is one (reads, and copies with streaming stores).
-pub fn best_streams(op: Op, store: Store) -> Option<&'static KernelSpec> {
+pub(crate) fn best_streams(op: Op, store: Store) -> Option<&'static KernelSpec> {
     available()
         .filter(|k| k.op == op && k.store == store && k.streams > 1)
         .max_by_key(|k| k.isa.rank())

@@ -10,10 +10,10 @@ use anyhow::Result;
 
 /// Share of the free memory a run may map. The rest is left for the page
 /// cache, the kernel and whatever else runs on the machine.
-pub const SHARE_PCT: u64 = 90;
+pub(crate) const SHARE_PCT: u64 = 90;
 
 /// What a run wants to map, and where.
-pub struct Footprint<'a> {
+pub(crate) struct Footprint<'a> {
     /// Bytes mapped at the peak.
     pub bytes: u64,
     /// Nodes the memory lands on; `None`: wherever the kernel puts it (every
@@ -27,7 +27,7 @@ pub struct Footprint<'a> {
 
 /// What a run may map into, and whether a cgroup or resource limit of the
 /// process decided it rather than the nodes' free memory.
-pub struct Room<'a> {
+pub(crate) struct Room<'a> {
     pub bytes: u64,
     pub limit: Option<&'a MemoryLimit>,
 }
@@ -35,7 +35,7 @@ pub struct Room<'a> {
 /// Free memory of `nodes` (or of every usable memory node), when the kernel
 /// says, capped by the process's memory limit; a machine without NUMA
 /// information falls back to /proc/meminfo.
-pub fn room<'a>(topo: &'a Topology, nodes: Option<&[usize]>) -> Option<Room<'a>> {
+pub(crate) fn room<'a>(topo: &'a Topology, nodes: Option<&[usize]>) -> Option<Room<'a>> {
     let ids: Vec<usize> = match nodes {
         Some(ids) => ids.to_vec(),
         None => topo.usable_memory_nodes().iter().collect(),
@@ -66,18 +66,18 @@ pub fn room<'a>(topo: &'a Topology, nodes: Option<&[usize]>) -> Option<Room<'a>>
 }
 
 /// The bytes of [`room`].
-pub fn free_bytes(topo: &Topology, nodes: Option<&[usize]>) -> Option<u64> {
+pub(crate) fn free_bytes(topo: &Topology, nodes: Option<&[usize]>) -> Option<u64> {
     room(topo, nodes).map(|r| r.bytes)
 }
 
 /// The most a run may map where `free` bytes are free.
-pub fn limit(free: u64) -> u64 {
+pub(crate) fn limit(free: u64) -> u64 {
     (u128::from(free) * u128::from(SHARE_PCT) / 100) as u64
 }
 
 /// Nodes of `nodes` (or of every usable memory node) whose free memory the
 /// kernel does not give: their figure in [`free_bytes`] is an upper bound.
-pub fn unknown_free_nodes(topo: &Topology, nodes: Option<&[usize]>) -> Vec<usize> {
+pub(crate) fn unknown_free_nodes(topo: &Topology, nodes: Option<&[usize]>) -> Vec<usize> {
     let all: Vec<usize> = match nodes {
         Some(ids) => ids.to_vec(),
         None => topo.usable_memory_nodes().iter().collect(),
@@ -93,7 +93,7 @@ pub fn unknown_free_nodes(topo: &Topology, nodes: Option<&[usize]>) -> Vec<usize
 /// honest to compare with. A node whose meminfo has no `MemFree` counts
 /// with its total memory: what cannot fit even there is refused, the rest
 /// admitted with a note that the check was only that.
-pub fn admit(topo: &Topology, f: &Footprint) -> Result<()> {
+pub(crate) fn admit(topo: &Topology, f: &Footprint) -> Result<()> {
     let Some(room) = room(topo, f.nodes) else {
         return Ok(());
     };
@@ -142,7 +142,7 @@ fn words(room: &Room, nodes: Option<&[usize]>, free_word: &str) -> String {
 /// cgroup /x (memory.max) of 64 MiB (less than node 0 has free)". A
 /// message that scales a size down or refuses one says this, so that the
 /// reader looks where the shortage is.
-pub fn room_words(topo: &Topology, nodes: Option<&[usize]>) -> String {
+pub(crate) fn room_words(topo: &Topology, nodes: Option<&[usize]>) -> String {
     match room(topo, nodes) {
         Some(r) => words(&r, nodes, "free"),
         None => format!("the free memory of {}", place(nodes)),
@@ -166,7 +166,7 @@ fn note_unknown_free(nodes: &[usize]) {
 
 /// Admits `size` bytes on each of `nodes` in turn (a probe that maps one
 /// node's buffer at a time): the node with the least free memory decides.
-pub fn admit_each(
+pub(crate) fn admit_each(
     topo: &Topology,
     size: u64,
     nodes: &[usize],

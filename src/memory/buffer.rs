@@ -23,18 +23,18 @@ use std::sync::atomic::AtomicU64;
 /// Every buffer starts on a 2 MiB boundary, so THP can back it from the
 /// first byte and results do not depend on where the allocator happened to
 /// put it.
-pub const ALIGN: usize = 2 << 20;
+pub(crate) const ALIGN: usize = 2 << 20;
 
 /// The most pages [`Buffer::verify`] asks about; larger buffers are sampled
 /// (1 GiB of 4 KiB pages is checked in full).
-pub const VERIFY_MAX_PAGES: usize = 256 * 1024;
+pub(crate) const VERIFY_MAX_PAGES: usize = 256 * 1024;
 
 const THP_ENABLED: &str = "/sys/kernel/mm/transparent_hugepage/enabled";
 const THP_SHMEM_ENABLED: &str = "/sys/kernel/mm/transparent_hugepage/shmem_enabled";
 
 /// How to build a [`Buffer`].
 #[derive(Debug, Clone, PartialEq)]
-pub struct BufferOptions {
+pub(crate) struct BufferOptions {
     /// Bytes requested; the mapping is rounded up to whole pages.
     pub len: usize,
     /// `MAP_SHARED`: children forked later see the same memory.
@@ -51,7 +51,7 @@ pub struct BufferOptions {
 impl BufferOptions {
     /// A private, touched buffer on transparent huge pages with the
     /// default pattern and no policy of its own.
-    pub fn new(len: usize) -> Self {
+    pub(crate) fn new(len: usize) -> Self {
         Self {
             len,
             shared: false,
@@ -63,22 +63,22 @@ impl BufferOptions {
     }
 
     #[cfg(test)]
-    pub fn shared(mut self, shared: bool) -> Self {
+    pub(crate) fn shared(mut self, shared: bool) -> Self {
         self.shared = shared;
         self
     }
 
-    pub fn pages(mut self, pages: PageKind) -> Self {
+    pub(crate) fn pages(mut self, pages: PageKind) -> Self {
         self.pages = pages;
         self
     }
 
-    pub fn policy(mut self, policy: MemPolicy) -> Self {
+    pub(crate) fn policy(mut self, policy: MemPolicy) -> Self {
         self.node_policy = Some(policy);
         self
     }
 
-    pub fn touch(mut self, touch: bool) -> Self {
+    pub(crate) fn touch(mut self, touch: bool) -> Self {
         self.touch = touch;
         self
     }
@@ -86,7 +86,7 @@ impl BufferOptions {
 
 /// Where a buffer's pages are, from [`Buffer::verify`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Placement {
+pub(crate) struct Placement {
     /// Checked pages per node (a sample when `pages_checked < pages_total`).
     pub pages_by_node: BTreeMap<usize, u64>,
     /// Percent of present checked pages on the nodes the policy targets, or
@@ -103,7 +103,7 @@ pub struct Placement {
 
 /// An anonymous mapping, 2 MiB aligned, unmapped on drop.
 #[derive(Debug)]
-pub struct Buffer {
+pub(crate) struct Buffer {
     ptr: NonNull<u8>,
     len: usize,
     map_len: usize,
@@ -127,10 +127,10 @@ unsafe impl Sync for Buffer {}
 
 /// Integer types any bit pattern is valid for, so mapped memory can be
 /// viewed as a slice of them.
-pub trait Word: Copy + sealed::Sealed {}
+pub(crate) trait Word: Copy + sealed::Sealed {}
 
 mod sealed {
-    pub trait Sealed {}
+    pub(crate) trait Sealed {}
 }
 
 macro_rules! words {
@@ -147,17 +147,17 @@ words!(
 /// they run (cache lines handed between CPUs). It owns the buffer, so no
 /// plain view of the same memory can exist beside the atomic one.
 #[derive(Debug)]
-pub struct AtomicWords {
+pub(crate) struct AtomicWords {
     buf: Buffer,
 }
 
 impl AtomicWords {
-    pub fn new(buf: Buffer) -> Self {
+    pub(crate) fn new(buf: Buffer) -> Self {
         AtomicWords { buf }
     }
 
     /// The words, `len / 8` of them.
-    pub fn words(&self) -> &[AtomicU64] {
+    pub(crate) fn words(&self) -> &[AtomicU64] {
         let n = self.buf.len / std::mem::size_of::<AtomicU64>();
         // SAFETY: AtomicU64 has the size, alignment and bit validity of
         // u64, and the mapping is readable and writable for map_len >= len
@@ -169,7 +169,7 @@ impl AtomicWords {
     }
 
     /// Where the pages are; see [`Buffer::verify`].
-    pub fn verify(&self) -> Result<Placement, PlacementError> {
+    pub(crate) fn verify(&self) -> Result<Placement, PlacementError> {
         self.buf.verify()
     }
 }
@@ -189,7 +189,7 @@ impl Buffer {
     /// Huge pages fall back rather than fail: hugetlb → THP → base pages,
     /// with the reason kept in [`Buffer::fallback_reason`] and the kind used
     /// in [`Buffer::page_kind`]. A policy that cannot be applied is an error.
-    pub fn new(opts: &BufferOptions) -> Result<Buffer, PlacementError> {
+    pub(crate) fn new(opts: &BufferOptions) -> Result<Buffer, PlacementError> {
         if opts.len == 0 {
             return Err(PlacementError::new(
                 "mmap",
@@ -233,7 +233,7 @@ impl Buffer {
 
     /// Writes `fill` over the buffer from the calling thread, placing any
     /// pages not yet present, and records the node this thread runs on.
-    pub fn fill(&mut self, fill: Fill) {
+    pub(crate) fn fill(&mut self, fill: Fill) {
         self.touched_node = sys::getcpu().ok().map(|(_, node)| node);
         match fill {
             Fill::Pattern { seed } => fill_pattern(self.as_mut_slice::<u64>(), seed, 0),
@@ -250,29 +250,29 @@ impl Buffer {
         }
     }
 
-    pub fn as_mut_ptr(&mut self) -> *mut u8 {
+    pub(crate) fn as_mut_ptr(&mut self) -> *mut u8 {
         self.ptr.as_ptr()
     }
 
     /// The start address, for system calls and messages.
-    pub fn addr(&self) -> usize {
+    pub(crate) fn addr(&self) -> usize {
         self.ptr.as_ptr() as usize
     }
 
     /// The requested length in bytes.
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.len
     }
 
     /// The mapped length: `len` rounded up to whole pages of the kind used.
-    pub fn mapped_len(&self) -> usize {
+    pub(crate) fn mapped_len(&self) -> usize {
         self.map_len
     }
 
     /// The buffer as `len / size_of::<T>()` elements. For a shared buffer,
     /// a forked child writing meanwhile changes what the slice shows; read
     /// such memory through raw pointers or atomics while children run.
-    pub fn as_slice<T: Word>(&self) -> &[T] {
+    pub(crate) fn as_slice<T: Word>(&self) -> &[T] {
         let n = self.len / std::mem::size_of::<T>();
         // SAFETY: the mapping is readable for map_len >= len bytes, aligned
         // to at least 4 KiB (more than any Word's alignment), every bit
@@ -281,7 +281,7 @@ impl Buffer {
     }
 
     /// The buffer as mutable `T`s; see [`Buffer::as_slice`].
-    pub fn as_mut_slice<T: Word>(&mut self) -> &mut [T] {
+    pub(crate) fn as_mut_slice<T: Word>(&mut self) -> &mut [T] {
         let n = self.len / std::mem::size_of::<T>();
         // SAFETY: as for `as_slice`, and `&mut self` makes the view unique
         // within this process.
@@ -292,52 +292,52 @@ impl Buffer {
     /// page size otherwise (THP coverage is reported by
     /// [`Placement::huge_pct`], as the kernel may back any part with base
     /// pages).
-    pub fn page_size(&self) -> usize {
+    pub(crate) fn page_size(&self) -> usize {
         self.page_size
     }
 
     /// The page kind asked for.
     #[cfg(test)]
-    pub fn requested_pages(&self) -> PageKind {
+    pub(crate) fn requested_pages(&self) -> PageKind {
         self.requested
     }
 
     /// The page kind used: never `Auto`.
-    pub fn page_kind(&self) -> PageKind {
+    pub(crate) fn page_kind(&self) -> PageKind {
         self.used
     }
 
     /// Why the page kind used differs from the one requested (or why THP
     /// cannot help), if it does.
-    pub fn fallback_reason(&self) -> Option<&str> {
+    pub(crate) fn fallback_reason(&self) -> Option<&str> {
         self.fallback.as_deref()
     }
 
     /// The policy applied to the range, which may differ from the one asked
     /// for (see [`crate::placement::bind_range`]).
-    pub fn policy(&self) -> Option<&MemPolicy> {
+    pub(crate) fn policy(&self) -> Option<&MemPolicy> {
         self.policy.as_ref()
     }
 
     #[cfg(test)]
-    pub fn is_shared(&self) -> bool {
+    pub(crate) fn is_shared(&self) -> bool {
         self.shared
     }
 
     /// The node of the CPU that last filled the buffer.
     #[cfg(test)]
-    pub fn touched_node(&self) -> Option<usize> {
+    pub(crate) fn touched_node(&self) -> Option<usize> {
         self.touched_node
     }
 
     /// Where the pages are, checking at most [`VERIFY_MAX_PAGES`] pages.
-    pub fn verify(&self) -> Result<Placement, PlacementError> {
+    pub(crate) fn verify(&self) -> Result<Placement, PlacementError> {
         self.verify_sampled(VERIFY_MAX_PAGES)
     }
 
     /// Where the pages are, checking at most `max_pages` pages spread over
     /// the buffer (see [`pages::page_nodes_sampled`]).
-    pub fn verify_sampled(&self, max_pages: usize) -> Result<Placement, PlacementError> {
+    pub(crate) fn verify_sampled(&self, max_pages: usize) -> Result<Placement, PlacementError> {
         let sample = pages::page_nodes_sampled(self.addr(), self.len, self.page_size, max_pages)?;
         let hist: PageHistogram = sample.histogram();
         let target = match self.policy.as_ref().and_then(MemPolicy::target_nodes) {

@@ -3,7 +3,7 @@
 
 /// What the first touch writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Fill {
+pub(crate) enum Fill {
     /// Every 64-bit word gets [`pattern_word`]`(seed, index)`: non-zero and
     /// different from its neighbours, so neither the shared zero page, KSM
     /// merging nor compressing memory hardware can stand in for real memory
@@ -21,13 +21,13 @@ impl Default for Fill {
     }
 }
 
-pub const DEFAULT_SEED: u64 = 0x6E75_6D61_6265_6E63;
+pub(crate) const DEFAULT_SEED: u64 = 0x6E75_6D61_6265_6E63;
 
 /// The value [`Fill::Pattern`] writes at word `index`: the index spread by an
 /// odd multiplier and one xorshift round. Distinct indexes give distinct
 /// values (both steps are bijections) except where that is 0, which becomes 1.
 #[inline]
-pub fn pattern_word(seed: u64, index: u64) -> u64 {
+pub(crate) fn pattern_word(seed: u64, index: u64) -> u64 {
     let mut x = seed ^ index.wrapping_mul(0x9E37_79B9_7F4A_7C15);
     x ^= x << 13;
     x ^= x >> 7;
@@ -38,7 +38,7 @@ pub fn pattern_word(seed: u64, index: u64) -> u64 {
 /// Writes the pattern into `words`, numbering them from `first_index`, so
 /// threads touching disjoint chunks of one buffer produce the same contents
 /// as one thread touching it all.
-pub fn fill_pattern(words: &mut [u64], seed: u64, first_index: u64) {
+pub(crate) fn fill_pattern(words: &mut [u64], seed: u64, first_index: u64) {
     // The seed is opaque to the optimiser, so the stores cannot be folded
     // into a constant memset or precomputed.
     let seed = std::hint::black_box(seed);

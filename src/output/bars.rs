@@ -26,7 +26,7 @@ fn fmt_num(v: f64) -> String {
 /// The chart as an `<svg>` element; bars from zero, a value axis with
 /// round ticks, each group's label under it, the legend at the right.
 /// Values that are missing, negative or not finite get no bar.
-pub fn render(b: &Bars) -> String {
+pub(crate) fn render(b: &Bars) -> String {
     let values: Vec<f64> = b
         .groups
         .iter()

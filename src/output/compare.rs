@@ -87,7 +87,7 @@ fn cell_text(c: &Option<Cell>) -> String {
     }
 }
 
-pub fn text(c: &Comparison, labels: &[String]) -> String {
+pub(crate) fn text(c: &Comparison, labels: &[String]) -> String {
     let (c, labels) = cleaned(c, labels, visible);
     let (c, labels) = (&c, &labels[..]);
     let mut out = String::new();
@@ -167,7 +167,7 @@ pub(crate) fn unmatched_lines(c: &Comparison, labels: &[String]) -> Vec<String> 
         .collect()
 }
 
-pub fn markdown(c: &Comparison, labels: &[String]) -> String {
+pub(crate) fn markdown(c: &Comparison, labels: &[String]) -> String {
     let (c, labels) = cleaned(c, labels, md_cell);
     let (c, labels) = (&c, &labels[..]);
     let mut out = format!("| test | metric | {} |", labels[0]);
@@ -197,7 +197,7 @@ pub fn markdown(c: &Comparison, labels: &[String]) -> String {
 
 /// The comparison in `format`: its own layouts for text, CSV, JSON and
 /// Markdown, its table for LaTeX and HTML.
-pub fn render(c: &Comparison, labels: &[String], format: Format) -> anyhow::Result<String> {
+pub(crate) fn render(c: &Comparison, labels: &[String], format: Format) -> anyhow::Result<String> {
     Ok(match format {
         Format::Text => text(c, labels),
         Format::Csv => csv(c, labels),
@@ -211,7 +211,7 @@ pub fn render(c: &Comparison, labels: &[String], format: Format) -> anyhow::Resu
 }
 
 /// The comparison as one table, with the columns of the Markdown one.
-pub fn section(c: &Comparison, labels: &[String]) -> Section {
+pub(crate) fn section(c: &Comparison, labels: &[String]) -> Section {
     let mut s = Section::new("comparison");
     s.header = vec!["test".into(), "metric".into(), labels[0].clone()];
     for l in &labels[1..] {
@@ -253,7 +253,7 @@ fn csv_field(s: &str) -> String {
     }
 }
 
-pub fn csv(c: &Comparison, labels: &[String]) -> String {
+pub(crate) fn csv(c: &Comparison, labels: &[String]) -> String {
     let (c, _) = cleaned(c, labels, visible);
     let c = &c;
     let mut out = String::from("probe,test,metric,unit,better,base");
@@ -288,7 +288,7 @@ pub fn csv(c: &Comparison, labels: &[String]) -> String {
     out
 }
 
-pub fn json(c: &Comparison, labels: &[String]) -> String {
+pub(crate) fn json(c: &Comparison, labels: &[String]) -> String {
     let rows: Vec<_> = c
         .rows
         .iter()

@@ -139,7 +139,7 @@ fn table(metric: &str, rows: &[&Row], labels: &[String]) -> String {
 }
 
 /// Every metric of `c` as its own table, those of `order` first.
-pub fn text(c: &Comparison, labels: &[String], order: &[String]) -> String {
+pub(crate) fn text(c: &Comparison, labels: &[String], order: &[String]) -> String {
     let clean = |s: &str| super::escape(s).into_owned();
     let mut c = c.clone();
     for r in &mut c.rows {

@@ -24,7 +24,7 @@ td.l,th.l{text-align:left}pre{background:#f8f8f8;padding:.8em;overflow-x:auto;fo
 /// number they start with, sizes in KiB/MiB/GiB/TiB as bytes, text as
 /// text), again to reverse. Fixed text:
 /// nothing from a results file is ever in a script.
-pub const SORTER: &str = "<script>document.querySelectorAll('table').forEach(function(t){\
+pub(crate) const SORTER: &str = "<script>document.querySelectorAll('table').forEach(function(t){\
 var h=t.rows[0];if(!h||t.rows.length<3)return;\
 Array.prototype.forEach.call(h.cells,function(th,i){th.style.cursor='pointer';th.title='sort by this column';\
 th.addEventListener('click',function(){var rows=Array.prototype.slice.call(t.rows,1);\
@@ -35,7 +35,7 @@ var p=num(x),q=num(y);var c=(p!==null&&q!==null)?p-q:x.localeCompare(y);return u
 rows.forEach(function(r){r.parentNode.appendChild(r);});});});});</script>";
 
 /// A run to show, with the name its columns and headings get.
-pub struct Run<'a> {
+pub(crate) struct Run<'a> {
     pub label: String,
     pub doc: &'a Document,
 }
@@ -70,7 +70,7 @@ fn table(s: &Section) -> String {
 }
 
 /// An id usable in a URL fragment: `matrix-base`, `matrix-run-2`, ...
-pub fn anchor(kind: &str, label: &str) -> String {
+pub(crate) fn anchor(kind: &str, label: &str) -> String {
     format!("{kind}-{label}")
         .chars()
         .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
@@ -366,7 +366,7 @@ fn findings_part(run: &Run<'_>, views: &[&dyn Probe]) -> String {
 
 /// One page of titled tables (a command whose output is not a results
 /// document: topology, placement, comparison).
-pub fn page(title: &str, sections: &[Section]) -> String {
+pub(crate) fn page(title: &str, sections: &[Section]) -> String {
     let mut out = format!(
         "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>{0}</title><style>{STYLE}</style></head><body><h1>{0}</h1>",
         escape(title)
@@ -380,7 +380,7 @@ pub fn page(title: &str, sections: &[Section]) -> String {
 
 /// The report of `runs`, each probe's part drawn by its view in `views`
 /// (the registry).
-pub fn report(runs: &[Run<'_>], views: &[&dyn Probe]) -> String {
+pub(crate) fn report(runs: &[Run<'_>], views: &[&dyn Probe]) -> String {
     let mut out = format!(
         "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>numabench report</title><style>{STYLE}</style></head><body><h1>numabench report</h1>"
     );

@@ -26,7 +26,7 @@ pub enum Format {
 /// `doc` in `format`, each probe's records drawn by its view in `views`
 /// (the registry); records of a probe without a view get the generic
 /// table.
-pub fn render(doc: &Document, format: Format, views: &[&dyn Probe]) -> Result<String> {
+pub(crate) fn render(doc: &Document, format: Format, views: &[&dyn Probe]) -> Result<String> {
     let parts = parts(doc, views);
     Ok(match format {
         Format::Json => String::from_utf8(doc.to_json()?)?,
@@ -116,7 +116,7 @@ fn text(doc: &Document, p: &Part<'_>) -> String {
 
 /// A probe without a view: one row per record, one column per metric,
 /// and the records' notes under it.
-pub fn generic_section(probe: &str, records: &[&Record]) -> Section {
+pub(crate) fn generic_section(probe: &str, records: &[&Record]) -> Section {
     let mut s = crate::view::section::metrics_table(probe, records);
     for r in records {
         for n in &r.notes {
@@ -146,7 +146,7 @@ fn csv(doc: &Document, parts: &[Part<'_>]) -> Csv {
 
 /// One line per record and metric: probe, name, every param seen (blank
 /// where a record lacks it), metric, value, unit.
-pub fn long_csv(records: &[&Record]) -> Csv {
+pub(crate) fn long_csv(records: &[&Record]) -> Csv {
     let mut params: Vec<&str> = Vec::new();
     for r in records {
         for k in r.params.keys() {
@@ -183,7 +183,7 @@ pub fn long_csv(records: &[&Record]) -> Csv {
 
 /// A CSV table as text: fields quoted only where they must be, control
 /// characters from inputs made visible, notes as `# note:` lines.
-pub fn csv_text(c: &Csv) -> Result<String> {
+pub(crate) fn csv_text(c: &Csv) -> Result<String> {
     let mut w = csv::WriterBuilder::new()
         .terminator(csv::Terminator::Any(b'\n'))
         .from_writer(Vec::new());

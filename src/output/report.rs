@@ -10,7 +10,7 @@ use anyhow::Result;
 /// `runs` in `format`, drawn by `views`: one HTML report; for JSON the document itself, or
 /// an array of them; otherwise each document's rendering, separated by a
 /// blank line.
-pub fn runs(runs: &[Run<'_>], format: Format, views: &[&dyn Probe]) -> Result<String> {
+pub(crate) fn runs(runs: &[Run<'_>], format: Format, views: &[&dyn Probe]) -> Result<String> {
     Ok(match format {
         Format::Html => report(runs, views),
         Format::Json if runs.len() > 1 => {

@@ -5,12 +5,12 @@ use crate::view::table::{Align, Table};
 
 use crate::view::Section;
 
-pub fn text(sections: &[Section]) -> String {
+pub(crate) fn text(sections: &[Section]) -> String {
     text_titled(None, sections)
 }
 
 /// [`text`] under a first line naming the whole.
-pub fn text_titled(title: Option<&str>, sections: &[Section]) -> String {
+pub(crate) fn text_titled(title: Option<&str>, sections: &[Section]) -> String {
     // Titles and lines carry names from results files (host, CPU model,
     // records): control characters are made visible.
     let mut out = title.map_or(String::new(), |t| format!("{}\n\n", super::escape(t)));
@@ -41,7 +41,7 @@ fn md_cell(s: &str) -> String {
     super::markdown_cell(s)
 }
 
-pub fn markdown(title: &str, sections: &[Section]) -> String {
+pub(crate) fn markdown(title: &str, sections: &[Section]) -> String {
     let mut out = format!("# {}\n\n", md_cell(title));
     for s in sections {
         out.push_str(&format!("## {}\n\n", md_cell(&s.title)));
@@ -78,7 +78,7 @@ pub fn markdown(title: &str, sections: &[Section]) -> String {
 }
 
 /// Escapes LaTeX's special characters.
-pub fn latex_escape(s: &str) -> String {
+pub(crate) fn latex_escape(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for ch in super::escape(s).chars() {
         match ch {
@@ -99,7 +99,7 @@ pub fn latex_escape(s: &str) -> String {
 
 /// A complete LaTeX document (article class, booktabs-free so it builds
 /// with a minimal TeX installation).
-pub fn latex(title: &str, sections: &[Section]) -> String {
+pub(crate) fn latex(title: &str, sections: &[Section]) -> String {
     let mut out = String::from(
         "\\documentclass{article}\n\\usepackage[margin=2cm]{geometry}\n\\begin{document}\n",
     );

@@ -10,12 +10,12 @@ use crate::view::chart::{Chart, Line};
 /// a terminal would obey when someone prints the file, become U+FFFD, as do
 /// bidirectional controls, which would reorder what follows them in a cell
 /// or a chart label.
-pub fn escape(s: &str) -> String {
+pub(crate) fn escape(s: &str) -> String {
     escape_chars(s, true)
 }
 
 /// [`escape`] for text between tags only, where quotes need no escape.
-pub fn escape_text(s: &str) -> String {
+pub(crate) fn escape_text(s: &str) -> String {
     escape_chars(s, false)
 }
 
@@ -37,7 +37,7 @@ fn escape_chars(s: &str, quotes: bool) -> String {
 }
 
 /// Colours distinguishable in print and by most colour-blind readers.
-pub const PALETTE: [&str; 8] = [
+pub(crate) const PALETTE: [&str; 8] = [
     "#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf",
 ];
 
@@ -54,7 +54,7 @@ const MAX_TICKS: i64 = 50;
 /// "Nice" tick values covering `lo..=hi`, about `n` of them. Any finite
 /// range gives a short list of finite values: ranges too wide for f64
 /// arithmetic or too narrow for a step (subnormal values) get their ends.
-pub fn ticks(lo: f64, hi: f64, n: usize) -> Vec<f64> {
+pub(crate) fn ticks(lo: f64, hi: f64, n: usize) -> Vec<f64> {
     if hi <= lo || !lo.is_finite() || !hi.is_finite() {
         return vec![lo];
     }
@@ -127,7 +127,7 @@ fn fmt_num(v: f64) -> String {
 }
 
 /// The chart as an `<svg>` element; an empty chart says so.
-pub fn render(c: &Chart) -> String {
+pub(crate) fn render(c: &Chart) -> String {
     let pts: Vec<(f64, f64)> = c
         .lines
         .iter()

@@ -8,7 +8,7 @@ use anyhow::Result;
 
 /// `sections` under `title` in `format`. JSON has no general form here:
 /// each command prints its own model as JSON, so it is refused.
-pub fn render(title: &str, sections: &[Section], format: Format) -> Result<String> {
+pub(crate) fn render(title: &str, sections: &[Section], format: Format) -> Result<String> {
     Ok(match format {
         Format::Text => sections::text_titled(Some(title), sections),
         Format::Markdown => sections::markdown(title, sections),

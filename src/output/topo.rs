@@ -7,7 +7,7 @@ use crate::topology::Topology;
 
 /// The topology in `format`: the terminal view as text, the model itself
 /// as JSON, tables otherwise.
-pub fn render(t: &Topology, format: Format) -> anyhow::Result<String> {
+pub(crate) fn render(t: &Topology, format: Format) -> anyhow::Result<String> {
     match format {
         Format::Text => Ok(topo_text::render(t)),
         Format::Json => Ok(format!("{}\n", crate::text::json_pretty(t)?)),

@@ -16,7 +16,7 @@ fn table(title: &str, header: &[&str], rows: Vec<Vec<String>>) -> Section {
 
 /// Nodes, distances, HMAT (if any), caches, settings, accelerators (if
 /// any); the topology's warnings as notes of the last.
-pub fn sections(t: &Topology) -> Vec<Section> {
+pub(crate) fn sections(t: &Topology) -> Vec<Section> {
     let mut out = vec![nodes(t), distances(t)];
     if t.nodes.iter().any(|n| n.hmat.is_some()) {
         out.push(hmat(t));

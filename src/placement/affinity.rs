@@ -13,7 +13,7 @@ use std::io;
 /// The kernel intersects the mask with the CPUs online and allowed by the
 /// cpuset, and fails only when nothing is left; read [`current_affinity`]
 /// afterwards if a partly applied mask matters.
-pub fn pin_current_thread(cpus: &CpuSet) -> Result<(), PlacementError> {
+pub(crate) fn pin_current_thread(cpus: &CpuSet) -> Result<(), PlacementError> {
     let args = || format!("cpus={}", cpus.to_list());
     if cpus.is_empty() {
         return Err(PlacementError::new(
@@ -105,7 +105,7 @@ fn cpuset_cpus() -> Option<CpuSet> {
 }
 
 /// The CPUs the calling thread may run on.
-pub fn current_affinity() -> Result<CpuSet, PlacementError> {
+pub(crate) fn current_affinity() -> Result<CpuSet, PlacementError> {
     let possible = read_cpu_list("/sys/devices/system/cpu/possible").map_or(1024, |s| s.end());
     let mut words = possible.div_ceil(64).max(1);
     loop {
@@ -131,13 +131,13 @@ pub fn current_affinity() -> Result<CpuSet, PlacementError> {
 /// The CPU the calling thread is running on now. Without pinning the answer
 /// can be stale by the time it is used. Returns 0 only if the kernel refuses
 /// both `sched_getcpu` and `getcpu`, which happens only under seccomp filters.
-pub fn current_cpu() -> usize {
+pub(crate) fn current_cpu() -> usize {
     sys::sched_getcpu().unwrap_or(0)
 }
 
 /// The node of the CPU the calling thread is running on now.
 #[cfg(test)]
-pub fn current_node() -> Result<usize, PlacementError> {
+pub(crate) fn current_node() -> Result<usize, PlacementError> {
     sys::getcpu()
         .map(|(_, node)| node)
         .map_err(|e| PlacementError::new("getcpu", "", e))
@@ -150,7 +150,7 @@ pub fn current_node() -> Result<usize, PlacementError> {
 /// look normally agrees; a few yields cover a scheduler that has not finished
 /// moving it. A thread still elsewhere after that means the pin did not take,
 /// and measurements made on it would be attributed to the wrong CPU.
-pub fn pin_and_check(cpu: usize) -> Result<usize, PlacementError> {
+pub(crate) fn pin_and_check(cpu: usize) -> Result<usize, PlacementError> {
     const TRIES: usize = 5;
     pin_current_thread(&CpuSet::from_ids([cpu]))?;
     let mut seen = current_cpu();
@@ -176,14 +176,14 @@ pub fn pin_and_check(cpu: usize) -> Result<usize, PlacementError> {
 /// Restores the thread's previous affinity when dropped, so a pinned section
 /// does not leak its pin to whatever runs on the thread next.
 #[must_use = "the previous affinity is restored when the guard is dropped"]
-pub struct AffinityGuard {
+pub(crate) struct AffinityGuard {
     previous: CpuSet,
 }
 
 impl AffinityGuard {
     /// The affinity that will be restored.
     #[cfg(test)]
-    pub fn previous(&self) -> &CpuSet {
+    pub(crate) fn previous(&self) -> &CpuSet {
         &self.previous
     }
 }
@@ -197,7 +197,7 @@ impl Drop for AffinityGuard {
 }
 
 /// Pins the calling thread to `cpus` until the guard is dropped.
-pub fn pin_scoped(cpus: &CpuSet) -> Result<AffinityGuard, PlacementError> {
+pub(crate) fn pin_scoped(cpus: &CpuSet) -> Result<AffinityGuard, PlacementError> {
     let previous = current_affinity()?;
     pin_current_thread(cpus)?;
     Ok(AffinityGuard { previous })

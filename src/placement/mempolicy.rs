@@ -15,7 +15,7 @@ use std::str::FromStr;
 
 /// Where new pages are allocated.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub enum MemPolicy {
+pub(crate) enum MemPolicy {
     /// Fall back to the thread's policy (for a range) or to local allocation
     /// (for a thread).
     Default,
@@ -37,7 +37,7 @@ pub enum MemPolicy {
 /// Why a policy string was rejected; the reason names the rule broken.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("invalid memory policy '{input}': {reason}")]
-pub struct PolicyParseError {
+pub(crate) struct PolicyParseError {
     pub input: String,
     pub reason: String,
 }
@@ -47,7 +47,7 @@ const FORMS: &str = "default, local, preferred:N, preferred-many:LIST, bind:LIST
 
 impl MemPolicy {
     /// The mode word as written, e.g. `bind`.
-    pub fn name(&self) -> &'static str {
+    pub(crate) fn name(&self) -> &'static str {
         match self {
             MemPolicy::Default => "default",
             MemPolicy::Local => "local",
@@ -60,7 +60,7 @@ impl MemPolicy {
     }
 
     /// The kernel's `MPOL_*` mode.
-    pub fn mode(&self) -> i32 {
+    pub(crate) fn mode(&self) -> i32 {
         match self {
             MemPolicy::Default => sys::MPOL_DEFAULT,
             MemPolicy::Local => sys::MPOL_LOCAL,
@@ -73,7 +73,7 @@ impl MemPolicy {
     }
 
     /// The nodes named by the policy; empty for `default` and `local`.
-    pub fn nodes(&self) -> NodeSet {
+    pub(crate) fn nodes(&self) -> NodeSet {
         match self {
             MemPolicy::Default | MemPolicy::Local => NodeSet::new(),
             MemPolicy::Preferred(n) => NodeSet::from_ids([*n]),
@@ -86,14 +86,14 @@ impl MemPolicy {
 
     /// The nodes pages should end up on, or `None` when that depends on which
     /// CPU touches them (`default`, `local`).
-    pub fn target_nodes(&self) -> Option<NodeSet> {
+    pub(crate) fn target_nodes(&self) -> Option<NodeSet> {
         match self {
             MemPolicy::Default | MemPolicy::Local => None,
             other => Some(other.nodes()),
         }
     }
 
-    pub fn parse(input: &str) -> Result<Self, PolicyParseError> {
+    pub(crate) fn parse(input: &str) -> Result<Self, PolicyParseError> {
         let text = input.trim();
         let fail = |reason: String| PolicyParseError {
             input: text.to_string(),
@@ -205,7 +205,7 @@ impl<'de> Deserialize<'de> for MemPolicy {
 
 /// How `mbind` treats pages already present in the range.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct MbindFlags {
+pub(crate) struct MbindFlags {
     /// Fail with EIO when present pages do not follow the policy
     /// (`MPOL_MF_STRICT`).
     pub strict: bool,
@@ -236,7 +236,7 @@ impl MbindFlags {
 
 /// Whether this kernel has weighted interleave (Linux 6.9+ exposes its
 /// weights in sysfs).
-pub fn weighted_interleave_supported() -> bool {
+pub(crate) fn weighted_interleave_supported() -> bool {
     Path::new("/sys/kernel/mm/mempolicy/weighted_interleave").is_dir()
 }
 
@@ -455,7 +455,7 @@ fn apply(target: Target, policy: &MemPolicy) -> Result<MemPolicy, PlacementError
 /// Sets the calling thread's policy (`set_mempolicy`) and returns the policy
 /// applied: `preferred-many` becomes `preferred:<first node>` on kernels
 /// before 5.15.
-pub fn set_thread_policy(policy: &MemPolicy) -> Result<MemPolicy, PlacementError> {
+pub(crate) fn set_thread_policy(policy: &MemPolicy) -> Result<MemPolicy, PlacementError> {
     apply(Target::Thread, policy)
 }
 
@@ -463,7 +463,7 @@ pub fn set_thread_policy(policy: &MemPolicy) -> Result<MemPolicy, PlacementError
 /// applied, as [`set_thread_policy`] does. `addr` must be page aligned.
 /// Pages not yet touched follow the policy when first faulted in; present
 /// pages move only with `flags.move_pages`.
-pub fn bind_range(
+pub(crate) fn bind_range(
     addr: usize,
     len: usize,
     policy: &MemPolicy,
@@ -514,14 +514,14 @@ fn decode(mode: i32, mask: &[u64], what: &str) -> Result<MemPolicy, PlacementErr
 }
 
 /// The calling thread's policy.
-pub fn get_thread_policy() -> Result<MemPolicy, PlacementError> {
+pub(crate) fn get_thread_policy() -> Result<MemPolicy, PlacementError> {
     query_policy(0, 0, "thread")
 }
 
 /// The policy that governs the page at `addr`: the range's own policy, or
 /// `default` when it has none.
 #[cfg(test)]
-pub fn range_policy(addr: usize) -> Result<MemPolicy, PlacementError> {
+pub(crate) fn range_policy(addr: usize) -> Result<MemPolicy, PlacementError> {
     query_policy(addr, sys::MPOL_F_ADDR, &format!("addr={addr:#x}"))
 }
 

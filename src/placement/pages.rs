@@ -13,15 +13,15 @@ use std::io;
 /// Pages per `move_pages` call. The kernel walks the array in chunks of its
 /// own, so this only bounds the address and status arrays built here: 16 Ki
 /// pages is 192 KiB of arrays however large the range.
-pub const MOVE_PAGES_BATCH: usize = 16 * 1024;
+pub(crate) const MOVE_PAGES_BATCH: usize = 16 * 1024;
 
 /// `-ENOENT` in a status: the page is not present (never touched, or
 /// swapped out).
-pub const NOT_PRESENT: i32 = -libc::ENOENT;
+pub(crate) const NOT_PRESENT: i32 = -libc::ENOENT;
 
 /// Counts of page statuses.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct PageHistogram {
+pub(crate) struct PageHistogram {
     /// Present pages per node.
     pub by_node: BTreeMap<usize, u64>,
     /// Pages not faulted in (`-ENOENT`).
@@ -34,7 +34,7 @@ pub struct PageHistogram {
 
 impl PageHistogram {
     /// Counts `move_pages` statuses: a node id, or a negative errno.
-    pub fn from_status(status: &[i32]) -> Self {
+    pub(crate) fn from_status(status: &[i32]) -> Self {
         let mut h = Self::default();
         for &s in status {
             match usize::try_from(s) {
@@ -47,19 +47,19 @@ impl PageHistogram {
     }
 
     /// Pages with a node.
-    pub fn present(&self) -> u64 {
+    pub(crate) fn present(&self) -> u64 {
         self.by_node.values().sum()
     }
 
     /// Percent of present pages on `node`; `None` when no page is present.
     #[cfg(test)]
-    pub fn on_node_pct(&self, node: usize) -> Option<f64> {
+    pub(crate) fn on_node_pct(&self, node: usize) -> Option<f64> {
         self.on_nodes_pct(&NodeSet::from_ids([node]))
     }
 
     /// Percent of present pages on any of `nodes`; `None` when no page is
     /// present.
-    pub fn on_nodes_pct(&self, nodes: &NodeSet) -> Option<f64> {
+    pub(crate) fn on_nodes_pct(&self, nodes: &NodeSet) -> Option<f64> {
         let present = self.present();
         if present == 0 {
             return None;
@@ -141,7 +141,11 @@ fn query_error(e: io::Error, args: String) -> PlacementError {
 /// unmapped one). `page_size` is the step between queried addresses: the
 /// base page size, or the huge page size of a hugetlb mapping.
 #[cfg(test)]
-pub fn page_nodes(addr: usize, len: usize, page_size: usize) -> Result<Vec<i32>, PlacementError> {
+pub(crate) fn page_nodes(
+    addr: usize,
+    len: usize,
+    page_size: usize,
+) -> Result<Vec<i32>, PlacementError> {
     if !page_size.is_power_of_two() {
         return Err(bad_page_size("move_pages", page_size));
     }
@@ -157,7 +161,7 @@ pub fn page_nodes(addr: usize, len: usize, page_size: usize) -> Result<Vec<i32>,
 
 /// Page statuses for a sample of a range.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PageSample {
+pub(crate) struct PageSample {
     /// One status per sampled page, as `page_nodes` returns.
     pub status: Vec<i32>,
     /// Pages per sampling window: 1 when every page was queried.
@@ -167,7 +171,7 @@ pub struct PageSample {
 }
 
 impl PageSample {
-    pub fn histogram(&self) -> PageHistogram {
+    pub(crate) fn histogram(&self) -> PageHistogram {
         PageHistogram::from_status(&self.status)
     }
 }
@@ -187,7 +191,7 @@ fn mix(i: u64) -> u64 {
 /// offset within the window. A fixed offset would alias with interleaving:
 /// with two nodes interleaved page by page and an even stride, every sample
 /// would land on the same node and report 100 % there.
-pub fn sample_indices(total: usize, max_pages: usize) -> (usize, Vec<usize>) {
+pub(crate) fn sample_indices(total: usize, max_pages: usize) -> (usize, Vec<usize>) {
     let max_pages = max_pages.max(1);
     if total <= max_pages {
         return (1, (0..total).collect());
@@ -214,7 +218,7 @@ fn windows(total: usize, stride: usize, seed: u64) -> impl Iterator<Item = (usiz
 /// pages (4 Mi pages) costs a fixed number of lookups. The per-node shares
 /// of the sample estimate those of the whole range; a placement that is
 /// 100 % on one node samples as 100 %.
-pub fn page_nodes_sampled(
+pub(crate) fn page_nodes_sampled(
     addr: usize,
     len: usize,
     page_size: usize,
@@ -242,7 +246,7 @@ pub fn page_nodes_sampled(
 /// The smallest stride at which one page per window of every range, each
 /// range cut into its own windows, stays within `max_pages` queries; at
 /// least one page per non-empty range however small `max_pages` is.
-pub fn stride_for(pages: &[usize], max_pages: usize) -> usize {
+pub(crate) fn stride_for(pages: &[usize], max_pages: usize) -> usize {
     let max_pages = max_pages.max(1);
     let samples = |s: usize| pages.iter().map(|n| n.div_ceil(s)).sum::<usize>();
     let total: usize = pages.iter().sum();
@@ -264,7 +268,7 @@ pub fn stride_for(pages: &[usize], max_pages: usize) -> usize {
 
 /// One queried page of a [`RangesSample`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct SampledPage {
+pub(crate) struct SampledPage {
     pub addr: usize,
     /// Pages of its window, which it stands for.
     pub weight: u64,
@@ -275,7 +279,7 @@ pub struct SampledPage {
 /// A sample of the pages of several ranges of one process: each queried
 /// page stands for the pages of its window.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct RangesSample {
+pub(crate) struct RangesSample {
     pub pages: Vec<SampledPage>,
     /// Pages per window: 1 when every page was queried.
     pub stride: u64,
@@ -286,7 +290,7 @@ pub struct RangesSample {
 impl RangesSample {
     /// Pages per node, estimated.
     #[cfg(test)]
-    pub fn by_node(&self) -> BTreeMap<usize, u64> {
+    pub(crate) fn by_node(&self) -> BTreeMap<usize, u64> {
         let mut out = BTreeMap::new();
         for p in &self.pages {
             if let Ok(node) = usize::try_from(p.status) {
@@ -298,7 +302,7 @@ impl RangesSample {
 
     /// Pages on any node, estimated.
     #[cfg(test)]
-    pub fn resident(&self) -> u64 {
+    pub(crate) fn resident(&self) -> u64 {
         self.by_node().values().sum()
     }
 
@@ -306,7 +310,7 @@ impl RangesSample {
     /// unmapped since the ranges were listed or mapping the shared zero page
     /// (`-EFAULT`).
     #[cfg(test)]
-    pub fn not_resident(&self) -> u64 {
+    pub(crate) fn not_resident(&self) -> u64 {
         self.pages
             .iter()
             .filter(|p| p.status == NOT_PRESENT || p.status == -libc::EFAULT)
@@ -322,7 +326,7 @@ impl RangesSample {
 /// windows of its own, so a range whose pages are all on one node is counted
 /// exactly, and the weights of all ranges sum exactly to their size. The
 /// same ranges and stride give the same pages at every call. Nothing moves.
-pub fn sample_ranges_of(
+pub(crate) fn sample_ranges_of(
     pid: i32,
     ranges: &[(usize, usize)],
     page_size: usize,
@@ -368,7 +372,7 @@ pub fn sample_ranges_of(
 /// show a negative errno (`-EBUSY` for pinned pages, `-ENOMEM` for a full
 /// node); pages not present stay not present.
 #[cfg(test)]
-pub fn migrate_range(
+pub(crate) fn migrate_range(
     addr: usize,
     len: usize,
     page_size: usize,
@@ -422,7 +426,7 @@ pub fn migrate_range(
 /// MPOL_F_ADDR`). Unlike `page_nodes` this faults the page in if it is not
 /// present, so an untouched page gets placed by the lookup itself.
 #[cfg(test)]
-pub fn page_node(addr: usize) -> Result<usize, PlacementError> {
+pub(crate) fn page_node(addr: usize) -> Result<usize, PlacementError> {
     let mode = sys::get_mempolicy(&mut [], addr, sys::MPOL_F_NODE | sys::MPOL_F_ADDR)
         .map_err(|e| PlacementError::new("get_mempolicy", format!("addr={addr:#x}"), e))?;
     usize::try_from(mode).map_err(|_| {

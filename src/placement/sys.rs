@@ -13,29 +13,29 @@ use std::ffi::c_void;
 use std::io;
 use std::sync::OnceLock;
 
-pub const MPOL_DEFAULT: i32 = libc::MPOL_DEFAULT;
-pub const MPOL_PREFERRED: i32 = libc::MPOL_PREFERRED;
-pub const MPOL_BIND: i32 = libc::MPOL_BIND;
-pub const MPOL_INTERLEAVE: i32 = libc::MPOL_INTERLEAVE;
-pub const MPOL_LOCAL: i32 = libc::MPOL_LOCAL;
+pub(crate) const MPOL_DEFAULT: i32 = libc::MPOL_DEFAULT;
+pub(crate) const MPOL_PREFERRED: i32 = libc::MPOL_PREFERRED;
+pub(crate) const MPOL_BIND: i32 = libc::MPOL_BIND;
+pub(crate) const MPOL_INTERLEAVE: i32 = libc::MPOL_INTERLEAVE;
+pub(crate) const MPOL_LOCAL: i32 = libc::MPOL_LOCAL;
 /// Linux 5.15+.
-pub const MPOL_PREFERRED_MANY: i32 = 5;
+pub(crate) const MPOL_PREFERRED_MANY: i32 = 5;
 /// Linux 6.9+.
-pub const MPOL_WEIGHTED_INTERLEAVE: i32 = 6;
+pub(crate) const MPOL_WEIGHTED_INTERLEAVE: i32 = 6;
 
 /// The mode word of `get_mempolicy` carries these flags above the mode.
-pub const MPOL_MODE_FLAGS: i32 = (1 << 15) | (1 << 14) | (1 << 13);
+pub(crate) const MPOL_MODE_FLAGS: i32 = (1 << 15) | (1 << 14) | (1 << 13);
 
 #[cfg(test)]
-pub const MPOL_F_NODE: u32 = 1 << 0;
+pub(crate) const MPOL_F_NODE: u32 = 1 << 0;
 #[cfg(test)]
-pub const MPOL_F_ADDR: u32 = 1 << 1;
+pub(crate) const MPOL_F_ADDR: u32 = 1 << 1;
 
-pub const MPOL_MF_STRICT: u32 = 1 << 0;
-pub const MPOL_MF_MOVE: u32 = 1 << 1;
+pub(crate) const MPOL_MF_STRICT: u32 = 1 << 0;
+pub(crate) const MPOL_MF_MOVE: u32 = 1 << 1;
 
 /// Where the kernel describes its NUMA nodes.
-pub const NODE_SYSFS: &str = "/sys/devices/system/node";
+pub(crate) const NODE_SYSFS: &str = "/sys/devices/system/node";
 
 /// A placement system call that failed: which call, with what, the errno, and
 /// when the cause can be read from the machine, what to do about it.
@@ -46,7 +46,7 @@ pub const NODE_SYSFS: &str = "/sys/devices/system/node";
 /// context chain does not print it twice.
 #[derive(Debug, thiserror::Error)]
 #[error("{call}({args}) failed: {errno}{}", hint_suffix(.hint))]
-pub struct PlacementError {
+pub(crate) struct PlacementError {
     pub call: &'static str,
     pub args: String,
     pub errno: io::Error,
@@ -60,7 +60,7 @@ fn hint_suffix(hint: &Option<String>) -> String {
 }
 
 impl PlacementError {
-    pub fn new(call: &'static str, args: impl Into<String>, errno: io::Error) -> Self {
+    pub(crate) fn new(call: &'static str, args: impl Into<String>, errno: io::Error) -> Self {
         Self {
             call,
             args: args.into(),
@@ -69,14 +69,14 @@ impl PlacementError {
         }
     }
 
-    pub fn with_hint(mut self, hint: impl Into<String>) -> Self {
+    pub(crate) fn with_hint(mut self, hint: impl Into<String>) -> Self {
         self.hint = Some(hint.into());
         self
     }
 
     /// The errno, or `None` for a failure found by checking a result (such as
     /// a thread still running on the wrong CPU).
-    pub fn raw_os_error(&self) -> Option<i32> {
+    pub(crate) fn raw_os_error(&self) -> Option<i32> {
         self.errno.raw_os_error()
     }
 }
@@ -88,7 +88,7 @@ fn read_node_list(name: &str) -> Option<NodeSet> {
 
 /// Nodes the running kernel could ever bring online. A kernel built without
 /// NUMA has no node directory and behaves as one node 0.
-pub fn possible_nodes() -> NodeSet {
+pub(crate) fn possible_nodes() -> NodeSet {
     // Fixed at boot, and every mbind needs it.
     static POSSIBLE: OnceLock<NodeSet> = OnceLock::new();
     POSSIBLE
@@ -97,18 +97,18 @@ pub fn possible_nodes() -> NodeSet {
 }
 
 /// Nodes online now (re-read on each call, as nodes can be hot-plugged).
-pub fn online_nodes() -> NodeSet {
+pub(crate) fn online_nodes() -> NodeSet {
     read_node_list("online").unwrap_or_else(|| NodeSet::from_ids([0]))
 }
 
 /// Online nodes that have memory; CPU-only nodes are online but cannot hold
 /// pages.
-pub fn nodes_with_memory() -> NodeSet {
+pub(crate) fn nodes_with_memory() -> NodeSet {
     read_node_list("has_memory").unwrap_or_else(online_nodes)
 }
 
 /// The nodes this process's cpuset allows (`Mems_allowed_list`), if readable.
-pub fn mems_allowed() -> Option<NodeSet> {
+pub(crate) fn mems_allowed() -> Option<NodeSet> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
     let line = status
         .lines()
@@ -118,12 +118,12 @@ pub fn mems_allowed() -> Option<NodeSet> {
 
 /// 64-bit words in a nodemask for this kernel: enough for every possible
 /// node, at least one.
-pub fn nodemask_words() -> usize {
+pub(crate) fn nodemask_words() -> usize {
     possible_nodes().end().div_ceil(64).max(1)
 }
 
 /// The kernel release, e.g. `6.1.0-18-amd64`, for messages.
-pub fn kernel_release() -> String {
+pub(crate) fn kernel_release() -> String {
     std::fs::read_to_string("/proc/sys/kernel/osrelease")
         .map(|s| s.trim().to_string())
         .unwrap_or_else(|_| "unknown".into())
@@ -149,7 +149,13 @@ fn maxnode(words: usize) -> libc::c_ulong {
 /// Safe to expose: a policy changes only where future pages come from, and
 /// `MPOL_MF_MOVE` migrates pages with their contents, so no memory that Rust
 /// code can see changes value.
-pub fn mbind(addr: usize, len: usize, mode: i32, mask: &[u64], flags: u32) -> io::Result<()> {
+pub(crate) fn mbind(
+    addr: usize,
+    len: usize,
+    mode: i32,
+    mask: &[u64],
+    flags: u32,
+) -> io::Result<()> {
     let (ptr, words) = if mask.is_empty() {
         (std::ptr::null(), 0)
     } else {
@@ -174,7 +180,7 @@ pub fn mbind(addr: usize, len: usize, mode: i32, mask: &[u64], flags: u32) -> io
 
 /// `set_mempolicy(mode, mask, maxnode)` for the calling thread; an empty mask
 /// is passed as NULL.
-pub fn set_mempolicy(mode: i32, mask: &[u64]) -> io::Result<()> {
+pub(crate) fn set_mempolicy(mode: i32, mask: &[u64]) -> io::Result<()> {
     let (ptr, nodes) = if mask.is_empty() {
         (std::ptr::null(), 0)
     } else {
@@ -188,7 +194,7 @@ pub fn set_mempolicy(mode: i32, mask: &[u64]) -> io::Result<()> {
 
 /// `get_mempolicy(&mode, mask, maxnode, addr, flags)`. With an empty `mask`
 /// no nodes are returned.
-pub fn get_mempolicy(mask: &mut [u64], addr: usize, flags: u32) -> io::Result<i32> {
+pub(crate) fn get_mempolicy(mask: &mut [u64], addr: usize, flags: u32) -> io::Result<i32> {
     let mut mode: libc::c_int = 0;
     let (ptr, nodes) = if mask.is_empty() {
         (std::ptr::null_mut(), 0)
@@ -218,7 +224,7 @@ pub fn get_mempolicy(mask: &mut [u64], addr: usize, flags: u32) -> io::Result<i3
 /// migrates each page to its node. Returns how many pages were not migrated.
 /// Migration keeps contents, so this is safe for any addresses.
 #[cfg(test)]
-pub fn move_pages(
+pub(crate) fn move_pages(
     pages: &[usize],
     nodes: Option<&[i32]>,
     status: &mut [i32],
@@ -231,7 +237,7 @@ pub fn move_pages(
 /// this process may read the other's memory (ptrace read access: its own
 /// children, same user); pages of another process are only ever read or
 /// moved with their contents, never changed.
-pub fn move_pages_of(
+pub(crate) fn move_pages_of(
     pid: libc::pid_t,
     pages: &[usize],
     nodes: Option<&[i32]>,
@@ -267,7 +273,7 @@ pub fn move_pages_of(
 /// count as missing only where node 0 is the only online node too: on a
 /// machine with more, a filter that answers ENOSYS is hiding them, and
 /// their errors must reach the user.
-pub fn kernel_has_numa() -> bool {
+pub(crate) fn kernel_has_numa() -> bool {
     static HAS: OnceLock<bool> = OnceLock::new();
     *HAS.get_or_init(|| {
         let missing =
@@ -283,7 +289,7 @@ pub fn kernel_has_numa() -> bool {
 /// it. One difference: a page only ever read maps the shared zero page,
 /// which `mincore` counts resident where `move_pages` says `-EFAULT`; the
 /// buffers numabench checks are written first.
-pub fn residency(addrs: &[usize], status: &mut [i32]) {
+pub(crate) fn residency(addrs: &[usize], status: &mut [i32]) {
     assert_eq!(addrs.len(), status.len(), "one status per page");
     let page = crate::sys::mmap::base_page_size();
     let mut i = 0;
@@ -334,7 +340,7 @@ fn mincore(addr: usize, status: &mut [i32]) -> io::Result<()> {
 
 /// Raw `sched_setaffinity(0, bytes, mask)` for the calling thread, free of
 /// `cpu_set_t`'s 1024-CPU limit.
-pub fn sched_setaffinity(mask: &[u64]) -> io::Result<()> {
+pub(crate) fn sched_setaffinity(mask: &[u64]) -> io::Result<()> {
     // SAFETY: the kernel reads `mask.len() * 8` bytes from the mask.
     let ret = unsafe {
         libc::syscall(
@@ -349,7 +355,7 @@ pub fn sched_setaffinity(mask: &[u64]) -> io::Result<()> {
 
 /// Raw `sched_getaffinity(0, bytes, mask)`; returns the bytes written. Fails
 /// with EINVAL when the mask is smaller than the kernel's CPU count.
-pub fn sched_getaffinity(mask: &mut [u64]) -> io::Result<usize> {
+pub(crate) fn sched_getaffinity(mask: &mut [u64]) -> io::Result<usize> {
     // SAFETY: the kernel writes at most `mask.len() * 8` bytes to the mask.
     let ret = unsafe {
         libc::syscall(
@@ -363,7 +369,7 @@ pub fn sched_getaffinity(mask: &mut [u64]) -> io::Result<usize> {
 }
 
 /// The CPU and node the calling thread is running on now.
-pub fn getcpu() -> io::Result<(usize, usize)> {
+pub(crate) fn getcpu() -> io::Result<(usize, usize)> {
     let mut cpu: libc::c_uint = 0;
     let mut node: libc::c_uint = 0;
     // SAFETY: the kernel writes one unsigned int to each pointer; the third
@@ -381,7 +387,7 @@ pub fn getcpu() -> io::Result<(usize, usize)> {
 
 /// The CPU the calling thread is running on (the vDSO, so cheap enough for
 /// loops). Falls back to the `getcpu` syscall if the library call fails.
-pub fn sched_getcpu() -> io::Result<usize> {
+pub(crate) fn sched_getcpu() -> io::Result<usize> {
     // SAFETY: no arguments, no memory effects.
     let cpu = unsafe { libc::sched_getcpu() };
     match usize::try_from(cpu) {

@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 /// How a bandwidth measurement is timed.
 #[derive(Debug, Clone, Copy)]
-pub struct Timing {
+pub(crate) struct Timing {
     /// Timed runs after the warm-up; the best is kept.
     pub tries: usize,
     /// Shortest timed run; repetitions are scaled to reach it.
@@ -33,7 +33,7 @@ impl Default for Timing {
 
 /// Where the memory of a team or thread really was.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct Seen {
+pub(crate) struct Seen {
     /// Checked pages per node, all threads together.
     pub pages_by_node: BTreeMap<usize, u64>,
     /// Lowest percentage of checked pages on the intended node over threads.
@@ -47,7 +47,7 @@ pub struct Seen {
 
 impl Seen {
     /// As the results document holds it.
-    pub fn placement(&self) -> crate::results::Placement {
+    pub(crate) fn placement(&self) -> crate::results::Placement {
         crate::results::Placement {
             pages_by_node: self
                 .pages_by_node
@@ -63,7 +63,7 @@ impl Seen {
 
 /// One bandwidth measurement of a team.
 #[derive(Debug, Clone)]
-pub struct Bandwidth {
+pub(crate) struct Bandwidth {
     pub kernel: &'static KernelSpec,
     pub threads: usize,
     pub array_bytes: usize,
@@ -96,23 +96,23 @@ impl Bandwidth {
 
     /// lmbench/sc-membench convention: array size x threads x repetitions
     /// / best time (a copy counts its buffer once).
-    pub fn lm_mb_s(&self) -> f64 {
+    pub(crate) fn lm_mb_s(&self) -> f64 {
         self.lm_bytes() / self.best_s() / 1e6
     }
 
     /// STREAM convention: every byte read or written / best time.
-    pub fn stream_mb_s(&self) -> f64 {
+    pub(crate) fn stream_mb_s(&self) -> f64 {
         self.stream_bytes() / self.best_s() / 1e6
     }
 
     /// Each timed run in the lmbench convention.
-    pub fn lm_samples(&self) -> Vec<f64> {
+    pub(crate) fn lm_samples(&self) -> Vec<f64> {
         let bytes = self.lm_bytes();
         self.times_s.iter().map(|t| bytes / t / 1e6).collect()
     }
 
     /// Each timed run in the STREAM convention.
-    pub fn stream_samples(&self) -> Vec<f64> {
+    pub(crate) fn stream_samples(&self) -> Vec<f64> {
         let bytes = self.stream_bytes();
         self.times_s.iter().map(|t| bytes / t / 1e6).collect()
     }
@@ -121,7 +121,7 @@ impl Bandwidth {
 /// Every seat runs `kernel` over `array_bytes`-sized arrays bound to the
 /// seat's node: one warm-up that grows the repetitions until a run lasts
 /// `min_run`, then `tries` timed runs.
-pub fn bandwidth(
+pub(crate) fn bandwidth(
     seats: &[Seat],
     array_bytes: usize,
     kernel: &'static KernelSpec,
@@ -133,7 +133,7 @@ pub fn bandwidth(
 
 /// [`bandwidth`] with every thread's memory spread over nodes by weight
 /// (see [`TeamMemory::split`]); the seats' own nodes are then ignored.
-pub fn bandwidth_split(
+pub(crate) fn bandwidth_split(
     seats: &[Seat],
     array_bytes: usize,
     kernel: &'static KernelSpec,
@@ -156,7 +156,7 @@ pub fn bandwidth_split(
 /// faulting in a working set past the L3 for every kernel cost more than
 /// measuring it. `go_on(i)` is asked before run `i`; the runs end at the
 /// first `false`.
-pub fn bandwidths_split(
+pub(crate) fn bandwidths_split(
     seats: &[Seat],
     runs: &[(&'static KernelSpec, usize)],
     (pages, timing): (PageKind, Timing),
@@ -267,7 +267,7 @@ const WARMUP_MAX: usize = 10;
 
 /// One pointer-chase measurement.
 #[derive(Debug, Clone)]
-pub struct Latency {
+pub(crate) struct Latency {
     pub size_bytes: usize,
     /// The chase's access pattern.
     pub pattern: Pattern,
@@ -278,15 +278,15 @@ pub struct Latency {
 }
 
 impl Latency {
-    pub fn median_ns(&self) -> f64 {
+    pub(crate) fn median_ns(&self) -> f64 {
         stats::median(&self.samples)
     }
 
-    pub fn stddev_ns(&self) -> f64 {
+    pub(crate) fn stddev_ns(&self) -> f64 {
         stats::stddev(&self.samples)
     }
 
-    pub fn cv_pct(&self) -> f64 {
+    pub(crate) fn cv_pct(&self) -> f64 {
         stats::cv_pct(&self.samples)
     }
 }
@@ -294,7 +294,12 @@ impl Latency {
 /// A thread pinned to `seat.cpu` chases a `size`-byte buffer bound to
 /// `seat.node` in `pattern`: full-random is the in-place Sattolo cycle
 /// through every cache line, the others [`Chases`] with one chase.
-pub fn latency(seat: Seat, size: usize, pages: PageKind, pattern: &Pattern) -> Result<Latency> {
+pub(crate) fn latency(
+    seat: Seat,
+    size: usize,
+    pages: PageKind,
+    pattern: &Pattern,
+) -> Result<Latency> {
     let begun = Instant::now();
     let (samples, seen) = on_chase_buffer(seat, size, pages, |words| {
         if *pattern == Pattern::FullRandom {
@@ -323,7 +328,7 @@ pub fn latency(seat: Seat, size: usize, pages: PageKind, pattern: &Pattern) -> R
 /// Runs `chase` on a thread pinned to `seat.cpu` over the words of a
 /// `size`-byte buffer of `pages` bound to `seat.node`, placement verified
 /// before `chase` links anything.
-pub fn on_chase_buffer<T: Send>(
+pub(crate) fn on_chase_buffer<T: Send>(
     seat: Seat,
     size: usize,
     pages: PageKind,
@@ -362,7 +367,7 @@ pub fn on_chase_buffer<T: Send>(
 /// faults, that are not memory latency); at least [`MIN_SAMPLES`], until
 /// the CV drops under [`TARGET_CV_PCT`] or [`MAX_SAMPLES`] are taken. `lap`
 /// is the loads of one pass over the buffer.
-pub fn sample_chase(chase: &mut dyn FnMut(u64) -> f64, lap: u64) -> Vec<f64> {
+pub(crate) fn sample_chase(chase: &mut dyn FnMut(u64) -> f64, lap: u64) -> Vec<f64> {
     let first = chase(lap.min(100_000));
     let loads = ((10e6 / first.max(0.1)) as u64).clamp(lap.min(100_000), 50_000_000);
     let mut prev = chase(loads);
@@ -386,7 +391,7 @@ pub fn sample_chase(chase: &mut dyn FnMut(u64) -> f64, lap: u64) -> Vec<f64> {
 
 /// `rec` with the params that name a chase's `pattern`: its kind, its
 /// window or stride, and its element spacing.
-pub fn with_pattern(
+pub(crate) fn with_pattern(
     rec: crate::results::Record,
     pattern: &Pattern,
     spacing: usize,

@@ -7,31 +7,31 @@
 //! threads, the sizing of a part's command line, perf's process workload
 //! engine.
 
-pub mod autonuma;
-pub mod c2c;
-pub mod latency;
-pub mod loaded;
-pub mod matrix;
-pub mod measure;
-pub mod mem;
-pub mod mlp;
-pub mod model;
-pub mod part;
-pub mod pcie;
-pub mod peak;
-pub mod sched;
-pub mod seats;
-pub mod sizing;
-pub mod sweep;
-pub mod team;
-pub mod tier;
-pub mod workload;
+pub(crate) mod autonuma;
+pub(crate) mod c2c;
+pub(crate) mod latency;
+pub(crate) mod loaded;
+pub(crate) mod matrix;
+pub(crate) mod measure;
+pub(crate) mod mem;
+pub(crate) mod mlp;
+pub(crate) mod model;
+pub(crate) mod part;
+pub(crate) mod pcie;
+pub(crate) mod peak;
+pub(crate) mod sched;
+pub(crate) mod seats;
+pub(crate) mod sizing;
+pub(crate) mod sweep;
+pub(crate) mod team;
+pub(crate) mod tier;
+pub(crate) mod workload;
 
 /// Every probe, in the order the report shows them: its view, and what it
 /// adds to `run`, its summary, the repeat check and the fleet report
 /// (`crate::view::Probe`). Adding a probe is adding its folder and one
 /// line here.
-pub static REGISTRY: &[&dyn crate::view::Probe] = &[
+pub(crate) static REGISTRY: &[&dyn crate::view::Probe] = &[
     &matrix::MatrixView,
     &sweep::SweepView,
     &latency::LatencyView,

@@ -7,7 +7,7 @@ use crate::results::names::param;
 use crate::topology::Topology;
 
 /// (CPU node, memory node) pairs: what the chase parts measure.
-pub fn node_pairs(topo: &Topology) -> usize {
+pub(crate) fn node_pairs(topo: &Topology) -> usize {
     topo.usable_cpu_nodes().len() * topo.usable_memory_nodes().len()
 }
 
@@ -15,7 +15,7 @@ pub fn node_pairs(topo: &Topology) -> usize {
 /// `cells` where they need more. The limit guards against a part that
 /// hangs or crawls; it must not cut a healthy part short, or a machine
 /// with many nodes would see its first pairs only.
-pub fn time_limit(base: u64, per_cell: u64, cells: usize) -> String {
+pub(crate) fn time_limit(base: u64, per_cell: u64, cells: usize) -> String {
     base.max(per_cell * cells as u64).to_string()
 }
 
@@ -26,7 +26,7 @@ pub fn time_limit(base: u64, per_cell: u64, cells: usize) -> String {
 /// the same size, and page-local differs from it by the pattern alone; with
 /// two sizes a reader could not tell the size's share of a difference from
 /// the host's drift.
-pub fn chase_bytes(topo: &Topology) -> usize {
+pub(crate) fn chase_bytes(topo: &Topology) -> usize {
     use crate::probes::sizing::cap;
     let cpu = topo.allowed.cpus.iter().next().unwrap_or(0);
     let wanted = crate::probes::sizing::chase_bytes(topo, cpu);
@@ -38,7 +38,7 @@ pub fn chase_bytes(topo: &Topology) -> usize {
 }
 
 /// `bytes` as a size argument in whole MiB.
-pub fn mib(bytes: usize) -> String {
+pub(crate) fn mib(bytes: usize) -> String {
     format!("{}M", bytes >> 20)
 }
 
@@ -47,16 +47,16 @@ pub fn mib(bytes: usize) -> String {
 /// a big buffer (7.5 GiB beside a 480 MiB L3), and a fresh virtual
 /// machine's first touch of it took 14.5 s: a flat limit cut such a part
 /// after its first pattern.
-pub fn chase_cell_secs(base: u64, bytes: usize) -> u64 {
+pub(crate) fn chase_cell_secs(base: u64, bytes: usize) -> u64 {
     base + 2 * (bytes as u64).div_ceil(1 << 30)
 }
 
-pub fn words(w: &[&str]) -> Vec<String> {
+pub(crate) fn words(w: &[&str]) -> Vec<String> {
     w.iter().map(|s| s.to_string()).collect()
 }
 
 /// "local X, remote Y-Z" over `recs`' `key` (remote left out on one node).
-pub fn local_remote(recs: &[&Record], key: &str, unit: &str, digits: usize) -> String {
+pub(crate) fn local_remote(recs: &[&Record], key: &str, unit: &str, digits: usize) -> String {
     let pick = |want_local: bool| -> Vec<f64> {
         recs.iter()
             .filter(|r| r.is_local() == want_local && r.u64_param(param::MEM_NODE).is_some())

@@ -8,7 +8,7 @@ use crate::topology::Topology;
 /// every memory controller gets work; within a node one thread per
 /// physical core comes before any SMT sibling. Each thread's memory is its
 /// own node's, or the nearest node with memory when its node has none.
-pub fn spread(topo: &Topology, n: usize) -> Vec<Seat> {
+pub(crate) fn spread(topo: &Topology, n: usize) -> Vec<Seat> {
     let per_node: Vec<(usize, Vec<usize>)> = topo
         .usable_cpu_nodes()
         .iter()
@@ -39,7 +39,7 @@ pub fn spread(topo: &Topology, n: usize) -> Vec<Seat> {
 
 /// How a team's threads are placed on CPUs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Placing {
+pub(crate) enum Placing {
     /// numabench's own: [`spread`].
     #[default]
     Nodes,
@@ -50,7 +50,7 @@ pub enum Placing {
 
 /// OpenMP's thread affinity policies numabench follows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Bind {
+pub(crate) enum Bind {
     /// Threads spaced evenly over the places.
     Spread,
     /// Threads on consecutive places from the first.
@@ -59,7 +59,7 @@ pub enum Bind {
 
 /// OpenMP's abstract place names numabench follows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Places {
+pub(crate) enum Places {
     /// Each hardware thread.
     Threads,
     /// Each physical core: its hardware threads.
@@ -69,7 +69,7 @@ pub enum Places {
 }
 
 /// `n` seats placed by `placing`.
-pub fn place(topo: &Topology, n: usize, placing: Placing) -> Vec<Seat> {
+pub(crate) fn place(topo: &Topology, n: usize, placing: Placing) -> Vec<Seat> {
     match placing {
         Placing::Nodes => spread(topo, n),
         Placing::Omp { bind, places } => omp(topo, n, bind, places),
@@ -79,7 +79,7 @@ pub fn place(topo: &Topology, n: usize, placing: Placing) -> Vec<Seat> {
 /// The places of `kind` over the CPUs this process may use, each place's
 /// CPUs in number order and the places in the order of their first CPU, as
 /// an OpenMP runtime lists them.
-pub fn places(topo: &Topology, kind: Places) -> Vec<Vec<usize>> {
+pub(crate) fn places(topo: &Topology, kind: Places) -> Vec<Vec<usize>> {
     let mut usable: Vec<usize> = topo
         .usable_cpu_nodes()
         .iter()
@@ -146,7 +146,7 @@ fn omp(topo: &Topology, n: usize, bind: Bind, kind: Places) -> Vec<Seat> {
 
 /// The node itself if it has memory this process may use, else the nearest
 /// one by SLIT distance.
-pub fn memory_node_for(topo: &Topology, node: usize) -> usize {
+pub(crate) fn memory_node_for(topo: &Topology, node: usize) -> usize {
     let usable = topo.usable_memory_nodes();
     if usable.contains(node) {
         return node;
@@ -158,7 +158,7 @@ pub fn memory_node_for(topo: &Topology, node: usize) -> usize {
 }
 
 /// Every CPU this process may use.
-pub fn max_threads(topo: &Topology) -> usize {
+pub(crate) fn max_threads(topo: &Topology) -> usize {
     topo.usable_cpu_nodes()
         .iter()
         .map(|n| topo.usable_cpus_of(n).len())
@@ -166,19 +166,19 @@ pub fn max_threads(topo: &Topology) -> usize {
 }
 
 /// The CPUs of `node` this process may use, one per physical core first.
-pub fn node_cpus(topo: &Topology, node: usize) -> Vec<usize> {
+pub(crate) fn node_cpus(topo: &Topology, node: usize) -> Vec<usize> {
     topo.cores_first(&topo.usable_cpus_of(node))
 }
 
 /// The nodes measured: usable ones, restricted to `only`.
-pub fn nodes(all: NodeSet, only: &Option<NodeSet>) -> Vec<usize> {
+pub(crate) fn nodes(all: NodeSet, only: &Option<NodeSet>) -> Vec<usize> {
     all.iter()
         .filter(|n| only.as_ref().is_none_or(|o| o.contains(*n)))
         .collect()
 }
 
 /// The CPU a node's chase runs on: its first usable core.
-pub fn first_cpu(topo: &Topology, node: usize) -> Option<usize> {
+pub(crate) fn first_cpu(topo: &Topology, node: usize) -> Option<usize> {
     topo.cores_first(&topo.usable_cpus_of(node))
         .first()
         .copied()

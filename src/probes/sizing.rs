@@ -6,7 +6,7 @@ use crate::topology::{MemoryLimit, Topology};
 
 /// Bytes of L3 (or the last level there is) that `cpus` share, counting
 /// each cache instance once.
-pub fn llc_bytes(topo: &Topology, cpus: &[usize]) -> u64 {
+pub(crate) fn llc_bytes(topo: &Topology, cpus: &[usize]) -> u64 {
     let level = topo.caches.iter().map(|c| c.level).max().unwrap_or(0);
     topo.caches
         .iter()
@@ -20,19 +20,19 @@ pub fn llc_bytes(topo: &Topology, cpus: &[usize]) -> u64 {
 /// A random chase through n x L3 can still find about 1/n of its loads in
 /// the L3: a quarter at 4x (STREAM's rule, which holds for streams, not for
 /// a chase), a sixteenth at 16x.
-pub const MEMORY_FACTOR: usize = 16;
+pub(crate) const MEMORY_FACTOR: usize = 16;
 /// ... or from this size on, whichever is larger.
-pub const MEMORY_FLOOR: usize = 1 << 30;
+pub(crate) const MEMORY_FLOOR: usize = 1 << 30;
 
 /// The smallest buffer that counts as memory beside `llc` bytes of L3.
-pub fn memory_bytes(llc: usize) -> usize {
+pub(crate) fn memory_bytes(llc: usize) -> usize {
     (MEMORY_FACTOR * llc).max(MEMORY_FLOOR)
 }
 
 /// The idle-latency chase buffer of a thread on `cpu`, before any cap: the
 /// smallest that counts as memory beside the L3 it shares
 /// ([`memory_bytes`]); `run`'s latency parts and `loaded` chase the same.
-pub fn chase_bytes(topo: &Topology, cpu: usize) -> usize {
+pub(crate) fn chase_bytes(topo: &Topology, cpu: usize) -> usize {
     memory_bytes(llc_bytes(topo, &[cpu]) as usize)
 }
 
@@ -91,6 +91,6 @@ fn scaled_by(l: &MemoryLimit) -> Condition {
 }
 
 /// Per-thread array size for `threads` threads sharing `working_set`.
-pub fn array_bytes(working_set: usize, arrays: usize, threads: usize) -> usize {
+pub(crate) fn array_bytes(working_set: usize, arrays: usize, threads: usize) -> usize {
     (working_set / (arrays * threads).max(1)) / 4096 * 4096
 }

@@ -18,7 +18,7 @@ use std::time::Instant;
 
 /// Where one thread runs and whose memory it uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Seat {
+pub(crate) struct Seat {
     pub cpu: usize,
     pub node: usize,
 }
@@ -30,7 +30,7 @@ const ARRAY_GAP: usize = 17 * 64;
 
 /// How a team lays out its memory.
 #[derive(Debug, Clone)]
-pub struct TeamMemory {
+pub(crate) struct TeamMemory {
     /// Bytes per array per thread.
     pub array_bytes: usize,
     /// Arrays per thread (4 covers every kernel).
@@ -44,12 +44,12 @@ pub struct TeamMemory {
 
 impl TeamMemory {
     /// Bytes each thread maps.
-    pub fn thread_bytes(&self) -> usize {
+    pub(crate) fn thread_bytes(&self) -> usize {
         layout_bytes(self.array_bytes, self.arrays)
     }
 
     /// Whether `arrays` arrays of `array_bytes` fit in each thread's memory.
-    pub fn fits(&self, array_bytes: usize, arrays: usize) -> bool {
+    pub(crate) fn fits(&self, array_bytes: usize, arrays: usize) -> bool {
         layout_bytes(array_bytes, arrays) <= self.thread_bytes()
     }
 }
@@ -65,7 +65,7 @@ const SPLIT_CHUNK: usize = 2 << 20;
 
 /// The node of each [`SPLIT_CHUNK`] in turn: weights 3:1 over nodes 0 and 1
 /// give 0, 0, 0, 1, 0, 0, 0, 1, ...
-pub fn split_pattern(split: &[(usize, u32)]) -> Vec<usize> {
+pub(crate) fn split_pattern(split: &[(usize, u32)]) -> Vec<usize> {
     split
         .iter()
         .flat_map(|&(node, w)| std::iter::repeat_n(node, w as usize))
@@ -74,7 +74,7 @@ pub fn split_pattern(split: &[(usize, u32)]) -> Vec<usize> {
 
 /// What the team saw while setting up.
 #[derive(Debug, Clone)]
-pub struct TeamSetup {
+pub(crate) struct TeamSetup {
     pub placements: Vec<Placement>,
     pub cpus_seen: Vec<usize>,
     pub page_kinds: Vec<PageKind>,
@@ -83,13 +83,13 @@ pub struct TeamSetup {
 
 /// One timed run: per thread (start, end).
 #[derive(Debug, Clone)]
-pub struct RunTimes {
+pub(crate) struct RunTimes {
     pub spans: Vec<(Instant, Instant)>,
 }
 
 impl RunTimes {
     /// From the first start to the last end, in seconds.
-    pub fn wall_s(&self) -> f64 {
+    pub(crate) fn wall_s(&self) -> f64 {
         let start = self.spans.iter().map(|s| s.0).min();
         let end = self.spans.iter().map(|s| s.1).max();
         match (start, end) {
@@ -120,7 +120,7 @@ struct Shared {
 }
 
 /// The handle the measuring code drives; valid inside [`with_team`].
-pub struct Team<'s> {
+pub(crate) struct Team<'s> {
     shared: &'s Shared,
     memory: &'s TeamMemory,
 }
@@ -130,7 +130,7 @@ impl Team<'_> {
     /// `array_bytes`, laid out from the start of its memory as
     /// [`TeamMemory`] lays out its own; they must fit in it
     /// ([`TeamMemory::fits`]).
-    pub fn run(
+    pub(crate) fn run(
         &self,
         kernel: &'static KernelSpec,
         array_bytes: usize,
@@ -163,7 +163,7 @@ impl Team<'_> {
 
 /// Starts one thread per seat, sets up its memory, calls `body` with the
 /// team, then stops and joins every thread (also when `body` fails).
-pub fn with_team<R>(
+pub(crate) fn with_team<R>(
     seats: &[Seat],
     memory: &TeamMemory,
     body: impl FnOnce(&Team<'_>, &TeamSetup) -> Result<R>,

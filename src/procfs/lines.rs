@@ -6,7 +6,7 @@ use std::io;
 /// A line that does not have the shape its file should have.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{file} line {line}: {reason}: '{text}'")]
-pub struct ParseError {
+pub(crate) struct ParseError {
     /// The kind of file, e.g. `numa_maps`.
     pub file: &'static str,
     /// 1-based line number.
@@ -18,7 +18,7 @@ pub struct ParseError {
 
 /// Parses every non-blank line of `text` with `parse_line`; the first line
 /// it rejects is the error.
-pub fn parse_lines<T>(
+pub(crate) fn parse_lines<T>(
     file: &'static str,
     text: &str,
     parse_line: impl Fn(&str) -> Result<T, String>,
@@ -40,7 +40,7 @@ pub fn parse_lines<T>(
 /// Reads `path` and parses it with `parse`; a file that cannot be read
 /// keeps its error kind, a malformed one is `InvalidData`, and both name
 /// the path.
-pub fn read_parsed<T>(
+pub(crate) fn read_parsed<T>(
     path: &str,
     parse: impl Fn(&str) -> Result<Vec<T>, ParseError>,
 ) -> io::Result<Vec<T>> {

@@ -14,7 +14,7 @@ use std::io;
 
 /// One line of `maps`: one mapping.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Vma {
+pub(crate) struct Vma {
     pub start: u64,
     /// One past the last byte.
     pub end: u64,
@@ -33,11 +33,11 @@ pub struct Vma {
 }
 
 impl Vma {
-    pub fn len(&self) -> u64 {
+    pub(crate) fn len(&self) -> u64 {
         self.end - self.start
     }
 
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.end == self.start
     }
 
@@ -45,25 +45,25 @@ impl Vma {
     /// kernel (`[heap]`, `[stack]`, `[anon:NAME]`). Shared anonymous memory
     /// and hugetlb memory have a stand-in file (`/dev/zero (deleted)`,
     /// `/anon_hugepage (deleted)`) and so are not.
-    pub fn is_private_anonymous(&self) -> bool {
+    pub(crate) fn is_private_anonymous(&self) -> bool {
         !self.shared && self.inode == 0 && self.path.as_deref().is_none_or(|p| p.starts_with('['))
     }
 
     /// The initial heap (`[heap]`).
-    pub fn is_heap(&self) -> bool {
+    pub(crate) fn is_heap(&self) -> bool {
         self.path.as_deref() == Some("[heap]")
     }
 
     /// The main thread's stack (`[stack]`); other threads' stacks are
     /// unnamed anonymous memory.
-    pub fn is_stack(&self) -> bool {
+    pub(crate) fn is_stack(&self) -> bool {
         self.path.as_deref() == Some("[stack]")
     }
 
     /// A mapping the kernel provides (`[vdso]`, `[vvar]`, `[vsyscall]`, ...)
     /// rather than memory the process asked for: a bracketed name other
     /// than the heap, the stack and named anonymous memory.
-    pub fn is_special(&self) -> bool {
+    pub(crate) fn is_special(&self) -> bool {
         self.path.as_deref().is_some_and(|p| {
             p.starts_with('[') && !p.starts_with("[anon:") && !self.is_heap() && !self.is_stack()
         })
@@ -71,15 +71,15 @@ impl Vma {
 
     /// No access at all (`---`): guard pages and reserved address space,
     /// which hold no pages unless they were written before being protected.
-    pub fn is_inaccessible(&self) -> bool {
+    pub(crate) fn is_inaccessible(&self) -> bool {
         !(self.read || self.write || self.exec)
     }
 }
 
-pub use super::lines::ParseError;
+pub(crate) use super::lines::ParseError;
 
 /// Parses the whole text of a `maps` file. Blank lines are skipped.
-pub fn parse_maps(text: &str) -> Result<Vec<Vma>, ParseError> {
+pub(crate) fn parse_maps(text: &str) -> Result<Vec<Vma>, ParseError> {
     parse_lines("maps", text, parse_line)
 }
 
@@ -136,7 +136,7 @@ pub(crate) fn parse_line(line: &str) -> Result<Vma, String> {
 
 /// Reads and parses `/proc/<pid>/maps`; a malformed line is an
 /// `InvalidData` error carrying the [`ParseError`] message.
-pub fn read_maps(pid: u32) -> io::Result<Vec<Vma>> {
+pub(crate) fn read_maps(pid: u32) -> io::Result<Vec<Vma>> {
     read_parsed(&format!("/proc/{pid}/maps"), parse_maps)
 }
 

@@ -13,7 +13,7 @@ use std::io;
 
 /// One line of `numa_maps`: one mapping (VMA).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct NumaMapping {
+pub(crate) struct NumaMapping {
     /// Start address of the mapping.
     pub addr: u64,
     /// The policy as the kernel writes it, e.g. `default`, `bind:1`,
@@ -54,12 +54,12 @@ pub struct NumaMapping {
 
 impl NumaMapping {
     /// Pages present on any node.
-    pub fn pages(&self) -> u64 {
+    pub(crate) fn pages(&self) -> u64 {
         self.pages_by_node.values().sum()
     }
 
     /// Bytes present per node.
-    pub fn bytes_by_node(&self) -> BTreeMap<usize, u64> {
+    pub(crate) fn bytes_by_node(&self) -> BTreeMap<usize, u64> {
         self.pages_by_node
             .iter()
             .map(|(&n, &p)| (n, p.saturating_mul(self.page_size_kb).saturating_mul(1024)))
@@ -69,7 +69,7 @@ impl NumaMapping {
     /// The nodes named in the policy (`bind:0-1` gives 0-1); empty for
     /// `default` and `local`, or if the node list does not parse.
     #[cfg(test)]
-    pub fn policy_nodes(&self) -> crate::ids::NodeSet {
+    pub(crate) fn policy_nodes(&self) -> crate::ids::NodeSet {
         self.policy
             .rsplit_once(':')
             .and_then(|(_, list)| crate::ids::NodeSet::parse_list(list).ok())
@@ -77,13 +77,13 @@ impl NumaMapping {
     }
 }
 
-pub use super::lines::ParseError;
+pub(crate) use super::lines::ParseError;
 
 /// Policy names that contain a space, so they span two tokens.
 const SPACED_POLICIES: [&str; 2] = ["prefer (many)", "weighted interleave"];
 
 /// Parses the whole text of a `numa_maps` file. Blank lines are skipped.
-pub fn parse_numa_maps(text: &str) -> Result<Vec<NumaMapping>, ParseError> {
+pub(crate) fn parse_numa_maps(text: &str) -> Result<Vec<NumaMapping>, ParseError> {
     parse_lines("numa_maps", text, parse_line)
 }
 
@@ -185,13 +185,13 @@ fn unescape(s: &str) -> String {
 
 /// Reads and parses `/proc/<pid>/numa_maps`; a malformed line is an
 /// `InvalidData` error carrying the [`ParseError`] message.
-pub fn read_numa_maps(pid: u32) -> io::Result<Vec<NumaMapping>> {
+pub(crate) fn read_numa_maps(pid: u32) -> io::Result<Vec<NumaMapping>> {
     read_path(&format!("/proc/{pid}/numa_maps"))
 }
 
 /// Reads and parses `/proc/self/numa_maps`.
 #[cfg(test)]
-pub fn read_self_numa_maps() -> io::Result<Vec<NumaMapping>> {
+pub(crate) fn read_self_numa_maps() -> io::Result<Vec<NumaMapping>> {
     read_path("/proc/self/numa_maps")
 }
 
@@ -200,7 +200,7 @@ fn read_path(path: &str) -> io::Result<Vec<NumaMapping>> {
 }
 
 /// Bytes present per node over all `mappings` (pages × page size).
-pub fn bytes_by_node(mappings: &[NumaMapping]) -> BTreeMap<usize, u64> {
+pub(crate) fn bytes_by_node(mappings: &[NumaMapping]) -> BTreeMap<usize, u64> {
     let mut total = BTreeMap::new();
     for m in mappings {
         for (node, bytes) in m.bytes_by_node() {

@@ -21,7 +21,7 @@ use std::io;
 
 /// One mapping of `smaps` with the figures this crate reads.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct SmapsEntry {
+pub(crate) struct SmapsEntry {
     pub vma: Vma,
     /// `Rss`: resident bytes / 1024.
     pub rss_kb: u64,
@@ -36,7 +36,7 @@ pub struct SmapsEntry {
 impl SmapsEntry {
     /// Bytes of the mapping backed by PMD-mapped (transparent) huge pages,
     /// of every kind.
-    pub fn huge_bytes(&self) -> u64 {
+    pub(crate) fn huge_bytes(&self) -> u64 {
         self.anon_huge_kb
             .saturating_add(self.shmem_pmd_kb)
             .saturating_add(self.file_pmd_kb)
@@ -47,7 +47,7 @@ impl SmapsEntry {
 /// Parses the whole text of an `smaps` file. Blank lines are skipped; keys
 /// this parser does not read are skipped whatever their value, so newer
 /// kernels still parse.
-pub fn parse_smaps(text: &str) -> Result<Vec<SmapsEntry>, ParseError> {
+pub(crate) fn parse_smaps(text: &str) -> Result<Vec<SmapsEntry>, ParseError> {
     let mut entries: Vec<SmapsEntry> = Vec::new();
     for (i, line) in text.lines().enumerate() {
         if line.trim().is_empty() {
@@ -98,7 +98,7 @@ fn read_field(entry: &mut SmapsEntry, key: &str, value: &str) -> Result<(), Stri
 /// `start..end`. An entry reaching beyond the range (a mapping merged with
 /// a neighbour) contributes in proportion to the overlap, as smaps does not
 /// say where in the entry its huge pages are.
-pub fn huge_bytes(entries: &[SmapsEntry], start: u64, end: u64) -> u64 {
+pub(crate) fn huge_bytes(entries: &[SmapsEntry], start: u64, end: u64) -> u64 {
     let total: u128 = entries
         .iter()
         .filter(|e| e.vma.start < end && e.vma.end > start && !e.vma.is_empty())
@@ -112,14 +112,14 @@ pub fn huge_bytes(entries: &[SmapsEntry], start: u64, end: u64) -> u64 {
 
 /// Reads and parses `/proc/self/smaps`; a malformed line is an
 /// `InvalidData` error carrying the [`ParseError`] message.
-pub fn read_self_smaps() -> io::Result<Vec<SmapsEntry>> {
+pub(crate) fn read_self_smaps() -> io::Result<Vec<SmapsEntry>> {
     super::lines::read_parsed("/proc/self/smaps", parse_smaps)
 }
 
 /// Huge-page bytes of `start..end` in this process, read now. 0 where
 /// `smaps` cannot be read (a kernel without `CONFIG_PROC_PAGE_MONITOR`):
 /// the figure describes a measurement and is not worth failing it.
-pub fn self_huge_bytes(start: u64, end: u64) -> u64 {
+pub(crate) fn self_huge_bytes(start: u64, end: u64) -> u64 {
     read_self_smaps().map_or(0, |entries| huge_bytes(&entries, start, end))
 }
 

@@ -6,7 +6,7 @@ use std::io;
 
 /// The fields of a `stat` line a placement watcher needs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct TaskStat {
+pub(crate) struct TaskStat {
     /// The CPU the task last ran on (field 39, `processor`).
     pub cpu: usize,
     /// User and system time in clock ticks (fields 14 and 15).
@@ -18,7 +18,7 @@ pub struct TaskStat {
 
 /// Parses one `stat` line. The command name (field 2) may hold spaces and
 /// parentheses, so fields are counted from the last `)`.
-pub fn parse_stat(line: &str) -> Option<TaskStat> {
+pub(crate) fn parse_stat(line: &str) -> Option<TaskStat> {
     let rest = &line[line.rfind(')')? + 1..];
     // After ')': field 3 is index 0.
     let f: Vec<&str> = rest.split_whitespace().collect();
@@ -38,20 +38,20 @@ fn read(path: &str) -> io::Result<TaskStat> {
 
 /// The process as a whole: CPU time summed over its threads, `cpu` of its
 /// main thread.
-pub fn process_stat(pid: i32) -> io::Result<TaskStat> {
+pub(crate) fn process_stat(pid: i32) -> io::Result<TaskStat> {
     read(&format!("/proc/{pid}/stat"))
 }
 
 /// A process's `stat` file held open for repeated looks: each look is then
 /// one `pread` from offset 0 (procfs builds the line afresh on every read),
 /// which costs about a third of opening the path anew each time.
-pub struct StatFile {
+pub(crate) struct StatFile {
     file: std::fs::File,
     buf: Vec<u8>,
 }
 
 impl StatFile {
-    pub fn open(pid: i32) -> io::Result<StatFile> {
+    pub(crate) fn open(pid: i32) -> io::Result<StatFile> {
         Ok(StatFile {
             file: std::fs::File::open(format!("/proc/{pid}/stat"))?,
             buf: vec![0; 1024],
@@ -59,7 +59,7 @@ impl StatFile {
     }
 
     /// The process's current `stat` line, parsed.
-    pub fn read(&mut self) -> io::Result<TaskStat> {
+    pub(crate) fn read(&mut self) -> io::Result<TaskStat> {
         use std::os::unix::fs::FileExt;
         let n = loop {
             let n = self.file.read_at(&mut self.buf, 0)?;
@@ -77,12 +77,12 @@ impl StatFile {
 }
 
 /// One thread of a process.
-pub fn thread_stat(pid: i32, tid: i32) -> io::Result<TaskStat> {
+pub(crate) fn thread_stat(pid: i32, tid: i32) -> io::Result<TaskStat> {
     read(&format!("/proc/{pid}/task/{tid}/stat"))
 }
 
 /// The thread ids of a process, sorted.
-pub fn thread_ids(pid: i32) -> io::Result<Vec<i32>> {
+pub(crate) fn thread_ids(pid: i32) -> io::Result<Vec<i32>> {
     let mut ids: Vec<i32> = std::fs::read_dir(format!("/proc/{pid}/task"))?
         .filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
         .collect();
@@ -91,7 +91,7 @@ pub fn thread_ids(pid: i32) -> io::Result<Vec<i32>> {
 }
 
 /// Clock ticks per second (`USER_HZ`), for the tick counts above.
-pub fn ticks_per_second() -> f64 {
+pub(crate) fn ticks_per_second() -> f64 {
     // SAFETY: sysconf only reads a constant.
     let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
     if hz > 0 { hz as f64 } else { 100.0 }

@@ -3,10 +3,10 @@
 use std::collections::BTreeMap;
 
 /// Counter values by name; a counter this kernel lacks is absent.
-pub type Counters = BTreeMap<String, u64>;
+pub(crate) type Counters = BTreeMap<String, u64>;
 
 /// The counters of `keys` found in `text` (vmstat's `name value` lines).
-pub fn parse(text: &str, keys: &[&str]) -> Counters {
+pub(crate) fn parse(text: &str, keys: &[&str]) -> Counters {
     text.lines()
         .filter_map(|l| {
             let (k, v) = l.split_once(' ')?;
@@ -18,7 +18,7 @@ pub fn parse(text: &str, keys: &[&str]) -> Counters {
 }
 
 /// The counters of `keys` now; none where /proc/vmstat cannot be read.
-pub fn read(keys: &[&str]) -> Counters {
+pub(crate) fn read(keys: &[&str]) -> Counters {
     std::fs::read_to_string("/proc/vmstat")
         .map(|t| parse(&t, keys))
         .unwrap_or_default()
@@ -26,7 +26,7 @@ pub fn read(keys: &[&str]) -> Counters {
 
 /// `after - before` for the counters present in both (counters never go
 /// down, a wrap or reset reads as 0).
-pub fn delta(before: &Counters, after: &Counters) -> Counters {
+pub(crate) fn delta(before: &Counters, after: &Counters) -> Counters {
     after
         .iter()
         .filter_map(|(k, a)| before.get(k).map(|b| (k.clone(), a.saturating_sub(*b))))

@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 /// The schema version this build writes.
-pub const SCHEMA: u32 = 1;
+pub(crate) const SCHEMA: u32 = 1;
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Document {
@@ -245,7 +245,7 @@ fn batch_node() -> Option<String> {
 }
 
 /// What Slurm's `slurmd` sets to the node's name in every job step.
-pub const BATCH_NODE_ENV: &str = "SLURMD_NODENAME";
+pub(crate) const BATCH_NODE_ENV: &str = "SLURMD_NODENAME";
 
 #[cfg(test)]
 #[path = "document_tests.rs"]

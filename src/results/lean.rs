@@ -19,7 +19,7 @@ use std::path::Path;
 
 /// What a fleet needs of one results document.
 #[derive(Debug, Clone, Deserialize, PartialEq)]
-pub struct LeanDocument {
+pub(crate) struct LeanDocument {
     pub tool: String,
     pub schema: u64,
     #[serde(default)]
@@ -38,7 +38,7 @@ fn yes() -> bool {
 }
 
 #[derive(Debug, Clone, Default, Deserialize, PartialEq)]
-pub struct LeanHost {
+pub(crate) struct LeanHost {
     #[serde(default)]
     pub hostname: String,
     #[serde(default)]
@@ -56,7 +56,7 @@ pub struct LeanHost {
 }
 
 #[derive(Debug, Clone, Default, Deserialize, PartialEq)]
-pub struct LeanTopology {
+pub(crate) struct LeanTopology {
     #[serde(default)]
     pub nodes: Vec<LeanNode>,
     /// Only its length is kept.
@@ -84,7 +84,7 @@ fn count<'de, D: serde::Deserializer<'de>>(d: D) -> Result<usize, D::Error> {
 }
 
 #[derive(Debug, Clone, Deserialize, PartialEq)]
-pub struct LeanNode {
+pub(crate) struct LeanNode {
     pub id: usize,
     #[serde(default)]
     pub has_cpu: bool,
@@ -96,7 +96,7 @@ pub struct LeanNode {
 
 /// A record as [`super::Record`] has it, without its series.
 #[derive(Debug, Clone, Deserialize, PartialEq)]
-pub struct LeanRecord {
+pub(crate) struct LeanRecord {
     pub probe: String,
     pub name: String,
     #[serde(default)]
@@ -111,7 +111,7 @@ pub struct LeanRecord {
 
 impl LeanRecord {
     /// The record as the analysis functions over records take it.
-    pub fn to_record(&self) -> super::Record {
+    pub(crate) fn to_record(&self) -> super::Record {
         let mut r = super::Record::new(&self.probe, &self.name);
         r.params = self.params.clone();
         r.metrics = self.metrics.clone();
@@ -133,14 +133,14 @@ impl<'a> From<&'a LeanRecord> for RecordParts<'a> {
 
 impl LeanDocument {
     /// Reads a results file; the error says what is wrong with it.
-    pub fn load(path: &Path) -> Result<LeanDocument> {
+    pub(crate) fn load(path: &Path) -> Result<LeanDocument> {
         let text = read_results_file(path)
             .with_context(|| format!("cannot read results file {}", path.display()))?;
         Self::from_json(&text)
             .with_context(|| format!("{} is not a usable results file", path.display()))
     }
 
-    pub fn from_json(text: &str) -> Result<LeanDocument> {
+    pub(crate) fn from_json(text: &str) -> Result<LeanDocument> {
         let doc: LeanDocument = match serde_json::from_str(text) {
             Ok(d) => d,
             Err(e) => {
@@ -161,7 +161,7 @@ impl LeanDocument {
 
     /// The name the fleet knows the machine by: the batch system's node
     /// name where the run recorded one, else the hostname.
-    pub fn machine(&self) -> &str {
+    pub(crate) fn machine(&self) -> &str {
         self.host
             .batch_node
             .as_deref()

@@ -7,17 +7,17 @@ mod document;
 #[cfg(test)]
 mod document_props;
 mod lean;
-pub mod names;
+pub(crate) mod names;
 mod read;
 mod reader;
 mod time;
 mod write;
 
-pub use condition::Condition;
-pub use document::*;
-pub use lean::*;
-pub use time::now_rfc3339;
-pub use write::{
+pub(crate) use condition::Condition;
+pub(crate) use document::*;
+pub(crate) use lean::*;
+pub(crate) use time::now_rfc3339;
+pub(crate) use write::{
     check_not_an_input, check_output, check_output_dir, describe_file, remove_temp_in_flight,
     write_output,
 };

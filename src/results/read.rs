@@ -74,7 +74,7 @@ fn newer_schema(schema: u64) -> String {
 /// Most a results file may hold; a run of every probe on a large machine
 /// writes a few MiB. Parsed, a document takes up to some twenty times its
 /// size in memory, so the cap is what bounds a hostile file's cost.
-pub const MAX_RESULTS_BYTES: u64 = 64 << 20;
+pub(super) const MAX_RESULTS_BYTES: u64 = 64 << 20;
 
 /// Memory a document takes while it is read, as a multiple of its size:
 /// the text, then the records built from it (about eight times the text

@@ -3,9 +3,9 @@
 use std::time::{SystemTime, UNIX_EPOCH};
 
 /// An RFC 3339 UTC timestamp such as `2026-11-22T10:04:05Z`.
-pub type Timestamp = String;
+pub(super) type Timestamp = String;
 
-pub fn now_rfc3339() -> Timestamp {
+pub(crate) fn now_rfc3339() -> Timestamp {
     let secs = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_secs() as i64);
@@ -13,7 +13,7 @@ pub fn now_rfc3339() -> Timestamp {
 }
 
 /// Seconds since the epoch as `YYYY-MM-DDTHH:MM:SSZ` (proleptic Gregorian).
-pub fn format_utc(secs: i64) -> String {
+pub(super) fn format_utc(secs: i64) -> String {
     let days = secs.div_euclid(86_400);
     let rem = secs.rem_euclid(86_400);
     let (y, m, d) = civil_from_days(days);

@@ -7,7 +7,7 @@ use std::time::Duration;
 /// Waits while `word` holds `expected`, at most `timeout`; returns on a
 /// wake, a timeout, a signal, or at once when the value already differs.
 /// Works across processes for words in `MAP_SHARED` memory.
-pub fn futex_wait(word: &AtomicU32, expected: u32, timeout: Option<Duration>) {
+pub(crate) fn futex_wait(word: &AtomicU32, expected: u32, timeout: Option<Duration>) {
     let ts = timeout.map(|d| libc::timespec {
         tv_sec: d.as_secs().min(i64::MAX as u64) as libc::time_t,
         tv_nsec: d.subsec_nanos() as libc::c_long,
@@ -33,7 +33,7 @@ pub fn futex_wait(word: &AtomicU32, expected: u32, timeout: Option<Duration>) {
 }
 
 /// Wakes every waiter on `word`.
-pub fn futex_wake_all(word: &AtomicU32) {
+pub(crate) fn futex_wake_all(word: &AtomicU32) {
     // SAFETY: FUTEX_WAKE only uses the address as a key; nothing is read
     // or written through it.
     unsafe {

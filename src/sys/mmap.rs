@@ -8,7 +8,7 @@ use std::ptr::NonNull;
 use std::sync::OnceLock;
 
 /// The base page size.
-pub fn base_page_size() -> usize {
+pub(crate) fn base_page_size() -> usize {
     static SIZE: OnceLock<usize> = OnceLock::new();
     *SIZE.get_or_init(|| {
         // SAFETY: sysconf reads a constant and has no memory effects.
@@ -18,7 +18,7 @@ pub fn base_page_size() -> usize {
 }
 
 /// An anonymous mapping that nothing else refers to yet.
-pub struct Mapping {
+pub(crate) struct Mapping {
     pub ptr: NonNull<u8>,
     pub len: usize,
 }
@@ -27,7 +27,7 @@ pub struct Mapping {
 ///
 /// Safe: without `MAP_FIXED` the kernel picks an unused range, so no existing
 /// memory is replaced.
-pub fn map_anonymous(len: usize, extra_flags: i32) -> io::Result<Mapping> {
+pub(crate) fn map_anonymous(len: usize, extra_flags: i32) -> io::Result<Mapping> {
     assert_eq!(extra_flags & libc::MAP_FIXED, 0, "MAP_FIXED could clobber");
     // SAFETY: a fresh anonymous mapping at an address of the kernel's choice;
     // no pointer is read or written by the call.
@@ -53,7 +53,7 @@ pub fn map_anonymous(len: usize, extra_flags: i32) -> io::Result<Mapping> {
 /// # Safety
 /// `ptr..ptr+len` must be mapped memory owned by the caller that no live
 /// reference points into, and must not be used again.
-pub unsafe fn unmap(ptr: *mut u8, len: usize) -> io::Result<()> {
+pub(crate) unsafe fn unmap(ptr: *mut u8, len: usize) -> io::Result<()> {
     // SAFETY: guaranteed by the caller.
     let ret = unsafe { libc::munmap(ptr.cast::<c_void>(), len) };
     if ret == 0 {
@@ -68,7 +68,7 @@ pub unsafe fn unmap(ptr: *mut u8, len: usize) -> io::Result<()> {
 /// # Safety
 /// No reference may point into `ptr..ptr+len`, and no code may access it
 /// afterwards expecting memory.
-pub unsafe fn protect_none(ptr: *mut u8, len: usize) -> io::Result<()> {
+pub(crate) unsafe fn protect_none(ptr: *mut u8, len: usize) -> io::Result<()> {
     // SAFETY: guaranteed by the caller.
     let ret = unsafe { libc::mprotect(ptr.cast::<c_void>(), len, libc::PROT_NONE) };
     if ret == 0 {
@@ -80,13 +80,13 @@ pub unsafe fn protect_none(ptr: *mut u8, len: usize) -> io::Result<()> {
 
 /// The `madvise` advice this crate uses; none of them changes contents.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Advice {
+pub(crate) enum Advice {
     HugePage,
     NoHugePage,
 }
 
 /// `madvise(addr, len, advice)` for advice that only steers page sizes.
-pub fn madvise(addr: usize, len: usize, advice: Advice) -> io::Result<()> {
+pub(crate) fn madvise(addr: usize, len: usize, advice: Advice) -> io::Result<()> {
     let advice = match advice {
         Advice::HugePage => libc::MADV_HUGEPAGE,
         Advice::NoHugePage => libc::MADV_NOHUGEPAGE,

@@ -7,14 +7,14 @@
 //! the call is sound. The NUMA calls (mbind, move_pages, affinity) live
 //! with placement, which is their only user.
 
-pub mod alloc;
-pub mod futex;
-pub mod mmap;
-pub mod note;
-pub mod process;
-pub mod region;
-pub mod threads;
+pub(crate) mod alloc;
+pub(crate) mod futex;
+pub(crate) mod mmap;
+pub(crate) mod note;
+pub(crate) mod process;
+pub(crate) mod region;
+pub(crate) mod threads;
 
-pub use futex::{futex_wait, futex_wake_all};
-pub use process::*;
-pub use region::Region;
+pub(crate) use futex::{futex_wait, futex_wake_all};
+pub(crate) use process::*;
+pub(crate) use region::Region;

@@ -17,12 +17,12 @@ const SET: u32 = 2;
 
 /// A shared mapping made before the fork: the state and length as 32-bit
 /// words in the first 8 bytes, the text packed 8 bytes a word after them.
-pub struct Note {
+pub(crate) struct Note {
     region: Region,
 }
 
 impl Note {
-    pub fn new() -> io::Result<Note> {
+    pub(crate) fn new() -> io::Result<Note> {
         Ok(Note {
             region: Region::map(8 + CAP, true, 0)?,
         })
@@ -31,7 +31,7 @@ impl Note {
     /// Keeps `text` where no note is kept yet; whether it was kept. A
     /// caller that comes second returns only once the first note is
     /// complete, so that whoever learns of either failure can read it.
-    pub fn set(&self, text: &str) -> bool {
+    pub(crate) fn set(&self, text: &str) -> bool {
         let head = self.region.u32s(2);
         if head[0]
             .compare_exchange(FREE, WRITING, Acquire, Relaxed)
@@ -60,7 +60,7 @@ impl Note {
     }
 
     /// The note, once one is complete.
-    pub fn get(&self) -> Option<String> {
+    pub(crate) fn get(&self) -> Option<String> {
         let head = self.region.u32s(2);
         if head[0].load(Acquire) != SET {
             return None;

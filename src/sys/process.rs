@@ -5,7 +5,7 @@ use std::io;
 
 /// How a child process ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ChildEnd {
+pub(crate) enum ChildEnd {
     Exited(i32),
     Signaled(i32),
 }
@@ -32,7 +32,7 @@ fn signal_name(sig: i32) -> &'static str {
 }
 
 /// Threads of this process, from `/proc/self/status`.
-pub fn thread_count() -> io::Result<usize> {
+pub(crate) fn thread_count() -> io::Result<usize> {
     let status = std::fs::read_to_string("/proc/self/status")?;
     status
         .lines()
@@ -44,7 +44,7 @@ pub fn thread_count() -> io::Result<usize> {
 /// `fork()`, refused unless the calling process has exactly one thread.
 ///
 /// Returns `None` in the child and the child's pid in the parent.
-pub fn fork_single_threaded() -> io::Result<Option<libc::pid_t>> {
+pub(crate) fn fork_single_threaded() -> io::Result<Option<libc::pid_t>> {
     let threads = thread_count()?;
     if threads != 1 {
         return Err(io::Error::other(format!(
@@ -65,7 +65,7 @@ pub fn fork_single_threaded() -> io::Result<Option<libc::pid_t>> {
 
 /// `waitpid(pid, &status, nohang ? WNOHANG : 0)`: `None` when `nohang` and
 /// the child still runs. Interrupted by a signal: `ErrorKind::Interrupted`.
-pub fn wait_child(pid: libc::pid_t, nohang: bool) -> io::Result<Option<ChildEnd>> {
+pub(crate) fn wait_child(pid: libc::pid_t, nohang: bool) -> io::Result<Option<ChildEnd>> {
     let mut status: libc::c_int = 0;
     let flags = if nohang { libc::WNOHANG } else { 0 };
     // SAFETY: the kernel writes one int to `status`, which lives on this frame.
@@ -87,7 +87,7 @@ pub fn wait_child(pid: libc::pid_t, nohang: bool) -> io::Result<Option<ChildEnd>
 }
 
 /// `kill(pid, sig)`.
-pub fn kill(pid: libc::pid_t, sig: i32) -> io::Result<()> {
+pub(crate) fn kill(pid: libc::pid_t, sig: i32) -> io::Result<()> {
     // SAFETY: sending a signal has no memory effect in this process.
     let ret = unsafe { libc::kill(pid, sig) };
     if ret == 0 {
@@ -98,14 +98,14 @@ pub fn kill(pid: libc::pid_t, sig: i32) -> io::Result<()> {
 }
 
 /// The parent's pid.
-pub fn parent_pid() -> libc::pid_t {
+pub(crate) fn parent_pid() -> libc::pid_t {
     // SAFETY: getppid cannot fail and touches no memory.
     unsafe { libc::getppid() }
 }
 
 /// A resource limit numabench reads.
 #[derive(Debug, Clone, Copy)]
-pub enum Rlimit {
+pub(crate) enum Rlimit {
     /// `RLIMIT_AS` (`ulimit -v`): the address space.
     AddressSpace,
     /// `RLIMIT_DATA` (`ulimit -d`): private writable memory, anonymous
@@ -125,7 +125,7 @@ static ARENAS_CAPPED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicB
 /// map their buffers directly and allocate little on their threads, so the
 /// shared arena's lock costs nothing measured. Other C libraries reserve no
 /// arenas.
-pub fn cap_malloc_arenas_under_rlimit_as() {
+pub(crate) fn cap_malloc_arenas_under_rlimit_as() {
     #[cfg(target_env = "gnu")]
     if soft_rlimit(Rlimit::AddressSpace).is_some() {
         // SAFETY: mallopt only sets a tunable of the allocator.
@@ -135,12 +135,12 @@ pub fn cap_malloc_arenas_under_rlimit_as() {
 }
 
 /// Whether [`cap_malloc_arenas_under_rlimit_as`] kept malloc to one arena.
-pub fn malloc_arenas_capped() -> bool {
+pub(crate) fn malloc_arenas_capped() -> bool {
     ARENAS_CAPPED.load(std::sync::atomic::Ordering::Relaxed)
 }
 
 /// The soft limit of `which`, `None` when unlimited or unknown.
-pub fn soft_rlimit(which: Rlimit) -> Option<u64> {
+pub(crate) fn soft_rlimit(which: Rlimit) -> Option<u64> {
     let resource = match which {
         Rlimit::AddressSpace => libc::RLIMIT_AS,
         Rlimit::Data => libc::RLIMIT_DATA,
@@ -156,14 +156,14 @@ pub fn soft_rlimit(which: Rlimit) -> Option<u64> {
 }
 
 /// This process's pid.
-pub fn own_pid() -> libc::pid_t {
+pub(crate) fn own_pid() -> libc::pid_t {
     // SAFETY: getpid cannot fail and touches no memory.
     unsafe { libc::getpid() }
 }
 
 /// `prctl(PR_SET_PDEATHSIG, SIGKILL)`: the kernel kills this process when
 /// the thread that forked it exits.
-pub fn die_with_parent() -> io::Result<()> {
+pub(crate) fn die_with_parent() -> io::Result<()> {
     // SAFETY: PR_SET_PDEATHSIG reads only its integer argument.
     let ret = unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong) };
     if ret == 0 {
@@ -175,7 +175,7 @@ pub fn die_with_parent() -> io::Result<()> {
 
 /// `prctl(PR_SET_NAME, name)` for the calling thread (the kernel keeps 15
 /// bytes).
-pub fn set_task_name(name: &str) {
+pub(crate) fn set_task_name(name: &str) {
     let mut buf = [0u8; 16];
     for (d, s) in buf
         .iter_mut()
@@ -191,21 +191,21 @@ pub fn set_task_name(name: &str) {
 /// Ends the calling process at once with `code`, running no destructors or
 /// atexit handlers: a forked child must not flush buffers or unmap memory
 /// that belong to its parent's copy of the program state.
-pub fn exit_now(code: i32) -> ! {
+pub(crate) fn exit_now(code: i32) -> ! {
     // SAFETY: _exit never returns and has no preconditions.
     unsafe { libc::_exit(code) }
 }
 
 /// User and system CPU seconds.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct CpuTimes {
+pub(crate) struct CpuTimes {
     pub user_s: f64,
     pub system_s: f64,
 }
 
 /// Whose CPU time [`cpu_times_of`] reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Whose {
+pub(crate) enum Whose {
     /// This process (`RUSAGE_SELF`).
     Own,
     /// Its children that have been waited for (`RUSAGE_CHILDREN`).
@@ -213,7 +213,7 @@ pub enum Whose {
 }
 
 /// CPU time of this process or of its waited-for children.
-pub fn cpu_times_of(whose: Whose) -> CpuTimes {
+pub(crate) fn cpu_times_of(whose: Whose) -> CpuTimes {
     let who = match whose {
         Whose::Own => libc::RUSAGE_SELF,
         Whose::Children => libc::RUSAGE_CHILDREN,
@@ -233,7 +233,7 @@ pub fn cpu_times_of(whose: Whose) -> CpuTimes {
 
 /// CPU time of this process (`RUSAGE_SELF`) plus its waited-for children
 /// (`RUSAGE_CHILDREN`).
-pub fn cpu_times() -> CpuTimes {
+pub(crate) fn cpu_times() -> CpuTimes {
     let (a, b) = (cpu_times_of(Whose::Own), cpu_times_of(Whose::Children));
     CpuTimes {
         user_s: a.user_s + b.user_s,
@@ -244,7 +244,7 @@ pub fn cpu_times() -> CpuTimes {
 /// CPU seconds the calling thread has used (`CLOCK_THREAD_CPUTIME_ID`):
 /// precise to the nanosecond, unlike the tick-split `rusage` figures, so a
 /// few milliseconds of work between two readings show.
-pub fn thread_cpu_s() -> f64 {
+pub(crate) fn thread_cpu_s() -> f64 {
     let mut ts = libc::timespec {
         tv_sec: 0,
         tv_nsec: 0,

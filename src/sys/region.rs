@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicU32, AtomicU64};
 /// An anonymous mapping used as `u64` words by several threads or (when
 /// shared) processes at once. All Rust access goes through atomics; bulk
 /// clearing goes through libc's `memset`, as the workload asks.
-pub struct Region {
+pub(crate) struct Region {
     base: NonNull<u8>,
     map_len: usize,
     offset: usize,
@@ -30,7 +30,7 @@ impl Region {
     /// for its 2 MiB-aligned buffers. `shared` maps `MAP_SHARED` (children
     /// forked later see the same memory), else `MAP_PRIVATE`. The memory
     /// reads as zero.
-    pub fn map(len: usize, shared: bool, align: usize) -> io::Result<Region> {
+    pub(crate) fn map(len: usize, shared: bool, align: usize) -> io::Result<Region> {
         let flags = if shared {
             libc::MAP_SHARED
         } else {
@@ -56,22 +56,22 @@ impl Region {
     }
 
     /// Address of the whole mapping (for madvise) and its length.
-    pub fn mapping(&self) -> (usize, usize) {
+    pub(crate) fn mapping(&self) -> (usize, usize) {
         (self.base.as_ptr() as usize, self.map_len)
     }
 
     /// Address of the usable, aligned part.
-    pub fn addr(&self) -> usize {
+    pub(crate) fn addr(&self) -> usize {
         self.base.as_ptr() as usize + self.offset
     }
 
     /// Usable bytes.
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.len
     }
 
     /// The usable part as `len / 8` atomic words.
-    pub fn words(&self) -> &[AtomicU64] {
+    pub(crate) fn words(&self) -> &[AtomicU64] {
         // SAFETY: `addr()..addr()+len` lies inside the mapping, which stays
         // mapped while `&self` lives; the address is page aligned plus a
         // multiple of the alignment, so 8-byte aligned; every bit pattern is
@@ -81,7 +81,7 @@ impl Region {
 
     /// The first `n` 32-bit words as atomics. Callers keep the 32-bit and
     /// 64-bit views on disjoint byte ranges.
-    pub fn u32s(&self, n: usize) -> &[AtomicU32] {
+    pub(crate) fn u32s(&self, n: usize) -> &[AtomicU32] {
         assert!(n * 4 <= self.len, "u32 view beyond the region");
         // SAFETY: as for `words`, with 4-byte alignment and `n * 4 <= len`.
         unsafe { std::slice::from_raw_parts(self.addr() as *const AtomicU32, n) }
@@ -89,7 +89,7 @@ impl Region {
 
     /// Writes `off`, `off + 1`, ... over the usable words (perf's `-I`
     /// contents), which also faults every page in from the calling thread.
-    pub fn fill_counting(&mut self, off: u64) {
+    pub(crate) fn fill_counting(&mut self, off: u64) {
         let n = self.len / 8;
         // SAFETY: the words lie inside the mapping and are 8-byte aligned;
         // `&mut self` means no view of this region exists in this process,
@@ -103,7 +103,7 @@ impl Region {
 
     /// Zeroes words `start..start+n` with libc's `memset`, as perf's
     /// `bzero` does.
-    pub fn zero(&self, start: usize, n: usize) {
+    pub(crate) fn zero(&self, start: usize, n: usize) {
         let words = self.len / 8;
         assert!(
             start <= words && n <= words - start,

@@ -13,25 +13,25 @@ use std::thread::{Builder, JoinHandle, Scope, ScopedJoinHandle};
 /// Holds started threads until every thread of their group has started:
 /// then they all go on, or, where one could not start, all turn back.
 #[derive(Default)]
-pub struct StartGate {
+pub(crate) struct StartGate {
     state: Mutex<Option<bool>>,
     opened: Condvar,
 }
 
 impl StartGate {
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self::default()
     }
 
     /// Lets the waiting threads (and any that come later) go on (`go`) or
     /// turn back.
-    pub fn open(&self, go: bool) {
+    pub(crate) fn open(&self, go: bool) {
         *self.state.lock().unwrap_or_else(|e| e.into_inner()) = Some(go);
         self.opened.notify_all();
     }
 
     /// Waits until the gate opens; whether to go on.
-    pub fn wait(&self) -> bool {
+    pub(crate) fn wait(&self) -> bool {
         let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
         loop {
             if let Some(go) = *state {
@@ -45,7 +45,7 @@ impl StartGate {
 /// A thread (or, with [`CannotStart::process`], a forked process) the
 /// system would not start: which one of how many, and why.
 #[derive(Debug)]
-pub struct CannotStart {
+pub(crate) struct CannotStart {
     /// 0-based.
     pub index: usize,
     pub total: usize,
@@ -56,7 +56,7 @@ pub struct CannotStart {
 
 impl CannotStart {
     /// Process `index` of `total` could not be forked.
-    pub fn process(index: usize, total: usize, error: io::Error) -> Self {
+    pub(crate) fn process(index: usize, total: usize, error: io::Error) -> Self {
         Self {
             index,
             total,
@@ -102,7 +102,7 @@ impl std::fmt::Display for CannotStart {
 impl std::error::Error for CannotStart {}
 
 /// Starts thread `index` of `total` in `scope`.
-pub fn spawn_scoped<'scope, 'env, F, T>(
+pub(crate) fn spawn_scoped<'scope, 'env, F, T>(
     scope: &'scope Scope<'scope, 'env>,
     (index, total): (usize, usize),
     f: F,
@@ -117,7 +117,10 @@ where
 }
 
 /// Starts thread `index` of `total`, detached from any scope.
-pub fn spawn<F, T>((index, total): (usize, usize), f: F) -> Result<JoinHandle<T>, CannotStart>
+pub(crate) fn spawn<F, T>(
+    (index, total): (usize, usize),
+    f: F,
+) -> Result<JoinHandle<T>, CannotStart>
 where
     F: FnOnce() -> T + Send + 'static,
     T: Send + 'static,
@@ -129,7 +132,7 @@ where
 
 /// The limits on this process's tasks, for a message: "pids.max 3 in
 /// cgroup /x, or ulimit -u 4096", naming only those that are set.
-pub fn task_limits() -> String {
+pub(crate) fn task_limits() -> String {
     let cgroups = std::fs::read_to_string("/proc/self/cgroup").unwrap_or_default();
     let mut parts = Vec::new();
     if let Some((max, group)) = pids_max(&cgroups, Path::new("/sys/fs/cgroup")) {
@@ -153,7 +156,7 @@ pub fn task_limits() -> String {
 /// text: a v1 line `N:pids:/path` (`root/pids/path/pids.max`) or the v2
 /// line `0::/path` (`root/path/pids.max`, or under `root/unified` on a
 /// hybrid system).
-pub fn pids_max(proc_cgroup: &str, root: &Path) -> Option<(u64, String)> {
+pub(crate) fn pids_max(proc_cgroup: &str, root: &Path) -> Option<(u64, String)> {
     let mut found = None;
     for line in proc_cgroup.lines() {
         let mut f = line.splitn(3, ':');

@@ -18,12 +18,12 @@ pub(super) struct Mount {
 }
 
 impl Mount {
-    pub fn has_option(&self, name: &str) -> bool {
+    pub(super) fn has_option(&self, name: &str) -> bool {
         self.options.iter().any(|o| o == name)
     }
 
     /// The process's cgroup, relative to this mount.
-    pub fn relative<'a>(&self, path: &'a str) -> &'a str {
+    pub(super) fn relative<'a>(&self, path: &'a str) -> &'a str {
         let rel = match path.strip_prefix(self.root.as_str()) {
             Some(rest) if self.root != "/" => rest,
             _ => path,

@@ -62,7 +62,7 @@ impl MemoryLimit {
 /// is how many CPUs the process may run on: its threads' stacks and malloc
 /// arenas count against a resource limit. A file that is there but cannot be
 /// used is named in `notes`: a limit must not vanish without a word.
-pub fn read(src: &SysfsRoot, cpus: usize, notes: &mut Vec<String>) -> Option<MemoryLimit> {
+pub(super) fn read(src: &SysfsRoot, cpus: usize, notes: &mut Vec<String>) -> Option<MemoryLimit> {
     let mut all = cgroup_limits(src, notes);
     if src.is_live() {
         all.extend(rlimits(cpus));

@@ -12,14 +12,14 @@ use std::path::{Path, PathBuf};
 /// Most a sysfs or procfs file may hold: `/proc/cpuinfo` of 8192 CPUs (some
 /// 2 KiB each) fits; an endless file (`/dev/zero` linked in) does not fill
 /// memory.
-pub const MAX_FILE_BYTES: u64 = 64 << 20;
+pub(super) const MAX_FILE_BYTES: u64 = 64 << 20;
 
 /// Longest path under the root that is read: the kernel's `PATH_MAX`.
-pub const MAX_PATH_BYTES: usize = 4096;
+pub(super) const MAX_PATH_BYTES: usize = 4096;
 
 /// Most components a path under the root may have; the deepest sysfs path
 /// (a device behind PCIe switches) has a few dozen.
-pub const MAX_PATH_DEPTH: usize = 256;
+pub(super) const MAX_PATH_DEPTH: usize = 256;
 
 /// Why a file under the root could not be used. Either way the file is bad
 /// input, never a reason to wait or to guess.
@@ -436,7 +436,7 @@ fn read_regular(
 }
 
 /// Numbers in names such as `node12` or `index3`, sorted by number.
-pub fn numbered(names: &[String], prefix: &str) -> Vec<usize> {
+pub(super) fn numbered(names: &[String], prefix: &str) -> Vec<usize> {
     let mut ids: Vec<usize> = names
         .iter()
         .filter_map(|n| n.strip_prefix(prefix)?.parse().ok())
@@ -448,7 +448,7 @@ pub fn numbered(names: &[String], prefix: &str) -> Vec<usize> {
 /// A sysfs value as the kernel meant it: surrounding whitespace and
 /// trailing NUL bytes (older kernels, and a 5.15-rc one, write one after
 /// the newline of `node/online`, `cpulist` and others) removed.
-pub fn value_of(text: &str) -> &str {
+pub(super) fn value_of(text: &str) -> &str {
     text.trim_matches(|c: char| c == '\0' || c.is_whitespace())
 }
 

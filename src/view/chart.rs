@@ -2,20 +2,20 @@
 
 /// One line of a chart.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Line {
+pub(crate) struct Line {
     pub label: String,
     pub points: Vec<(f64, f64)>,
 }
 
 /// A vertical marker, e.g. a cache size or the moment of convergence.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Marker {
+pub(crate) struct Marker {
     pub x: f64,
     pub label: String,
 }
 
 #[derive(Debug, Clone, Default)]
-pub struct Chart {
+pub(crate) struct Chart {
     pub title: String,
     pub x_label: String,
     pub y_label: String,
@@ -28,7 +28,7 @@ pub struct Chart {
 }
 
 /// The lines of a results series, each point an (x, y) pair.
-pub fn lines_of(series: &crate::results::Series) -> Vec<Line> {
+pub(crate) fn lines_of(series: &crate::results::Series) -> Vec<Line> {
     series
         .lines
         .iter()
@@ -43,7 +43,7 @@ pub fn lines_of(series: &crate::results::Series) -> Vec<Line> {
 /// one bar per series within each group (e.g. a store kind), all bars
 /// from zero on one value axis.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct Bars {
+pub(crate) struct Bars {
     pub title: String,
     pub y_label: String,
     /// The legend: one label per bar of a group, in order.
@@ -54,7 +54,7 @@ pub struct Bars {
 /// One category: its label and one value per series (`None`: not measured,
 /// no bar).
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct BarGroup {
+pub(crate) struct BarGroup {
     pub label: String,
     pub values: Vec<Option<f64>>,
 }

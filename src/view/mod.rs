@@ -6,21 +6,21 @@
 //! them and below analysis: probes, analysis and output import it, it
 //! imports none of them.
 
-pub mod chart;
-pub mod probe;
-pub mod section;
-pub mod table;
+pub(crate) mod chart;
+pub(crate) mod probe;
+pub(crate) mod section;
+pub(crate) mod table;
 
-pub use chart::{BarGroup, Bars, Chart, Line, Marker};
-pub use probe::{Figure, FleetFigure, Part, Probe, Profile, Spec};
-pub use section::Section;
+pub(crate) use chart::{BarGroup, Bars, Chart, Line, Marker};
+pub(crate) use probe::{Figure, FleetFigure, Part, Probe, Profile, Spec};
+pub(crate) use section::Section;
 
 use crate::results::{Document, Record};
 
 /// How one probe's records are shown, in every format. Everything comes
 /// from the document: a view never sees a probe's internal types, so a
 /// saved results file renders exactly as the command printed it.
-pub trait View: Sync {
+pub(crate) trait View: Sync {
     /// The probe whose records this view shows (a `results::names::probe`
     /// constant).
     fn probe(&self) -> &'static str;
@@ -78,7 +78,7 @@ pub trait View: Sync {
 
 /// A piece of the HTML report.
 #[derive(Debug, Clone)]
-pub enum Block {
+pub(crate) enum Block {
     /// A titled table with notes.
     Section(Section),
     /// A grid coloured by each cell's share of its row's reference.
@@ -97,7 +97,7 @@ pub enum Block {
 /// A grid of figures coloured from red (far below the row's reference)
 /// to green (at or above it).
 #[derive(Debug, Clone, Default)]
-pub struct Heatmap {
+pub(crate) struct Heatmap {
     pub title: String,
     /// The corner cell, then one label per column.
     pub header: Vec<String>,
@@ -116,7 +116,7 @@ pub struct Heatmap {
 }
 
 #[derive(Debug, Clone, Default)]
-pub struct HeatRow {
+pub(crate) struct HeatRow {
     pub label: String,
     pub cells: Vec<Option<f64>>,
     /// What a cell is compared with (e.g. the row's local figure).
@@ -126,20 +126,20 @@ pub struct HeatRow {
 /// A CSV table: a header, rows, and notes written after the rows as
 /// `# note: ...` lines (readers that take `#` as a comment skip them).
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct Csv {
+pub(crate) struct Csv {
     pub header: Vec<String>,
     pub rows: Vec<Vec<String>>,
     pub notes: Vec<String>,
 }
 
 /// The records of `probe` in `doc`, in order.
-pub fn records_of<'a>(doc: &'a Document, probe: &str) -> Vec<&'a Record> {
+pub(crate) fn records_of<'a>(doc: &'a Document, probe: &str) -> Vec<&'a Record> {
     doc.records.iter().filter(|r| r.probe == probe).collect()
 }
 
 /// The lowest share of pages found on their intended node over `records`
 /// (`placement.on_target_pct`); `None` where none was verified.
-pub fn lowest_verified_pct(records: &[&Record]) -> Option<f64> {
+pub(crate) fn lowest_verified_pct(records: &[&Record]) -> Option<f64> {
     records
         .iter()
         .filter_map(|r| r.placement.as_ref()?.on_target_pct)
@@ -148,7 +148,7 @@ pub fn lowest_verified_pct(records: &[&Record]) -> Option<f64> {
 
 /// Every series of `records` as a chart titled by its record, with the
 /// record's moment of convergence (`convergence_s`) marked.
-pub fn series_charts(records: &[&Record]) -> Vec<Chart> {
+pub(crate) fn series_charts(records: &[&Record]) -> Vec<Chart> {
     let mut out = Vec::new();
     for r in records {
         for series in &r.series {
@@ -175,7 +175,7 @@ fn convergence_marker(r: &Record, series: &crate::results::Series) -> Vec<Marker
     }
 }
 
-pub use crate::text::escape;
+pub(crate) use crate::text::escape;
 
 /// Text from an input as a Markdown table cell or list item: [`escape`]d,
 /// `|` escaped so it cannot end the cell, and `<`, `>`, `&` written as

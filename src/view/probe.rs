@@ -11,7 +11,7 @@ use serde::Serialize;
 
 /// One probe as the shared jobs see it: its view (how its records are
 /// drawn) and what it adds to each job.
-pub trait Probe: View {
+pub(crate) trait Probe: View {
     /// Its part in `run`, as a child numabench.
     fn part(&self) -> Option<Part> {
         None
@@ -45,7 +45,7 @@ pub trait Probe: View {
 
 /// How much a run measures; each profile holds the one before it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Profile {
+pub(crate) enum Profile {
     /// The matrix on 8 MiB buffers with one timed run: seconds, and cache
     /// figures, not memory's (hidden; for tests of what carries the
     /// results, such as `fleet submit`).
@@ -62,7 +62,7 @@ pub enum Profile {
 
 impl Profile {
     /// The profile `--profile NAME` names.
-    pub fn from_name(name: &str) -> Option<Profile> {
+    pub(crate) fn from_name(name: &str) -> Option<Profile> {
         Some(match name {
             "smoke" => Profile::Smoke,
             "quick" => Profile::Quick,
@@ -78,7 +78,7 @@ impl Profile {
 /// single-threaded parent, and a child keeps one part's failure from
 /// taking the others.
 #[derive(Clone, Copy)]
-pub struct Part {
+pub(crate) struct Part {
     /// The least profile that runs it.
     pub profile: Profile,
     /// Its place among the parts of its profile: they run in this order.
@@ -97,7 +97,7 @@ pub struct Part {
 /// One key figure of a fleet: what it is, its unit and which way is
 /// better.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Spec {
+pub(crate) struct Spec {
     pub id: &'static str,
     pub title: &'static str,
     pub unit: &'static str,
@@ -106,7 +106,7 @@ pub struct Spec {
 
 /// One figure of one machine.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Figure {
+pub(crate) struct Figure {
     pub value: f64,
     /// The matrix cell it comes from (`0->1`): the worst of its kind.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -119,7 +119,7 @@ pub struct Figure {
 
 /// A key figure a probe adds to a fleet report, and how it is read from
 /// one document's records of that probe.
-pub struct FleetFigure {
+pub(crate) struct FleetFigure {
     pub spec: Spec,
     pub read: fn(&[&Record]) -> Option<Figure>,
 }

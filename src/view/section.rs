@@ -3,7 +3,7 @@
 
 /// One titled table with lines of explanation under it.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct Section {
+pub(crate) struct Section {
     pub title: String,
     pub header: Vec<String>,
     pub rows: Vec<Vec<String>>,
@@ -15,21 +15,21 @@ pub struct Section {
 }
 
 impl Section {
-    pub fn new(title: impl Into<String>) -> Self {
+    pub(crate) fn new(title: impl Into<String>) -> Self {
         Section {
             title: title.into(),
             ..Default::default()
         }
     }
 
-    pub fn is_best(&self, row: usize, column: usize) -> bool {
+    pub(crate) fn is_best(&self, row: usize, column: usize) -> bool {
         self.best.contains(&(row, column))
     }
 
     /// Marks the best figure of every column after the first (the number a
     /// cell starts with; higher or, with `lower_better`, lower), where
     /// there are at least two rows to compare. Ties mark every holder.
-    pub fn mark_column_best(&mut self, lower_better: bool) {
+    pub(crate) fn mark_column_best(&mut self, lower_better: bool) {
         if self.rows.len() < 2 {
             return;
         }
@@ -64,7 +64,7 @@ fn leading_number(cell: &str) -> Option<f64> {
 /// One row per record (its name) and one column per metric any of them
 /// has, headed with its unit: the table of records no view of their own
 /// shapes. Figures of 100 or more without decimals, smaller ones with three.
-pub fn metrics_table(title: &str, records: &[&crate::results::Record]) -> Section {
+pub(crate) fn metrics_table(title: &str, records: &[&crate::results::Record]) -> Section {
     let mut keys: Vec<&str> = Vec::new();
     for r in records {
         for k in r.metrics.keys() {

@@ -2,21 +2,21 @@
 
 /// Column alignment.
 #[derive(Clone, Copy, PartialEq, Eq)]
-pub enum Align {
+pub(crate) enum Align {
     Left,
     Right,
 }
 
 /// A table rendered with two spaces between columns; numbers usually right
 /// aligned, labels left.
-pub struct Table {
+pub(crate) struct Table {
     header: Vec<String>,
     align: Vec<Align>,
     rows: Vec<Vec<String>>,
 }
 
 impl Table {
-    pub fn new(header: &[&str], align: &[Align]) -> Self {
+    pub(crate) fn new(header: &[&str], align: &[Align]) -> Self {
         Self {
             header: header
                 .iter()
@@ -30,7 +30,7 @@ impl Table {
     /// Adds a row. Cells often carry text from inputs (record names,
     /// labels, PCI addresses): control characters are made visible here, so
     /// no table lets one reach the terminal.
-    pub fn row(&mut self, cells: Vec<String>) {
+    pub(crate) fn row(&mut self, cells: Vec<String>) {
         self.rows.push(
             cells
                 .into_iter()
@@ -42,7 +42,7 @@ impl Table {
         );
     }
 
-    pub fn render(&self) -> String {
+    pub(crate) fn render(&self) -> String {
         let cols = self.header.len();
         let mut width = vec![0; cols];
         for row in std::iter::once(&self.header).chain(&self.rows) {

@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 
 /// One figure of one machine, before and after.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct MachineChange {
+pub(crate) struct MachineChange {
     pub machine: String,
     pub figure: &'static str,
     pub before: f64,
@@ -26,7 +26,7 @@ pub struct MachineChange {
 
 /// One figure over every machine in both fleets.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct FleetChange {
+pub(crate) struct FleetChange {
     pub figure: &'static str,
     pub title: &'static str,
     pub unit: &'static str,
@@ -46,7 +46,7 @@ pub struct FleetChange {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct FleetComparison {
+pub(crate) struct FleetComparison {
     pub fleet: Vec<FleetChange>,
     pub machines: Vec<MachineChange>,
     /// Machines only in the before (after) fleet.
@@ -73,7 +73,7 @@ fn median_within_noise(c: &[f64]) -> (f64, Option<bool>) {
 
 /// Two-sided p of the sign test with `a` and `b` signs: exact to 60
 /// changes, the normal approximation with continuity correction above.
-pub fn sign_test_p(a: usize, b: usize) -> f64 {
+pub(crate) fn sign_test_p(a: usize, b: usize) -> f64 {
     let n = a + b;
     if n == 0 {
         return 1.0;
@@ -112,7 +112,7 @@ fn normal_tail(z: f64) -> f64 {
 
 /// The change of each figure of `specs` (the figures of both fleets'
 /// machines) from `before` to `after`.
-pub fn compare(before: &[Machine], after: &[Machine], specs: &[Spec]) -> FleetComparison {
+pub(crate) fn compare(before: &[Machine], after: &[Machine], specs: &[Spec]) -> FleetComparison {
     let b: BTreeMap<&str, &Machine> = before.iter().map(|m| (m.name.as_str(), m)).collect();
     let a: BTreeMap<&str, &Machine> = after.iter().map(|m| (m.name.as_str(), m)).collect();
     let mut machines = Vec::new();

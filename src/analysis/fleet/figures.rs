@@ -15,7 +15,7 @@ use crate::results::{LeanDocument, LeanRecord, Record};
 use crate::view::Probe;
 
 /// One cell of one figure: (cpu node, memory node, value, samples).
-pub type Cell<'a> = (u64, u64, f64, &'a [f64]);
+pub(crate) type Cell<'a> = (u64, u64, f64, &'a [f64]);
 
 fn cells<'a>(matrix: &[&'a Record], which: &str, m: &str) -> Vec<Cell<'a>> {
     matrix
@@ -32,14 +32,14 @@ fn cells<'a>(matrix: &[&'a Record], which: &str, m: &str) -> Vec<Cell<'a>> {
 
 /// `r`'s figure `m` as a cell of its node pair, without its samples: a
 /// probe's figure is compared across fleets without noise marks.
-pub fn cell(r: &Record, m: &str) -> Option<Cell<'static>> {
+pub(crate) fn cell(r: &Record, m: &str) -> Option<Cell<'static>> {
     let (c, n) = r.node_pair()?;
     Some((c, n, r.measured(m)?.value, &[]))
 }
 
 /// The worst local (or remote) cell: the lowest bandwidth, the highest
 /// latency.
-pub fn worst(cells: &[Cell<'_>], local: bool, lower_better: bool) -> Option<Figure> {
+pub(crate) fn worst(cells: &[Cell<'_>], local: bool, lower_better: bool) -> Option<Figure> {
     let pick = cells
         .iter()
         .filter(|c| (c.0 == c.1) == local)
@@ -58,7 +58,7 @@ pub fn worst(cells: &[Cell<'_>], local: bool, lower_better: bool) -> Option<Figu
 }
 
 /// A figure of no single cell.
-pub fn plain(value: f64) -> Option<Figure> {
+pub(crate) fn plain(value: f64) -> Option<Figure> {
     Some(Figure {
         value,
         cell: None,
@@ -154,7 +154,7 @@ fn config(doc: &LeanDocument, atlas: &Atlas) -> Config {
 /// `doc`, read from `source`, as a row of the fleet: the fleet's own
 /// figures, then those of each probe of `registry` (as
 /// [`super::specs`] lists them).
-pub fn read(doc: &LeanDocument, source: &str, registry: &[&dyn Probe]) -> Machine {
+pub(crate) fn read(doc: &LeanDocument, source: &str, registry: &[&dyn Probe]) -> Machine {
     let records: Vec<Record> = doc.records.iter().map(LeanRecord::to_record).collect();
     let of = |name: &str| -> Vec<&Record> { records.iter().filter(|r| r.probe == name).collect() };
     let matrix = of(probe::MATRIX);
@@ -194,7 +194,7 @@ pub(crate) mod tests {
     use crate::results::{Better, Document, Record};
 
     /// A matrix record as the probe writes it.
-    pub fn cell(which: &str, c: usize, m: usize, v: f64) -> Record {
+    pub(crate) fn cell(which: &str, c: usize, m: usize, v: f64) -> Record {
         let (key, unit, better) = if which == kind::LATENCY {
             (metric::LATENCY_NS, "ns", Better::Lower)
         } else {
@@ -210,7 +210,7 @@ pub(crate) mod tests {
     }
 
     /// A 2-node document with every matrix cell.
-    pub fn two_node_doc(host: &str, local: f64, remote: f64) -> Document {
+    pub(crate) fn two_node_doc(host: &str, local: f64, remote: f64) -> Document {
         let mut d = Document::new(&crate::topology::fixture("two-node"));
         d.host.hostname = host.into();
         d.host.batch_node = None;

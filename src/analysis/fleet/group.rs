@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 
 /// How machines are judged.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-pub struct Rule {
+pub(crate) struct Rule {
     pub cut: Cut,
     /// A kind holding less than this % of the machines of its CPU model is
     /// rare: its node count or memory size is itself the finding.
@@ -32,7 +32,7 @@ impl Default for Rule {
 
 /// A machine outside its kind's spread in one figure.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Outlier {
+pub(crate) struct Outlier {
     pub machine: String,
     pub value: f64,
     pub deviation_pct: f64,
@@ -55,7 +55,7 @@ fn finite_or_null<S: serde::Serializer>(v: &f64, s: S) -> Result<S::Ok, S::Error
 
 /// One key figure within one kind.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct FigureReport {
+pub(crate) struct FigureReport {
     pub id: &'static str,
     pub title: &'static str,
     pub unit: &'static str,
@@ -66,7 +66,7 @@ pub struct FigureReport {
 
 /// A setting that differs within a kind.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Drift {
+pub(crate) struct Drift {
     pub setting: &'static str,
     /// The value most machines of the kind have, and how many.
     pub usual: String,
@@ -76,7 +76,7 @@ pub struct Drift {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct KindReport {
+pub(crate) struct KindReport {
     pub kind: Kind,
     pub label: String,
     /// Indices into [`FleetReport::machines`].
@@ -89,7 +89,7 @@ pub struct KindReport {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct FleetReport {
+pub(crate) struct FleetReport {
     pub rule: Rule,
     pub machines: Vec<Machine>,
     pub kinds: Vec<KindReport>,
@@ -101,7 +101,7 @@ pub struct FleetReport {
 impl FleetReport {
     /// Names of the machines with any finding: an outlying figure, a rare
     /// kind, a setting unlike their kind's usual one.
-    pub fn flagged(&self) -> Vec<&str> {
+    pub(crate) fn flagged(&self) -> Vec<&str> {
         let mut out: Vec<&str> = Vec::new();
         for k in &self.kinds {
             if k.rare_beside.is_some() {
@@ -246,7 +246,7 @@ fn drift(machines: &[Machine], members: &[usize]) -> Vec<Drift> {
 
 /// The report over `machines` (one per machine name, their figures those
 /// of `specs`) under `rule`.
-pub fn report(machines: Vec<Machine>, rule: Rule, specs: Vec<Spec>) -> FleetReport {
+pub(crate) fn report(machines: Vec<Machine>, rule: Rule, specs: Vec<Spec>) -> FleetReport {
     let grouped = kinds(&machines, rule.memory_tolerance_pct);
     let mut per_model: BTreeMap<&str, (usize, usize, String)> = BTreeMap::new();
     for (k, members) in &grouped {

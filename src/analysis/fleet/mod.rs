@@ -9,14 +9,14 @@
 //! documents holds 10,000 small rows; [`report`] groups and judges them;
 //! [`compare`] pairs two fleets by machine name.
 
-pub mod compare;
-pub mod figures;
-pub mod group;
-pub mod robust;
+pub(crate) mod compare;
+pub(crate) mod figures;
+pub(crate) mod group;
+pub(crate) mod robust;
 
-pub use group::{Rule, report};
+pub(crate) use group::{Rule, report};
 
-pub use crate::view::{Figure, Spec};
+pub(crate) use crate::view::{Figure, Spec};
 
 use crate::results::Better;
 use crate::results::names::fleet::figure as id;
@@ -73,7 +73,7 @@ const OWN: &[Spec] = &[
 
 /// The key figures, in the order every output shows them: the fleet's
 /// own, then those of each probe of `registry`, in its order.
-pub fn specs(registry: &[&dyn Probe]) -> Vec<Spec> {
+pub(crate) fn specs(registry: &[&dyn Probe]) -> Vec<Spec> {
     let probes = registry
         .iter()
         .flat_map(|p| p.fleet_figures().iter().map(|f| f.spec));
@@ -82,7 +82,7 @@ pub fn specs(registry: &[&dyn Probe]) -> Vec<Spec> {
 
 /// What a machine is: machines of one kind are compared with each other.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-pub struct Kind {
+pub(crate) struct Kind {
     pub cpu_model: String,
     pub nodes: usize,
     /// Memory of all nodes, in GiB as the kind's machines have it (the
@@ -92,7 +92,7 @@ pub struct Kind {
 
 impl Kind {
     /// `AMD EPYC 7763, 8 nodes, 512 GiB`.
-    pub fn label(&self) -> String {
+    pub(crate) fn label(&self) -> String {
         format!(
             "{}, {} node{}, {} GiB",
             crate::text::escape(&self.cpu_model),
@@ -104,11 +104,11 @@ impl Kind {
 }
 
 /// Settings compared within a kind, each as a short text.
-pub type Config = Vec<(&'static str, String)>;
+pub(crate) type Config = Vec<(&'static str, String)>;
 
 /// One machine of the fleet: its newest results document, reduced.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Machine {
+pub(crate) struct Machine {
     /// The batch system's node name, else the hostname.
     pub name: String,
     pub hostname: String,
@@ -126,11 +126,11 @@ pub struct Machine {
 }
 
 impl Machine {
-    pub fn figure(&self, i: usize) -> Option<&Figure> {
+    pub(crate) fn figure(&self, i: usize) -> Option<&Figure> {
         self.figures.get(i).and_then(Option::as_ref)
     }
 
-    pub fn setting(&self, key: &str) -> Option<&str> {
+    pub(crate) fn setting(&self, key: &str) -> Option<&str> {
         self.config
             .iter()
             .find(|(k, _)| *k == key)

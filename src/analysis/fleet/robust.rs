@@ -17,12 +17,12 @@
 use serde::Serialize;
 
 /// The modified z-score beyond which a value is an outlier.
-pub const Z_CUT: f64 = 3.5;
+pub(crate) const Z_CUT: f64 = 3.5;
 /// ... and the least distance from the median, in % of it.
-pub const FLOOR_PCT: f64 = 5.0;
+pub(crate) const FLOOR_PCT: f64 = 5.0;
 /// Fewer values than this are not judged: with two machines, neither is
 /// "the odd one".
-pub const MIN_MACHINES: usize = 3;
+pub(crate) const MIN_MACHINES: usize = 3;
 
 /// The factor that makes the MAD estimate a standard deviation for normal
 /// data (1 / 0.6745).
@@ -30,7 +30,7 @@ const MAD_TO_SIGMA: f64 = 1.4826;
 
 /// Median and spread of a set of values.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-pub struct Spread {
+pub(crate) struct Spread {
     pub n: usize,
     pub median: f64,
     pub mad: f64,
@@ -41,7 +41,7 @@ pub struct Spread {
 }
 
 /// The median of `v`, sorted in place; 0 when empty.
-pub fn median_in_place(v: &mut [f64]) -> f64 {
+pub(crate) fn median_in_place(v: &mut [f64]) -> f64 {
     if v.is_empty() {
         return 0.0;
     }
@@ -54,7 +54,7 @@ pub fn median_in_place(v: &mut [f64]) -> f64 {
     }
 }
 
-pub fn spread(values: &[f64]) -> Option<Spread> {
+pub(crate) fn spread(values: &[f64]) -> Option<Spread> {
     if values.is_empty() {
         return None;
     }
@@ -80,7 +80,7 @@ pub fn spread(values: &[f64]) -> Option<Spread> {
 
 /// How far outside counts as an outlier.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-pub struct Cut {
+pub(crate) struct Cut {
     pub z: f64,
     pub floor_pct: f64,
 }
@@ -97,7 +97,7 @@ impl Default for Cut {
 impl Spread {
     /// The modified z-score of `x`; infinite where the MAD is 0 and `x` is
     /// not the median.
-    pub fn z(&self, x: f64) -> f64 {
+    pub(crate) fn z(&self, x: f64) -> f64 {
         let d = x - self.median;
         if d == 0.0 {
             0.0
@@ -109,7 +109,7 @@ impl Spread {
     }
 
     /// `x`'s distance from the median in % of it (signed).
-    pub fn deviation_pct(&self, x: f64) -> f64 {
+    pub(crate) fn deviation_pct(&self, x: f64) -> f64 {
         if self.median == 0.0 {
             if x == 0.0 { 0.0 } else { 100.0 * x.signum() }
         } else {
@@ -117,7 +117,7 @@ impl Spread {
         }
     }
 
-    pub fn is_outlier(&self, x: f64, cut: &Cut) -> bool {
+    pub(crate) fn is_outlier(&self, x: f64, cut: &Cut) -> bool {
         self.n >= MIN_MACHINES
             && self.z(x).abs() > cut.z
             && self.deviation_pct(x).abs() > cut.floor_pct

@@ -3,8 +3,8 @@
 //! under `DIR/<node name>`; `scan` reads back every results document under
 //! a folder for `fleet report` and `fleet compare`.
 
-pub mod scan;
-pub mod slurm;
+pub(crate) mod scan;
+pub(crate) mod slurm;
 
 use anyhow::{Context, Result};
 use std::collections::BTreeMap;
@@ -13,7 +13,7 @@ use std::time::Duration;
 
 /// What `fleet submit` was asked.
 #[derive(Debug, Clone)]
-pub struct SubmitOptions {
+pub(crate) struct SubmitOptions {
     pub dir: PathBuf,
     pub partition: Option<String>,
     pub nodelist: Option<String>,
@@ -33,7 +33,7 @@ pub struct SubmitOptions {
 /// A stop signal (its number) ended the submission or the wait, after the
 /// line saying what goes on was said.
 #[derive(Debug)]
-pub struct Interrupted(pub i32);
+pub(crate) struct Interrupted(pub i32);
 
 impl std::fmt::Display for Interrupted {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -45,7 +45,7 @@ impl std::error::Error for Interrupted {}
 
 /// Where a node stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum State {
+pub(crate) enum State {
     Done,
     Running,
     Pending,
@@ -65,7 +65,7 @@ fn done(dir: &Path, node: &str) -> bool {
 }
 
 /// The counts as one progress line.
-pub fn progress_line(states: &BTreeMap<String, State>) -> String {
+pub(crate) fn progress_line(states: &BTreeMap<String, State>) -> String {
     let n = |s: State| states.values().filter(|x| **x == s).count();
     format!(
         "fleet: {} done, {} running, {} pending, {} failed of {} node(s)",
@@ -336,7 +336,7 @@ fn submit_missing(
 /// job script), the output of a dry run. The error after waiting names the
 /// nodes that failed; after a stop signal it is [`Interrupted`], once `say`
 /// has told how many jobs go on.
-pub fn submit(
+pub(crate) fn submit(
     o: &SubmitOptions,
     say: &mut dyn FnMut(&str),
     show: &mut dyn FnMut(&str),

@@ -18,7 +18,7 @@ const MAX_FILES: usize = 1_000_000;
 
 /// What a folder held.
 #[derive(Debug, Default)]
-pub struct Scan {
+pub(crate) struct Scan {
     /// One per machine: its newest complete document, else its newest.
     pub machines: Vec<Machine>,
     /// JSON files that are no usable results document, with why.
@@ -116,7 +116,7 @@ fn read_all(paths: &[PathBuf]) -> Vec<Read> {
 
 /// The files a scan of `dir` reads, for checking an output path against
 /// them before any is read.
-pub fn inputs(dir: &Path) -> Result<Vec<PathBuf>> {
+pub(crate) fn inputs(dir: &Path) -> Result<Vec<PathBuf>> {
     if !dir.is_dir() {
         return Err(usage(format!(
             "{}: not a folder (give the folder holding the results documents)",
@@ -127,12 +127,12 @@ pub fn inputs(dir: &Path) -> Result<Vec<PathBuf>> {
 }
 
 /// Every results document under `dir`.
-pub fn scan(dir: &Path) -> Result<Scan> {
+pub(crate) fn scan(dir: &Path) -> Result<Scan> {
     Ok(read(&inputs(dir)?))
 }
 
 /// The results documents among `paths` (from [`inputs`]).
-pub fn read(paths: &[PathBuf]) -> Scan {
+pub(crate) fn read(paths: &[PathBuf]) -> Scan {
     let mut out = Scan {
         specs: crate::analysis::fleet::specs(REGISTRY),
         ..Scan::default()

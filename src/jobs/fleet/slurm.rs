@@ -16,8 +16,8 @@
 mod command;
 mod sbatch;
 
-pub use command::{Stopped, set_limit};
-pub use sbatch::{Submit, output, script};
+pub(crate) use command::{Stopped, set_limit};
+pub(crate) use sbatch::{Submit, output, script};
 
 use anyhow::Result;
 use command::slurm;
@@ -25,13 +25,13 @@ use std::path::Path;
 
 /// What every fleet job's name starts with; the rest ties it to one
 /// results folder (see [`job_name`]).
-pub const JOB_NAME: &str = "numabench-fleet";
+pub(crate) const JOB_NAME: &str = "numabench-fleet";
 
 /// Whether `name` can be a Slurm node name: letters, digits, `-`, `_` and
 /// `.`, as host names are. Anything else (a shell metacharacter, a control
 /// character, bytes that are no UTF-8) is not passed on to sbatch or shown
 /// raw.
-pub fn valid_name(name: &str) -> bool {
+pub(crate) fn valid_name(name: &str) -> bool {
     !name.is_empty()
         && name.len() <= 255
         && name
@@ -47,7 +47,7 @@ const SHOWN_ITEMS: usize = 20;
 
 /// Bytes from Slurm as text fit for a message line: escaped, and only
 /// their start where they are long, with their length.
-pub fn shown(bytes: &[u8]) -> String {
+pub(crate) fn shown(bytes: &[u8]) -> String {
     let text = String::from_utf8_lossy(bytes);
     match text.char_indices().nth(SHOWN_CHARS) {
         None => crate::text::escape(&text).into_owned(),
@@ -60,7 +60,7 @@ pub fn shown(bytes: &[u8]) -> String {
 }
 
 /// `items` joined with ", ", the first [`SHOWN_ITEMS`] of them only.
-pub fn shown_list(items: &[String]) -> String {
+pub(crate) fn shown_list(items: &[String]) -> String {
     let mut text = items
         .iter()
         .take(SHOWN_ITEMS)
@@ -76,7 +76,7 @@ pub fn shown_list(items: &[String]) -> String {
 /// Node names read from Slurm, and what was refused as no name or for a
 /// state no Slurm version has.
 #[derive(Debug, Default, PartialEq)]
-pub struct Listed {
+pub(crate) struct Listed {
     pub nodes: Vec<Node>,
     /// Refused names, escaped for a message.
     pub refused: Vec<String>,
@@ -105,7 +105,7 @@ fn names(text: &[u8]) -> (Vec<String>, Vec<String>) {
 
 /// A node and whether Slurm would start a job on it.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Node {
+pub(crate) struct Node {
     pub name: String,
     /// Slurm's short state (`idle`, `alloc`, `down*`, `drain`, ...).
     pub state: String,
@@ -161,7 +161,7 @@ const KNOWN_STATES: &[&str] = &[
 
 /// Whether `state` is one Slurm prints: known states joined by `+`, each
 /// with any of sinfo's flags after it.
-pub fn known_state(state: &str) -> bool {
+pub(crate) fn known_state(state: &str) -> bool {
     state.split('+').all(|part| {
         let base = part.trim_end_matches(STATE_FLAGS).to_ascii_lowercase();
         KNOWN_STATES.contains(&base.as_str())
@@ -171,7 +171,7 @@ pub fn known_state(state: &str) -> bool {
 impl Node {
     /// Down, drained, draining, failed, future or powered down nodes start
     /// no new job: a job pinned to one would pend for ever.
-    pub fn usable(&self) -> bool {
+    pub(crate) fn usable(&self) -> bool {
         !self.state.split('+').any(|part| {
             let s = part.trim_end_matches(STATE_FLAGS).to_ascii_lowercase();
             [
@@ -198,7 +198,7 @@ impl Node {
 
 /// `sinfo -h -N -o '%N %t'` lines: a node once even where it is in several
 /// partitions; names that are no Slurm node name refused.
-pub fn parse_nodes(text: &[u8]) -> Listed {
+pub(crate) fn parse_nodes(text: &[u8]) -> Listed {
     let mut out = Listed::default();
     for l in text.split(|b| *b == b'\n') {
         let mut f = l.split(u8::is_ascii_whitespace).filter(|w| !w.is_empty());
@@ -233,7 +233,7 @@ pub fn parse_nodes(text: &[u8]) -> Listed {
 
 /// The nodes of a partition (every partition's where `None`), or those of
 /// a node list such as `n[1-4],m7` as Slurm expands it, with their states.
-pub fn nodes(partition: Option<&str>, nodelist: Option<&str>) -> Result<Listed> {
+pub(crate) fn nodes(partition: Option<&str>, nodelist: Option<&str>) -> Result<Listed> {
     let mut args = vec!["-h", "-N", "-o", "%N %t"];
     if let Some(p) = partition {
         args.extend(["-p", p]);
@@ -266,7 +266,7 @@ pub fn nodes(partition: Option<&str>, nodelist: Option<&str>) -> Result<Listed> 
 /// The name of the fleet jobs writing into `dir` (a canonical path): a
 /// stable hash of it, so that jobs for another folder, or of another
 /// user's submission to it, are never taken for this one's.
-pub fn job_name(dir: &Path) -> String {
+pub(crate) fn job_name(dir: &Path) -> String {
     use std::os::unix::ffi::OsStrExt;
     // FNV-1a: the same on every build and machine, unlike std's hasher.
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
@@ -279,7 +279,7 @@ pub fn job_name(dir: &Path) -> String {
 
 /// A fleet job in the queue.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Queued {
+pub(crate) struct Queued {
     pub id: String,
     /// Slurm's state: `PENDING`, `RUNNING`, `COMPLETING`, ...
     pub state: String,
@@ -294,7 +294,7 @@ impl Queued {
     /// ended (its script has exited, Slurm is cleaning up after it), as
     /// has one in any final state squeue may still show: whatever results
     /// it left are in the folder already.
-    pub fn live(&self) -> bool {
+    pub(crate) fn live(&self) -> bool {
         !matches!(
             self.state.as_str(),
             "COMPLETING"
@@ -314,7 +314,7 @@ impl Queued {
 }
 
 /// `squeue -o %i|%T|%j|%n` lines of the jobs named `name`.
-pub fn parse_queue(text: &[u8], name: &str) -> Vec<Queued> {
+pub(crate) fn parse_queue(text: &[u8], name: &str) -> Vec<Queued> {
     String::from_utf8_lossy(text)
         .lines()
         .filter_map(|l| {
@@ -331,7 +331,7 @@ pub fn parse_queue(text: &[u8], name: &str) -> Vec<Queued> {
 }
 
 /// This user's fleet jobs for the folder whose jobs are named `name`.
-pub fn queue(name: &str) -> Result<Vec<Queued>> {
+pub(crate) fn queue(name: &str) -> Result<Vec<Queued>> {
     let filter = format!("--name={name}");
     Ok(parse_queue(
         &slurm(

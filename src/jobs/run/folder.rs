@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 /// `s` with every character but ASCII letters, digits, `-` and `.` made
 /// `_`, so a host or record name becomes part of one plain file name: no
 /// `/`, no space, nothing a shell would read specially.
-pub fn file_name_safe(s: &str) -> String {
+pub(super) fn file_name_safe(s: &str) -> String {
     s.chars()
         .map(|c| {
             if c.is_ascii_alphanumeric() || c == '-' || c == '.' {
@@ -22,7 +22,7 @@ pub fn file_name_safe(s: &str) -> String {
 /// A new folder under `dir` named after the host and `started`, with a
 /// numeric suffix if one of that name exists (created atomically, so two
 /// runs never share one).
-pub fn new_folder(dir: &Path, host: &str, started: &str) -> Result<PathBuf> {
+pub(super) fn new_folder(dir: &Path, host: &str, started: &str) -> Result<PathBuf> {
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     let stamp: String = started
         .chars()
@@ -50,7 +50,7 @@ pub fn new_folder(dir: &Path, host: &str, started: &str) -> Result<PathBuf> {
 }
 
 /// A series as CSV: the x column, then one column per line.
-pub fn series_csv(s: &crate::results::Series) -> Result<String> {
+pub(super) fn series_csv(s: &crate::results::Series) -> Result<String> {
     let mut w = csv::WriterBuilder::new()
         .flexible(true)
         .from_writer(Vec::new());

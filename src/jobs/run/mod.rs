@@ -28,12 +28,12 @@ use crate::topology::{SysfsRoot, Topology, read_topology};
 use crate::view::View;
 use anyhow::Result;
 
-pub use crate::view::Profile;
+pub(crate) use crate::view::Profile;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 /// What to run and where the folder goes.
-pub struct Options {
+pub(crate) struct Options {
     /// Where results folders go.
     pub dir: PathBuf,
     pub profile: Profile,
@@ -41,7 +41,7 @@ pub struct Options {
 
 /// What a run leaves for the command to print: the summary, the document,
 /// and the stop signal if one ended it early.
-pub struct Outcome {
+pub(crate) struct Outcome {
     pub text: String,
     /// The results document the folder holds.
     pub doc: Document,
@@ -63,7 +63,7 @@ fn stopped() -> bool {
 }
 
 /// Runs every part, writes the folder and returns the summary.
-pub fn run(opts: &Options) -> Result<Outcome> {
+pub(crate) fn run(opts: &Options) -> Result<Outcome> {
     crate::results::check_output_dir(&opts.dir, "--dir")?;
     let topo = read_topology(&SysfsRoot::live())?;
     let started = Instant::now();
@@ -113,7 +113,7 @@ pub fn run(opts: &Options) -> Result<Outcome> {
 
 /// What of the results folder could not be written (a full disk, a
 /// folder removed under the run).
-pub enum Unwritten {
+pub(crate) enum Unwritten {
     /// Not even results.json: the folder, if made, is removed again and the
     /// document must go elsewhere.
     Document(anyhow::Error),

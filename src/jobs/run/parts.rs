@@ -11,7 +11,7 @@ use crate::view::{Part, Probe, Profile};
 
 /// One part as a run plans it: the probe its records carry (its command
 /// is named so) and the part.
-pub struct Planned {
+pub(super) struct Planned {
     pub probe: &'static str,
     pub part: Part,
 }
@@ -19,7 +19,7 @@ pub struct Planned {
 /// The parts of `profile` among the probes of `registry`, in the order
 /// they run: the default profile's, then the full profile's, each in their
 /// order.
-pub fn of(profile: Profile, registry: &[&dyn Probe]) -> Vec<Planned> {
+pub(super) fn of(profile: Profile, registry: &[&dyn Probe]) -> Vec<Planned> {
     let mut parts: Vec<Planned> = registry
         .iter()
         .filter_map(|p| {
@@ -37,14 +37,14 @@ pub fn of(profile: Profile, registry: &[&dyn Probe]) -> Vec<Planned> {
 /// What a part left: its records (with a `NOT_COMPLETE` record when it
 /// failed while no stop was asked for) and its log (its stderr, the human
 /// output).
-pub struct Ran {
+pub(super) struct Ran {
     pub records: Vec<Record>,
     pub log: String,
 }
 
 /// Runs `part` as a child; `stopped` says whether a stop was asked for,
 /// after which a failure is the stop's and its own records say so.
-pub fn run_part(part: &Planned, topo: &Topology, stopped: impl Fn() -> bool) -> Ran {
+pub(super) fn run_part(part: &Planned, topo: &Topology, stopped: impl Fn() -> bool) -> Ran {
     let (mut records, log, failure) = stage(&(part.part.args)(topo));
     if let Some(why) = failure.filter(|_| !stopped()) {
         let name = part.probe;

@@ -15,7 +15,7 @@ fn of<'a>(records: &'a [Record], probe: &str) -> Vec<&'a Record> {
 /// The line of every probe of `registry` (in its order) that has one and
 /// left records, but the workloads'; a part that failed says so in place
 /// of its figures.
-pub fn probe_lines(records: &[Record], registry: &[&dyn Probe]) -> String {
+pub(super) fn probe_lines(records: &[Record], registry: &[&dyn Probe]) -> String {
     let mut out = String::new();
     for p in registry {
         let part = p.part();
@@ -36,7 +36,7 @@ pub fn probe_lines(records: &[Record], registry: &[&dyn Probe]) -> String {
 
 /// One line per workload part that left records, in the order they ran:
 /// how many, how many skipped, and whether it failed.
-pub fn part_lines(records: &[Record], registry: &[&dyn Probe]) -> String {
+pub(super) fn part_lines(records: &[Record], registry: &[&dyn Probe]) -> String {
     let mut out = String::new();
     for planned in parts::of(Profile::Full, registry) {
         let (probe, Some(what)) = (planned.probe, planned.part.counted_as) else {

@@ -10,7 +10,7 @@ use crate::view::Probe;
 
 /// The summary of `doc`, measured in `secs`, with the lines of the probes
 /// of `registry`.
-pub fn summary(doc: &Document, secs: f64, registry: &[&dyn Probe]) -> String {
+pub(super) fn summary(doc: &Document, secs: f64, registry: &[&dyn Probe]) -> String {
     let h = &doc.host;
     let mut out = format!(
         "{} ({}), {} node(s) with memory, {} CPU(s); measured in {secs:.0} s\n",

@@ -20,7 +20,7 @@ const NAMED: usize = 12;
 
 /// The chart of `values` (the kind's machines' figure) with `f`'s spread
 /// and outliers; `None` where there is nothing to draw.
-pub fn histogram(f: &FigureReport, values: &[f64], cut: &Cut) -> Option<String> {
+pub(super) fn histogram(f: &FigureReport, values: &[f64], cut: &Cut) -> Option<String> {
     let sp = f.spread?;
     let (mut lo, mut hi) = (sp.min, sp.max);
     if !(lo.is_finite() && hi.is_finite()) {

@@ -123,7 +123,7 @@ fn machines_section(c: &FleetComparison) -> Section {
     s
 }
 
-pub fn render(c: &FleetComparison, format: Format) -> Result<String> {
+pub(crate) fn render(c: &FleetComparison, format: Format) -> Result<String> {
     let title = "numabench fleet compare: before -> after";
     let secs = [fleet_section(c), machines_section(c)];
     Ok(match format {

@@ -110,7 +110,7 @@ fn kind_part(r: &FleetReport, k: &KindReport, summary: &crate::view::Section) ->
     out
 }
 
-pub fn page(r: &FleetReport, notes: &[String]) -> String {
+pub(super) fn page(r: &FleetReport, notes: &[String]) -> String {
     let mut out = format!(
         "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>numabench fleet report</title><style>{STYLE}{EXTRA_STYLE}</style></head><body><h1>numabench fleet report</h1><p class=\"intro\">{}</p>",
         escape(&super::headline(r))

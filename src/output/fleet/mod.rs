@@ -4,7 +4,7 @@
 //! with a distribution chart per figure and tables a reader can sort.
 
 mod chart;
-pub mod compare;
+pub(crate) mod compare;
 mod html;
 
 use super::render::Format;
@@ -17,7 +17,7 @@ use anyhow::Result;
 
 /// A figure as tables show it: counts without decimals, small values with
 /// one.
-pub fn num(v: f64) -> String {
+pub(crate) fn num(v: f64) -> String {
     if v.abs() >= 100.0 || v.fract() == 0.0 {
         format!("{v:.0}")
     } else {
@@ -34,7 +34,7 @@ fn with_unit(v: f64, unit: &str) -> String {
 }
 
 /// The first line: machines, kinds, what was flagged, by which rule.
-pub fn headline(r: &FleetReport) -> String {
+pub(crate) fn headline(r: &FleetReport) -> String {
     let flagged = r.flagged();
     format!(
         "{} machine(s) in {} kind(s); {} flagged (outlier: modified z-score beyond {} and more than {}% from the kind's median; rare kind: under {}% of its CPU model's machines; drift: a setting unlike most of its kind's)",
@@ -164,7 +164,7 @@ fn outliers_section(r: &FleetReport) -> Section {
 }
 
 /// The report as titled tables, `notes` (files skipped, ...) last.
-pub fn report_sections(r: &FleetReport, notes: &[String]) -> Vec<Section> {
+pub(crate) fn report_sections(r: &FleetReport, notes: &[String]) -> Vec<Section> {
     let mut out = vec![outliers_section(r)];
     out.extend(r.kinds.iter().map(|k| kind_section(r, k)));
     if !notes.is_empty() {
@@ -241,7 +241,7 @@ struct FigureMeta {
 }
 
 /// The report in `format`.
-pub fn report(r: &FleetReport, notes: &[String], format: Format) -> Result<String> {
+pub(crate) fn report(r: &FleetReport, notes: &[String], format: Format) -> Result<String> {
     let title = format!("numabench fleet report: {}", headline(r));
     Ok(match format {
         Format::Text => sections::text_titled(Some(&title), &report_sections(r, notes)),

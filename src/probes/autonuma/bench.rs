@@ -29,11 +29,11 @@ const GIB: u64 = 1 << 30;
 /// bandwidth, so a run takes tens of seconds there: long enough for NUMA
 /// balancing's scanner (256 MiB per scan period of 1 s and more) to find
 /// and move gigabytes.
-pub const DEFAULT_BYTES_PER_THREAD: u64 = 64 * GIB;
+pub(crate) const DEFAULT_BYTES_PER_THREAD: u64 = 64 * GIB;
 
 /// Share of the start node's free memory a test may use when `--mem` is not
 /// given: the rest is left to the kernel and to the migration's copies.
-pub const MEMORY_SHARE_PCT: u64 = 50;
+pub(crate) const MEMORY_SHARE_PCT: u64 = 50;
 
 /// One test of the benchmark.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -91,7 +91,7 @@ impl Test {
 
 /// How long each run goes on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Work {
+pub(crate) enum Work {
     /// Every thread makes this many passes over its memory.
     Loops(u32),
     /// Every thread works until the first one passes this many seconds.
@@ -100,7 +100,7 @@ pub enum Work {
 
 /// What the user asked for, beyond the test.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Asked {
+pub(crate) struct Asked {
     /// `--mem`: M in MiB instead of the seed's (scaled) figure.
     pub mem_mib: Option<u64>,
     pub loops: Option<u32>,
@@ -111,7 +111,7 @@ pub struct Asked {
 
 /// One test, ready to run here.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Plan {
+pub(crate) struct Plan {
     pub test: Test,
     /// The test itself, or one of its baselines.
     pub bind: Bind,
@@ -132,12 +132,12 @@ pub struct Plan {
 
 impl Plan {
     /// The test's name, with its baseline's suffix: `numa01_HARD_BIND`.
-    pub fn label(&self) -> String {
+    pub(crate) fn label(&self) -> String {
         format!("{}{}", self.test.name(), self.bind.suffix())
     }
 
     /// The same test with `bind`'s placement; its note says which.
-    pub fn baseline(&self, bind: Bind, note: String) -> Plan {
+    pub(crate) fn baseline(&self, bind: Bind, note: String) -> Plan {
         let mut p = self.clone();
         p.bind = bind;
         p.notes.push(note);
@@ -147,7 +147,7 @@ impl Plan {
 
 /// The node where all of a test's memory starts, and what it may map
 /// there.
-pub struct Start {
+pub(crate) struct Start {
     pub node: usize,
     pub free: u64,
     /// `free` in words, naming the memory limit where that decided it.
@@ -157,7 +157,7 @@ pub struct Start {
 }
 
 impl Start {
-    pub fn of(topo: &Topology, node: usize) -> Start {
+    pub(crate) fn of(topo: &Topology, node: usize) -> Start {
         Start {
             node,
             free: topo.node_free_bytes(node),
@@ -171,7 +171,7 @@ impl Start {
 /// its start node. Without `--mem` the test uses at most
 /// [`MEMORY_SHARE_PCT`] of that free memory, M scaled down to whole MiB
 /// where needed; with `--mem` it must fit in the free memory.
-pub fn plan(
+pub(crate) fn plan(
     test: Test,
     nr_cpus: usize,
     nr_nodes: usize,
@@ -281,7 +281,7 @@ pub fn plan(
 
 /// Passes over its memory that make each thread clear
 /// [`DEFAULT_BYTES_PER_THREAD`].
-pub fn default_loops(shape: &Shape) -> u32 {
+pub(crate) fn default_loops(shape: &Shape) -> u32 {
     let pass = shape.bytes_per_thread_pass().max(1);
     u32::try_from(DEFAULT_BYTES_PER_THREAD.div_ceil(pass)).unwrap_or(u32::MAX)
 }
@@ -296,7 +296,7 @@ fn mb(bytes: u64) -> String {
 /// thread (-T) memory, written once at allocation from the start node's
 /// CPUs under a bind policy that is dropped again before the work starts
 /// (-0 -I), tasks released together.
-pub fn engine_options(plan: &Plan) -> RawOptions {
+pub(crate) fn engine_options(plan: &Plan) -> RawOptions {
     let s = &plan.shape;
     let (mb_proc, mb_thread) = if s.per_thread {
         (None, Some(mb(s.mem_bytes / s.threads as u64)))

@@ -18,7 +18,7 @@ use crate::topology::Topology;
 
 /// How a run places its threads and memory.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Bind {
+pub(crate) enum Bind {
     /// Nothing bound: the kernel places (the test itself).
     Free,
     Hard,
@@ -27,10 +27,10 @@ pub enum Bind {
 
 impl Bind {
     /// The two baselines, best first.
-    pub const BASELINES: [Bind; 2] = [Bind::Hard, Bind::Inverse];
+    pub(crate) const BASELINES: [Bind; 2] = [Bind::Hard, Bind::Inverse];
 
     /// Appended to the test's name: `numa01_HARD_BIND`.
-    pub fn suffix(self) -> &'static str {
+    pub(crate) fn suffix(self) -> &'static str {
         match self {
             Bind::Free => "",
             Bind::Hard => "_HARD_BIND",
@@ -39,7 +39,7 @@ impl Bind {
     }
 
     /// The value of a run record's `bind` param.
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Bind::Free => "free",
             Bind::Hard => "hard_bind",
@@ -47,7 +47,7 @@ impl Bind {
         }
     }
 
-    pub fn from_name(s: &str) -> Option<Bind> {
+    pub(crate) fn from_name(s: &str) -> Option<Bind> {
         [Bind::Free, Bind::Hard, Bind::Inverse]
             .into_iter()
             .find(|b| b.name() == s)
@@ -55,12 +55,12 @@ impl Bind {
 }
 
 /// Whether the baselines can differ here: two nodes with memory at least.
-pub fn meaningful(topo: &Topology) -> bool {
+pub(crate) fn meaningful(topo: &Topology) -> bool {
     topo.usable_memory_nodes().len() >= 2
 }
 
 /// The home node (with CPUs) of every task, process by process.
-pub fn homes(shape: &Shape, cpu_nodes: &[usize]) -> Vec<usize> {
+pub(crate) fn homes(shape: &Shape, cpu_nodes: &[usize]) -> Vec<usize> {
     let n = cpu_nodes.len().max(1);
     let total = shape.processes * shape.threads;
     (0..total)
@@ -77,7 +77,7 @@ pub fn homes(shape: &Shape, cpu_nodes: &[usize]) -> Vec<usize> {
 
 /// The node with usable memory farthest from `node`; ties go to the
 /// lowest id.
-pub fn farthest(topo: &Topology, node: usize) -> usize {
+pub(crate) fn farthest(topo: &Topology, node: usize) -> usize {
     topo.usable_memory_nodes()
         .iter()
         .max_by_key(|&m| (topo.distance(node, m).unwrap_or(0), std::cmp::Reverse(m)))
@@ -85,7 +85,7 @@ pub fn farthest(topo: &Topology, node: usize) -> usize {
 }
 
 /// The memory node a task with home `node` is bound to.
-pub fn memory_node(topo: &Topology, bind: Bind, node: usize) -> usize {
+pub(crate) fn memory_node(topo: &Topology, bind: Bind, node: usize) -> usize {
     match bind {
         Bind::Inverse => farthest(topo, node),
         _ => memory_node_for(topo, node),
@@ -93,7 +93,7 @@ pub fn memory_node(topo: &Topology, bind: Bind, node: usize) -> usize {
 }
 
 /// Each task's (CPUs, memory node) under `bind`; empty for [`Bind::Free`].
-pub fn placement(topo: &Topology, bind: Bind, shape: &Shape) -> Vec<(CpuSet, usize)> {
+pub(crate) fn placement(topo: &Topology, bind: Bind, shape: &Shape) -> Vec<(CpuSet, usize)> {
     if bind == Bind::Free {
         return Vec::new();
     }
@@ -106,7 +106,7 @@ pub fn placement(topo: &Topology, bind: Bind, shape: &Shape) -> Vec<(CpuSet, usi
 
 /// The placement in words, for the plan's notes: which node's CPUs run
 /// which tasks and where their memory is bound.
-pub fn describe(topo: &Topology, bind: Bind, shape: &Shape) -> String {
+pub(crate) fn describe(topo: &Topology, bind: Bind, shape: &Shape) -> String {
     let cpu_nodes: Vec<usize> = topo.usable_cpu_nodes().iter().collect();
     let homes = homes(shape, &cpu_nodes);
     let mut pairs: Vec<(usize, usize, usize)> = Vec::new();
@@ -135,7 +135,7 @@ pub fn describe(topo: &Topology, bind: Bind, shape: &Shape) -> String {
 /// Percent of the bound memory's pages found on the node it was bound to,
 /// from the areas' placement at the end of the run (`intended`: each
 /// area's node).
-pub fn on_bound_node_pct(areas: &[(Option<usize>, &AreaPlacement)]) -> Option<f64> {
+pub(crate) fn on_bound_node_pct(areas: &[(Option<usize>, &AreaPlacement)]) -> Option<f64> {
     let (mut on, mut all) = (0u64, 0u64);
     for (node, a) in areas {
         let Some(node) = node else { continue };
@@ -147,11 +147,11 @@ pub fn on_bound_node_pct(areas: &[(Option<usize>, &AreaPlacement)]) -> Option<f6
 
 /// Two baselines closer than this (percent of the larger) give no
 /// position.
-pub const APART_PCT: f64 = 1.0;
+pub(crate) const APART_PCT: f64 = 1.0;
 
 /// A test's result between its baselines.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Position {
+pub(crate) struct Position {
     /// Seconds (fixed work) or GB/s (fixed time): what the three are
     /// compared by.
     pub by_rate: bool,

@@ -13,7 +13,11 @@ use std::collections::BTreeMap;
 /// of the total within `tolerance_pct` percent of that share. Memory on
 /// other nodes counts in the total, so it pulls the shares down. No memory
 /// at all is not balanced.
-pub fn balanced(mem: &BTreeMap<usize, u64>, cpu_nodes: &[usize], tolerance_pct: f64) -> bool {
+pub(crate) fn balanced(
+    mem: &BTreeMap<usize, u64>,
+    cpu_nodes: &[usize],
+    tolerance_pct: f64,
+) -> bool {
     let total: u64 = mem.values().sum();
     if total == 0 || cpu_nodes.is_empty() {
         return false;
@@ -29,7 +33,7 @@ pub fn balanced(mem: &BTreeMap<usize, u64>, cpu_nodes: &[usize], tolerance_pct: 
 /// The time of the first look from which every look is [`balanced`];
 /// `None` when the last one is not (or there are none). `looks` are
 /// (seconds, bytes per node) in time order.
-pub fn convergence_time(
+pub(crate) fn convergence_time(
     looks: &[(f64, &BTreeMap<usize, u64>)],
     cpu_nodes: &[usize],
     tolerance_pct: f64,

@@ -15,7 +15,7 @@ use crate::topology::Topology;
 
 /// The command's opening facts: CPUs, nodes and how runs are watched.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Header {
+pub(crate) struct Header {
     pub nr_cpus: usize,
     pub cpu_nodes: Vec<usize>,
     pub start_node: usize,
@@ -28,7 +28,7 @@ pub struct Header {
 
 impl Header {
     /// Before the first run.
-    pub fn live(topo: &Topology, nr_cpus: usize, start_node: usize, s: &Settings) -> Header {
+    pub(crate) fn live(topo: &Topology, nr_cpus: usize, start_node: usize, s: &Settings) -> Header {
         Header {
             nr_cpus,
             cpu_nodes: topo.usable_cpu_nodes().iter().collect(),
@@ -44,7 +44,7 @@ impl Header {
     }
 
     /// From a run record of `doc`.
-    pub fn of(doc: &Document, r: &Record) -> Header {
+    pub(crate) fn of(doc: &Document, r: &Record) -> Header {
         Header {
             nr_cpus: count(r, ap::NR_CPUS),
             cpu_nodes: r
@@ -72,18 +72,18 @@ fn float(r: &Record, key: &str) -> f64 {
 }
 
 /// Whether `r` is a run's record (not a test's summary).
-pub fn is_run(r: &Record) -> bool {
+pub(crate) fn is_run(r: &Record) -> bool {
     r.has_param(ap::RUN)
 }
 
 /// The test a record belongs to.
-pub fn test_of(r: &Record) -> Option<&str> {
+pub(crate) fn test_of(r: &Record) -> Option<&str> {
     r.str_param(param::TEST)
 }
 
 /// How a record's run placed threads and memory (the test itself where it
 /// does not say).
-pub fn bind_of(r: &Record) -> Bind {
+pub(crate) fn bind_of(r: &Record) -> Bind {
     r.str_param(ap::BIND)
         .and_then(Bind::from_name)
         .unwrap_or(Bind::Free)
@@ -91,13 +91,13 @@ pub fn bind_of(r: &Record) -> Bind {
 
 /// The test's name with its baseline's suffix: what a record's runs are
 /// grouped by.
-pub fn label_of(r: &Record) -> String {
+pub(crate) fn label_of(r: &Record) -> String {
     format!("{}{}", test_of(r).unwrap_or("?"), bind_of(r).suffix())
 }
 
 /// The plan a run record was made from; `None` for a test this numabench
 /// does not know.
-pub fn plan_of(r: &Record) -> Option<Plan> {
+pub(crate) fn plan_of(r: &Record) -> Option<Plan> {
     let test = Test::from_name(test_of(r)?)?;
     let work = match (r.has_param(ap::LOOPS), r.has_param(ap::SECS)) {
         (_, true) => Work::Secs(r.u64_param(ap::SECS)? as u32),
@@ -137,7 +137,7 @@ pub fn plan_of(r: &Record) -> Option<Plan> {
 
 /// How a run ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum End {
+pub(crate) enum End {
     Whole,
     Interrupted,
     Failed,
@@ -145,7 +145,7 @@ pub enum End {
 
 /// One run as its row of the runs table reads it.
 #[derive(Debug, Clone)]
-pub struct Run {
+pub(crate) struct Run {
     pub end: End,
     /// The work was a fixed time (`--secs`): GB/s is the result.
     pub fixed_time: bool,
@@ -173,7 +173,7 @@ pub struct Run {
 }
 
 impl Run {
-    pub fn of(r: &Record) -> Run {
+    pub(crate) fn of(r: &Record) -> Run {
         let value = |key: &str| r.value(key);
         let runtime_s = value(metric::RUNTIME_S).unwrap_or(0.0);
         let data_gb = value(am::DATA_GB).unwrap_or(0.0);
@@ -228,7 +228,7 @@ impl Run {
         }
     }
 
-    pub fn whole(&self) -> bool {
+    pub(crate) fn whole(&self) -> bool {
         self.end == End::Whole
     }
 }
@@ -277,7 +277,7 @@ fn first_look_off(r: &Record) -> bool {
 
 /// The run records of `records` by test (a baseline apart from its test),
 /// in the order the tests ran.
-pub fn by_test<'a>(records: &[&'a Record]) -> Vec<(String, Vec<&'a Record>)> {
+pub(crate) fn by_test<'a>(records: &[&'a Record]) -> Vec<(String, Vec<&'a Record>)> {
     let mut out: Vec<(String, Vec<&'a Record>)> = Vec::new();
     for r in records.iter().copied().filter(|r| is_run(r)) {
         let test = label_of(r);

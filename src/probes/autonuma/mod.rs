@@ -10,18 +10,18 @@
 //! parent looks at the children at a fixed interval through the engine's
 //! sampling hook.
 
-pub mod bench;
-pub mod bind;
-pub mod convergence;
-pub mod facts;
+pub(crate) mod bench;
+pub(crate) mod bind;
+pub(crate) mod convergence;
+pub(crate) mod facts;
 mod part;
-pub mod records;
-pub mod session;
-pub mod shape;
-pub mod text;
-pub mod view;
+pub(crate) mod records;
+pub(crate) mod session;
+pub(crate) mod shape;
+pub(crate) mod text;
+pub(crate) mod view;
 
-pub use view::AutonumaView;
+pub(crate) use view::AutonumaView;
 
 use crate::probes::workload::layout::AreaPlacement;
 use crate::probes::workload::outcome::{RunOutput, Sampler};
@@ -37,7 +37,7 @@ use watch::{Look, Method, Watch};
 
 /// How a run is watched and judged.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Settings {
+pub(crate) struct Settings {
     /// Time between two looks.
     pub interval: Duration,
     /// How far (percent of its share) a node may be from its share of the
@@ -49,7 +49,7 @@ pub struct Settings {
 
 /// One run of one test.
 #[derive(Debug, Clone, Default)]
-pub struct Outcome {
+pub(crate) struct Outcome {
     /// Release of the tasks to the last child reaped.
     pub runtime_s: f64,
     pub looks: Vec<Look>,
@@ -102,7 +102,7 @@ pub struct Outcome {
 
 impl Outcome {
     /// The looks' CPU time as percent of the run's.
-    pub fn sampling_overhead_pct(&self) -> f64 {
+    pub(crate) fn sampling_overhead_pct(&self) -> f64 {
         let total = self.cpu.user_s + self.cpu.system_s;
         if total > 0.0 {
             self.sampling_cpu_s / total * 100.0
@@ -112,7 +112,7 @@ impl Outcome {
     }
 
     /// Percent of the memory on each of `mem_nodes` at the last look.
-    pub fn final_share_pct(&self) -> BTreeMap<usize, f64> {
+    pub(crate) fn final_share_pct(&self) -> BTreeMap<usize, f64> {
         let Some(last) = self.looks.last() else {
             return BTreeMap::new();
         };
@@ -164,7 +164,7 @@ fn bound_check(p: &Params, out: &RunOutput) -> (Option<f64>, usize) {
 }
 
 /// Runs `plan` once; `on_look` sees every look as it is taken.
-pub fn run(
+pub(crate) fn run(
     plan: &Plan,
     topo: &Topology,
     settings: &Settings,

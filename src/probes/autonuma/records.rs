@@ -20,7 +20,7 @@ pub(crate) const MIB: f64 = 1048576.0;
 const METHOD_NOTE_START: &str = "memory per node";
 
 /// File name stem of a run's chart and series.
-pub fn file_stem(plan: &Plan, run: usize) -> String {
+pub(crate) fn file_stem(plan: &Plan, run: usize) -> String {
     format!("{}-run{run}", plan.label())
 }
 
@@ -37,13 +37,13 @@ fn over_time(name: &str, y_label: &str, y_unit: &str, o: &Outcome, lines: Vec<Li
 }
 
 /// Memory per node over time, MiB.
-pub fn memory_series(o: &Outcome) -> Series {
+pub(crate) fn memory_series(o: &Outcome) -> Series {
     let lines = memory_lines(&o.mem_nodes, &o.looks);
     over_time(an::MEMORY_PER_NODE, "memory", "MiB", o, lines)
 }
 
 /// A line per node of `nodes`: MiB of memory there at each of `looks`.
-pub fn memory_lines(nodes: &[usize], looks: &[super::watch::Look]) -> Vec<Line> {
+pub(crate) fn memory_lines(nodes: &[usize], looks: &[super::watch::Look]) -> Vec<Line> {
     nodes
         .iter()
         .map(|n| Line {
@@ -57,7 +57,7 @@ pub fn memory_lines(nodes: &[usize], looks: &[super::watch::Look]) -> Vec<Line> 
 }
 
 /// Worker threads per node over time.
-pub fn threads_series(o: &Outcome) -> Series {
+pub(crate) fn threads_series(o: &Outcome) -> Series {
     let lines = o
         .cpu_nodes
         .iter()
@@ -81,7 +81,7 @@ fn doubled_series(o: &Outcome) -> Series {
 }
 
 /// The record of run `run` (from 1) of `plan`.
-pub fn record(plan: &Plan, run: usize, o: &Outcome, settings: &Settings) -> Record {
+pub(crate) fn record(plan: &Plan, run: usize, o: &Outcome, settings: &Settings) -> Record {
     let r = Record::new(probe::AUTONUMA, &format!("{} run {run}", plan.label()));
     let r = run_params(r, plan, run, o, settings);
     let mut r = run_metrics(r, o);
@@ -247,7 +247,7 @@ fn smt_figures(r: Record, o: &Outcome) -> Record {
 }
 
 /// How the run's memory figures were found.
-pub fn method_note(o: &Outcome, settings: &Settings) -> String {
+pub(crate) fn method_note(o: &Outcome, settings: &Settings) -> String {
     let mut note = method_words(o, settings);
     if o.carried_pct_max > 0.0 {
         let _ = write!(
@@ -289,7 +289,7 @@ fn method_words(o: &Outcome, settings: &Settings) -> String {
 }
 
 /// What the reader should know about how this run's figures came about.
-pub fn checks(plan: &Plan, o: &Outcome) -> Vec<String> {
+pub(crate) fn checks(plan: &Plan, o: &Outcome) -> Vec<String> {
     let mut notes = Vec::new();
     // A baseline's memory starts where it is bound, not on the start node.
     if let Some(first) = o.looks.first().filter(|_| plan.bind == Bind::Free) {
@@ -340,7 +340,11 @@ pub fn checks(plan: &Plan, o: &Outcome) -> Vec<String> {
 
 /// A test's runs together: average and spread of the seconds, as the
 /// slides' tables, and where they lie between the baselines.
-pub fn summary_record(plan: &Plan, outcomes: &[Outcome], position: Option<&Position>) -> Record {
+pub(crate) fn summary_record(
+    plan: &Plan,
+    outcomes: &[Outcome],
+    position: Option<&Position>,
+) -> Record {
     let times: Vec<f64> = outcomes.iter().map(|o| o.runtime_s).collect();
     let conv: Vec<f64> = outcomes.iter().filter_map(|o| o.convergence_s).collect();
     let mut r = Record::new(probe::AUTONUMA, &plan.label())
@@ -387,7 +391,7 @@ pub fn summary_record(plan: &Plan, outcomes: &[Outcome], position: Option<&Posit
 
 /// The run's looks as CSV: time, MiB per node, threads per node, cores
 /// carrying two threads (every look has it, whatever the test).
-pub fn looks_csv(o: &Outcome) -> String {
+pub(crate) fn looks_csv(o: &Outcome) -> String {
     let mut out = String::from("time_s");
     for n in &o.mem_nodes {
         let _ = write!(out, ",node{n}_mib");

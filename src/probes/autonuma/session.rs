@@ -16,7 +16,7 @@ use crate::view::Chart;
 use anyhow::{Context, Result, anyhow};
 
 /// The tests to run, sized for this machine.
-pub struct Job {
+pub(crate) struct Job {
     pub plans: Vec<Plan>,
     pub header: Header,
     pub runs: usize,
@@ -25,14 +25,14 @@ pub struct Job {
 
 /// What a run leaves beside the document (`--out`): its chart and its
 /// looks as CSV, under a file name stem.
-pub struct RunFiles {
+pub(crate) struct RunFiles {
     pub stem: String,
     pub chart: Option<Chart>,
     pub csv: String,
 }
 
 /// The document of a command and how it ended.
-pub struct Ended {
+pub(crate) struct Ended {
     pub doc: Document,
     pub interrupted: Option<i32>,
     pub failed: Option<String>,
@@ -40,7 +40,7 @@ pub struct Ended {
 
 /// The note of a test without baselines on a machine where they would be
 /// the same placement.
-pub const ONE_NODE_NOTE: &str = "no HARD_BIND / INVERSE_BIND baselines: one node with memory, so the threads' own node and the farthest node are the same and the two would measure the same placement; the result has no position between best and worst";
+pub(crate) const ONE_NODE_NOTE: &str = "no HARD_BIND / INVERSE_BIND baselines: one node with memory, so the threads' own node and the farthest node are the same and the two would measure the same placement; the result has no position between best and worst";
 
 /// Each test's baselines first (where asked and meaningful), then the test.
 fn with_baselines(topo: &Topology, plan: Plan, baselines: bool) -> Result<Vec<Plan>> {
@@ -94,7 +94,7 @@ fn admit_bound(topo: &Topology, plan: &Plan, placed: &[(crate::ids::CpuSet, usiz
 impl Job {
     /// Plans `tests` for the CPUs and start node this process may use,
     /// each after its baselines where `baselines`.
-    pub fn new(
+    pub(crate) fn new(
         topo: &Topology,
         tests: &[Test],
         asked: &Asked,
@@ -123,7 +123,7 @@ impl Job {
     /// Runs every test `runs` times, or until a run is cut short. `live`
     /// gets the text as it comes (what the view prints for the finished
     /// document), `on_run` each run's files.
-    pub fn run(
+    pub(crate) fn run(
         &self,
         topo: &Topology,
         live: &mut dyn FnMut(&str),

@@ -21,7 +21,7 @@ fn nodes_list(ids: &[usize]) -> String {
 }
 
 /// What the whole command will do, before the first test.
-pub fn header(h: &Header) -> String {
+pub(crate) fn header(h: &Header) -> String {
     let balancing = match h.balancing {
         Some(0) => "off (kernel.numa_balancing = 0): nothing should move".to_string(),
         Some(v) => format!("on (kernel.numa_balancing = {v})"),
@@ -52,7 +52,7 @@ fn method_text(sample_pages: Option<usize>) -> String {
 }
 
 /// The test's shape and work, in one line.
-pub fn intro_line(plan: &Plan) -> String {
+pub(crate) fn intro_line(plan: &Plan) -> String {
     let s = &plan.shape;
     let mib = s.mem_bytes as f64 / MIB;
     let memory = if s.per_thread {
@@ -76,7 +76,7 @@ pub fn intro_line(plan: &Plan) -> String {
 }
 
 /// The test's shape and work, and its notes.
-pub fn intro(plan: &Plan) -> String {
+pub(crate) fn intro(plan: &Plan) -> String {
     let mut out = intro_line(plan);
     out.push('\n');
     for n in &plan.notes {
@@ -94,14 +94,14 @@ fn count(v: Option<f64>) -> String {
 }
 
 /// A test's runs as a table, and the lines under it.
-pub struct RunsTable {
+pub(crate) struct RunsTable {
     pub header: Vec<String>,
     pub rows: Vec<Vec<String>>,
     pub lines: Vec<String>,
 }
 
 /// The table of a test's runs, one row each, with what the runs tell.
-pub fn runs(plan: &Plan, runs: &[Run]) -> RunsTable {
+pub(crate) fn runs(plan: &Plan, runs: &[Run]) -> RunsTable {
     let shares = runs.first().map_or(&[][..], |r| &r.shares[..]);
     let mut header: Vec<String> = ["run", "seconds", "GB/s", "converged at"]
         .map(String::from)
@@ -228,7 +228,7 @@ fn average(plan: &Plan, runs: &[Run]) -> String {
 }
 
 /// The table of a test's runs as text, indented under its intro.
-pub fn runs_text(plan: &Plan, all: &[Run]) -> String {
+pub(crate) fn runs_text(plan: &Plan, all: &[Run]) -> String {
     let t = runs(plan, all);
     let h: Vec<&str> = t.header.iter().map(String::as_str).collect();
     let mut table = Table::new(&h, &vec![Align::Right; h.len()]);
@@ -245,14 +245,14 @@ pub fn runs_text(plan: &Plan, all: &[Run]) -> String {
 
 /// Share of the run's CPU time the looks may take before the text says how
 /// to lower it.
-pub const OVERHEAD_TARGET_PCT: f64 = 1.0;
+pub(crate) const OVERHEAD_TARGET_PCT: f64 = 1.0;
 
 /// What a look cost and the interval that would have kept the looks under
 /// [`OVERHEAD_TARGET_PCT`], when they took more. An exact look walks the
 /// page tables of all the test's memory, so its cost grows with the memory;
 /// a sampled look's grows with `--sample-pages`. The share shrinks with the
 /// CPUs at work.
-pub fn overhead_hint(r: &Run) -> Option<String> {
+pub(crate) fn overhead_hint(r: &Run) -> Option<String> {
     let pct = r.overhead_pct;
     if pct <= OVERHEAD_TARGET_PCT || r.looks == 0 {
         return None;
@@ -288,7 +288,7 @@ fn runs_of<'a>(tests: &'a [(String, Vec<Run>)], label: &str, bind: Bind) -> Opti
 /// Whether test `label` has both baselines among `tests`, and if so where
 /// its whole runs lie between theirs (`None` inside: one of the three has
 /// no whole run).
-pub fn position_of(label: &str, tests: &[(String, Vec<Run>)]) -> Option<Option<Position>> {
+pub(crate) fn position_of(label: &str, tests: &[(String, Vec<Run>)]) -> Option<Option<Position>> {
     let hard = runs_of(tests, label, Bind::Hard)?;
     let inverse = runs_of(tests, label, Bind::Inverse)?;
     let test = runs_of(tests, label, Bind::Free)?;
@@ -309,7 +309,12 @@ fn mean(runs: &[Run], by_rate: bool) -> Option<f64> {
 /// Where the test's whole runs lie between its baselines' whole runs, by
 /// seconds or (`by_rate`, a fixed time) by GB/s; `None` where one of the
 /// three has no whole run.
-pub fn position(by_rate: bool, test: &[Run], hard: &[Run], inverse: &[Run]) -> Option<Position> {
+pub(crate) fn position(
+    by_rate: bool,
+    test: &[Run],
+    hard: &[Run],
+    inverse: &[Run],
+) -> Option<Position> {
     let (value, h, i) = (
         mean(test, by_rate)?,
         mean(hard, by_rate)?,
@@ -328,7 +333,7 @@ pub fn position(by_rate: bool, test: &[Run], hard: &[Run], inverse: &[Run]) -> O
 }
 
 /// Test `label`'s position between its baselines, in a line, when they ran.
-pub fn position_line(label: &str, tests: &[(String, Vec<Run>)]) -> Option<String> {
+pub(crate) fn position_line(label: &str, tests: &[(String, Vec<Run>)]) -> Option<String> {
     let Some(p) = position_of(label, tests)? else {
         return Some(format!(
             "{label}: no position between HARD_BIND and INVERSE_BIND: one of the three has no whole run\n\n"
@@ -382,11 +387,11 @@ fn has_baselines(tests: &[(String, Vec<Run>)]) -> bool {
     tests.iter().any(|(n, _)| n.ends_with(Bind::Hard.suffix()))
 }
 
-pub const SUMMARY_TITLE: &str = "Seconds per test (lower is better)";
+pub(crate) const SUMMARY_TITLE: &str = "Seconds per test (lower is better)";
 
 /// The slides' table: per test its runs, average and stddev of seconds,
 /// and how its runs converged.
-pub fn summary_rows(tests: &[(String, Vec<Run>)]) -> Vec<Vec<String>> {
+pub(crate) fn summary_rows(tests: &[(String, Vec<Run>)]) -> Vec<Vec<String>> {
     let mut rows = Vec::new();
     for (name, all) in tests {
         // Partial runs (stopped, failed) are left out of every average.
@@ -440,12 +445,12 @@ pub fn summary_rows(tests: &[(String, Vec<Run>)]) -> Vec<Vec<String>> {
     rows
 }
 
-pub const SUMMARY_HEADER: [&str; 6] =
+pub(crate) const SUMMARY_HEADER: [&str; 6] =
     ["test", "runs", "average s", "stddev s", "GB/s", "converged"];
 
 /// The summary's columns: [`SUMMARY_HEADER`], and the position between
 /// the baselines where they ran.
-pub fn summary_header(tests: &[(String, Vec<Run>)]) -> Vec<String> {
+pub(crate) fn summary_header(tests: &[(String, Vec<Run>)]) -> Vec<String> {
     let mut h: Vec<String> = SUMMARY_HEADER.map(String::from).to_vec();
     if has_baselines(tests) {
         h.push("inverse->hard".into());
@@ -454,7 +459,7 @@ pub fn summary_header(tests: &[(String, Vec<Run>)]) -> Vec<String> {
 }
 
 /// [`summary_rows`] as text under its title.
-pub fn summary(tests: &[(String, Vec<Run>)]) -> String {
+pub(crate) fn summary(tests: &[(String, Vec<Run>)]) -> String {
     let header = summary_header(tests);
     let h: Vec<&str> = header.iter().map(String::as_str).collect();
     let mut align = vec![
@@ -475,7 +480,7 @@ pub fn summary(tests: &[(String, Vec<Run>)]) -> String {
 
 /// Whether the tests together get the summary table: more than one test,
 /// or a run cut short.
-pub fn wants_summary(tests: &[(String, Vec<Run>)]) -> bool {
+pub(crate) fn wants_summary(tests: &[(String, Vec<Run>)]) -> bool {
     tests.len() > 1
         || tests
             .iter()

@@ -12,7 +12,7 @@ use crate::results::{Document, Record};
 use crate::view::chart::{Chart, Marker, lines_of};
 use crate::view::{Csv, Section, View};
 
-pub struct AutonumaView;
+pub(crate) struct AutonumaView;
 
 /// A test's plan and its runs, from its run records.
 struct TestRuns {
@@ -121,7 +121,7 @@ impl View for AutonumaView {
 
 /// A run's memory per node over time, MiB over seconds, the moment of
 /// convergence marked: the benchmark's convergence chart.
-pub fn memory_chart(r: &Record) -> Option<Chart> {
+pub(crate) fn memory_chart(r: &Record) -> Option<Chart> {
     let series = r.series.iter().find(|s| s.name == an::MEMORY_PER_NODE)?;
     let markers = r
         .value(metric::CONVERGENCE_S)

@@ -10,12 +10,12 @@
 //! turns the samples into records, [`view`] shows them.
 
 mod part;
-pub mod pingpong;
-pub mod plan;
-pub mod records;
-pub mod view;
+pub(crate) mod pingpong;
+pub(crate) mod plan;
+pub(crate) mod records;
+pub(crate) mod view;
 
-pub use view::C2cView;
+pub(crate) use view::C2cView;
 
 use crate::placement::affinity;
 use crate::results::Condition;
@@ -27,11 +27,11 @@ use std::sync::Barrier;
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
-pub const PROBE: &str = crate::results::names::probe::C2C;
+pub(crate) const PROBE: &str = crate::results::names::probe::C2C;
 
 /// How the line travels (see [`pingpong`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Variant {
+pub(crate) enum Variant {
     Cas,
     Store,
     CleanRead,
@@ -39,14 +39,14 @@ pub enum Variant {
 }
 
 impl Variant {
-    pub const ALL: [Variant; 4] = [
+    pub(crate) const ALL: [Variant; 4] = [
         Variant::Cas,
         Variant::Store,
         Variant::CleanRead,
         Variant::ModifiedRead,
     ];
 
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Variant::Cas => variant::CAS,
             Variant::Store => variant::STORE,
@@ -55,18 +55,18 @@ impl Variant {
         }
     }
 
-    pub fn parse(text: &str) -> Option<Variant> {
+    pub(crate) fn parse(text: &str) -> Option<Variant> {
         Self::ALL.into_iter().find(|v| v.name() == text)
     }
 
     /// Whether a sample is a chase through [`pingpong::CHASE_LINES`] lines
     /// (else `iterations` round trips): one way, `a` reading from `b`.
-    pub fn is_read(self) -> bool {
+    pub(crate) fn is_read(self) -> bool {
         matches!(self, Variant::CleanRead | Variant::ModifiedRead)
     }
 
     /// Whether this machine can run it (`clean-read` flushes lines).
-    pub fn available(self) -> bool {
+    pub(crate) fn available(self) -> bool {
         self != Variant::CleanRead || pingpong::CAN_FLUSH
     }
 }
@@ -78,7 +78,7 @@ impl Variant {
 /// slowly on some machines. Intel's Memory Latency Checker reports its
 /// remote figures homed on the writer's and on the reader's socket.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum LineHome {
+pub(crate) enum LineHome {
     /// The node of the pair's `cpu`: the timed CPU, the reader in the
     /// read variants.
     Cpu,
@@ -91,7 +91,7 @@ pub enum LineHome {
 impl LineHome {
     /// The node a pair's lines go on; `None` where the topology does not
     /// say which node the CPU is on (then they stay where first touched).
-    pub fn node(self, pair: &Pair) -> Option<usize> {
+    pub(crate) fn node(self, pair: &Pair) -> Option<usize> {
         match self {
             LineHome::Cpu => pair.node_a,
             LineHome::Peer => pair.node_b,
@@ -100,7 +100,7 @@ impl LineHome {
     }
 
     /// `cpu`, `peer` or `node` (the `line_home` param).
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         use crate::results::names::c2c::line_home;
         match self {
             LineHome::Cpu => line_home::CPU,
@@ -112,7 +112,7 @@ impl LineHome {
 
 /// What to measure.
 #[derive(Debug, Clone)]
-pub struct C2cConfig {
+pub(crate) struct C2cConfig {
     pub variants: Vec<Variant>,
     /// The CPUs whose pairs are measured, ascending, at least two.
     pub cpus: Vec<usize>,
@@ -132,7 +132,7 @@ pub struct C2cConfig {
 
 /// One pair in one variant.
 #[derive(Debug, Clone, PartialEq)]
-pub struct PairResult {
+pub(crate) struct PairResult {
     pub pair: Pair,
     pub variant: Variant,
     /// One-way latency per sample, ns; empty where pinning failed.
@@ -152,7 +152,7 @@ pub struct PairResult {
 }
 
 impl PairResult {
-    pub fn verified(&self) -> bool {
+    pub(crate) fn verified(&self) -> bool {
         self.failure.is_none()
             && self.seen_a.iter().all(|&c| c == self.pair.a)
             && self.seen_b.iter().all(|&c| c == self.pair.b)
@@ -163,7 +163,7 @@ impl PairResult {
 
 /// What a run measured.
 #[derive(Debug, Clone)]
-pub struct Outcome {
+pub(crate) struct Outcome {
     pub plan: Plan,
     pub results: Vec<PairResult>,
     /// Pairs planned but not measured (time limit, stop), as a note.
@@ -185,7 +185,7 @@ const LEAST_READ_LINE_NS: f64 = 10.0;
 
 /// The least one pair takes in every variant of `cfg`, warm-up sample
 /// included.
-pub fn least_pair_time(cfg: &C2cConfig) -> Duration {
+pub(crate) fn least_pair_time(cfg: &C2cConfig) -> Duration {
     let samples = (cfg.samples + 1) as f64;
     let ns: f64 = cfg
         .variants
@@ -204,7 +204,7 @@ pub fn least_pair_time(cfg: &C2cConfig) -> Duration {
 
 /// Measures every planned pair in every variant; stops starting pairs at
 /// a stop signal or the time limit, keeping what was measured.
-pub fn run(topo: &Topology, cfg: &C2cConfig, progress: &mut dyn FnMut(&str)) -> Outcome {
+pub(crate) fn run(topo: &Topology, cfg: &C2cConfig, progress: &mut dyn FnMut(&str)) -> Outcome {
     let plan = plan::plan(topo, &cfg.cpus, cfg.full_up_to, cfg.per_group);
     let deadline = cfg.time_limit.map(|l| Instant::now() + l);
     let usable = topo.usable_memory_nodes();

@@ -31,7 +31,7 @@ use std::time::Instant;
 
 /// Lines per chase block: 32 KiB, within any L2 of the owner, and enough
 /// loads that the clock reads around them cost under 0.1 ns each.
-pub const CHASE_LINES: usize = 256;
+pub(crate) const CHASE_LINES: usize = 256;
 
 /// Words per slot: every flag and every chase line has a 128-byte pair of
 /// lines to itself. With two chase lines in a pair, the reader's
@@ -48,13 +48,13 @@ const STOP: usize = 4;
 const BLOCK: usize = 5;
 const SLOTS: usize = BLOCK + CHASE_LINES;
 /// The bytes a pair's lines take.
-pub const BYTES: usize = SLOTS * SLOT_WORDS * 8;
+pub(crate) const BYTES: usize = SLOTS * SLOT_WORDS * 8;
 
 /// What the two threads of a pair share, in a mapping of its own, so that
 /// the lines' memory (their home node, which a coherence request may have
 /// to consult) is bound to a node and can be checked, not left where the
 /// allocator's earlier pages happened to be.
-pub struct Shared {
+pub(crate) struct Shared {
     mem: AtomicWords,
 }
 
@@ -63,7 +63,7 @@ const PONG: u64 = 1;
 
 impl Shared {
     /// The lines, on base pages bound to `node` (where given) and touched.
-    pub fn new(node: Option<usize>) -> Result<Self, PlacementError> {
+    pub(crate) fn new(node: Option<usize>) -> Result<Self, PlacementError> {
         let mut opts = BufferOptions::new(BYTES).pages(PageKind::Base);
         if let Some(n) = node {
             opts = opts.policy(MemPolicy::Bind(NodeSet::from_ids([n])));
@@ -82,7 +82,7 @@ impl Shared {
     }
 
     /// Where the lines' pages are.
-    pub fn placement(&self) -> Result<Placement, PlacementError> {
+    pub(crate) fn placement(&self) -> Result<Placement, PlacementError> {
         self.mem.verify()
     }
 
@@ -98,11 +98,11 @@ impl Shared {
     }
 
     /// Asks both sides to give up.
-    pub fn raise_stop(&self) {
+    pub(crate) fn raise_stop(&self) {
         self.slot(STOP).store(1, Ordering::Relaxed);
     }
 
-    pub fn stop_raised(&self) -> bool {
+    pub(crate) fn stop_raised(&self) -> bool {
         self.slot(STOP).load(Ordering::Relaxed) != 0
     }
 
@@ -139,7 +139,7 @@ impl Shared {
     /// Side `a` of `cas`: `samples` samples of `iters` round trips, each the
     /// one-way latency in ns; `None` after a stop.
     #[inline(never)]
-    pub fn cas_a(&self, iters: u64, samples: usize) -> Option<Vec<f64>> {
+    pub(crate) fn cas_a(&self, iters: u64, samples: usize) -> Option<Vec<f64>> {
         let f = self.slot(FLAG);
         let mut out = Vec::with_capacity(samples);
         for _ in 0..samples {
@@ -160,7 +160,7 @@ impl Shared {
 
     /// Side `b` of `cas`: answers `iters * samples` round trips.
     #[inline(never)]
-    pub fn cas_b(&self, total: u64) -> bool {
+    pub(crate) fn cas_b(&self, total: u64) -> bool {
         let f = self.slot(FLAG);
         for _ in 0..total {
             let swap = || {
@@ -176,7 +176,7 @@ impl Shared {
 
     /// Side `a` of `store`.
     #[inline(never)]
-    pub fn store_a(&self, iters: u64, samples: usize) -> Option<Vec<f64>> {
+    pub(crate) fn store_a(&self, iters: u64, samples: usize) -> Option<Vec<f64>> {
         let (mine, theirs) = (self.slot(LINE_A), self.slot(LINE_B));
         let mut v = 1;
         let mut out = Vec::with_capacity(samples);
@@ -196,7 +196,7 @@ impl Shared {
 
     /// Side `b` of `store`: starts the exchange by storing first.
     #[inline(never)]
-    pub fn store_b(&self, total: u64) -> bool {
+    pub(crate) fn store_b(&self, total: u64) -> bool {
         let (mine, theirs) = (self.slot(LINE_B), self.slot(LINE_A));
         let mut v = 0;
         for _ in 0..total {
@@ -212,7 +212,7 @@ impl Shared {
     /// Side `a` of the read variants: `samples` timed chases through the
     /// block, each after `b` prepared it; ns per line.
     #[inline(never)]
-    pub fn read_a(&self, samples: usize) -> Option<Vec<f64>> {
+    pub(crate) fn read_a(&self, samples: usize) -> Option<Vec<f64>> {
         let turn = self.slot(TURN);
         let mut out = Vec::with_capacity(samples);
         for round in 0..samples as u64 {
@@ -238,7 +238,7 @@ impl Shared {
     /// (flushed from every cache, then read) or modified (as written) in
     /// its own caches.
     #[inline(never)]
-    pub fn read_b(&self, samples: usize, clean: bool) -> bool {
+    pub(crate) fn read_b(&self, samples: usize, clean: bool) -> bool {
         let turn = self.slot(TURN);
         for round in 0..samples as u64 {
             let next = sattolo(CHASE_LINES, round + 1);
@@ -295,7 +295,7 @@ fn sattolo(n: usize, seed: u64) -> Vec<usize> {
 
 /// Whether this CPU architecture can flush a line from every cache from
 /// user space, which `clean-read` needs.
-pub const CAN_FLUSH: bool = cfg!(any(target_arch = "x86_64", target_arch = "aarch64"));
+pub(crate) const CAN_FLUSH: bool = cfg!(any(target_arch = "x86_64", target_arch = "aarch64"));
 
 /// Writes the line holding `p` back to memory and removes it from every
 /// cache of the machine (x86 `clflush`, Arm `dc civac`); nothing elsewhere.

@@ -10,11 +10,11 @@ use std::collections::{BTreeMap, HashMap};
 
 /// What a pair is grouped by when pairs are sampled: its class and its two
 /// nodes, lower first.
-pub type GroupKey = (PairClass, Option<usize>, Option<usize>);
+pub(crate) type GroupKey = (PairClass, Option<usize>, Option<usize>);
 
 /// What two CPUs share, closest first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum PairClass {
+pub(crate) enum PairClass {
     /// Two hardware threads of one core.
     Smt,
     /// Different cores under one L3 cache.
@@ -28,7 +28,7 @@ pub enum PairClass {
 }
 
 impl PairClass {
-    pub const ALL: [PairClass; 5] = [
+    pub(crate) const ALL: [PairClass; 5] = [
         PairClass::Smt,
         PairClass::SameL3,
         PairClass::SameNode,
@@ -37,7 +37,7 @@ impl PairClass {
     ];
 
     /// The name records give it (`class` param).
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             PairClass::Smt => class::SMT,
             PairClass::SameL3 => class::SAME_L3,
@@ -47,14 +47,14 @@ impl PairClass {
         }
     }
 
-    pub fn parse(text: &str) -> Option<PairClass> {
+    pub(crate) fn parse(text: &str) -> Option<PairClass> {
         Self::ALL.into_iter().find(|c| c.name() == text)
     }
 }
 
 /// Two CPUs to measure, `a < b` as planned, with their nodes and class.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Pair {
+pub(crate) struct Pair {
     pub a: usize,
     pub b: usize,
     pub node_a: Option<usize>,
@@ -64,14 +64,14 @@ pub struct Pair {
 
 impl Pair {
     /// The group the pair belongs to.
-    pub fn group(&self) -> GroupKey {
+    pub(crate) fn group(&self) -> GroupKey {
         let (lo, hi) = (self.node_a.min(self.node_b), self.node_a.max(self.node_b));
         (self.class, lo, hi)
     }
 
     /// The same two CPUs the other way round: for the read variants, which
     /// time one direction only (`a` reads from `b`'s cache).
-    pub fn reversed(self) -> Pair {
+    pub(crate) fn reversed(self) -> Pair {
         Pair {
             a: self.b,
             b: self.a,
@@ -83,7 +83,7 @@ impl Pair {
 }
 
 /// The class of CPUs `a` and `b` on `topo`.
-pub fn classify(topo: &Topology, a: usize, b: usize) -> PairClass {
+pub(crate) fn classify(topo: &Topology, a: usize, b: usize) -> PairClass {
     let cpu_a = topo.cpu(a);
     if cpu_a.is_some_and(|c| c.smt_siblings.contains(b)) {
         return PairClass::Smt;
@@ -109,7 +109,7 @@ pub fn classify(topo: &Topology, a: usize, b: usize) -> PairClass {
 
 /// The pairs to measure and whether they are all of them.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Plan {
+pub(crate) struct Plan {
     pub pairs: Vec<Pair>,
     /// Pairs of the CPUs given: more than `pairs` when sampled.
     pub total_pairs: usize,
@@ -123,7 +123,7 @@ pub struct Plan {
 
 impl Plan {
     /// Pairs of the CPUs given in `pair`'s group (1 for a pair not planned).
-    pub fn group_pairs_of(&self, pair: &Pair) -> usize {
+    pub(crate) fn group_pairs_of(&self, pair: &Pair) -> usize {
         self.group_pairs.get(&pair.group()).copied().unwrap_or(1)
     }
 }
@@ -134,7 +134,7 @@ impl Plan {
 /// rounds: the first pair of every group, then the second of every group,
 /// ..., so that a run cut short by its time limit still has every group it
 /// reached.
-pub fn plan(topo: &Topology, cpus: &[usize], full_up_to: usize, per_group: usize) -> Plan {
+pub(crate) fn plan(topo: &Topology, cpus: &[usize], full_up_to: usize, per_group: usize) -> Plan {
     let mut groups: BTreeMap<GroupKey, Vec<Pair>> = BTreeMap::new();
     let mut total = 0;
     for (i, &a) in cpus.iter().enumerate() {

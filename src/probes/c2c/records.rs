@@ -8,7 +8,7 @@ use crate::results::names::{metric, param};
 use crate::results::{Better, Placement, Record};
 
 /// The records of a run, pairs in CPU order within each variant.
-pub fn records(out: &Outcome) -> Vec<Record> {
+pub(crate) fn records(out: &Outcome) -> Vec<Record> {
     let mut results: Vec<&PairResult> = out.results.iter().collect();
     results.sort_by_key(|r| (r.variant, r.pair.a, r.pair.b));
     let mut recs: Vec<Record> = results.iter().map(|r| record(r, out)).collect();
@@ -35,7 +35,7 @@ pub fn records(out: &Outcome) -> Vec<Record> {
 }
 
 /// The `q` quantile of sorted `xs`, linearly interpolated.
-pub fn quantile(sorted: &[f64], q: f64) -> f64 {
+pub(crate) fn quantile(sorted: &[f64], q: f64) -> f64 {
     if sorted.is_empty() {
         return f64::NAN;
     }
@@ -127,7 +127,7 @@ mod tests {
     use super::super::{Outcome, PairResult, Variant};
     use super::*;
 
-    pub fn outcome(sampled: bool) -> Outcome {
+    pub(super) fn outcome(sampled: bool) -> Outcome {
         let pair = |a, b, na, nb, class| Pair {
             a,
             b,

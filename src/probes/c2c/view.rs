@@ -15,19 +15,19 @@ use crate::view::{Block, Csv, HeatRow, Heatmap, Section, View};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// The view of the `c2c` probe.
-pub struct C2cView;
+pub(crate) struct C2cView;
 
 /// The most CPUs a CPU x CPU table or heatmap shows.
-pub const MAX_GRID_CPUS: usize = 64;
+pub(crate) const MAX_GRID_CPUS: usize = 64;
 /// Above this many columns a heatmap is drawn as small squares, each
 /// figure in its tooltip.
-pub const COMPACT_ABOVE: usize = 16;
+pub(crate) const COMPACT_ABOVE: usize = 16;
 /// The most pairs listed one per row.
-pub const MAX_PAIR_ROWS: usize = 64;
+pub(crate) const MAX_PAIR_ROWS: usize = 64;
 
 /// One pair in one variant, as its record has it.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Cell {
+pub(crate) struct Cell {
     pub variant: String,
     pub a: usize,
     pub b: usize,
@@ -97,7 +97,7 @@ fn cell(r: &Record) -> Option<Cell> {
 
 /// The cells of the records, grouped by variant in the order they first
 /// appear.
-pub fn by_variant(records: &[&Record]) -> Vec<(String, Vec<Cell>)> {
+pub(crate) fn by_variant(records: &[&Record]) -> Vec<(String, Vec<Cell>)> {
     let mut out: Vec<(String, Vec<Cell>)> = Vec::new();
     for c in records.iter().filter_map(|r| cell(r)) {
         match out.iter_mut().find(|(v, _)| *v == c.variant) {
@@ -296,7 +296,7 @@ fn of_class(cells: &[Cell], class: PairClass) -> Vec<&Cell> {
 
 /// Per variant (in the order the records give them), the median of each
 /// class's pair medians, weighted as the class table weights them.
-pub fn class_medians(records: &[&Record]) -> Vec<(String, Vec<(PairClass, f64)>)> {
+pub(crate) fn class_medians(records: &[&Record]) -> Vec<(String, Vec<(PairClass, f64)>)> {
     by_variant(records)
         .into_iter()
         .map(|(v, cells)| {

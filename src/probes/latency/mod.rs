@@ -8,10 +8,10 @@
 //! `view.rs` shows the records in every format.
 
 mod part;
-pub mod records;
-pub mod view;
+pub(crate) mod records;
+pub(crate) mod view;
 
-pub use view::LatencyView;
+pub(crate) use view::LatencyView;
 
 use super::measure::{self, Latency};
 use super::seats::{first_cpu, nodes};
@@ -25,7 +25,7 @@ use anyhow::{Result, bail};
 use std::time::{Duration, Instant};
 
 #[derive(Debug, Clone)]
-pub struct LatencyConfig {
+pub(crate) struct LatencyConfig {
     pub size: usize,
     /// Patterns in the order measured (a stride sweep is a pattern each).
     pub patterns: Vec<Pattern>,
@@ -37,7 +37,7 @@ pub struct LatencyConfig {
 
 /// One measurement: a node pair, a pattern, a page kind.
 #[derive(Debug, Clone)]
-pub struct Cell {
+pub(crate) struct Cell {
     pub cpu_node: usize,
     pub mem_node: usize,
     pub cpu: usize,
@@ -47,7 +47,7 @@ pub struct Cell {
 }
 
 #[derive(Debug, Clone, Default)]
-pub struct Measured {
+pub(crate) struct Measured {
     pub cells: Vec<Cell>,
     pub notes: Vec<String>,
     /// What the notes say of a stop, as data.
@@ -60,7 +60,7 @@ pub struct Measured {
 /// Measures every (CPU node, memory node, pattern, page kind), pairs
 /// outermost so a stop leaves whole pairs; `size` is admitted on every
 /// memory node before this (one buffer is mapped at a time).
-pub fn run(
+pub(crate) fn run(
     topo: &Topology,
     cfg: &LatencyConfig,
     progress: &mut dyn FnMut(&str),

@@ -9,7 +9,7 @@ use crate::results::names::{metric, param, probe};
 use crate::results::{Better, Record};
 
 /// The record of one measurement.
-pub fn record(cell: &Cell) -> Record {
+pub(crate) fn record(cell: &Cell) -> Record {
     let l = &cell.latency;
     let (c, m) = (cell.cpu_node, cell.mem_node);
     let name = format!("{CHASE} {} {} {c}->{m}", cell.pattern, cell.pages_asked);
@@ -38,7 +38,7 @@ pub fn record(cell: &Cell) -> Record {
 }
 
 /// Every measurement's record; the notes go on the first.
-pub fn records(m: &Measured) -> Vec<Record> {
+pub(crate) fn records(m: &Measured) -> Vec<Record> {
     let mut out: Vec<Record> = m.cells.iter().map(record).collect();
     if let Some(first) = out.first_mut() {
         first.notes.extend(m.notes.iter().cloned());

@@ -10,7 +10,7 @@ use crate::view::{Block, Chart, Csv, HeatRow, Heatmap, Line, Section, View};
 use std::collections::{BTreeSet, HashMap};
 
 /// The latency probe's view (registered in `probes::REGISTRY`).
-pub struct LatencyView;
+pub(crate) struct LatencyView;
 
 use crate::analysis::atlas::pattern_label as pattern_of;
 

@@ -11,7 +11,7 @@
 
 /// One point of a curve.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Point {
+pub(super) struct Point {
     /// Injected bandwidth, MB/s (0 for the idle point).
     pub bandwidth_mb_s: f64,
     /// The chase's median latency, ns.
@@ -26,15 +26,15 @@ pub struct Point {
 /// utilisation, past which latency climbs steeply. A fixed factor is
 /// reproducible from run to run, where a maximum of curvature on a handful
 /// of noisy points moves with the noise.
-pub const KNEE_FACTOR: f64 = 2.0;
+pub(crate) const KNEE_FACTOR: f64 = 2.0;
 
 /// Relative noise a loaded point may fall below a lighter-loaded one by
 /// before the curve counts as not monotone (besides twice the combined
 /// standard deviation).
-pub const NOISE_PCT: f64 = 5.0;
+pub(super) const NOISE_PCT: f64 = 5.0;
 
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Knee {
+pub(super) struct Knee {
     /// Injected bandwidth at the knee, interpolated linearly between the
     /// last point under and the first at or over the knee latency.
     pub bandwidth_mb_s: f64,
@@ -48,7 +48,7 @@ pub struct Knee {
 /// points from the lightest load to the heaviest. `None` when no point
 /// reaches [`KNEE_FACTOR`] x idle (the injectors did not saturate memory),
 /// or the idle latency is not a positive number.
-pub fn knee(idle: &Point, loaded: &[Point]) -> Option<Knee> {
+pub(super) fn knee(idle: &Point, loaded: &[Point]) -> Option<Knee> {
     if !(idle.latency_ns.is_finite() && idle.latency_ns > 0.0) {
         return None;
     }
@@ -71,7 +71,7 @@ pub fn knee(idle: &Point, loaded: &[Point]) -> Option<Knee> {
 
 /// How far below `higher` (a lighter-loaded point's latency) a point may
 /// read and still be the same within noise.
-pub fn tolerance_ns(lighter: &Point, heavier: &Point) -> f64 {
+pub(super) fn tolerance_ns(lighter: &Point, heavier: &Point) -> f64 {
     let pct = NOISE_PCT / 100.0 * lighter.latency_ns;
     let sd = 2.0 * (lighter.stddev_ns.powi(2) + heavier.stddev_ns.powi(2)).sqrt();
     pct.max(sd)
@@ -81,7 +81,7 @@ pub fn tolerance_ns(lighter: &Point, heavier: &Point) -> f64 {
 /// latency is below some lighter-loaded point's by more than the noise
 /// allows, each with the index of that lighter point. Empty for a curve
 /// that physics would draw.
-pub fn not_monotone(curve: &[Point]) -> Vec<(usize, usize)> {
+pub(super) fn not_monotone(curve: &[Point]) -> Vec<(usize, usize)> {
     let mut out = Vec::new();
     for (i, p) in curve.iter().enumerate() {
         let worst = curve[..i]
@@ -97,7 +97,7 @@ pub fn not_monotone(curve: &[Point]) -> Vec<(usize, usize)> {
 }
 
 /// The point of most injected bandwidth, if any.
-pub fn most_bandwidth(loaded: &[Point]) -> Option<&Point> {
+pub(super) fn most_bandwidth(loaded: &[Point]) -> Option<&Point> {
     loaded
         .iter()
         .filter(|p| p.bandwidth_mb_s.is_finite())

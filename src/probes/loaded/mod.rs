@@ -20,8 +20,8 @@ pub(crate) mod records;
 pub(crate) mod view;
 mod work;
 
-pub use curve::KNEE_FACTOR;
-pub use view::LoadedView;
+pub(crate) use curve::KNEE_FACTOR;
+pub(crate) use view::LoadedView;
 
 use super::measure::Seen;
 use super::seats::node_cpus;
@@ -36,16 +36,16 @@ use anyhow::{Result, bail};
 
 /// MLC's delay steps, read as nanoseconds of spin per 4 KiB chunk
 /// of each injector (see [`CHUNK_BYTES`]), from full load to near idle.
-pub const DEFAULT_DELAYS_NS: [u64; 12] = [
+pub(crate) const DEFAULT_DELAYS_NS: [u64; 12] = [
     0, 50, 100, 200, 400, 700, 1000, 1700, 2500, 5000, 9000, 20000,
 ];
 
 /// Bytes of its source an injector works through between two delays.
-pub const CHUNK_BYTES: usize = 4096;
+pub(crate) const CHUNK_BYTES: usize = 4096;
 
 /// The traffic the injectors make.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Mix {
+pub(crate) enum Mix {
     /// Reads only (MLC's default, multiload's `stream-sum`).
     #[default]
     Read,
@@ -59,7 +59,7 @@ pub enum Mix {
 
 impl Mix {
     /// The kernel operation and store kind this mix runs.
-    pub fn kernel_kind(self) -> (Op, Store) {
+    pub(crate) fn kernel_kind(self) -> (Op, Store) {
         match self {
             Mix::Read => (Op::Read, Store::Regular),
             Mix::Copy => (Op::Copy, Store::Regular),
@@ -69,12 +69,12 @@ impl Mix {
 
     /// Whether `kernel` makes this mix's traffic: a read kernel of either
     /// load kind for read, a copy with the mix's stores for the copies.
-    pub fn accepts(self, kernel: &KernelSpec) -> bool {
+    pub(crate) fn accepts(self, kernel: &KernelSpec) -> bool {
         let (op, store) = self.kernel_kind();
         kernel.op == op && (op == Op::Read || kernel.store == store)
     }
 
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         use crate::results::names::loaded::{COPY, COPY_NT, READ};
         match self {
             Mix::Read => READ,
@@ -86,7 +86,7 @@ impl Mix {
 
 /// Which (CPU node, memory node) pairs get a curve.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Pairs {
+pub(crate) enum Pairs {
     /// Every CPU node with every memory node.
     #[default]
     All,
@@ -95,7 +95,7 @@ pub enum Pairs {
 }
 
 #[derive(Debug, Clone, Default)]
-pub struct LoadedConfig {
+pub(crate) struct LoadedConfig {
     /// Spin between chunks per point, ns; measured from the longest down.
     pub delays_ns: Vec<u64>,
     pub mix: Mix,
@@ -124,7 +124,7 @@ pub struct LoadedConfig {
 
 /// One pair's plan: who runs where, on how much memory.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Plan {
+pub(crate) struct Plan {
     pub cpu_node: usize,
     pub mem_node: usize,
     pub chase_cpu: usize,
@@ -141,7 +141,7 @@ pub struct Plan {
 
 /// One point of a curve as measured.
 #[derive(Debug, Clone)]
-pub struct PointRun {
+pub(crate) struct PointRun {
     /// `None` for the idle point (injectors parked).
     pub delay_ns: Option<u64>,
     pub spins: u64,
@@ -156,7 +156,7 @@ pub struct PointRun {
 
 /// One pair's curve, idle point first, then from the lightest load.
 #[derive(Debug, Clone)]
-pub struct Curve {
+pub(crate) struct Curve {
     pub plan: Plan,
     pub mix: Mix,
     pub kernel: &'static str,
@@ -168,7 +168,7 @@ pub struct Curve {
 }
 
 #[derive(Debug, Clone, Default)]
-pub struct Loaded {
+pub(crate) struct Loaded {
     pub curves: Vec<Curve>,
     pub notes: Vec<String>,
     /// What the notes say of a stop, as data.
@@ -181,7 +181,7 @@ pub struct Loaded {
 }
 
 /// The pairs to measure, in order.
-pub fn pairs(topo: &Topology, cfg: &LoadedConfig) -> Result<Vec<(usize, usize)>> {
+pub(crate) fn pairs(topo: &Topology, cfg: &LoadedConfig) -> Result<Vec<(usize, usize)>> {
     let pick = |all: NodeSet, only: &Option<NodeSet>| -> Vec<usize> {
         all.iter()
             .filter(|n| only.as_ref().is_none_or(|o| o.contains(*n)))
@@ -217,7 +217,7 @@ pub fn pairs(topo: &Topology, cfg: &LoadedConfig) -> Result<Vec<(usize, usize)>>
 /// the injectors on the injector node's other cores (never the chase's own
 /// core or its SMT siblings, which would share its load unit), one per
 /// physical core first.
-pub fn plan(topo: &Topology, cfg: &LoadedConfig, (c, m): (usize, usize)) -> Result<Plan> {
+pub(crate) fn plan(topo: &Topology, cfg: &LoadedConfig, (c, m): (usize, usize)) -> Result<Plan> {
     let chase_cpu = *node_cpus(topo, c)
         .first()
         .ok_or_else(|| anyhow::anyhow!("CPU node {c} has no CPU this process may use"))?;
@@ -375,7 +375,7 @@ fn nearest_with_cpus(
 
 /// Each pair's chase and injector buffers, all on its memory node at once,
 /// must fit there (exit 2 naming both figures, before anything is mapped).
-pub fn admit_plans(topo: &Topology, plans: &[Plan]) -> Result<()> {
+pub(crate) fn admit_plans(topo: &Topology, plans: &[Plan]) -> Result<()> {
     for p in plans {
         let bytes = p.chase_bytes as u64 + (p.injector_bytes * p.injector_cpus.len()) as u64;
         admit(
@@ -398,7 +398,11 @@ pub fn admit_plans(topo: &Topology, plans: &[Plan]) -> Result<()> {
 
 /// Measures a curve per pair; stops between points on a signal and keeps
 /// what was measured.
-pub fn run(topo: &Topology, cfg: &LoadedConfig, progress: &mut dyn FnMut(&str)) -> Result<Loaded> {
+pub(crate) fn run(
+    topo: &Topology,
+    cfg: &LoadedConfig,
+    progress: &mut dyn FnMut(&str),
+) -> Result<Loaded> {
     let plans = pairs(topo, cfg)?
         .into_iter()
         .map(|p| plan(topo, cfg, p))

@@ -20,18 +20,18 @@ const TRIAL: Duration = Duration::from_millis(30);
 /// Rounds over all the kernels; each kernel keeps its best.
 const ROUNDS: usize = 2;
 /// Rates this close to the fastest, in percent, are a tie.
-pub const MARGIN_PCT: f64 = 3.0;
+pub(super) const MARGIN_PCT: f64 = 3.0;
 
 /// One kernel's best rate in the trial.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Tried {
+pub(super) struct Tried {
     pub kernel: &'static str,
     pub mb_s: f64,
 }
 
 /// Every kernel this CPU runs that makes `mix`'s traffic with its own store
 /// kind: each instruction set, one pass or several streams at once.
-pub fn candidates(mix: Mix) -> Vec<&'static KernelSpec> {
+pub(super) fn candidates(mix: Mix) -> Vec<&'static KernelSpec> {
     let (op, store) = mix.kernel_kind();
     kernels::available()
         .filter(|k| k.op == op && k.store == store)
@@ -41,7 +41,10 @@ pub fn candidates(mix: Mix) -> Vec<&'static KernelSpec> {
 /// Runs each of `kernels` on `work` for [`TRIAL`], round after round so a
 /// drift in the machine's load falls on all of them, and returns every
 /// kernel's best rate, the pick first ([`pick`]).
-pub fn trial(work: &mut Work, kernels: &[&'static KernelSpec]) -> Vec<(&'static KernelSpec, f64)> {
+pub(super) fn trial(
+    work: &mut Work,
+    kernels: &[&'static KernelSpec],
+) -> Vec<(&'static KernelSpec, f64)> {
     let mut best = vec![0.0f64; kernels.len()];
     for _ in 0..ROUNDS {
         for (k, b) in kernels.iter().zip(best.iter_mut()) {
@@ -59,7 +62,7 @@ pub fn trial(work: &mut Work, kernels: &[&'static KernelSpec]) -> Vec<(&'static 
 /// `rated` with the pick first and the rest fastest first: the pick is the
 /// widest (then the one with fewer streams) of those within [`MARGIN_PCT`]
 /// of the fastest.
-pub fn pick(mut rated: Vec<(&'static KernelSpec, f64)>) -> Vec<(&'static KernelSpec, f64)> {
+pub(super) fn pick(mut rated: Vec<(&'static KernelSpec, f64)>) -> Vec<(&'static KernelSpec, f64)> {
     rated.sort_by(|a, b| b.1.total_cmp(&a.1));
     let Some(&(_, fastest)) = rated.first() else {
         return rated;
@@ -77,7 +80,7 @@ pub fn pick(mut rated: Vec<(&'static KernelSpec, f64)>) -> Vec<(&'static KernelS
 }
 
 /// The note a trial leaves on its curve; `tried` has the pick first.
-pub fn note(tried: &[Tried]) -> Option<String> {
+pub(super) fn note(tried: &[Tried]) -> Option<String> {
     let (first, rest) = tried.split_first()?;
     let others: Vec<String> = rest
         .iter()

@@ -12,7 +12,7 @@ use crate::results::{Better, Line, Placement, Record, Series};
 use crate::stats;
 
 impl Loaded {
-    pub fn records(&self) -> Vec<Record> {
+    pub(crate) fn records(&self) -> Vec<Record> {
         let mut out = Vec::new();
         for c in &self.curves {
             out.extend(curve_records(c));

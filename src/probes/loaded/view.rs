@@ -9,7 +9,7 @@ use crate::results::{Document, Record};
 use crate::view::{Block, Chart, Csv, Line, Marker, Section, View};
 
 /// The loaded-latency view, registered in `probes::REGISTRY`.
-pub struct LoadedView;
+pub(crate) struct LoadedView;
 
 fn is(r: &Record, k: &str) -> bool {
     r.str_param(ld::param::KIND) == Some(k)

@@ -44,7 +44,7 @@ fn grid_section(
 }
 
 /// The measured grids: single-thread and saturated bandwidth, latency.
-pub fn measured_sections(a: &Atlas) -> Vec<Section> {
+pub(super) fn measured_sections(a: &Atlas) -> Vec<Section> {
     let mut out = Vec::new();
     let kernel = a.kernel.as_deref().unwrap_or("triad");
     out.extend(grid_section(
@@ -86,7 +86,7 @@ pub fn measured_sections(a: &Atlas) -> Vec<Section> {
 }
 
 /// The peak cells: each with its best mix and store kind named.
-pub fn peak_section(a: &Atlas) -> Option<Section> {
+pub(super) fn peak_section(a: &Atlas) -> Option<Section> {
     grid_section(
         a,
         "peak bandwidth, all cores, best read/write mix and store kind, MB/s",
@@ -101,7 +101,7 @@ pub fn peak_section(a: &Atlas) -> Option<Section> {
 
 /// What the firmware says beside the measurement: the SLIT, and HMAT
 /// where present.
-pub fn firmware_sections(a: &Atlas, topo: &Topology) -> Vec<Section> {
+pub(super) fn firmware_sections(a: &Atlas, topo: &Topology) -> Vec<Section> {
     let mut slit = Grid::default();
     for &c in &a.cpu_nodes {
         for &m in &a.mem_nodes {
@@ -146,7 +146,7 @@ pub fn firmware_sections(a: &Atlas, topo: &Topology) -> Vec<Section> {
 
 /// How much of each cell's memory was found on its node, and the run's
 /// notes.
-pub fn placement_section(a: &Atlas) -> Section {
+pub(super) fn placement_section(a: &Atlas) -> Section {
     let mut verified = Section::new("placement");
     let lowest = a.verified.values.values().copied().reduce(f64::min);
     verified.lines.push(match lowest {
@@ -171,7 +171,13 @@ pub fn placement_section(a: &Atlas) -> Section {
 
 /// A grid coloured by each cell's share of its row's reference: the local
 /// value, or for latency (`lower_better`) the row's best.
-pub fn heatmap(a: &Atlas, title: &str, g: &Grid, lower_better: bool, digits: usize) -> Heatmap {
+pub(super) fn heatmap(
+    a: &Atlas,
+    title: &str,
+    g: &Grid,
+    lower_better: bool,
+    digits: usize,
+) -> Heatmap {
     let mut h = Heatmap {
         title: title.into(),
         header: std::iter::once("cpu \\ mem".to_string())
@@ -203,7 +209,7 @@ fn opt(v: Option<f64>, digits: usize) -> String {
 }
 
 /// One line per cell with every figure.
-pub fn csv(a: &Atlas, topo: &Topology) -> Csv {
+pub(super) fn csv(a: &Atlas, topo: &Topology) -> Csv {
     let mut out = Csv {
         header: [
             param::CPU_NODE,

@@ -14,9 +14,9 @@ mod percore;
 mod records;
 pub(crate) mod view;
 
-pub use percore::{CoreRuns, EQUIVALENT_PCT, PerCore, per_core};
-pub use records::{add_peak, class_rule_record, give_peak};
-pub use view::MatrixView;
+pub(crate) use percore::{CoreRuns, EQUIVALENT_PCT, PerCore, per_core};
+pub(crate) use records::{add_peak, class_rule_record, give_peak};
+pub(crate) use view::MatrixView;
 
 use super::measure::{self, Bandwidth, Latency, Timing};
 use super::seats::node_cpus;
@@ -32,7 +32,7 @@ use anyhow::{Result, bail};
 use std::time::{Duration, Instant};
 
 #[derive(Debug, Clone)]
-pub struct MatrixConfig {
+pub(crate) struct MatrixConfig {
     pub kernel: &'static KernelSpec,
     /// All threads' arrays together, in bytes; `None` derives it from the
     /// caches (4x the L3 the CPU node's threads share, at least 64 MiB).
@@ -64,7 +64,7 @@ pub struct MatrixConfig {
 impl MatrixConfig {
     /// The whole matrix with the fastest regular-store triad: one thread,
     /// saturated and latency, working sets from the caches, no limit.
-    pub fn new() -> Result<Self> {
+    pub(crate) fn new() -> Result<Self> {
         let kernel = crate::kernels::best(Op::Triad, Store::Regular)
             .ok_or_else(|| anyhow::anyhow!("no triad kernel runs on this CPU"))?;
         Ok(MatrixConfig {
@@ -86,63 +86,63 @@ impl MatrixConfig {
     }
 
     /// The mixes of the peak cell; none leaves it out.
-    pub fn peak(mut self, peak: Vec<Mix>) -> Self {
+    pub(crate) fn peak(mut self, peak: Vec<Mix>) -> Self {
         self.peak = peak;
         self
     }
 
-    pub fn kernel(mut self, kernel: &'static KernelSpec) -> Self {
+    pub(crate) fn kernel(mut self, kernel: &'static KernelSpec) -> Self {
         self.kernel = kernel;
         self
     }
 
-    pub fn working_set(mut self, bytes: Option<usize>) -> Self {
+    pub(crate) fn working_set(mut self, bytes: Option<usize>) -> Self {
         self.working_set = bytes;
         self
     }
 
-    pub fn latency_bytes(mut self, bytes: Option<usize>) -> Self {
+    pub(crate) fn latency_bytes(mut self, bytes: Option<usize>) -> Self {
         self.latency_bytes = bytes;
         self
     }
 
     /// The latency chase's pages.
-    pub fn latency_pages(mut self, pages: PageKind) -> Self {
+    pub(crate) fn latency_pages(mut self, pages: PageKind) -> Self {
         self.latency_pages = pages;
         self
     }
 
-    pub fn timing(mut self, timing: Timing) -> Self {
+    pub(crate) fn timing(mut self, timing: Timing) -> Self {
         self.timing = timing;
         self
     }
 
     /// Which of the three figures to measure.
-    pub fn measure(mut self, single: bool, saturated: bool, latency: bool) -> Self {
+    pub(crate) fn measure(mut self, single: bool, saturated: bool, latency: bool) -> Self {
         self.single = single;
         self.saturated = saturated;
         self.latency = latency;
         self
     }
 
-    pub fn huge(mut self, huge: bool) -> Self {
+    pub(crate) fn huge(mut self, huge: bool) -> Self {
         self.huge = huge;
         self
     }
 
     /// The latency chase's access pattern.
-    pub fn pattern(mut self, pattern: Pattern) -> Self {
+    pub(crate) fn pattern(mut self, pattern: Pattern) -> Self {
         self.pattern = pattern;
         self
     }
 
-    pub fn time_limit(mut self, limit: Option<Duration>) -> Self {
+    pub(crate) fn time_limit(mut self, limit: Option<Duration>) -> Self {
         self.time_limit = limit;
         self
     }
 
     /// Only these rows (`cpu`) and columns (`mem`); `None` for all.
-    pub fn nodes(mut self, cpu: Option<NodeSet>, mem: Option<NodeSet>) -> Self {
+    pub(crate) fn nodes(mut self, cpu: Option<NodeSet>, mem: Option<NodeSet>) -> Self {
         self.cpu_nodes = cpu;
         self.mem_nodes = mem;
         self
@@ -150,13 +150,13 @@ impl MatrixConfig {
 }
 
 /// Bandwidth gain below which a thread-scaling step counts as flat.
-pub const FLAT_GAIN: f64 = 0.01;
+pub(crate) const FLAT_GAIN: f64 = 0.01;
 /// Flat steps in a row that end the scaling.
-pub const FLAT_STEPS: usize = 2;
+pub(crate) const FLAT_STEPS: usize = 2;
 
 /// Thread-scaling from one CPU node to one memory node.
 #[derive(Debug, Clone)]
-pub struct Scaling {
+pub(crate) struct Scaling {
     /// One measurement per thread count, 1, 2, 3, ...
     pub steps: Vec<Bandwidth>,
     /// Index into `steps` of the best.
@@ -169,7 +169,7 @@ pub struct Scaling {
 
 impl Scaling {
     /// (threads, MB/s) for each step.
-    pub fn curve(&self) -> Vec<(usize, f64)> {
+    pub(crate) fn curve(&self) -> Vec<(usize, f64)> {
         self.steps
             .iter()
             .map(|s| (s.threads, s.stream_mb_s()))
@@ -178,7 +178,7 @@ impl Scaling {
 }
 
 #[derive(Debug, Clone)]
-pub struct Cell {
+pub(crate) struct Cell {
     pub cpu_node: usize,
     pub mem_node: usize,
     pub single: Option<Bandwidth>,
@@ -200,7 +200,7 @@ impl Cell {
 /// The best read/write mix and store kind of a node pair with all the CPU
 /// node's cores, and every candidate's figure.
 #[derive(Debug, Clone)]
-pub struct PeakCell {
+pub(crate) struct PeakCell {
     pub mix: Mix,
     pub best: Bandwidth,
     /// (mix, kernel name, MB/s) of every candidate measured.
@@ -208,7 +208,7 @@ pub struct PeakCell {
 }
 
 #[derive(Debug, Clone)]
-pub struct Matrix {
+pub(crate) struct Matrix {
     /// Row-major: one row per CPU node, one cell per memory node in it.
     pub cells: Vec<Cell>,
     pub notes: Vec<String>,
@@ -221,7 +221,11 @@ pub struct Matrix {
 
 /// The working set of a node's threads: 4x the cache they share (STREAM's
 /// rule), at least 64 MiB, at most half of the memory node's free memory.
-pub fn working_set(topo: &Topology, cpus: &[usize], mem_node: usize) -> (usize, Option<String>) {
+pub(crate) fn working_set(
+    topo: &Topology,
+    cpus: &[usize],
+    mem_node: usize,
+) -> (usize, Option<String>) {
     let wanted = (4 * llc_bytes(topo, cpus) as usize).max(64 << 20);
     cap(topo, wanted, mem_node)
 }
@@ -231,7 +235,7 @@ pub fn working_set(topo: &Topology, cpus: &[usize], mem_node: usize) -> (usize, 
 /// out. Unlike stopping at the first drop, a single noisy or SMT-limited
 /// step does not end the search, and the peak is the best step, not the
 /// last. `measure(n)` returns `None` when time ran out.
-pub fn saturate<T>(
+pub(crate) fn saturate<T>(
     max_threads: usize,
     mut measure: impl FnMut(usize) -> Result<Option<(T, f64)>>,
 ) -> Result<(Vec<T>, usize, String)> {
@@ -289,7 +293,11 @@ pub(crate) fn admit_sizes(topo: &Topology, cfg: &MatrixConfig, mem_nodes: &[usiz
 }
 
 /// Measures the matrix.
-pub fn run(topo: &Topology, cfg: &MatrixConfig, progress: &mut dyn FnMut(&str)) -> Result<Matrix> {
+pub(crate) fn run(
+    topo: &Topology,
+    cfg: &MatrixConfig,
+    progress: &mut dyn FnMut(&str),
+) -> Result<Matrix> {
     let pick = |all: NodeSet, only: &Option<NodeSet>| -> Vec<usize> {
         all.iter()
             .filter(|n| only.as_ref().is_none_or(|o| o.contains(*n)))

@@ -14,7 +14,7 @@ use std::time::Instant;
 
 /// Every core of one node against one memory node.
 #[derive(Debug, Clone)]
-pub struct PerCore {
+pub(crate) struct PerCore {
     pub cpu_node: usize,
     pub mem_node: usize,
     /// One per physical core measured.
@@ -28,7 +28,7 @@ pub struct PerCore {
 
 /// The measurements of one core: one, or one per run.
 #[derive(Debug, Clone)]
-pub struct CoreRuns {
+pub(crate) struct CoreRuns {
     pub cpu: usize,
     pub runs: Vec<Bandwidth>,
 }
@@ -36,12 +36,12 @@ pub struct CoreRuns {
 impl CoreRuns {
     /// Each run's figure: MB/s, STREAM convention, the best of its timed
     /// runs.
-    pub fn figures(&self) -> Vec<f64> {
+    pub(crate) fn figures(&self) -> Vec<f64> {
         self.runs.iter().map(Bandwidth::stream_mb_s).collect()
     }
 
     /// The core's figure: its one measurement, or the mean of its runs.
-    pub fn value(&self) -> f64 {
+    pub(crate) fn value(&self) -> f64 {
         stats::mean(&self.figures())
     }
 }
@@ -49,7 +49,7 @@ impl CoreRuns {
 /// Spread of a set of figures (the cores' figures, or one core's runs)
 /// and, for cores, whether they are equivalent.
 #[derive(Debug, Clone, PartialEq)]
-pub struct CoreSummary {
+pub(crate) struct CoreSummary {
     pub mean: f64,
     pub stddev: f64,
     /// 95% confidence interval of the mean (Student's t); the mean itself
@@ -63,12 +63,12 @@ pub struct CoreSummary {
 }
 
 /// Cores count as equivalent when every one is within this % of the mean.
-pub const EQUIVALENT_PCT: f64 = 5.0;
+pub(crate) const EQUIVALENT_PCT: f64 = 5.0;
 
 impl PerCore {
     /// With `--runs`: the widest 95% confidence interval of a core's mean,
     /// its half-width in % of that mean; `None` without runs.
-    pub fn widest_ci_pct(&self) -> Option<f64> {
+    pub(crate) fn widest_ci_pct(&self) -> Option<f64> {
         self.runs?;
         self.cores
             .iter()
@@ -77,14 +77,14 @@ impl PerCore {
     }
 
     /// Whether the cores are equivalent; see [`equivalence`].
-    pub fn equivalent(&self) -> Option<bool> {
+    pub(crate) fn equivalent(&self) -> Option<bool> {
         equivalence(&self.summary, self.widest_ci_pct())
     }
 }
 
 /// Half the 95% confidence interval of the mean of `figures`, in % of the
 /// mean; `None` for fewer than two figures or a mean of 0.
-pub fn ci_half_pct(figures: &[f64]) -> Option<f64> {
+pub(super) fn ci_half_pct(figures: &[f64]) -> Option<f64> {
     let (lo, hi) = stats::ci95(figures)?;
     let mean = stats::mean(figures);
     (mean > 0.0).then(|| 50.0 * (hi - lo) / mean)
@@ -94,14 +94,14 @@ pub fn ci_half_pct(figures: &[f64]) -> Option<f64> {
 /// [`EQUIVALENT_PCT`] of the mean); `None` (cannot tell) when a core's
 /// mean is itself known less closely than that (`widest_ci_pct`, with
 /// `--runs`): its runs spread too much for the comparison to mean anything.
-pub fn equivalence(summary: &CoreSummary, widest_ci_pct: Option<f64>) -> Option<bool> {
+pub(super) fn equivalence(summary: &CoreSummary, widest_ci_pct: Option<f64>) -> Option<bool> {
     match widest_ci_pct {
         Some(w) if w > EQUIVALENT_PCT => None,
         _ => Some(summary.equivalent),
     }
 }
 
-pub fn summarise_cores(values: &[f64]) -> CoreSummary {
+pub(super) fn summarise_cores(values: &[f64]) -> CoreSummary {
     let mean = stats::mean(values);
     let max_dev_pct = if mean > 0.0 {
         values
@@ -128,7 +128,7 @@ pub fn summarise_cores(values: &[f64]) -> CoreSummary {
 /// its own warm-up and the best of the timed runs. Runs go round the
 /// cores (run 1 on every core, then run 2, ...), so a slow spell of the
 /// machine falls on every core alike.
-pub fn per_core(
+pub(crate) fn per_core(
     topo: &Topology,
     cfg: &MatrixConfig,
     cpu_node: usize,

@@ -129,7 +129,7 @@ fn latency_record(c: usize, m: usize, l: &measure::Latency) -> Record {
 
 /// Gamma from the DMI memory speed of this machine, kept with the matrix
 /// so a results file carries its own peak. `Err` says why there is none.
-pub fn peak_record(topo: &Topology) -> Result<Record, String> {
+pub(super) fn peak_record(topo: &Topology) -> Result<Record, String> {
     let p = crate::topology::peak::dmi_node_peak(topo, std::path::Path::new("/"))?;
     peak_of(&Peak::dmi(
         p.speed_mt_s,
@@ -151,7 +151,7 @@ fn peak_of(peak: &Peak) -> Result<Record, String> {
 
 /// Adds Gamma from DMI to a matrix's records, or a note on the first
 /// saying why there is none.
-pub fn add_peak(records: &mut Vec<Record>, topo: &Topology) {
+pub(crate) fn add_peak(records: &mut Vec<Record>, topo: &Topology) {
     match peak_record(topo) {
         Ok(rec) => records.push(rec),
         Err(why) => {
@@ -166,7 +166,7 @@ pub fn add_peak(records: &mut Vec<Record>, topo: &Topology) {
 
 /// How the matrix's classes are to be found, kept with it so that every
 /// rendering of the document (and `numabench model`) finds the same ones.
-pub fn class_rule_record(opts: &ClassOptions) -> Record {
+pub(crate) fn class_rule_record(opts: &ClassOptions) -> Record {
     Record::new(probe::MATRIX, kind::CLASS_RULE)
         .param(mx::param::KIND, kind::CLASS_RULE)
         .param(mx::param::TOLERANCE_PCT, opts.tolerance * 100.0)
@@ -174,14 +174,14 @@ pub fn class_rule_record(opts: &ClassOptions) -> Record {
 }
 
 /// Gamma as the user gave it (`--peak`) in place of the recorded one.
-pub fn give_peak(records: &mut Vec<Record>, mb_s: f64) {
+pub(crate) fn give_peak(records: &mut Vec<Record>, mb_s: f64) {
     records.retain(|r| !(r.probe == probe::MATRIX && r.name == kind::PEAK));
     records.extend(peak_of(&Peak::given(mb_s)).ok());
 }
 
 impl Matrix {
     /// Every measured figure as results-document records.
-    pub fn records(&self) -> Vec<Record> {
+    pub(crate) fn records(&self) -> Vec<Record> {
         let mut out = Vec::new();
         for cell in &self.cells {
             let (c, m) = (cell.cpu_node, cell.mem_node);
@@ -208,7 +208,7 @@ impl Matrix {
 
 impl PerCore {
     /// One record per core, then the summary across the cores.
-    pub fn records(&self) -> Vec<Record> {
+    pub(crate) fn records(&self) -> Vec<Record> {
         let s = &self.summary;
         let mut summary = Record::new(
             probe::MATRIX,

@@ -12,7 +12,7 @@ use crate::results::{Document, Record};
 use crate::view::{Block, Chart, Csv, Line, Section, View};
 
 /// The matrix's view (registered in `probes::REGISTRY`).
-pub struct MatrixView;
+pub(crate) struct MatrixView;
 
 fn atlas(records: &[&Record]) -> Atlas {
     Atlas::from_records(records.iter().copied())

@@ -8,18 +8,18 @@
 mod part;
 pub(crate) mod records;
 pub(crate) mod session;
-pub mod suite;
+pub(crate) mod suite;
 pub(crate) mod text;
 pub(crate) mod view;
 
-pub use view::MemView;
+pub(crate) use view::MemView;
 
 use super::workload::outcome::RunOutput;
 use super::workload::params::Params;
 
 /// perf's result figures (its `__bench_numa` epilogue).
 #[derive(Debug, Clone, PartialEq)]
-pub struct Summary {
+pub(crate) struct Summary {
     /// With `-m`: the run time until convergence (perf reports the run's
     /// max runtime; a run that never converged shows its full length; with
     /// `--memory-per-node` the CPU side's convergence time).
@@ -38,7 +38,7 @@ pub struct Summary {
 }
 
 impl Summary {
-    pub fn of(p: &Params, out: &RunOutput) -> Summary {
+    pub(crate) fn of(p: &Params, out: &RunOutput) -> Summary {
         let tasks = p.nr_tasks.max(1) as f64;
         let max = out.runtime_max_s;
         let min = out.task_runtime_ns.iter().copied().min().unwrap_or(0) as f64 / 1e9;

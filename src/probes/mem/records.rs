@@ -17,7 +17,13 @@ use serde_json::{Value, json};
 use std::collections::BTreeMap;
 
 /// The run as a results-document record.
-pub fn record(name: &str, command: &str, p: &Params, out: &RunOutput, s: &Summary) -> Record {
+pub(crate) fn record(
+    name: &str,
+    command: &str,
+    p: &Params,
+    out: &RunOutput,
+    s: &Summary,
+) -> Record {
     let mut r = asked(Record::new(probe::MEM, name), p, command);
     r = perf_metrics(r, s);
     r = added_metrics(r, p, out, s);
@@ -31,7 +37,7 @@ pub fn record(name: &str, command: &str, p: &Params, out: &RunOutput, s: &Summar
 }
 
 /// A suite test this machine cannot run, and why.
-pub fn skipped(name: &str, command: &str, why: &str, notes: &[String]) -> Record {
+pub(crate) fn skipped(name: &str, command: &str, why: &str, notes: &[String]) -> Record {
     let mut r = Record::new(probe::MEM, name)
         .param(param::SKIPPED, true)
         .param(param::COMMAND, command);
@@ -41,7 +47,7 @@ pub fn skipped(name: &str, command: &str, why: &str, notes: &[String]) -> Record
 }
 
 /// A suite test that could not start.
-pub fn failed(name: &str, command: &str, why: &str) -> Record {
+pub(crate) fn failed(name: &str, command: &str, why: &str) -> Record {
     let mut r = Record::new(probe::MEM, name).param(param::COMMAND, command);
     r.notes.push(format!("failed: {why}"));
     r
@@ -49,7 +55,7 @@ pub fn failed(name: &str, command: &str, why: &str) -> Record {
 
 /// A suite test's record: the run's, named for its test, with the
 /// suite's notes on how it was mapped onto this machine.
-pub fn suite_test(r: Record, test: &str, notes: &[String]) -> Record {
+pub(crate) fn suite_test(r: Record, test: &str, notes: &[String]) -> Record {
     let mut r = r.param(param::TEST, test);
     r.notes.extend(notes.iter().cloned());
     r

@@ -14,7 +14,7 @@ use crate::topology::Topology;
 use anyhow::{Result, anyhow};
 
 /// What a command measured and how it ended.
-pub struct Outcome {
+pub(crate) struct Outcome {
     pub doc: Document,
     /// The stop signal, when one ended the command.
     pub interrupted: Option<i32>,
@@ -24,7 +24,7 @@ pub struct Outcome {
 
 /// One run of `raw`, perf's text on `sink` as it goes; with
 /// `memory_per_node`, where the memory is once a second.
-pub fn single(
+pub(crate) fn single(
     raw: &RawOptions,
     topo: &Topology,
     command: &str,
@@ -119,7 +119,7 @@ fn live(p: &Params, sink: Sink, ev: Event) {
 /// perf maps whatever it is asked for; numabench first checks that the
 /// global, process and thread memory together fit in the free memory of
 /// the nodes the tasks are bound to (all usable nodes when any task is not).
-pub fn admit(p: &Params, topo: &Topology) -> Result<()> {
+pub(crate) fn admit(p: &Params, topo: &Topology) -> Result<()> {
     let bound: Option<Vec<usize>> = p
         .node_bind
         .iter()
@@ -178,11 +178,11 @@ fn uname() -> String {
 
 /// Reads one suite entry's arguments (after `mem`) as the command line's
 /// would be read; the error says what is wrong with them.
-pub type ParseEntry<'a> = dyn Fn(&[String]) -> std::result::Result<RawOptions, String> + 'a;
+pub(crate) type ParseEntry<'a> = dyn Fn(&[String]) -> std::result::Result<RawOptions, String> + 'a;
 
 /// How a suite goes: its options, `-d` repeated `details` times on every
 /// test, and how a test's arguments are read.
-pub struct Suite<'a> {
+pub(crate) struct Suite<'a> {
     pub options: SuiteOptions,
     pub details: u8,
     pub parse: &'a ParseEntry<'a>,
@@ -193,7 +193,7 @@ pub struct Suite<'a> {
 /// perf's suite mapped onto `topo`, test by test; a test this machine
 /// cannot run is skipped with a record saying why, a failed test does not
 /// stop the others, a stop signal does.
-pub fn suite(s: &Suite<'_>, topo: &Topology, command: &str, sink: Sink) -> Result<Outcome> {
+pub(crate) fn suite(s: &Suite<'_>, topo: &Topology, command: &str, sink: Sink) -> Result<Outcome> {
     let mut out = Outcome {
         doc: Document::new(topo),
         interrupted: None,

@@ -20,14 +20,14 @@ use std::collections::BTreeMap;
 use std::fmt::Write;
 
 /// perf's banner: `\n # Running NAME "COMMAND"`.
-pub fn running(name: &str, command: &str) -> String {
+pub(crate) fn running(name: &str, command: &str) -> String {
     format!("\n # Running {name} \"{command}\"\n")
 }
 
 /// The binding lists and the summary box (unless `quiet`), with perf's
 /// `# NOTE:` lines about list entries and unbound tasks (printed even when
 /// quiet).
-pub fn header(p: &Params, topo: &Topology, quiet: bool) -> String {
+pub(crate) fn header(p: &Params, topo: &Topology, quiet: bool) -> String {
     let notes = |v: &[String]| -> String { v.iter().map(|n| format!("# {n}\n")).collect() };
     if quiet {
         return notes(&p.cpu_notes) + &notes(&p.node_notes);
@@ -78,11 +78,11 @@ pub fn header(p: &Params, topo: &Topology, quiet: bool) -> String {
     s
 }
 
-pub fn startup_begin() -> &'static str {
+pub(crate) fn startup_begin() -> &'static str {
     " #\n # Startup synchronization: ..."
 }
 
-pub fn startup_done(secs: f64) -> String {
+pub(crate) fn startup_done(secs: f64) -> String {
     format!(" threads initialized in {secs:.6} seconds.\n #\n")
 }
 
@@ -90,7 +90,7 @@ pub fn startup_done(secs: f64) -> String {
 /// `tasks/processes`, `[distance/process groups]`, loops min-max (spread),
 /// skew, process compression `{min-max}` nodes, and convergence events.
 /// Like perf, a line that stays converged ends without a newline.
-pub fn tick(t: &Tick) -> String {
+pub(crate) fn tick(t: &Tick) -> String {
     let mut s = format!(
         "\r #  {:5.1}%  [{:.1} mins]",
         t.progress_pct,
@@ -130,12 +130,19 @@ pub fn tick(t: &Tick) -> String {
 }
 
 /// The end-of-run box perf prints before the metrics (unless `-q`).
-pub fn footer() -> &'static str {
+pub(crate) fn footer() -> &'static str {
     "\n ###\n\n"
 }
 
 /// One perf `print_res` line.
-pub fn print_res(name: &str, val: f64, unit: &str, short: &str, long: &str, quiet: bool) -> String {
+pub(crate) fn print_res(
+    name: &str,
+    val: f64,
+    unit: &str,
+    short: &str,
+    long: &str,
+    quiet: bool,
+) -> String {
     if quiet {
         format!(" {name:<30} {val:15.3}, {unit:<15} {short}\n")
     } else {
@@ -145,7 +152,7 @@ pub fn print_res(name: &str, val: f64, unit: &str, short: &str, long: &str, quie
 
 /// perf's metrics (nine, plus the convergence latency with `-m`). `name`
 /// is perf's first column: the test name, or `main,` for a single run.
-pub fn results(name: &str, s: &Summary, quiet: bool) -> String {
+pub(crate) fn results(name: &str, s: &Summary, quiet: bool) -> String {
     let mut out = String::new();
     let mut line = |v: f64, unit: &str, short: &str, long: &str| {
         out.push_str(&print_res(name, v, unit, short, long, quiet));
@@ -218,7 +225,7 @@ pub fn results(name: &str, s: &Summary, quiet: bool) -> String {
 /// What numabench adds to perf's output, as `#` lines: where each area's
 /// memory is (all areas unless `quiet`, where one line per kind), the
 /// NUMA-balancing counters and the CPU time.
-pub fn extras(p: &Params, out: &RunOutput, quiet: bool) -> String {
+pub(crate) fn extras(p: &Params, out: &RunOutput, quiet: bool) -> String {
     let mut s = String::new();
     let list = areas(out);
     if !list.is_empty() {
@@ -251,7 +258,7 @@ pub fn extras(p: &Params, out: &RunOutput, quiet: bool) -> String {
 }
 
 /// The line before the areas' placement.
-pub fn placement_heading(sampled: bool) -> String {
+pub(crate) fn placement_heading(sampled: bool) -> String {
     format!(
         " # memory placement at the end (move_pages{}):\n",
         if sampled { ", large areas sampled" } else { "" }
@@ -260,7 +267,7 @@ pub fn placement_heading(sampled: bool) -> String {
 
 /// One area's placement: its size, its pages' nodes, the share on the node
 /// it was bound to, its THP share.
-pub fn area_line(name: &str, a: &AreaPlacement, bound: Option<(usize, f64)>) -> String {
+pub(crate) fn area_line(name: &str, a: &AreaPlacement, bound: Option<(usize, f64)>) -> String {
     let target = bound
         .map(|(n, pct)| format!(", {pct:.0}% on bound node {n}"))
         .unwrap_or_default();
@@ -307,7 +314,7 @@ fn placement_by_kind(list: &[(AreaKey, &AreaPlacement)]) -> String {
 }
 
 /// The NUMA-balancing counters' increase over the run.
-pub fn balancing_line(nb: &BTreeMap<String, u64>) -> String {
+pub(crate) fn balancing_line(nb: &BTreeMap<String, u64>) -> String {
     if nb.is_empty() {
         return " # NUMA balancing: no counters in /proc/vmstat on this kernel\n".into();
     }
@@ -324,7 +331,7 @@ pub fn balancing_line(nb: &BTreeMap<String, u64>) -> String {
 
 /// `--memory-per-node`: one `#` line per look, MiB of the tasks' memory and
 /// tasks on each node ("MiB/tasks"), and what the looks cost.
-pub fn memory_per_node(m: &MemorySeries) -> String {
+pub(crate) fn memory_per_node(m: &MemorySeries) -> String {
     let mut s = format!(
         " # memory per node once a second, MiB/tasks ({} looks at the tasks' private memory, as autonuma's):\n",
         m.method
@@ -367,7 +374,7 @@ pub fn memory_per_node(m: &MemorySeries) -> String {
 /// The CPU side of convergence (perf's: every process on one node) beside
 /// the memory side (each node's share of the memory within
 /// [`memwatch::TOLERANCE_PTS`] points of its share of the tasks, to the end).
-pub fn convergence_sides(cpu_s: Option<f64>, m: &MemorySeries) -> String {
+pub(crate) fn convergence_sides(cpu_s: Option<f64>, m: &MemorySeries) -> String {
     let side = |t: Option<f64>| t.map_or("not reached".to_string(), |t| format!("{t:.1} s"));
     let after = match (cpu_s, m.followed_at_s) {
         (Some(c), Some(mem)) if mem >= c => format!(" (memory {:.1} s after the CPUs)", mem - c),
@@ -382,7 +389,7 @@ pub fn convergence_sides(cpu_s: Option<f64>, m: &MemorySeries) -> String {
 }
 
 /// CPU time of numabench and its children over the run.
-pub fn cpu_line(user_s: f64, system_s: f64) -> String {
+pub(crate) fn cpu_line(user_s: f64, system_s: f64) -> String {
     format!(
         " # CPU time: {user_s:.3} s user, {system_s:.3} s system (numabench and its children)\n"
     )

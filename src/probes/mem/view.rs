@@ -17,7 +17,7 @@ use serde_json::Value;
 use std::collections::BTreeMap;
 
 /// The `mem` probe's view.
-pub struct MemView;
+pub(crate) struct MemView;
 
 impl View for MemView {
     fn probe(&self) -> &'static str {

@@ -18,10 +18,10 @@
 //! first N, so every N walks the same cycles.
 
 mod part;
-pub mod records;
-pub mod view;
+pub(crate) mod records;
+pub(crate) mod view;
 
-pub use view::MlpView;
+pub(crate) use view::MlpView;
 
 use super::measure::{self, Seen};
 use super::seats::{first_cpu, nodes};
@@ -38,7 +38,7 @@ use std::time::{Duration, Instant};
 
 /// Which (CPU node, memory node) pairs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Pairs {
+pub(crate) enum Pairs {
     /// Every CPU node with every memory node.
     All,
     /// Every CPU node with its own node and the farthest memory node.
@@ -46,7 +46,7 @@ pub enum Pairs {
 }
 
 #[derive(Debug, Clone)]
-pub struct MlpConfig {
+pub(crate) struct MlpConfig {
     pub size: usize,
     pub pattern: Pattern,
     pub pages: PageKind,
@@ -60,20 +60,20 @@ pub struct MlpConfig {
 
 /// One chase count: ns per access of every sample.
 #[derive(Debug, Clone)]
-pub struct Point {
+pub(crate) struct Point {
     pub chases: usize,
     pub samples: Vec<f64>,
 }
 
 impl Point {
-    pub fn ns_per_access(&self) -> f64 {
+    pub(crate) fn ns_per_access(&self) -> f64 {
         stats::median(&self.samples)
     }
 }
 
 /// One pair's curve.
 #[derive(Debug, Clone)]
-pub struct Curve {
+pub(crate) struct Curve {
     pub cpu_node: usize,
     pub mem_node: usize,
     pub cpu: usize,
@@ -83,7 +83,7 @@ pub struct Curve {
 }
 
 #[derive(Debug, Clone, Default)]
-pub struct Measured {
+pub(crate) struct Measured {
     pub curves: Vec<Curve>,
     pub notes: Vec<String>,
     /// What the notes say of a stop, as data.
@@ -94,7 +94,7 @@ pub struct Measured {
 }
 
 /// The (CPU node, memory node) pairs to measure.
-pub fn pairs(topo: &Topology, cfg: &MlpConfig) -> Vec<(usize, usize)> {
+pub(crate) fn pairs(topo: &Topology, cfg: &MlpConfig) -> Vec<(usize, usize)> {
     let cpu_nodes = nodes(topo.usable_cpu_nodes(), &cfg.cpu_nodes);
     let mem_nodes = nodes(topo.usable_memory_nodes(), &cfg.mem_nodes);
     let mut out = Vec::new();
@@ -118,7 +118,11 @@ pub fn pairs(topo: &Topology, cfg: &MlpConfig) -> Vec<(usize, usize)> {
 }
 
 /// Every pair's curve; a stop (signal, time limit) ends at a pair's end.
-pub fn run(topo: &Topology, cfg: &MlpConfig, progress: &mut dyn FnMut(&str)) -> Result<Measured> {
+pub(crate) fn run(
+    topo: &Topology,
+    cfg: &MlpConfig,
+    progress: &mut dyn FnMut(&str),
+) -> Result<Measured> {
     let pairs = pairs(topo, cfg);
     if pairs.is_empty() {
         bail!("no node pair left to measure (check --cpu-nodes, --mem-nodes and the cpuset)");
@@ -165,14 +169,14 @@ pub fn run(topo: &Topology, cfg: &MlpConfig, progress: &mut dyn FnMut(&str)) -> 
 
 /// Bytes between the elements of each chase: a stride chase steps its
 /// stride; the others keep multichase's 256 B, room for a slot per chase.
-pub fn spacing(pattern: &Pattern) -> usize {
+pub(crate) fn spacing(pattern: &Pattern) -> usize {
     pattern.stride().unwrap_or(WIDE_SPACING).max(WIDE_SPACING)
 }
 
 /// The fewest elements `chases` chases need: one each at every step, so N
 /// loads are N lines and not one line's miss shared, and with a page-local
 /// pattern a window each.
-pub fn elements_needed(pattern: &Pattern, chases: usize) -> usize {
+pub(crate) fn elements_needed(pattern: &Pattern, chases: usize) -> usize {
     let per = pattern
         .window()
         .map_or(1, |w| (w / spacing(pattern)).max(1));
@@ -180,7 +184,7 @@ pub fn elements_needed(pattern: &Pattern, chases: usize) -> usize {
 }
 
 /// Refuses a buffer with fewer elements than the most chases need.
-pub fn check_elements(cfg: &MlpConfig) -> Result<()> {
+pub(crate) fn check_elements(cfg: &MlpConfig) -> Result<()> {
     let spacing = spacing(&cfg.pattern);
     let most = cfg.counts.iter().copied().max().unwrap_or(1);
     let have = crate::kernels::chase::elements_used(&cfg.pattern, cfg.size / 8, spacing);

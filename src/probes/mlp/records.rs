@@ -67,7 +67,7 @@ fn record(cfg: &MlpConfig, c: &Curve, p: &Point, one: f64) -> Record {
 }
 
 /// Every point of every curve; the notes go on the first record.
-pub fn records(cfg: &MlpConfig, m: &Measured) -> Vec<Record> {
+pub(crate) fn records(cfg: &MlpConfig, m: &Measured) -> Vec<Record> {
     let mut out = Vec::new();
     for c in &m.curves {
         let Some(one) = c

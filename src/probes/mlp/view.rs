@@ -9,7 +9,7 @@ use crate::results::{Document, Record};
 use crate::view::{Block, Chart, Csv, Line, Section, View};
 
 /// The mlp probe's view (registered in `probes::REGISTRY`).
-pub struct MlpView;
+pub(crate) struct MlpView;
 
 /// Node pairs in the order first met, with their records.
 fn pairs<'a>(records: &[&'a Record]) -> Vec<((u64, u64), Vec<&'a Record>)> {

@@ -5,13 +5,13 @@
 //! measured now (`validate.rs`); their records (`records.rs`) and how they
 //! are shown (`view.rs`).
 
-pub mod pcie;
-pub mod records;
-pub mod sections;
-pub mod validate;
+pub(crate) mod pcie;
+pub(crate) mod records;
+pub(crate) mod sections;
+pub(crate) mod validate;
 pub(crate) mod view;
 
-pub use view::ModelView;
+pub(crate) use view::ModelView;
 
 use crate::analysis::atlas::Atlas;
 use crate::analysis::model as m;
@@ -25,7 +25,7 @@ use std::collections::BTreeMap;
 
 /// What to model from a matrix results document.
 #[derive(Debug, Clone, Default)]
-pub struct ModelOptions {
+pub(crate) struct ModelOptions {
     /// Gamma in MB/s as given [default: recorded with the matrix, else the
     /// best cell].
     pub peak: Option<f64>,
@@ -44,7 +44,7 @@ pub struct ModelOptions {
 
 /// D for an access mix.
 #[derive(Debug, Clone)]
-pub struct Mix {
+pub(crate) struct Mix {
     /// `from CPU node N` or `system-wide`.
     pub from: String,
     pub cpu_node: Option<usize>,
@@ -55,7 +55,7 @@ pub struct Mix {
 
 /// Where a process's pages are and D for running it on each CPU node.
 #[derive(Debug, Clone)]
-pub struct Process {
+pub(crate) struct Process {
     pub pid: u32,
     pub bytes: BTreeMap<usize, u64>,
     pub predictions: Vec<Prediction>,
@@ -66,7 +66,7 @@ pub struct Process {
 }
 
 /// Everything modelled from one matrix.
-pub struct Modelled {
+pub(crate) struct Modelled {
     pub atlas: Atlas,
     pub gamma: m::Peak,
     pub mix: Option<Mix>,
@@ -76,7 +76,7 @@ pub struct Modelled {
 /// Models the matrix in `doc`; errors in what the user asked for are
 /// usage errors naming the option.
 /// `source` names the document in messages.
-pub fn model(doc: &Document, source: &str, opts: &ModelOptions) -> Result<Modelled> {
+pub(crate) fn model(doc: &Document, source: &str, opts: &ModelOptions) -> Result<Modelled> {
     let mut atlas = Atlas::from_records(&doc.records);
     if let Some(t) = opts.tolerance {
         atlas.class_options.tolerance = t;
@@ -180,7 +180,7 @@ fn process(atlas: &Atlas, topo: &Topology, gamma: &m::Peak, pid: u32) -> Result<
 }
 
 /// The CPU node with the highest D; ties go to the lowest node.
-pub fn best_prediction(preds: &[Prediction]) -> Option<&Prediction> {
+pub(crate) fn best_prediction(preds: &[Prediction]) -> Option<&Prediction> {
     preds
         .iter()
         .reduce(|a, b| if b.d > a.d + 1e-12 { b } else { a })

@@ -17,7 +17,7 @@ use anyhow::Result;
 
 /// One class of one GPU and direction.
 #[derive(Debug, Clone, PartialEq)]
-pub struct PcieClass {
+pub(crate) struct PcieClass {
     pub index: usize,
     pub max_mb_s: f64,
     pub alpha_p: f64,
@@ -26,7 +26,7 @@ pub struct PcieClass {
 
 /// One GPU's classes each way, with the Phi they divide by.
 #[derive(Debug, Clone, PartialEq)]
-pub struct GpuClasses {
+pub(crate) struct GpuClasses {
     pub gpu: usize,
     pub name: String,
     pub phi_mb_s: f64,
@@ -37,7 +37,7 @@ pub struct GpuClasses {
 }
 
 impl GpuClasses {
-    pub fn classes(&self, dir: Direction) -> &[PcieClass] {
+    pub(crate) fn classes(&self, dir: Direction) -> &[PcieClass] {
         match dir {
             Direction::Download => &self.download,
             Direction::Readback => &self.readback,
@@ -47,7 +47,7 @@ impl GpuClasses {
 
 /// D_p of one GPU and direction for an access mix.
 #[derive(Debug, Clone, PartialEq)]
-pub struct PcieMix {
+pub(crate) struct PcieMix {
     pub gpu: usize,
     pub direction: Direction,
     pub thetas: Vec<f64>,
@@ -57,14 +57,14 @@ pub struct PcieMix {
 
 /// What `numabench model` makes of a pcie results file.
 #[derive(Debug, Clone, PartialEq)]
-pub struct PcieModelled {
+pub(crate) struct PcieModelled {
     pub gpus: Vec<GpuClasses>,
     pub mixes: Vec<PcieMix>,
 }
 
 /// What to model from a pcie results document.
 #[derive(Debug, Clone, Default)]
-pub struct PcieOptions {
+pub(crate) struct PcieOptions {
     /// Phi in MB/s for every GPU, in place of the recorded one.
     pub phi: Option<f64>,
     /// Class tolerance (a fraction), in place of the recorded classes.
@@ -77,7 +77,7 @@ pub struct PcieOptions {
 }
 
 /// Whether `doc` holds pcie measurements.
-pub fn is_pcie(doc: &Document) -> bool {
+pub(crate) fn is_pcie(doc: &Document) -> bool {
     doc.records.iter().any(|r| r.probe == probe::PCIE)
 }
 
@@ -95,7 +95,7 @@ fn classes_of(s: &GpuSummary, dir: Direction, phi: f64) -> Vec<PcieClass> {
 }
 
 /// Models the pcie measurements of `doc`; `source` names it in messages.
-pub fn model(doc: &Document, source: &str, opts: &PcieOptions) -> Result<PcieModelled> {
+pub(crate) fn model(doc: &Document, source: &str, opts: &PcieOptions) -> Result<PcieModelled> {
     let records: Vec<&Record> = doc.records.iter().collect();
     let rule = ClassOptions {
         tolerance: opts.tolerance.unwrap_or(ClassOptions::default().tolerance),
@@ -170,7 +170,7 @@ fn mixes(gpus: &[GpuClasses], dir: Option<Direction>, thetas: &[f64]) -> Result<
 }
 
 /// The model's records: every class with its alpha_p, and each D_p.
-pub fn records(x: &PcieModelled) -> Vec<Record> {
+pub(crate) fn records(x: &PcieModelled) -> Vec<Record> {
     let mut out = Vec::new();
     for g in &x.gpus {
         for d in Direction::BOTH {
@@ -216,7 +216,7 @@ fn cell(k: Option<&PcieClass>) -> String {
 }
 
 /// Table 5.4 per GPU, then each D_p with its terms.
-pub fn sections(x: &PcieModelled) -> Vec<Section> {
+pub(crate) fn sections(x: &PcieModelled) -> Vec<Section> {
     let mut out = Vec::new();
     for g in &x.gpus {
         let mut s = Section::new(format!(
@@ -282,7 +282,7 @@ pub fn sections(x: &PcieModelled) -> Vec<Section> {
 
 /// The sections again from the model's pcie records (a saved file shown by
 /// `report`); `None` where there are none.
-pub fn from_records(records: &[&Record]) -> Option<PcieModelled> {
+pub(crate) fn from_records(records: &[&Record]) -> Option<PcieModelled> {
     let dir = |r: &Record| r.str_param(pp::DIRECTION).and_then(Direction::from_name);
     let value = |r: &Record, k: &str| r.value(k).unwrap_or(f64::NAN);
     let mut gpus: Vec<GpuClasses> = Vec::new();

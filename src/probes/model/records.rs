@@ -14,7 +14,7 @@ use crate::results::names::{metric, param, probe};
 use crate::results::{Better, Record};
 
 /// Every record of a modelled matrix, in the order shown.
-pub fn of_model(x: &Modelled) -> Vec<Record> {
+pub(crate) fn of_model(x: &Modelled) -> Vec<Record> {
     let mut out = class_records(&x.atlas, &x.gamma);
     out.extend(x.mix.as_ref().map(|mix| mix_record(mix, &x.gamma)));
     if let Some(p) = &x.process {
@@ -122,7 +122,7 @@ fn weights_text(v: &Validation) -> String {
 }
 
 /// The mixed placement measured, with both predictions and their errors.
-pub fn of_validation(c: &Checked) -> Record {
+pub(crate) fn of_validation(c: &Checked) -> Record {
     let v = &c.validation;
     let mut rec = Record::new(probe::MODEL, &format!("validate {}", v.cpu_node))
         .param(param::CPU_NODE, v.cpu_node)
@@ -157,7 +157,7 @@ pub fn of_validation(c: &Checked) -> Record {
 }
 
 /// What a stop left of a validation: the nodes measured alone.
-pub fn of_stopped(cpu_node: usize, pure: &[(usize, u32, Bandwidth)]) -> Vec<Record> {
+pub(crate) fn of_stopped(cpu_node: usize, pure: &[(usize, u32, Bandwidth)]) -> Vec<Record> {
     pure.iter()
         .map(|(n, w, b)| {
             Record::new(probe::MODEL, &format!("validate {cpu_node} pure {n}"))

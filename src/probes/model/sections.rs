@@ -10,7 +10,7 @@ use crate::view::Section;
 use std::collections::BTreeMap;
 
 /// Classes, Gamma, D for the mix and the process's predictions.
-pub fn of_model(x: &Modelled, topo: &crate::topology::Topology) -> Vec<Section> {
+pub(crate) fn of_model(x: &Modelled, topo: &crate::topology::Topology) -> Vec<Section> {
     let mut out = super::view::class_sections(&x.atlas, topo, &x.gamma);
     out.extend(x.mix.as_ref().map(|mix| mix_section(mix, &x.gamma)));
     out.extend(x.process.as_ref().map(process_section));
@@ -91,7 +91,7 @@ fn process_section(p: &Process) -> Section {
 }
 
 /// The validation: each node alone, the mixed run, both predictions.
-pub fn of_validation(c: &Checked) -> Section {
+pub(crate) fn of_validation(c: &Checked) -> Section {
     let v = &c.validation;
     let mut s = Section::new(format!(
         "model check: one thread on CPU node {}, {} ({}), memory split by weight",
@@ -146,7 +146,7 @@ pub fn of_validation(c: &Checked) -> Section {
 
 /// What a stop left of a validation, from its records: each node measured
 /// alone, one line each.
-pub fn of_stopped(records: &[crate::results::Record]) -> String {
+pub(crate) fn of_stopped(records: &[crate::results::Record]) -> String {
     use crate::results::names::{metric, param};
     records
         .iter()

@@ -13,7 +13,7 @@ use anyhow::{Result, bail};
 
 /// What was measured for one mixed placement.
 #[derive(Debug, Clone)]
-pub struct Validation {
+pub(crate) struct Validation {
     pub cpu_node: usize,
     /// (memory node, weight, bandwidth with all memory there).
     pub pure: Vec<(usize, u32, Bandwidth)>,
@@ -24,7 +24,7 @@ pub struct Validation {
 
 impl Validation {
     /// Requested fraction of memory per node.
-    pub fn thetas(&self) -> Vec<f64> {
+    pub(crate) fn thetas(&self) -> Vec<f64> {
         let total: u32 = self.pure.iter().map(|p| p.1).sum();
         self.pure
             .iter()
@@ -34,7 +34,7 @@ impl Validation {
 
     /// Fraction of the mixed run's checked pages found on each node, in
     /// the order of `pure`.
-    pub fn measured_thetas(&self) -> Vec<f64> {
+    pub(crate) fn measured_thetas(&self) -> Vec<f64> {
         let pages = &self.mixed.seen.pages_by_node;
         let total: u64 = pages.values().sum();
         self.pure
@@ -46,12 +46,12 @@ impl Validation {
 
 /// A validation, or what a stop signal left of it: the pure placements
 /// measured before it (no prediction can be checked without the mixed run).
-pub enum Outcome {
+pub(crate) enum Outcome {
     Done(Validation),
     Stopped(Vec<(usize, u32, Bandwidth)>),
 }
 
-pub fn run(
+pub(crate) fn run(
     topo: &Topology,
     cfg: &MatrixConfig,
     cpu_node: usize,
@@ -122,7 +122,7 @@ fn working_set(
 
 /// A validation with the model's predictions beside the measurement.
 #[derive(Debug, Clone)]
-pub struct Checked {
+pub(crate) struct Checked {
     pub validation: Validation,
     /// Bandwidth with all memory on each node, in the order of `pure`.
     pub alone: Vec<f64>,
@@ -134,7 +134,7 @@ pub struct Checked {
 }
 
 impl Checked {
-    pub fn new(v: Validation) -> Result<Self> {
+    pub(crate) fn new(v: Validation) -> Result<Self> {
         let alone: Vec<f64> = v.pure.iter().map(|p| p.2.stream_mb_s()).collect();
         let thetas = v.thetas();
         Ok(Checked {
@@ -147,7 +147,7 @@ impl Checked {
     }
 
     /// A prediction's error against the measurement, in %.
-    pub fn error_pct(&self, predicted: f64) -> f64 {
+    pub(crate) fn error_pct(&self, predicted: f64) -> f64 {
         m::error_pct(predicted, self.measured).unwrap_or(f64::NAN)
     }
 }
@@ -155,7 +155,7 @@ impl Checked {
 /// One thread on `cpu_node` with the fastest triad: each node of `weights`
 /// alone, then the memory split by the weights; `working_set` as given or
 /// as the matrix works it out.
-pub fn check(
+pub(crate) fn check(
     topo: &Topology,
     cpu_node: usize,
     weights: &[(usize, u32)],

@@ -23,7 +23,7 @@ fn list(nodes: &[usize]) -> String {
 
 /// Classes per CPU node (with the SLIT of each class's nodes beside them),
 /// system-wide classes, where the SLIT disagrees, and Gamma.
-pub fn class_sections(a: &Atlas, topo: &Topology, gamma: &Peak) -> Vec<Section> {
+pub(crate) fn class_sections(a: &Atlas, topo: &Topology, gamma: &Peak) -> Vec<Section> {
     if a.single.is_empty() {
         return Vec::new();
     }
@@ -47,7 +47,7 @@ pub fn class_sections(a: &Atlas, topo: &Topology, gamma: &Peak) -> Vec<Section> 
 
 /// The best saturated bandwidth of each single-thread class's memory nodes,
 /// by (CPU node, class): the thesis' "multi-threaded" rows of Table 3.4.
-pub fn saturated_by_class(a: &Atlas, rows: &[RowClasses]) -> BTreeMap<(usize, usize), f64> {
+pub(crate) fn saturated_by_class(a: &Atlas, rows: &[RowClasses]) -> BTreeMap<(usize, usize), f64> {
     let mut out = BTreeMap::new();
     for rc in rows {
         for k in &rc.classes.classes {
@@ -350,7 +350,7 @@ fn system_from_records(classes: &[&Record], rule: &str) -> (Vec<(usize, usize)>,
 
 /// The model's view (registered in `probes::REGISTRY`): every figure its
 /// records hold. `numabench model` prints more in text (see `sections.rs`).
-pub struct ModelView;
+pub(crate) struct ModelView;
 
 impl View for ModelView {
     fn probe(&self) -> &'static str {

@@ -9,7 +9,7 @@ use anyhow::Result;
 
 /// The CPU a measurement for a memory node runs on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct CpuChoice {
+pub(crate) struct CpuChoice {
     pub cpu: usize,
     /// The node of `cpu`: the memory node itself, or the nearest node with
     /// usable CPUs when the memory node has none (CXL, HBM, cpuset).
@@ -19,7 +19,7 @@ pub struct CpuChoice {
 /// The first usable CPU (one per core first) of `mem_node`, else of the
 /// nearest node with usable CPUs by SLIT distance (lowest id on a tie).
 /// `None` when this process may run on no CPU at all.
-pub fn cpu_for_memory_node(topo: &Topology, mem_node: usize) -> Option<CpuChoice> {
+pub(crate) fn cpu_for_memory_node(topo: &Topology, mem_node: usize) -> Option<CpuChoice> {
     let first = |node: usize| {
         topo.cores_first(&topo.usable_cpus_of(node))
             .first()
@@ -47,7 +47,7 @@ pub fn cpu_for_memory_node(topo: &Topology, mem_node: usize) -> Option<CpuChoice
 /// (the node x node table's other cells), in the order given. Nodes of
 /// `cpu_nodes` without a usable CPU, or repeated, are left out. `None`
 /// when this process may run on no CPU at all.
-pub fn thread_seats(
+pub(crate) fn thread_seats(
     topo: &Topology,
     mem_node: usize,
     cpu_nodes: &[usize],
@@ -68,7 +68,7 @@ pub fn thread_seats(
 /// A PCI address as numbers: domain, bus, device, function. Accepts
 /// `DDDD:BB:DD.F` in either case, with a domain of any width (the driver
 /// writes 4 or 8 hex digits, sysfs 4) or without one (domain 0).
-pub fn parse_pci_address(text: &str) -> Option<(u32, u32, u32, u32)> {
+pub(crate) fn parse_pci_address(text: &str) -> Option<(u32, u32, u32, u32)> {
     let hex = |s: &str| {
         (!s.is_empty() && s.len() <= 8)
             .then(|| u32::from_str_radix(s, 16).ok())
@@ -86,12 +86,12 @@ pub fn parse_pci_address(text: &str) -> Option<(u32, u32, u32, u32)> {
 
 /// True when two PCI addresses name the same function, e.g. the driver's
 /// `0000:3B:00.0` and sysfs' `0000:3b:00.0`.
-pub fn same_pci_address(a: &str, b: &str) -> bool {
+pub(crate) fn same_pci_address(a: &str, b: &str) -> bool {
     matches!((parse_pci_address(a), parse_pci_address(b)), (Some(x), Some(y)) if x == y)
 }
 
 /// The sysfs PCI device of a GPU the driver names by `bus_id`.
-pub fn find_accelerator<'t>(topo: &'t Topology, bus_id: &str) -> Option<&'t Accelerator> {
+pub(crate) fn find_accelerator<'t>(topo: &'t Topology, bus_id: &str) -> Option<&'t Accelerator> {
     topo.accelerators
         .iter()
         .find(|a| same_pci_address(&a.pci_address, bus_id))
@@ -99,7 +99,7 @@ pub fn find_accelerator<'t>(topo: &'t Topology, bus_id: &str) -> Option<&'t Acce
 
 /// What the driver reports of one GPU.
 #[derive(Debug, Clone, PartialEq)]
-pub struct GpuInfo {
+pub(crate) struct GpuInfo {
     /// CUDA device ordinal (after `CUDA_VISIBLE_DEVICES`).
     pub ordinal: usize,
     pub name: String,
@@ -109,7 +109,7 @@ pub struct GpuInfo {
 
 /// What the driver found.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Found {
+pub(crate) enum Found {
     /// The library works but there is no GPU; the reason in words.
     NoDevice(String),
     Gpus(Vec<GpuInfo>),
@@ -118,7 +118,7 @@ pub enum Found {
 /// Initialises the driver and lists its GPUs. `CUDA_ERROR_NO_DEVICE` from
 /// `cuInit`, or a device count of 0, is [`Found::NoDevice`]; any other
 /// failure is an error.
-pub fn discover(driver: &Driver) -> Result<Found> {
+pub(crate) fn discover(driver: &Driver) -> Result<Found> {
     match driver.init() {
         Err(e) if e.code == CUDA_ERROR_NO_DEVICE => return Ok(Found::NoDevice(e.to_string())),
         other => other?,
@@ -141,7 +141,7 @@ pub fn discover(driver: &Driver) -> Result<Found> {
 
 /// The GPUs `--gpu` names (`wanted`; empty: all of `gpus`), each checked
 /// against the driver's list, repeats dropped.
-pub fn pick_gpus(wanted: &[usize], gpus: &[GpuInfo]) -> Result<Vec<usize>> {
+pub(crate) fn pick_gpus(wanted: &[usize], gpus: &[GpuInfo]) -> Result<Vec<usize>> {
     if wanted.is_empty() {
         return Ok(gpus.iter().map(|g| g.ordinal).collect());
     }

@@ -19,7 +19,7 @@ use anyhow::{Context as _, Result};
 
 /// What to measure; every value checked by the caller.
 #[derive(Debug, Clone, PartialEq)]
-pub struct PcieConfig {
+pub(crate) struct PcieConfig {
     /// Ordinals of the GPUs to measure.
     pub gpus: Vec<usize>,
     /// Memory nodes, each with memory this process may use.
@@ -40,7 +40,7 @@ pub struct PcieConfig {
 /// `cfg`: returns one `gpu` record per GPU and one `size` record per (GPU,
 /// memory node, direction, size). `progress` hears what starts. Restores
 /// the thread's affinity afterwards.
-pub fn measure(
+pub(crate) fn measure(
     topo: &Topology,
     cfg: &PcieConfig,
     driver: &Driver,

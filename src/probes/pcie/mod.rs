@@ -22,24 +22,24 @@
 //! thesis' published figures; the measurement itself needs a GPU (or the
 //! stand-in driver of the tests).
 
-pub mod cuda;
-pub mod locate;
-pub mod measure;
-pub mod phi;
-pub mod records;
-pub mod summary;
-pub mod view;
+pub(crate) mod cuda;
+pub(crate) mod locate;
+pub(crate) mod measure;
+pub(crate) mod phi;
+pub(crate) mod records;
+pub(crate) mod summary;
+pub(crate) mod view;
 
 #[cfg(test)]
 mod pair_tests;
 #[cfg(test)]
 mod tests;
 
-pub use locate::{Found, discover};
-pub use measure::PcieConfig;
-pub use records::best_records;
-pub use summary::{LARGE_SIZES, summarise};
-pub use view::PcieView;
+pub(crate) use locate::{Found, discover};
+pub(crate) use measure::PcieConfig;
+pub(crate) use records::best_records;
+pub(crate) use summary::{LARGE_SIZES, summarise};
+pub(crate) use view::PcieView;
 
 use crate::analysis::classes::ClassOptions;
 use crate::results::Record;
@@ -49,11 +49,11 @@ use anyhow::Result;
 use cuda::{CopyDirection, Driver};
 
 /// The probe name in records.
-pub const PROBE: &str = probe::PCIE;
+pub(crate) const PROBE: &str = probe::PCIE;
 
 /// Which way the data goes, in SHOC's words.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Direction {
+pub(crate) enum Direction {
     /// Host to device (BusSpeedDownload).
     Download,
     /// Device to host (BusSpeedReadback).
@@ -61,16 +61,16 @@ pub enum Direction {
 }
 
 impl Direction {
-    pub const BOTH: [Direction; 2] = [Direction::Download, Direction::Readback];
+    pub(crate) const BOTH: [Direction; 2] = [Direction::Download, Direction::Readback];
 
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Direction::Download => "download",
             Direction::Readback => "readback",
         }
     }
 
-    pub fn from_name(name: &str) -> Option<Direction> {
+    pub(crate) fn from_name(name: &str) -> Option<Direction> {
         Direction::BOTH.into_iter().find(|d| d.name() == name)
     }
 
@@ -84,7 +84,7 @@ impl Direction {
 
 /// What `numabench pcie` asks for, every value but the GPUs checked.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Request {
+pub(crate) struct Request {
     /// GPU ordinals as `--gpu` gives them; empty: every GPU.
     pub gpus: Vec<usize>,
     pub mem_nodes: Vec<usize>,
@@ -100,7 +100,7 @@ pub struct Request {
 
 /// What a run gave.
 #[derive(Debug)]
-pub enum Outcome {
+pub(crate) enum Outcome {
     /// The driver is absent or finds no GPU: the reason as one line.
     Nothing(String),
     /// One GPU record per GPU, one size record per copy size, one best
@@ -112,7 +112,11 @@ pub enum Outcome {
 
 /// Loads the driver, finds the GPUs and measures the ones `req` names from
 /// every memory node of `req`. `progress` hears what starts.
-pub fn run(topo: &Topology, req: &Request, progress: &mut dyn FnMut(&str)) -> Result<Outcome> {
+pub(crate) fn run(
+    topo: &Topology,
+    req: &Request,
+    progress: &mut dyn FnMut(&str),
+) -> Result<Outcome> {
     let driver = match Driver::load() {
         Ok(d) => d,
         Err(e) if e.is_absent() => {

@@ -6,7 +6,7 @@ use crate::topology::pcie_link;
 
 /// Where Phi comes from.
 #[derive(Debug, Clone, PartialEq)]
-pub enum PhiSource {
+pub(crate) enum PhiSource {
     /// `--phi`.
     Given,
     /// The PCIe link in sysfs (`current_link_speed`, `current_link_width`).
@@ -15,13 +15,13 @@ pub enum PhiSource {
 
 /// The theoretical one-direction bandwidth of a GPU's link.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Phi {
+pub(crate) struct Phi {
     pub mb_s: f64,
     pub source: PhiSource,
 }
 
 impl Phi {
-    pub fn given(mb_s: f64) -> Phi {
+    pub(crate) fn given(mb_s: f64) -> Phi {
         Phi {
             mb_s,
             source: PhiSource::Given,
@@ -29,7 +29,7 @@ impl Phi {
     }
 
     /// Phi of the accelerator's current link, when sysfs reports it.
-    pub fn of_link(acc: &Accelerator) -> Option<Phi> {
+    pub(crate) fn of_link(acc: &Accelerator) -> Option<Phi> {
         let (speed_gt_s, width) = (acc.link_speed_gt_s?, acc.link_width?);
         Some(Phi {
             mb_s: pcie_link::phi_mb_s(speed_gt_s, width)?,
@@ -38,7 +38,7 @@ impl Phi {
     }
 
     /// One line: the figure and where it comes from.
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         match &self.source {
             PhiSource::Given => format!("Phi = {:.0} MB/s, as given with --phi", self.mb_s),
             PhiSource::Link { speed_gt_s, width } => format!(

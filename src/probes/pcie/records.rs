@@ -22,7 +22,7 @@ fn gpu_params(rec: Record, gpu: &GpuInfo, acc: Option<&Accelerator>) -> Record {
 }
 
 /// The record saying which GPU it is and what its Phi is.
-pub fn gpu_record(gpu: &GpuInfo, acc: Option<&Accelerator>, phi: Option<&Phi>) -> Record {
+pub(crate) fn gpu_record(gpu: &GpuInfo, acc: Option<&Accelerator>, phi: Option<&Phi>) -> Record {
     let mut rec = gpu_params(Record::new(PROBE, &format!("gpu{}", gpu.ordinal)), gpu, acc)
         .param(pp::KIND, kind::GPU);
     if let Some(a) = acc {
@@ -78,13 +78,13 @@ fn slow_link_note(acc: Option<&Accelerator>, phi: Option<&Phi>) -> Option<String
 
 /// MB/s (10^6 bytes per second) of `bytes` moved in `seconds`; `None`
 /// for a time the clock could not resolve.
-pub fn mb_s(bytes: usize, seconds: f64) -> Option<f64> {
+pub(crate) fn mb_s(bytes: usize, seconds: f64) -> Option<f64> {
     (seconds > 0.0 && seconds.is_finite()).then(|| bytes as f64 / seconds / 1e6)
 }
 
 /// The record of one (GPU, memory node, direction, size): the best of the
 /// timed copies, every one kept as a sample.
-pub fn size_record(
+pub(crate) fn size_record(
     gpu: &GpuInfo,
     acc: Option<&Accelerator>,
     mem_node: usize,
@@ -117,7 +117,7 @@ pub fn size_record(
 
 /// A [`size_record`] with the thread on CPU node `choice.cpu_node`, not
 /// on the memory node's own: a figure of the node x node table only.
-pub fn pair_size_record(
+pub(crate) fn pair_size_record(
     gpu: &GpuInfo,
     acc: Option<&Accelerator>,
     mem_node: usize,
@@ -140,7 +140,7 @@ pub fn pair_size_record(
 /// One `best` record per (GPU, memory node, direction) with a figure: the
 /// best bandwidth, the size that gave it, alpha_p when Phi is known and
 /// the class.
-pub fn best_records(summaries: &[GpuSummary]) -> Vec<Record> {
+pub(crate) fn best_records(summaries: &[GpuSummary]) -> Vec<Record> {
     let mut out = Vec::new();
     for s in summaries {
         for dir in Direction::BOTH {

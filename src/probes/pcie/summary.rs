@@ -15,7 +15,7 @@ use std::collections::BTreeMap;
 /// The best bandwidth of one (GPU, memory node, direction) and the size
 /// that gave it.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Best {
+pub(crate) struct Best {
     pub mb_s: f64,
     pub size_bytes: usize,
 }
@@ -24,7 +24,7 @@ pub struct Best {
 /// the node x node table: the thread on `cpu_node`, the host buffer on
 /// `mem_node`.
 #[derive(Debug, Clone, PartialEq)]
-pub struct NodeRow {
+pub(crate) struct NodeRow {
     pub mem_node: usize,
     pub cpu: Option<usize>,
     pub cpu_node: Option<usize>,
@@ -33,7 +33,7 @@ pub struct NodeRow {
 }
 
 impl NodeRow {
-    pub fn best(&self, dir: Direction) -> Option<Best> {
+    pub(crate) fn best(&self, dir: Direction) -> Option<Best> {
         match dir {
             Direction::Download => self.download,
             Direction::Readback => self.readback,
@@ -43,7 +43,7 @@ impl NodeRow {
 
 /// One GPU's figures from every memory node, with Phi and the classes.
 #[derive(Debug, Clone, PartialEq)]
-pub struct GpuSummary {
+pub(crate) struct GpuSummary {
     pub gpu: usize,
     pub name: String,
     pub pci_bus_id: String,
@@ -65,7 +65,7 @@ pub struct GpuSummary {
 }
 
 impl GpuSummary {
-    pub fn classes(&self, dir: Direction) -> &Classes {
+    pub(crate) fn classes(&self, dir: Direction) -> &Classes {
         match dir {
             Direction::Download => &self.download,
             Direction::Readback => &self.readback,
@@ -73,12 +73,12 @@ impl GpuSummary {
     }
 
     /// alpha_p of row `row` in `dir`: best bandwidth / Phi.
-    pub fn alpha_p(&self, row: usize, dir: Direction) -> Option<f64> {
+    pub(crate) fn alpha_p(&self, row: usize, dir: Direction) -> Option<f64> {
         self.alpha_p_of(self.rows.get(row)?, dir)
     }
 
     /// alpha_p of a row, or of a cell of the node x node table.
-    pub fn alpha_p_of(&self, row: &NodeRow, dir: Direction) -> Option<f64> {
+    pub(crate) fn alpha_p_of(&self, row: &NodeRow, dir: Direction) -> Option<f64> {
         Some(alpha(row.best(dir)?.mb_s, self.phi.as_ref()?.mb_s))
     }
 
@@ -106,11 +106,11 @@ fn phi_of_record(rec: &Record) -> Option<Phi> {
 
 /// Which sizes the best figure is taken from: those at least the largest
 /// size divided by this (with the default sizes: 64, 128 and 256 MiB).
-pub const LARGE_SIZES: usize = 4;
+pub(crate) const LARGE_SIZES: usize = 4;
 
 /// The sizes of `sizes` a best figure is taken from (see [`LARGE_SIZES`]),
 /// ascending: the ones the node x node table copies.
-pub fn large_sizes(sizes: &[usize]) -> Vec<usize> {
+pub(crate) fn large_sizes(sizes: &[usize]) -> Vec<usize> {
     let largest = sizes.iter().copied().max().unwrap_or(0);
     let mut out: Vec<usize> = sizes
         .iter()
@@ -126,7 +126,7 @@ pub fn large_sizes(sizes: &[usize]) -> Vec<usize> {
 /// (at least 1/[`LARGE_SIZES`] of the largest), ties going to the larger
 /// size. Small copies are bound by per-copy latency, and their times are
 /// a few event ticks, too coarse to set a peak with.
-pub fn best_of(figures: &[(usize, f64)]) -> Option<Best> {
+pub(crate) fn best_of(figures: &[(usize, f64)]) -> Option<Best> {
     let usable = || figures.iter().filter(|(_, v)| v.is_finite() && *v > 0.0);
     let largest = usable().map(|(s, _)| *s).max()?;
     usable()
@@ -144,7 +144,7 @@ pub fn best_of(figures: &[(usize, f64)]) -> Option<Best> {
 /// Phi. The best of a (GPU, node, direction) is taken with [`best_of`];
 /// classes are found with [`classify`] over the memory nodes of each GPU
 /// and direction.
-pub fn summarise<'r>(
+pub(crate) fn summarise<'r>(
     records: impl IntoIterator<Item = &'r Record>,
     phi_override: Option<f64>,
     opts: &ClassOptions,
@@ -316,7 +316,7 @@ impl Gathered {
 /// [`summarise`] found with its own tolerance: a document shows the
 /// classes its run found (`--tolerance` included). Left as they are where
 /// a memory node with a figure has no recorded class.
-pub fn use_recorded_classes(summaries: &mut [GpuSummary], records: &[&Record]) {
+pub(crate) fn use_recorded_classes(summaries: &mut [GpuSummary], records: &[&Record]) {
     for s in summaries.iter_mut() {
         for dir in Direction::BOTH {
             if let Some(c) = recorded_classes(s, dir, records) {

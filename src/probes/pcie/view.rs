@@ -19,7 +19,7 @@ use crate::view::{Csv, Section, View};
 use std::collections::BTreeMap;
 
 /// The view of the `pcie` probe.
-pub struct PcieView;
+pub(crate) struct PcieView;
 
 /// The flag that asks for the tables of every size; a document shows them
 /// when its command line holds it.
@@ -320,7 +320,7 @@ fn per_size_section(records: &[&Record], s: &GpuSummary, dir: Direction) -> Sect
 }
 
 /// The CSV columns.
-pub const CSV_HEADER: [&str; 14] = [
+pub(crate) const CSV_HEADER: [&str; 14] = [
     pp::GPU,
     pp::GPU_NAME,
     pp::PCI_BUS_ID,
@@ -338,7 +338,7 @@ pub const CSV_HEADER: [&str; 14] = [
 ];
 
 /// The CSV of a run that measured nothing: the header alone.
-pub fn empty_csv() -> Csv {
+pub(crate) fn empty_csv() -> Csv {
     Csv {
         header: CSV_HEADER.map(String::from).to_vec(),
         ..Default::default()

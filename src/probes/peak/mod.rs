@@ -19,7 +19,7 @@ mod part;
 mod records;
 pub(crate) mod view;
 
-pub use view::PeakView;
+pub(crate) use view::PeakView;
 
 use super::measure::{self, Bandwidth, Timing};
 use super::seats::node_cpus;
@@ -35,7 +35,7 @@ use std::time::{Duration, Instant};
 
 /// Where a team's memory lives.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Target {
+pub(crate) enum Target {
     /// Bound to one node.
     Node(usize),
     /// Interleaved page-chunk by chunk over these nodes (2 MiB chunks,
@@ -45,7 +45,7 @@ pub enum Target {
 
 impl Target {
     /// The target as records name it: the node number or `interleave`.
-    pub fn name(&self) -> String {
+    pub(crate) fn name(&self) -> String {
         match self {
             Target::Node(n) => n.to_string(),
             Target::Interleave(_) => crate::results::names::peak::INTERLEAVE.to_string(),
@@ -62,7 +62,7 @@ impl Target {
 
 /// A thread count to measure on each CPU node.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ThreadCount {
+pub(crate) enum ThreadCount {
     /// This many threads, at most the node's cores.
     Some(usize),
     /// Every allowed core of the node.
@@ -71,7 +71,7 @@ pub enum ThreadCount {
 
 impl ThreadCount {
     /// The threads on a node of `cores` allowed cores.
-    pub fn on(self, cores: usize) -> usize {
+    pub(crate) fn on(self, cores: usize) -> usize {
         match self {
             ThreadCount::Some(n) => n.min(cores),
             ThreadCount::All => cores,
@@ -80,7 +80,7 @@ impl ThreadCount {
 }
 
 #[derive(Debug, Clone)]
-pub struct PeakConfig {
+pub(crate) struct PeakConfig {
     pub mixes: Vec<Mix>,
     pub stores: Vec<Store>,
     /// Each measured once per CPU node; counts that come to the same
@@ -118,7 +118,7 @@ impl Default for PeakConfig {
 
 /// One mix with one store kind, from one CPU node to one target.
 #[derive(Debug, Clone)]
-pub struct MixRun {
+pub(crate) struct MixRun {
     pub cpu_node: usize,
     pub target: Target,
     pub mix: Mix,
@@ -126,13 +126,13 @@ pub struct MixRun {
 }
 
 impl MixRun {
-    pub fn mb_s(&self) -> f64 {
+    pub(crate) fn mb_s(&self) -> f64 {
         self.bandwidth.stream_mb_s()
     }
 }
 
 #[derive(Debug, Clone)]
-pub struct Peak {
+pub(crate) struct Peak {
     pub runs: Vec<MixRun>,
     pub notes: Vec<String>,
     /// What the notes say of a stop or a scaled buffer, as data.
@@ -145,7 +145,7 @@ pub struct Peak {
 /// The kernel of each (mix, store kind) asked for that this CPU runs, the
 /// widest instruction set first; the pairs it cannot run (no streaming
 /// loads or stores on portable or NEON) are left out and named in a note.
-pub fn kernels_for(
+pub(crate) fn kernels_for(
     mixes: &[Mix],
     stores: &[Store],
 ) -> (Vec<(Mix, &'static KernelSpec)>, Vec<String>) {
@@ -175,7 +175,7 @@ pub fn kernels_for(
 /// stores the multi-stream copy): one core moves more from several places
 /// at once on many CPUs, and the peak is what a core can move. The faster
 /// of the two is kept ([`keep_fastest`]).
-pub fn peak_kernels(
+pub(crate) fn peak_kernels(
     mixes: &[Mix],
     stores: &[Store],
 ) -> (Vec<(Mix, &'static KernelSpec)>, Vec<String>) {
@@ -206,7 +206,7 @@ pub fn peak_kernels(
 /// One run per (mix, store kind): where two kernels measured the same pair
 /// (a read, or a 1:1 copy with streaming stores, in one pass and in several
 /// streams), the faster, in the place of the first.
-pub fn keep_fastest(measured: Vec<(Mix, Bandwidth)>) -> Vec<(Mix, Bandwidth)> {
+pub(crate) fn keep_fastest(measured: Vec<(Mix, Bandwidth)>) -> Vec<(Mix, Bandwidth)> {
     let mut out: Vec<(Mix, Bandwidth)> = Vec::with_capacity(measured.len());
     for (mix, b) in measured {
         let same = out
@@ -224,7 +224,7 @@ pub fn keep_fastest(measured: Vec<(Mix, Bandwidth)>) -> Vec<(Mix, Bandwidth)> {
 /// Measures every (mix, store kind) of `kernels` with `seats` over
 /// `working_set` bytes (all arrays and threads together) at `target`;
 /// `stop` is asked before each measurement.
-pub fn measure_mixes(
+pub(crate) fn measure_mixes(
     seats: &[Seat],
     target: &Target,
     working_set: usize,
@@ -315,7 +315,11 @@ fn working_set(
 }
 
 /// Measures peak injection bandwidth.
-pub fn run(topo: &Topology, cfg: &PeakConfig, progress: &mut dyn FnMut(&str)) -> Result<Peak> {
+pub(crate) fn run(
+    topo: &Topology,
+    cfg: &PeakConfig,
+    progress: &mut dyn FnMut(&str),
+) -> Result<Peak> {
     let pick = |all: NodeSet, only: &Option<NodeSet>| -> Vec<usize> {
         all.iter()
             .filter(|n| only.as_ref().is_none_or(|o| o.contains(*n)))
@@ -453,7 +457,7 @@ fn keep_fastest_count(kernels: &[(Mix, &'static KernelSpec)]) -> usize {
 }
 
 /// The best of `runs` by STREAM-counted bandwidth.
-pub fn best<T>(runs: &[T], mb_s: impl Fn(&T) -> f64) -> Option<&T> {
+pub(crate) fn best<T>(runs: &[T], mb_s: impl Fn(&T) -> f64) -> Option<&T> {
     runs.iter()
         .filter(|r| mb_s(r).is_finite())
         .max_by(|a, b| mb_s(a).total_cmp(&mb_s(b)))

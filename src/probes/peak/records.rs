@@ -68,7 +68,7 @@ fn mix_record(r: &MixRun) -> Record {
 impl Peak {
     /// Every run, then the best of each (CPU node, target, threads) in the
     /// order first measured.
-    pub fn records(&self) -> Vec<Record> {
+    pub(crate) fn records(&self) -> Vec<Record> {
         let mut out: Vec<Record> = self.runs.iter().map(mix_record).collect();
         let mut groups: Vec<(usize, String, usize)> = Vec::new();
         for r in &self.runs {

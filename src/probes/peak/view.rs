@@ -9,7 +9,7 @@ use crate::results::{Document, Record};
 use crate::view::{BarGroup, Bars, Block, Csv, HeatRow, Heatmap, Section, View};
 
 /// The peak probe's view (registered in `probes::REGISTRY`).
-pub struct PeakView;
+pub(crate) struct PeakView;
 
 fn of_kind<'a>(records: &[&'a Record], k: &str) -> Vec<&'a Record> {
     records

@@ -102,7 +102,7 @@ impl BurstSpec {
 
 /// Writes `loops` rounds of `msg`, one to each of `outs` per round.
 /// Returns the messages written completely, and the first error.
-pub fn send<W: Write>(outs: &mut [W], loops: usize, msg: &[u8]) -> (u64, io::Result<()>) {
+pub(crate) fn send<W: Write>(outs: &mut [W], loops: usize, msg: &[u8]) -> (u64, io::Result<()>) {
     let mut sent = 0;
     for _ in 0..loops {
         for w in outs.iter_mut() {
@@ -118,7 +118,7 @@ pub fn send<W: Write>(outs: &mut [W], loops: usize, msg: &[u8]) -> (u64, io::Res
 /// Reads `messages` messages of `size` bytes, however the stream splits
 /// them. Returns the messages read completely, and the first error (an
 /// early end of stream included).
-pub fn receive<R: Read>(input: &mut R, messages: u64, size: usize) -> (u64, io::Result<()>) {
+pub(crate) fn receive<R: Read>(input: &mut R, messages: u64, size: usize) -> (u64, io::Result<()>) {
     let mut buf = vec![0u8; size];
     for got in 0..messages {
         if let Err(e) = input.read_exact(&mut buf) {
@@ -129,7 +129,7 @@ pub fn receive<R: Read>(input: &mut R, messages: u64, size: usize) -> (u64, io::
 }
 
 /// Where the burst runs.
-pub struct LeaderSpec<'a> {
+pub(crate) struct LeaderSpec<'a> {
     pub burst: BurstSpec,
     pub shared: &'a Shared,
     /// The run's start (see `task::TaskSpec::start`).
@@ -138,7 +138,7 @@ pub struct LeaderSpec<'a> {
 }
 
 /// The body of the forked leader; never returns.
-pub fn leader_main(spec: &LeaderSpec<'_>) -> ! {
+pub(crate) fn leader_main(spec: &LeaderSpec<'_>) -> ! {
     let code =
         std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| leader(spec))).unwrap_or(101);
     sys::exit_now(code)

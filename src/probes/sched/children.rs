@@ -5,32 +5,32 @@ use crate::sys::{self, ChildEnd};
 use std::io::ErrorKind;
 
 #[derive(Debug, Default)]
-pub struct Children {
+pub(crate) struct Children {
     pids: Vec<libc::pid_t>,
     ends: Vec<Option<ChildEnd>>,
 }
 
 impl Children {
-    pub fn add(&mut self, pid: libc::pid_t) -> usize {
+    pub(crate) fn add(&mut self, pid: libc::pid_t) -> usize {
         self.pids.push(pid);
         self.ends.push(None);
         self.pids.len() - 1
     }
 
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.pids.len()
     }
 
-    pub fn pid(&self, i: usize) -> libc::pid_t {
+    pub(crate) fn pid(&self, i: usize) -> libc::pid_t {
         self.pids[i]
     }
 
-    pub fn end(&self, i: usize) -> Option<ChildEnd> {
+    pub(crate) fn end(&self, i: usize) -> Option<ChildEnd> {
         self.ends[i]
     }
 
     /// Reaps child `i` if it ended.
-    pub fn poll(&mut self, i: usize) -> Option<ChildEnd> {
+    pub(crate) fn poll(&mut self, i: usize) -> Option<ChildEnd> {
         if self.ends[i].is_none() {
             match sys::wait_child(self.pids[i], true) {
                 Ok(Some(end)) => self.ends[i] = Some(end),
@@ -45,7 +45,7 @@ impl Children {
 
     /// Reaps every child that ended; returns the first that ended other
     /// than by a clean exit, among those reaped now.
-    pub fn poll_all(&mut self) -> Option<(usize, ChildEnd)> {
+    pub(crate) fn poll_all(&mut self) -> Option<(usize, ChildEnd)> {
         let mut bad = None;
         for i in 0..self.pids.len() {
             if self.ends[i].is_some() {
@@ -62,12 +62,12 @@ impl Children {
     }
 
     /// Children not reaped yet.
-    pub fn running(&self) -> usize {
+    pub(crate) fn running(&self) -> usize {
         self.ends.iter().filter(|e| e.is_none()).count()
     }
 
     /// Sends `sig` to every child not reaped yet.
-    pub fn signal(&self, sig: i32) {
+    pub(crate) fn signal(&self, sig: i32) {
         for (pid, end) in self.pids.iter().zip(&self.ends) {
             if end.is_none() {
                 let _ = sys::kill(*pid, sig);
@@ -77,7 +77,7 @@ impl Children {
 
     /// Waits for every child in turn; when a signal interrupts the wait,
     /// `on_signal` decides whether to kill the rest (true) first.
-    pub fn reap_all(&mut self, mut on_signal: impl FnMut() -> bool) {
+    pub(crate) fn reap_all(&mut self, mut on_signal: impl FnMut() -> bool) {
         for i in 0..self.pids.len() {
             while self.ends[i].is_none() {
                 match sys::wait_child(self.pids[i], false) {
@@ -95,7 +95,7 @@ impl Children {
     }
 
     /// Children that ended other than by a clean exit.
-    pub fn failed(&self) -> usize {
+    pub(crate) fn failed(&self) -> usize {
         self.ends
             .iter()
             .filter(|e| e.is_some_and(|e| e != ChildEnd::Exited(0)))

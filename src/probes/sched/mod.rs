@@ -12,17 +12,17 @@
 //! (PR_SET_PDEATHSIG), a stop signal kills the tasks and asks the burst's
 //! leader to kill and reap its processes, and the parent reaps everything.
 
-pub mod burst;
-pub mod children;
+pub(crate) mod burst;
+pub(crate) mod children;
 mod part;
-pub mod plan;
+pub(crate) mod plan;
 pub(crate) mod records;
-pub mod residency;
-pub mod shared;
-pub mod task;
+pub(crate) mod residency;
+pub(crate) mod shared;
+pub(crate) mod task;
 pub(crate) mod view;
 
-pub use view::SchedView;
+pub(crate) use view::SchedView;
 
 use crate::procfs::stat as procstat;
 use crate::sys::threads::CannotStart;
@@ -42,7 +42,7 @@ const HELD_STAT_FILES: usize = 256;
 
 /// How long the burst's leader gets to kill and reap its processes after
 /// a stop request before it is killed itself.
-pub const GRACE: Duration = Duration::from_secs(5);
+pub(crate) const GRACE: Duration = Duration::from_secs(5);
 
 /// What to run.
 #[derive(Debug, Clone, PartialEq)]
@@ -82,7 +82,7 @@ pub struct BurstPlan {
 
 /// One task, as the parent saw it and as it reported itself.
 #[derive(Debug, Clone)]
-pub struct TaskOutput {
+pub(crate) struct TaskOutput {
     pub pid: i32,
     /// The CPU it reported at its start (the original's "initial CPU").
     pub start_cpu: Option<usize>,
@@ -96,7 +96,7 @@ pub struct TaskOutput {
 
 /// What happened to the burst.
 #[derive(Debug, Clone, PartialEq)]
-pub enum BurstOutcome {
+pub(crate) enum BurstOutcome {
     Disabled,
     /// The run stopped before the burst time.
     NotStarted,
@@ -106,7 +106,7 @@ pub enum BurstOutcome {
 }
 
 #[derive(Debug, Clone, PartialEq)]
-pub struct BurstOutput {
+pub(crate) struct BurstOutput {
     pub pid: i32,
     /// Run time when the leader was forked.
     pub forked_at_s: f64,
@@ -127,7 +127,7 @@ pub struct BurstOutput {
 
 /// Everything a run measured.
 #[derive(Debug, Clone)]
-pub struct RunOutput {
+pub(crate) struct RunOutput {
     pub tasks: Vec<TaskOutput>,
     /// The node columns of `series`: nodes with CPUs this process may use.
     pub nodes: Vec<usize>,
@@ -156,7 +156,7 @@ pub struct RunOutput {
 impl TaskOutput {
     /// Its CPU time: its own accounting when it finished, else the figures
     /// of the parent's last look (clock-tick resolution).
-    pub fn cpu(&self, ticks_per_s: f64) -> CpuTimes {
+    pub(crate) fn cpu(&self, ticks_per_s: f64) -> CpuTimes {
         match &self.report {
             Some(r) => r.cpu,
             None => {
@@ -172,7 +172,7 @@ impl TaskOutput {
 
 impl RunOutput {
     /// CPU time of the tasks.
-    pub fn task_cpu(&self) -> CpuTimes {
+    pub(crate) fn task_cpu(&self) -> CpuTimes {
         let mut c = CpuTimes::default();
         for t in &self.tasks {
             let own = t.cpu(self.ticks_per_s);
@@ -183,7 +183,7 @@ impl RunOutput {
     }
 
     /// The run's CPU time: tasks, burst and the parent.
-    pub fn run_cpu_s(&self) -> f64 {
+    pub(crate) fn run_cpu_s(&self) -> f64 {
         let t = self.task_cpu();
         let b = match &self.burst {
             BurstOutcome::Ran(b) => b.cpu.user_s + b.cpu.system_s,
@@ -193,7 +193,7 @@ impl RunOutput {
     }
 
     /// The sampler's CPU time as a percentage of the run's.
-    pub fn sampler_pct(&self) -> f64 {
+    pub(crate) fn sampler_pct(&self) -> f64 {
         let run = self.run_cpu_s();
         if run > 0.0 {
             (self.sampler_cpu.user_s + self.sampler_cpu.system_s) * 100.0 / run
@@ -552,7 +552,7 @@ fn elapsed_s(tasks: &[TaskOutput], interrupted: bool, start: Instant) -> f64 {
 }
 
 /// Runs the benchmark `p` describes.
-pub fn run(p: &Params, topo: &Topology) -> Result<RunOutput> {
+pub(crate) fn run(p: &Params, topo: &Topology) -> Result<RunOutput> {
     let shared =
         Shared::new(p.tasks, node_slots(topo)).context("cannot map the shared control block")?;
     let signals =

@@ -16,41 +16,41 @@ use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 /// The original's elements per array (its PROBLEMSIZE).
-pub const ORIGINAL_SIZE: usize = 1_000_000;
+pub(crate) const ORIGINAL_SIZE: usize = 1_000_000;
 
 /// The per-task arrays are this many times the last-level cache.
-pub const CACHE_FACTOR: u64 = 4;
+pub(crate) const CACHE_FACTOR: u64 = 4;
 
 /// The run should last this many times the burst time.
-pub const RUN_FACTOR: f64 = 3.0;
+pub(crate) const RUN_FACTOR: f64 = 3.0;
 
 /// The seed's series of task counts.
-pub const SERIES: [usize; 5] = [4, 8, 16, 32, 64];
+pub(crate) const SERIES: [usize; 5] = [4, 8, 16, 32, 64];
 
 /// A series goes up to this many tasks per usable CPU (the seed: 64 tasks
 /// on 16 CPUs).
-pub const SERIES_TASKS_PER_CPU: usize = 4;
+pub(crate) const SERIES_TASKS_PER_CPU: usize = 4;
 
 /// Bytes one process of a run holds beyond its arrays: page tables, kernel
 /// stack and the pages it copies from its parent. A burst process measured
 /// about 280 KiB under a memory cgroup; this leaves a margin. A burst of
 /// hackbench's 20 groups is 800 processes: about 300 MiB, more than a
 /// small cgroup holds, so it counts.
-pub const PROCESS_BYTES: u64 = 384 << 10;
+pub(crate) const PROCESS_BYTES: u64 = 384 << 10;
 
 /// Bytes `tasks` tasks with arrays of `elements` map at the peak.
-pub fn tasks_bytes(tasks: usize, elements: usize) -> u64 {
+pub(crate) fn tasks_bytes(tasks: usize, elements: usize) -> u64 {
     (tasks as u64).saturating_mul(Arrays::bytes(elements).saturating_add(PROCESS_BYTES))
 }
 
 /// Bytes the burst maps at its peak: its processes and their leader.
-pub fn burst_bytes(spec: &BurstSpec) -> u64 {
+pub(crate) fn burst_bytes(spec: &BurstSpec) -> u64 {
     (spec.processes() as u64 + 1).saturating_mul(PROCESS_BYTES)
 }
 
 /// The largest last-level cache one CPU this process may use sits under,
 /// in bytes; `None` when sysfs lists no cache.
-pub fn llc_bytes(topo: &Topology) -> Option<u64> {
+pub(crate) fn llc_bytes(topo: &Topology) -> Option<u64> {
     let usable = topo.allowed.cpus.intersection(&topo.cpus_online);
     let level = topo.caches.iter().map(|c| c.level).max()?;
     topo.caches
@@ -76,7 +76,7 @@ pub struct SizeChoice {
 /// (and the words for where that figure comes from): 4 x the last-level
 /// cache per task, less where the memory cannot hold that for every task;
 /// the original's size where no cache is known.
-pub fn choose_size(
+pub(crate) fn choose_size(
     llc: Option<u64>,
     tasks: usize,
     limit: Option<(u64, &str)>,
@@ -133,7 +133,7 @@ pub struct PassesChoice {
 
 /// Seconds of one pass over arrays of `elements`: the faster of two passes
 /// after the arrays are written, in this process.
-pub fn time_one_pass(elements: usize) -> f64 {
+pub(crate) fn time_one_pass(elements: usize) -> f64 {
     let mut a = Arrays::init(elements, 1);
     let mut best = f64::INFINITY;
     for _ in 0..2 {
@@ -147,7 +147,7 @@ pub fn time_one_pass(elements: usize) -> f64 {
 
 /// Passes that keep `tasks` tasks at work for about `target_s` seconds
 /// when one pass alone takes `pass_s` and `cpus` CPUs share them.
-pub fn choose_passes(pass_s: f64, tasks: usize, cpus: usize, target_s: f64) -> PassesChoice {
+pub(crate) fn choose_passes(pass_s: f64, tasks: usize, cpus: usize, target_s: f64) -> PassesChoice {
     let share = (tasks as f64 / cpus.max(1) as f64).max(1.0);
     let per_pass = pass_s.max(1e-6) * share;
     let passes = (target_s / per_pass).ceil().clamp(1.0, f64::from(u32::MAX)) as u32;
@@ -171,14 +171,14 @@ pub fn choose_passes(pass_s: f64, tasks: usize, cpus: usize, target_s: f64) -> P
 
 /// The run time the passes aim at: [`RUN_FACTOR`] x the burst time (the
 /// default burst time without a burst).
-pub fn target_s(burst_at_s: f64) -> f64 {
+pub(crate) fn target_s(burst_at_s: f64) -> f64 {
     RUN_FACTOR * burst_at_s.max(0.1)
 }
 
 /// The seed's task counts this machine runs: at most
 /// [`SERIES_TASKS_PER_CPU`] per usable CPU (at least the smallest), and
 /// as many as `fits` admits; the counts left out, for a note.
-pub fn series(cpus: usize, fits: &dyn Fn(usize) -> bool) -> (Vec<usize>, Vec<usize>) {
+pub(crate) fn series(cpus: usize, fits: &dyn Fn(usize) -> bool) -> (Vec<usize>, Vec<usize>) {
     let cap = (SERIES_TASKS_PER_CPU * cpus).max(SERIES[0]);
     SERIES.iter().copied().partition(|&n| n <= cap && fits(n))
 }
@@ -203,7 +203,7 @@ fn memory_limit(topo: &Topology) -> Option<u64> {
 
 /// Whether `tasks` tasks fit in the free memory with arrays of `size`
 /// elements, or with the full 4 x cache arrays where `size` is open.
-pub fn fits(topo: &Topology, size: Option<usize>, tasks: usize) -> bool {
+pub(crate) fn fits(topo: &Topology, size: Option<usize>, tasks: usize) -> bool {
     let elements = size.unwrap_or_else(|| {
         choose_size(llc_bytes(topo), tasks, None).map_or(ORIGINAL_SIZE, |c| c.elements)
     });
@@ -249,7 +249,7 @@ fn fit_burst(
 /// or chosen for the largest count), passes set or chosen per count from
 /// one timed pass. The burst and the tasks' own processes count with the
 /// arrays; a size given is admitted for the largest count.
-pub fn params(topo: &Topology, asked: &Asked, counts: &[usize]) -> Result<Vec<Params>> {
+pub(crate) fn params(topo: &Topology, asked: &Asked, counts: &[usize]) -> Result<Vec<Params>> {
     let most = counts.iter().copied().max().unwrap_or(1);
     let limit = memory_limit(topo);
     let room = admission::room_words(topo, None);

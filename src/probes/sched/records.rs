@@ -13,7 +13,7 @@ use serde_json::{Map, Value, json};
 use std::collections::BTreeMap;
 
 /// Points kept of the runnable-tasks series.
-pub const SERIES_POINTS: usize = 300;
+pub(crate) const SERIES_POINTS: usize = 300;
 
 fn by_node<T: Into<Value> + Copy>(m: &BTreeMap<usize, T>) -> Value {
     Value::Object(
@@ -29,7 +29,7 @@ fn opt(v: Option<usize>) -> Value {
 
 /// One record per task, then the summary. In a series (`series`: the
 /// task counts left out of it) every name starts with `N=<tasks> `.
-pub fn records(
+pub(crate) fn records(
     p: &Params,
     out: &RunOutput,
     command: &str,
@@ -438,7 +438,7 @@ fn runnable_series(out: &RunOutput) -> Option<Series> {
 /// The part of a burst released at `go` and lasting `h` that falls within
 /// the tasks' run `0..elapsed`: what E - H should take away, as the
 /// original assumed the burst ran entirely while the tasks did.
-pub fn burst_within(go: f64, h: f64, elapsed: f64) -> f64 {
+pub(crate) fn burst_within(go: f64, h: f64, elapsed: f64) -> f64 {
     if go + h <= elapsed {
         // Exactly H, not H through a rounding subtraction.
         h

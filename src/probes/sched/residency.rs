@@ -9,7 +9,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 /// One look at a task: its CPU and cumulative CPU time in clock ticks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Look {
+pub(crate) struct Look {
     pub cpu: usize,
     pub user_ticks: u64,
     pub system_ticks: u64,
@@ -19,7 +19,7 @@ pub struct Look {
 
 /// A task's CPU time per node, accumulated look by look.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct Residency {
+pub(crate) struct Residency {
     pub user_ticks: BTreeMap<usize, u64>,
     pub system_ticks: BTreeMap<usize, u64>,
     /// Looks that found the task runnable, per node.
@@ -33,7 +33,7 @@ pub struct Residency {
 
 impl Residency {
     /// Adds one look; `node` is the node of `look.cpu`, if known.
-    pub fn add(&mut self, look: Look, node: Option<usize>) {
+    pub(crate) fn add(&mut self, look: Look, node: Option<usize>) {
         let du = look.user_ticks.saturating_sub(self.last.0);
         let ds = look.system_ticks.saturating_sub(self.last.1);
         // The kernel's figures never go back; a smaller one is kept out of
@@ -60,13 +60,13 @@ impl Residency {
     }
 
     /// The cumulative user and system ticks of the latest look.
-    pub fn last_ticks(&self) -> (u64, u64) {
+    pub(crate) fn last_ticks(&self) -> (u64, u64) {
         self.last
     }
 
     /// User plus system ticks counted so far.
     #[cfg(test)]
-    pub fn total_ticks(&self) -> u64 {
+    pub(crate) fn total_ticks(&self) -> u64 {
         self.user_ticks.values().sum::<u64>()
             + self.system_ticks.values().sum::<u64>()
             + self.unplaced_ticks
@@ -77,7 +77,7 @@ impl Residency {
     /// original benchmark; a task too short to accrue a user tick falls
     /// back to all CPU time, then to the looks that found it runnable, then
     /// to the node it started on.
-    pub fn shares(&self, nodes: &[usize], start_node: Option<usize>) -> Shares {
+    pub(crate) fn shares(&self, nodes: &[usize], start_node: Option<usize>) -> Shares {
         let both: BTreeMap<usize, u64> = self
             .user_ticks
             .keys()
@@ -116,7 +116,7 @@ impl Residency {
 
 /// What the shares were computed from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Basis {
+pub(crate) enum Basis {
     /// User-time ticks per node (the usual case).
     UserTime,
     /// User and system ticks: the task accrued no user tick.
@@ -129,7 +129,7 @@ pub enum Basis {
 }
 
 impl Basis {
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Basis::UserTime => "user time",
             Basis::CpuTime => "cpu time",
@@ -142,14 +142,14 @@ impl Basis {
 
 /// A task's time per node in percent.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Shares {
+pub(crate) struct Shares {
     pub pct: Vec<f64>,
     pub basis: Basis,
 }
 
 /// The node with the largest share (MSched); the lowest id on a tie, as
 /// the original report's strict `>` scan; `None` when every share is 0.
-pub fn most_time_node(nodes: &[usize], pct: &[f64]) -> Option<usize> {
+pub(crate) fn most_time_node(nodes: &[usize], pct: &[f64]) -> Option<usize> {
     let mut best: Option<(usize, f64)> = None;
     for (&n, &p) in nodes.iter().zip(pct) {
         if p > best.map_or(0.0, |b| b.1) {
@@ -161,7 +161,7 @@ pub fn most_time_node(nodes: &[usize], pct: &[f64]) -> Option<usize> {
 
 /// The node holding most of the pages; the lowest id on a tie; `None`
 /// without pages.
-pub fn majority_node(pages: &BTreeMap<usize, u64>) -> Option<usize> {
+pub(crate) fn majority_node(pages: &BTreeMap<usize, u64>) -> Option<usize> {
     let mut best: Option<(usize, u64)> = None;
     for (&n, &c) in pages {
         if c > best.map_or(0, |b| b.1) {
@@ -173,7 +173,7 @@ pub fn majority_node(pages: &BTreeMap<usize, u64>) -> Option<usize> {
 
 /// The marks of a task's row.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Marks {
+pub(crate) struct Marks {
     /// `*`: most of its time on another node than the one it started on.
     pub moved: bool,
     /// `!`: most of its time away from the node holding most of its memory.
@@ -181,7 +181,7 @@ pub struct Marks {
 }
 
 /// A mark needs both nodes known: an unknown one proves nothing.
-pub fn marks(start: Option<usize>, most: Option<usize>, memory: Option<usize>) -> Marks {
+pub(crate) fn marks(start: Option<usize>, most: Option<usize>, memory: Option<usize>) -> Marks {
     let differ =
         |a: Option<usize>, b: Option<usize>| matches!((a, b), (Some(x), Some(y)) if x != y);
     Marks {
@@ -192,7 +192,7 @@ pub fn marks(start: Option<usize>, most: Option<usize>, memory: Option<usize>) -
 
 /// `(time, tasks runnable per node)` looks averaged into at most `max`
 /// points of equal duration, so a long run's series stays small.
-pub fn downsample(points: &[(f64, Vec<f64>)], max: usize) -> Vec<(f64, Vec<f64>)> {
+pub(crate) fn downsample(points: &[(f64, Vec<f64>)], max: usize) -> Vec<(f64, Vec<f64>)> {
     let max = max.max(1);
     if points.len() <= max {
         return points.to_vec();

@@ -19,7 +19,7 @@ const TASK_U32_BASE: usize = 2;
 
 /// The burst's 64-bit words.
 #[derive(Debug, Clone, Copy)]
-pub enum Burst {
+pub(crate) enum Burst {
     /// Nanoseconds from the run's start to the release of the burst.
     GoNs = 0,
     /// Release to the last burst process reaped (H).
@@ -53,7 +53,7 @@ const TASK_FIXED: usize = 10;
 
 /// What a task found about its memory at the end of its work.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct MemoryReport {
+pub(crate) struct MemoryReport {
     pub pages_by_node: BTreeMap<usize, u64>,
     pub not_present: u64,
     pub huge_bytes: u64,
@@ -62,14 +62,14 @@ pub struct MemoryReport {
 
 /// What a finished task reports.
 #[derive(Debug, Clone, PartialEq)]
-pub struct TaskReport {
+pub(crate) struct TaskReport {
     pub done_ns: u64,
     pub cpu: CpuTimes,
     pub checksum: u64,
     pub memory: Option<MemoryReport>,
 }
 
-pub struct Shared {
+pub(crate) struct Shared {
     region: Region,
     /// The burst leader's failure, for the parent to print.
     note: sys::note::Note,
@@ -80,7 +80,7 @@ pub struct Shared {
 
 impl Shared {
     /// A zeroed block for `tasks` tasks on nodes with ids below `node_slots`.
-    pub fn new(tasks: usize, node_slots: usize) -> io::Result<Shared> {
+    pub(crate) fn new(tasks: usize, node_slots: usize) -> io::Result<Shared> {
         let u32_words = (TASK_U32_BASE + 2 * tasks).next_multiple_of(2);
         let u64_words = BURST_WORDS + tasks * (TASK_FIXED + node_slots);
         let region = Region::map(u32_words * 4 + u64_words * 8, true, 0)?;
@@ -93,7 +93,7 @@ impl Shared {
         })
     }
 
-    pub fn note(&self) -> &sys::note::Note {
+    pub(crate) fn note(&self) -> &sys::note::Note {
         &self.note
     }
 
@@ -105,7 +105,7 @@ impl Shared {
         &self.region.words()[self.u32_words / 2..]
     }
 
-    pub fn burst(&self, w: Burst) -> &AtomicU64 {
+    pub(crate) fn burst(&self, w: Burst) -> &AtomicU64 {
         &self.u64s()[w as usize]
     }
 
@@ -127,25 +127,25 @@ impl Shared {
     }
 
     /// Where and when task `t` started.
-    pub fn set_start(&self, t: usize, cpu: usize, ns: u64) {
+    pub(crate) fn set_start(&self, t: usize, cpu: usize, ns: u64) {
         let w = self.task(t);
         w[T_START_NS].store(ns, Relaxed);
         w[T_START_CPU].store(cpu as u64 + 1, Relaxed);
     }
 
-    pub fn start_cpu(&self, t: usize) -> Option<usize> {
+    pub(crate) fn start_cpu(&self, t: usize) -> Option<usize> {
         match self.task(t)[T_START_CPU].load(Relaxed) {
             0 => None,
             v => Some(v as usize - 1),
         }
     }
 
-    pub fn start_ns(&self, t: usize) -> u64 {
+    pub(crate) fn start_ns(&self, t: usize) -> u64 {
         self.task(t)[T_START_NS].load(Relaxed)
     }
 
     /// Task `t` finished its work: its figures, then the done flag.
-    pub fn finish(&self, t: usize, r: &TaskReport) {
+    pub(crate) fn finish(&self, t: usize, r: &TaskReport) {
         let w = self.task(t);
         w[T_DONE_NS].store(r.done_ns, Relaxed);
         w[T_USER_US].store((r.cpu.user_s * 1e6) as u64, Relaxed);
@@ -167,7 +167,7 @@ impl Shared {
     }
 
     /// Task `t`'s report once it has finished.
-    pub fn report(&self, t: usize) -> Option<TaskReport> {
+    pub(crate) fn report(&self, t: usize) -> Option<TaskReport> {
         if self.done_word(t).load(std::sync::atomic::Ordering::Acquire) == 0 {
             return None;
         }
@@ -195,13 +195,13 @@ impl Shared {
     }
 
     /// Lets finished task `t` exit.
-    pub fn release(&self, t: usize) {
+    pub(crate) fn release(&self, t: usize) {
         self.release_word(t).store(1, Relaxed);
         sys::futex_wake_all(self.release_word(t));
     }
 
     /// In task `t`: waits until released, at most `timeout` per wait.
-    pub fn wait_release(&self, t: usize, timeout: Duration) -> bool {
+    pub(crate) fn wait_release(&self, t: usize, timeout: Duration) -> bool {
         let w = self.release_word(t);
         if w.load(Relaxed) == 0 {
             sys::futex_wait(w, 0, Some(timeout));
@@ -210,14 +210,14 @@ impl Shared {
     }
 
     /// A burst process is ready to go.
-    pub fn burst_ready(&self) {
+    pub(crate) fn burst_ready(&self) {
         self.u32(BURST_READY).fetch_add(1, Relaxed);
         sys::futex_wake_all(self.u32(BURST_READY));
     }
 
     /// Burst processes ready so far; waits up to `timeout` for a change
     /// when fewer than `target`.
-    pub fn burst_ready_count(&self, target: u32, timeout: Duration) -> u32 {
+    pub(crate) fn burst_ready_count(&self, target: u32, timeout: Duration) -> u32 {
         let w = self.u32(BURST_READY);
         let v = w.load(Relaxed);
         if v < target {
@@ -227,13 +227,13 @@ impl Shared {
     }
 
     /// Releases every burst process at once.
-    pub fn burst_go(&self) {
+    pub(crate) fn burst_go(&self) {
         self.u32(BURST_GO).store(1, Relaxed);
         sys::futex_wake_all(self.u32(BURST_GO));
     }
 
     /// In a burst process: waits for the release.
-    pub fn wait_burst_go(&self) {
+    pub(crate) fn wait_burst_go(&self) {
         let w = self.u32(BURST_GO);
         while w.load(Relaxed) == 0 {
             sys::futex_wait(w, 0, Some(Duration::from_secs(1)));

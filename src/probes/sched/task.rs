@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 const PAGE_SAMPLE: usize = 16 * 1024;
 
 /// A task's data: values `a`, addends `b` and random indexes `ix` into `a`.
-pub struct Arrays {
+pub(crate) struct Arrays {
     pub a: Vec<f64>,
     pub b: Vec<f64>,
     pub ix: Vec<u32>,
@@ -34,7 +34,7 @@ impl Arrays {
     /// `n` elements each (`n` at most 2^32), every element written in
     /// order by the calling thread. `a` starts at 0 and `b[i]` at `i`, as
     /// in the original; `ix` is uniform over `0..n`.
-    pub fn init(n: usize, seed: u64) -> Arrays {
+    pub(crate) fn init(n: usize, seed: u64) -> Arrays {
         assert!(n > 0 && n as u64 <= 1 << 32, "size {n} out of range");
         // The zero goes through black_box so that the stores stay stores:
         // memory the allocator got zeroed could otherwise be left untouched,
@@ -49,7 +49,7 @@ impl Arrays {
     }
 
     /// Bytes of the three arrays.
-    pub fn bytes(n: usize) -> u64 {
+    pub(crate) fn bytes(n: usize) -> u64 {
         (n as u64).saturating_mul(8 + 8 + 4)
     }
 
@@ -57,7 +57,7 @@ impl Arrays {
     /// `b[k] = a[k]` (k = the pass, modulo the size), the original's
     /// dependency between passes.
     #[inline(never)]
-    pub fn run(&mut self, passes: u32) {
+    pub(crate) fn run(&mut self, passes: u32) {
         let Arrays { a, b, ix } = self;
         let n = a.len();
         for k in 0..passes as usize {
@@ -71,7 +71,7 @@ impl Arrays {
 
     /// A value that depends on every element of `a`, so no pass can be
     /// left out.
-    pub fn checksum(&self) -> u64 {
+    pub(crate) fn checksum(&self) -> u64 {
         self.a
             .iter()
             .fold(0u64, |s, v| s.rotate_left(5) ^ v.to_bits())
@@ -88,7 +88,7 @@ impl Arrays {
 
     /// Where the arrays' pages are now (`move_pages`, sampled beyond
     /// 16 Ki pages per array) and how much of them THP backs (smaps).
-    pub fn memory(&self) -> Option<MemoryReport> {
+    pub(crate) fn memory(&self) -> Option<MemoryReport> {
         let page = crate::sys::mmap::base_page_size();
         let smaps = crate::procfs::smaps::read_self_smaps().unwrap_or_default();
         let mut m = MemoryReport::default();
@@ -112,7 +112,7 @@ impl Arrays {
 }
 
 /// How the task's process runs.
-pub struct TaskSpec<'a> {
+pub(crate) struct TaskSpec<'a> {
     pub index: usize,
     pub size: usize,
     pub passes: u32,
@@ -124,7 +124,7 @@ pub struct TaskSpec<'a> {
 }
 
 /// The body of forked task `spec.index`; never returns.
-pub fn main(spec: &TaskSpec<'_>) -> ! {
+pub(crate) fn main(spec: &TaskSpec<'_>) -> ! {
     let code = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| body(spec))).unwrap_or(101);
     sys::exit_now(code)
 }

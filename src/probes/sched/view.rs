@@ -15,10 +15,10 @@ use serde_json::Value;
 #[path = "view_series.rs"]
 pub(crate) mod series;
 use series::series_section;
-pub use series::series_text;
+pub(crate) use series::series_text;
 
 /// The sched probe's view.
-pub struct SchedView;
+pub(crate) struct SchedView;
 
 /// What the sched part of the report shows.
 const INTRO: &str = "numa_test: unbound tasks each updating their own array, disturbed by a burst of short tasks; for each task, the share of its time on each node and whether it ended away from its memory. A good scheduler keeps a task on the node of its memory through the burst.";
@@ -193,7 +193,7 @@ fn chosen(s: Option<&Record>) -> Vec<String> {
 
 /// Per run the residency table and the totals; the series table after
 /// several runs.
-pub fn sections(records: &[&Record]) -> Vec<Section> {
+pub(crate) fn sections(records: &[&Record]) -> Vec<Section> {
     let runs = runs(records);
     let mut out = Vec::new();
     for run in &runs {
@@ -360,7 +360,7 @@ fn sampler_row(s: &Record) -> Vec<String> {
 
 /// Per run the residency table in the original's layout, then the totals
 /// as its "name value" lines; the series table after several runs.
-pub fn text(records: &[&Record]) -> String {
+pub(crate) fn text(records: &[&Record]) -> String {
     let runs = runs(records);
     let mut out: String = runs.iter().map(|r| run_text(r)).collect();
     if is_series(&runs) {
@@ -425,7 +425,7 @@ pub(crate) fn run_text(records: &[&Record]) -> String {
 /// A row per task: its shares by node and the rest of the residency
 /// table's figures, unformatted; the summary's metrics and every note
 /// follow as notes. A series gives its table instead.
-pub fn csv(records: &[&Record]) -> Csv {
+pub(crate) fn csv(records: &[&Record]) -> Csv {
     if is_series(&runs(records)) {
         let s = series_section(records);
         return Csv {
@@ -493,7 +493,7 @@ pub fn csv(records: &[&Record]) -> Csv {
 }
 
 /// Each run's runnable-tasks chart.
-pub fn charts(records: &[&Record]) -> Vec<Chart> {
+pub(crate) fn charts(records: &[&Record]) -> Vec<Chart> {
     let runs = runs(records);
     let series = is_series(&runs);
     let mut out = Vec::new();

@@ -71,7 +71,7 @@ fn series_row(r: &Record) -> Vec<String> {
 }
 
 /// The series table as text.
-pub fn series_text(records: &[&Record]) -> String {
+pub(crate) fn series_text(records: &[&Record]) -> String {
     let s = series_section(records);
     let header: Vec<&str> = s.header.iter().map(String::as_str).collect();
     let mut align = vec![Align::Right; header.len()];

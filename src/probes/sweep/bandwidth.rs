@@ -15,7 +15,7 @@ use anyhow::{Context, Result};
 
 /// Smallest buffer (all of a thread's arrays together) that `huge` gives
 /// huge pages; smaller ones stay on base pages.
-pub const HUGE_FROM: usize = 4 << 20;
+pub(crate) const HUGE_FROM: usize = 4 << 20;
 
 /// The pages of a thread's `bytes` (all its arrays).
 pub(super) fn pages_for(cfg: &SweepConfig, bytes: usize) -> PageKind {

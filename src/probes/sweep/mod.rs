@@ -6,13 +6,13 @@
 //! shows those records in every format.
 
 mod bandwidth;
-pub mod records;
-pub mod view;
+pub(crate) mod records;
+pub(crate) mod view;
 
-pub use view::SweepView;
+pub(crate) use view::SweepView;
 
-pub use bandwidth::HUGE_FROM;
-pub use records::summarize;
+pub(crate) use bandwidth::HUGE_FROM;
+pub(crate) use records::summarize;
 
 use super::measure;
 use super::seats;
@@ -28,29 +28,29 @@ use std::time::{Duration, Instant};
 
 /// What one row measures.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SweepOp {
+pub(crate) enum SweepOp {
     Bandwidth(Op),
     Latency,
 }
 
 impl SweepOp {
-    pub fn bandwidth(op: Op) -> Self {
+    pub(crate) fn bandwidth(op: Op) -> Self {
         SweepOp::Bandwidth(op)
     }
 
-    pub fn op(self) -> Option<Op> {
+    pub(crate) fn op(self) -> Option<Op> {
         match self {
             SweepOp::Bandwidth(op) => Some(op),
             SweepOp::Latency => None,
         }
     }
 
-    pub fn name(self) -> String {
+    pub(crate) fn name(self) -> String {
         self.op()
             .map_or_else(|| LATENCY.to_string(), |o| o.to_string())
     }
 
-    pub fn parse(text: &str) -> Result<Self, String> {
+    pub(crate) fn parse(text: &str) -> Result<Self, String> {
         if text == LATENCY {
             return Ok(SweepOp::Latency);
         }
@@ -62,7 +62,7 @@ impl SweepOp {
     }
 
     /// read, write, copy, triad and latency.
-    pub fn defaults() -> Vec<SweepOp> {
+    pub(crate) fn defaults() -> Vec<SweepOp> {
         let mut ops: Vec<SweepOp> = [Op::Read, Op::Write, Op::Copy, Op::Triad]
             .into_iter()
             .map(SweepOp::bandwidth)
@@ -73,7 +73,7 @@ impl SweepOp {
 }
 
 #[derive(Debug, Clone)]
-pub struct SweepConfig {
+pub(crate) struct SweepConfig {
     pub ops: Vec<SweepOp>,
     /// Fixed per-thread sizes in bytes (`-s`); `None` for the cache-aware set.
     pub sizes: Option<Vec<usize>>,
@@ -122,7 +122,7 @@ impl Default for SweepConfig {
 
 /// One line of the sweep: sc-membench's columns, then numabench's own.
 #[derive(Debug, Clone, PartialEq)]
-pub struct SweepRow {
+pub(crate) struct SweepRow {
     pub size_kb: u64,
     pub operation: String,
     /// sc-membench/lmbench convention: per-thread array size x threads x
@@ -158,11 +158,11 @@ pub struct SweepRow {
 
 /// sc-membench's largest latency buffer: past L3 caches of over 1 GiB, so
 /// the chase reaches DRAM on those parts too.
-pub const LATENCY_MAX_BYTES: usize = 2 << 30;
+pub(crate) const LATENCY_MAX_BYTES: usize = 2 << 30;
 
 /// The largest latency buffer here: [`LATENCY_MAX_BYTES`] or a quarter of
 /// the RAM, whichever is less, as sc-membench caps it (whole pages).
-pub fn latency_cap(topo: &Topology) -> usize {
+pub(crate) fn latency_cap(topo: &Topology) -> usize {
     latency_cap_for(topo.system_mem_total_bytes.unwrap_or_else(|| {
         topo.nodes
             .iter()
@@ -183,7 +183,7 @@ fn latency_size(size: usize, cap: usize) -> usize {
 
 /// The L1, L2 and L3 data cache sizes of `cpu` in bytes; 32 KiB, 256 KiB
 /// and 8 MiB where the topology has none.
-pub fn cache_levels(topo: &Topology, cpu: usize) -> (usize, usize, usize) {
+pub(crate) fn cache_levels(topo: &Topology, cpu: usize) -> (usize, usize, usize) {
     let size = |level: u32, default: u64| {
         topo.caches_of(cpu)
             .iter()
@@ -195,7 +195,7 @@ pub fn cache_levels(topo: &Topology, cpu: usize) -> (usize, usize, usize) {
 
 /// Per-thread sizes around the caches of `cpu`: L1/2, 2xL1, L2/2, L2, 2xL2,
 /// L3/4, L3/2, L3, 2xL3, 4xL3; sorted, without duplicates.
-pub fn cache_sizes(topo: &Topology, cpu: usize) -> Vec<usize> {
+pub(crate) fn cache_sizes(topo: &Topology, cpu: usize) -> Vec<usize> {
     let (l1, l2, l3) = cache_levels(topo, cpu);
     let mut sizes = vec![
         l1 / 2,
@@ -218,7 +218,7 @@ pub fn cache_sizes(topo: &Topology, cpu: usize) -> Vec<usize> {
 }
 
 /// Doubling past the last size while `limit` allows.
-pub fn extend_full(sizes: &mut Vec<usize>, limit: usize) {
+pub(crate) fn extend_full(sizes: &mut Vec<usize>, limit: usize) {
     let mut next = sizes.last().copied().unwrap_or(1 << 20) * 2;
     while next <= limit {
         sizes.push(next);
@@ -230,7 +230,7 @@ pub fn extend_full(sizes: &mut Vec<usize>, limit: usize) {
 /// the busiest node, shared among the threads on it; and the words for
 /// where that comes from: "half of the 62 MiB free on node 0", or of the
 /// memory limit where that decides.
-pub fn per_thread_room(topo: &Topology, seats: &[Seat]) -> (usize, String) {
+pub(crate) fn per_thread_room(topo: &Topology, seats: &[Seat]) -> (usize, String) {
     tightest(topo, seats).map_or((0, "half the free memory".into()), |(limit, node)| {
         let words = crate::memory::admission::room_words(topo, Some(&[node]));
         (limit, format!("half of {words}"))
@@ -239,7 +239,7 @@ pub fn per_thread_room(topo: &Topology, seats: &[Seat]) -> (usize, String) {
 
 /// The condition to go beside a note that names [`per_thread_room`]'s
 /// words: `Some` where those words name the process's memory limit.
-pub fn room_condition(topo: &Topology, seats: &[Seat]) -> Option<Condition> {
+pub(crate) fn room_condition(topo: &Topology, seats: &[Seat]) -> Option<Condition> {
     let (_, node) = tightest(topo, seats)?;
     super::sizing::room_condition(topo, Some(&[node]))
 }
@@ -291,7 +291,7 @@ fn does_not_fit(
 /// Checks the sizes given with `-s` before anything is measured: each must
 /// fit in half the free memory of the threads' nodes, so a size asked for
 /// is measured or refused, never silently left out.
-pub fn check_given_sizes(topo: &Topology, cfg: &SweepConfig) -> Result<(), String> {
+pub(crate) fn check_given_sizes(topo: &Topology, cfg: &SweepConfig) -> Result<(), String> {
     let Some(sizes) = &cfg.sizes else {
         return Ok(());
     };
@@ -326,7 +326,7 @@ pub fn check_given_sizes(topo: &Topology, cfg: &SweepConfig) -> Result<(), Strin
 /// limit reached), and why it ended early where a measurement failed after
 /// others were made (a thread the task limit refused, a buffer the kernel
 /// would not map).
-pub struct Swept {
+pub(crate) struct Swept {
     pub rows: Vec<SweepRow>,
     pub notes: Vec<String>,
     /// What the notes say of a stop or of sizes the memory limit left out,
@@ -336,7 +336,11 @@ pub struct Swept {
 }
 
 /// Runs the sweep; a failure before any row is measured is an error.
-pub fn run(topo: &Topology, cfg: &SweepConfig, progress: &mut dyn FnMut(&str)) -> Result<Swept> {
+pub(crate) fn run(
+    topo: &Topology,
+    cfg: &SweepConfig,
+    progress: &mut dyn FnMut(&str),
+) -> Result<Swept> {
     let mut rows: Vec<SweepRow> = Vec::new();
     let mut notes = (Vec::new(), Vec::new());
     let failed = match measure(topo, cfg, progress, &mut rows, &mut notes) {

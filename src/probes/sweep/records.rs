@@ -12,7 +12,7 @@ use crate::results::names::{metric, param, probe};
 use crate::results::{Better, Condition, Document, Placement, Record};
 
 /// A sweep row as a results-document record.
-pub fn record(r: &SweepRow) -> Record {
+pub(crate) fn record(r: &SweepRow) -> Record {
     let mut rec = Record::new(probe::SWEEP, &format!("{} {}K", r.operation, r.size_kb))
         .param(param::SIZE_BYTES, r.size_kb * 1024)
         .param(own::OPERATION, r.operation.clone())
@@ -104,7 +104,11 @@ fn placement(r: &SweepRow) -> Placement {
 
 /// The records of a sweep: one per row, the notes (sizes not measured)
 /// and their conditions on the last.
-pub fn records(rows: &[SweepRow], notes: &[String], conditions: &[Condition]) -> Vec<Record> {
+pub(crate) fn records(
+    rows: &[SweepRow],
+    notes: &[String],
+    conditions: &[Condition],
+) -> Vec<Record> {
     let mut out: Vec<Record> = rows.iter().map(record).collect();
     if let Some(last) = out.last_mut() {
         last.notes.extend(notes.iter().cloned());
@@ -115,7 +119,7 @@ pub fn records(rows: &[SweepRow], notes: &[String], conditions: &[Condition]) ->
 
 /// Keeps why the scores may not compare with a default run on the first
 /// record, so the document alone renders the table's warning.
-pub fn keep_warnings(doc: &mut Document, warnings: &[String]) {
+pub(crate) fn keep_warnings(doc: &mut Document, warnings: &[String]) {
     if let Some(first) = doc.records.first_mut()
         && !warnings.is_empty()
     {
@@ -128,7 +132,7 @@ pub fn keep_warnings(doc: &mut Document, warnings: &[String]) {
 /// A sweep record read back: the figures of one line of the table or the
 /// CSV.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Row {
+pub(crate) struct Row {
     pub size_kb: u64,
     pub operation: String,
     pub bandwidth_mb_s: f64,
@@ -148,7 +152,7 @@ pub struct Row {
 }
 
 impl Row {
-    pub fn is_latency(&self) -> bool {
+    pub(crate) fn is_latency(&self) -> bool {
         self.operation == LATENCY
     }
 }
@@ -160,7 +164,7 @@ fn figure(r: &Record, key: &str) -> f64 {
 
 /// The row of a measurement record; `None` for a record that holds only
 /// notes (e.g. a stop before the first measurement).
-pub fn row(r: &Record) -> Option<Row> {
+pub(crate) fn row(r: &Record) -> Option<Row> {
     let operation = r.str_param(own::OPERATION).map(str::to_string)?;
     let size_kb = r.u64_param(param::SIZE_BYTES)? / 1024;
     let latency_samples = if operation == LATENCY {
@@ -192,17 +196,17 @@ pub fn row(r: &Record) -> Option<Row> {
 }
 
 /// The rows of `records`, in order.
-pub fn rows(records: &[&Record]) -> Vec<Row> {
+pub(crate) fn rows(records: &[&Record]) -> Vec<Row> {
     records.iter().filter_map(|r| row(r)).collect()
 }
 
 /// Every note of `records`, in order.
-pub fn notes(records: &[&Record]) -> Vec<String> {
+pub(crate) fn notes(records: &[&Record]) -> Vec<String> {
     records.iter().flat_map(|r| r.notes.clone()).collect()
 }
 
 /// Why the scores may not compare with a default run.
-pub fn warnings(records: &[&Record]) -> Vec<String> {
+pub(crate) fn warnings(records: &[&Record]) -> Vec<String> {
     records
         .iter()
         .filter_map(|r| r.strs_param(own::SCORE_WARNINGS))
@@ -212,7 +216,7 @@ pub fn warnings(records: &[&Record]) -> Vec<String> {
 }
 
 /// Whether a stop cut the sweep short: its document has no end time.
-pub fn stopped(doc: &Document) -> bool {
+pub(crate) fn stopped(doc: &Document) -> bool {
     doc.finished.is_none()
 }
 
@@ -240,7 +244,7 @@ impl From<&SweepRow> for Point {
 
 /// Peaks, weighted averages, RAM latency and scores of the sweep records
 /// in `records` (records of other probes are left out).
-pub fn summarize(records: &[&Record]) -> Summary {
+pub(crate) fn summarize(records: &[&Record]) -> Summary {
     let own: Vec<&Record> = records
         .iter()
         .copied()

@@ -15,7 +15,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write;
 
 /// The sweep's view, registered in `probes::REGISTRY`.
-pub struct SweepView;
+pub(crate) struct SweepView;
 
 const TABLE_HEADER: [&str; 10] = [
     "size",
@@ -115,7 +115,7 @@ impl View for SweepView {
 
 /// The CSV: sc-membench's columns, numabench's, and the notes after the
 /// rows.
-pub fn csv(rows: &[Row], notes: Vec<String>) -> Csv {
+pub(crate) fn csv(rows: &[Row], notes: Vec<String>) -> Csv {
     Csv {
         header: SC_MEMBENCH_COLUMNS
             .iter()
@@ -154,7 +154,7 @@ fn csv_row(r: &Row) -> Vec<String> {
 }
 
 /// MB/s (10^6 bytes/s) as `12.3 GB/s` or `850.1 MB/s`.
-pub fn rate(mb_s: f64) -> String {
+pub(crate) fn rate(mb_s: f64) -> String {
     if mb_s >= 1e6 {
         format!("{:.1} TB/s", mb_s / 1e6)
     } else if mb_s >= 1e3 {
@@ -353,7 +353,7 @@ fn cache_markers(doc: &Document) -> Vec<Marker> {
 }
 
 /// The kernel registry as a table: which kernels this CPU can run.
-pub fn kernel_table() -> String {
+pub(crate) fn kernel_table() -> String {
     let mut t = Table::new(
         &[
             "kernel",

@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 
 /// The two nodes a test moves memory between, and the CPUs that use it.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Tiers {
+pub(crate) struct Tiers {
     pub fast: usize,
     pub slow: usize,
     pub fast_tier: u32,
@@ -30,7 +30,7 @@ const WHAT_TIERS: &str = "tiering needs memory in a lower tier than the CPUs' me
 /// The fast and slow node a test uses: the first node with usable memory
 /// in the top tier (one with CPUs this process may use, if any) and its
 /// preferred demotion target. Exit 2 with one line where there is none.
-pub fn find(topo: &Topology) -> Result<Tiers> {
+pub(crate) fn find(topo: &Topology) -> Result<Tiers> {
     if topo.memory_tiers.is_empty() {
         return Err(usage(format!(
             "tier: this kernel shows no memory tiers (/sys/devices/virtual/memory_tiering is missing or empty; kernel {}); {WHAT_TIERS}",
@@ -138,7 +138,7 @@ const SETTINGS: [(&str, &str); 8] = [
 
 /// The settings in force now, those that could be read (short values
 /// only, control characters made visible).
-pub fn settings() -> BTreeMap<String, String> {
+pub(crate) fn settings() -> BTreeMap<String, String> {
     SETTINGS
         .iter()
         .filter_map(|(name, path)| {
@@ -150,11 +150,11 @@ pub fn settings() -> BTreeMap<String, String> {
 }
 
 /// The NUMA balancing mode of `settings`: 0 off, 1 normal, 2 tiering, 3 both.
-pub fn mode(settings: &BTreeMap<String, String>) -> Option<u32> {
+pub(crate) fn mode(settings: &BTreeMap<String, String>) -> Option<u32> {
     settings.get("numa_balancing")?.parse().ok()
 }
 
-pub fn demotion_enabled(settings: &BTreeMap<String, String>) -> Option<bool> {
+pub(crate) fn demotion_enabled(settings: &BTreeMap<String, String>) -> Option<bool> {
     match settings.get("demotion_enabled")?.as_str() {
         "true" | "1" => Some(true),
         "false" | "0" => Some(false),
@@ -163,13 +163,13 @@ pub fn demotion_enabled(settings: &BTreeMap<String, String>) -> Option<bool> {
 }
 
 /// Whether mode `m` promotes pages from a lower tier.
-pub fn promotes(m: Option<u32>) -> bool {
+pub(crate) fn promotes(m: Option<u32>) -> bool {
     m.is_some_and(|m| m & 2 != 0)
 }
 
 /// The counters read, in the order reported: promotion, demotion, the
 /// allocation stalls of reclaim, and NUMA balancing's own.
-pub const KEYS: [&str; 9] = [
+pub(crate) const KEYS: [&str; 9] = [
     tm::PGPROMOTE_SUCCESS,
     tm::PGPROMOTE_CANDIDATE,
     tm::PGDEMOTE_KSWAPD,
@@ -181,19 +181,19 @@ pub const KEYS: [&str; 9] = [
     metric::NUMA_PAGES_MIGRATED,
 ];
 
-pub use crate::procfs::vmstat::{Counters, delta};
+pub(crate) use crate::procfs::vmstat::{Counters, delta};
 
 #[cfg(test)]
 fn parse_vmstat(text: &str) -> Counters {
     crate::procfs::vmstat::parse(text, &KEYS)
 }
 
-pub fn read_vmstat() -> Counters {
+pub(crate) fn read_vmstat() -> Counters {
     crate::procfs::vmstat::read(&KEYS)
 }
 
 /// Pages demoted, by any path.
-pub fn demoted(c: &Counters) -> u64 {
+pub(crate) fn demoted(c: &Counters) -> u64 {
     [
         tm::PGDEMOTE_KSWAPD,
         tm::PGDEMOTE_DIRECT,
@@ -204,7 +204,7 @@ pub fn demoted(c: &Counters) -> u64 {
     .sum()
 }
 
-pub fn promoted(c: &Counters) -> u64 {
+pub(crate) fn promoted(c: &Counters) -> u64 {
     c.get(tm::PGPROMOTE_SUCCESS).copied().unwrap_or(0)
 }
 

@@ -12,13 +12,13 @@
 //! each process), the nodes are a tier pair (not the CPU nodes), and a
 //! machine without a lower tier has nothing to run.
 
-pub mod kernel;
-pub mod plan;
-pub mod records;
-pub mod run;
-pub mod view;
+pub(crate) mod kernel;
+pub(crate) mod plan;
+pub(crate) mod records;
+pub(crate) mod run;
+pub(crate) mod view;
 
-pub use view::TierView;
+pub(crate) use view::TierView;
 
 use crate::results::{Document, Record};
 use crate::topology::Topology;
@@ -29,7 +29,7 @@ use run::Settings;
 
 /// Every run of a command, planned before the first (so a size that does
 /// not fit is refused before any work).
-pub struct Job {
+pub(crate) struct Job {
     pub tiers: Tiers,
     /// Per test: its baselines (fast, slow) where asked, then the test.
     pub tests: Vec<Vec<Plan>>,
@@ -39,7 +39,7 @@ pub struct Job {
 impl Job {
     /// Exit 2 (one line) where this machine or kernel cannot tier, or a
     /// test's memory does not fit.
-    pub fn new(
+    pub(crate) fn new(
         topo: &Topology,
         tests: &[Test],
         asked: &Asked,
@@ -67,7 +67,7 @@ impl Job {
 
     /// Runs every test after its baselines; `progress` hears of each run
     /// as it starts. Returns the document and the signal that stopped it.
-    pub fn run(
+    pub(crate) fn run(
         &self,
         topo: &Topology,
         progress: &mut dyn FnMut(&str),

@@ -9,7 +9,7 @@ use crate::memory::admission;
 use crate::topology::Topology;
 use anyhow::Result;
 
-pub const MIB: u64 = 1 << 20;
+pub(crate) const MIB: u64 = 1 << 20;
 
 /// The largest default hot set: a few seconds of promotion at the
 /// kernel's default scan rate (256 MiB per scan period).
@@ -47,7 +47,7 @@ impl Test {
 
 /// How often the workers touch a region.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Heat {
+pub(crate) enum Heat {
     /// Every pass.
     Hot,
     /// Every [`WARM_EVERY`]th pass.
@@ -57,10 +57,10 @@ pub enum Heat {
 }
 
 /// Passes between two touches of a warm region.
-pub const WARM_EVERY: u64 = 4;
+pub(crate) const WARM_EVERY: u64 = 4;
 
 impl Heat {
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Heat::Hot => "hot",
             Heat::Warm => "warm",
@@ -69,7 +69,7 @@ impl Heat {
     }
 
     /// Whether pass `p` touches a region of this heat.
-    pub fn touched(self, p: u64) -> bool {
+    pub(crate) fn touched(self, p: u64) -> bool {
         match self {
             Heat::Hot => true,
             Heat::Warm => p.is_multiple_of(WARM_EVERY),
@@ -80,7 +80,7 @@ impl Heat {
 
 /// A region of memory and where its pages are written.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Region {
+pub(crate) struct Region {
     pub heat: Heat,
     pub bytes: u64,
     /// The node its pages are written on (bound there while written).
@@ -89,7 +89,7 @@ pub struct Region {
 
 /// How a run places its memory.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Bind {
+pub(crate) enum Bind {
     /// The test: the binding is lifted once the pages are written, so
     /// whatever moves them is the kernel.
     Free,
@@ -101,7 +101,7 @@ pub enum Bind {
 
 /// What the user asked for.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Asked {
+pub(crate) struct Asked {
     pub hot_mib: Option<u64>,
     pub warm_mib: Option<u64>,
     pub cold_mib: Option<u64>,
@@ -111,7 +111,7 @@ pub struct Asked {
 
 /// One run, ready.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Plan {
+pub(crate) struct Plan {
     pub test: Test,
     pub bind: Bind,
     pub regions: Vec<Region>,
@@ -123,7 +123,7 @@ pub struct Plan {
 
 impl Plan {
     /// The region the 90% mark follows: the hottest.
-    pub fn hottest(&self) -> Option<usize> {
+    pub(crate) fn hottest(&self) -> Option<usize> {
         (0..self.regions.len()).min_by_key(|&i| self.regions[i].heat)
     }
 }
@@ -192,7 +192,7 @@ fn admit(topo: &Topology, test: &str, regions: &[Region], remedy: &str) -> Resul
 
 /// The test `test` as it will run here, or exit 2 where its memory does
 /// not fit.
-pub fn plan(test: Test, t: &Tiers, topo: &Topology, a: &Asked) -> Result<Plan> {
+pub(crate) fn plan(test: Test, t: &Tiers, topo: &Topology, a: &Asked) -> Result<Plan> {
     let regions = regions(test, t, topo, a);
     if regions.iter().any(|r| r.bytes == 0) {
         return Err(usage(format!(
@@ -239,13 +239,13 @@ pub fn plan(test: Test, t: &Tiers, topo: &Topology, a: &Asked) -> Result<Plan> {
 
 /// Seconds a baseline runs: a third of the test, at least 2 s; it gives a
 /// rate, which needs no longer.
-pub fn baseline_secs(secs: f64) -> f64 {
+pub(crate) fn baseline_secs(secs: f64) -> f64 {
     (secs / 3.0).max(2.0).min(secs)
 }
 
 /// The two baselines of `p`: its touched regions bound to the fast node,
 /// then to the slow node, scaled down together to what the node can hold.
-pub fn baselines(p: &Plan, t: &Tiers, topo: &Topology) -> Vec<Plan> {
+pub(crate) fn baselines(p: &Plan, t: &Tiers, topo: &Topology) -> Vec<Plan> {
     [(Bind::Fast, t.fast), (Bind::Slow, t.slow)]
         .into_iter()
         .map(|(bind, node)| {

@@ -14,10 +14,10 @@ use serde_json::json;
 
 const MIB: f64 = 1048576.0;
 /// Share of the hottest region on the fast tier that marks the move done.
-pub const MARK_PCT: f64 = 90.0;
+pub(crate) const MARK_PCT: f64 = 90.0;
 
 /// The record's name: the test, and the baseline's placement.
-pub fn name(plan: &Plan) -> String {
+pub(crate) fn name(plan: &Plan) -> String {
     match plan.bind {
         Bind::Free => plan.test.name().to_string(),
         Bind::Fast => format!("{} {}", plan.test.name(), tp::BIND_FAST),
@@ -38,7 +38,7 @@ fn on_fast_pct(l: &Look, region: usize, fast: usize) -> f64 {
 
 /// The first look at which [`MARK_PCT`] of the hottest region was on the
 /// fast node.
-pub fn mark_time(plan: &Plan, o: &Outcome, fast: usize) -> Option<f64> {
+pub(crate) fn mark_time(plan: &Plan, o: &Outcome, fast: usize) -> Option<f64> {
     let hot = plan.hottest()?;
     o.looks
         .iter()
@@ -139,7 +139,7 @@ fn throughput(o: &Outcome) -> Vec<f64> {
 
 /// Where the run's result lies between its baselines.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Position {
+pub(crate) struct Position {
     pub fast_gb_s: f64,
     pub slow_gb_s: f64,
     /// 0% at all-slow, 100% at all-fast; `None` where the two are within
@@ -147,7 +147,7 @@ pub struct Position {
     pub pct: Option<f64>,
 }
 
-pub fn position(value: f64, fast: f64, slow: f64) -> Position {
+pub(crate) fn position(value: f64, fast: f64, slow: f64) -> Position {
     let span = fast - slow;
     let apart = span > 0.01 * fast.abs().max(slow.abs());
     Position {
@@ -157,7 +157,7 @@ pub fn position(value: f64, fast: f64, slow: f64) -> Position {
     }
 }
 
-pub fn gb_s(o: &Outcome) -> f64 {
+pub(crate) fn gb_s(o: &Outcome) -> f64 {
     if o.runtime_s > 0.0 {
         o.bytes_done as f64 / 1e9 / o.runtime_s
     } else {
@@ -166,7 +166,13 @@ pub fn gb_s(o: &Outcome) -> f64 {
 }
 
 /// The record of one run.
-pub fn record(plan: &Plan, o: &Outcome, t: &Tiers, s: &Settings, pos: Option<&Position>) -> Record {
+pub(crate) fn record(
+    plan: &Plan,
+    o: &Outcome,
+    t: &Tiers,
+    s: &Settings,
+    pos: Option<&Position>,
+) -> Record {
     let regions: serde_json::Map<String, serde_json::Value> = plan
         .regions
         .iter()

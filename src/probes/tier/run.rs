@@ -19,18 +19,18 @@ use std::time::{Duration, Instant};
 
 /// Pages of each region whose node a look queries by default, written as
 /// the command line's default.
-pub const DEFAULT_SAMPLE_PAGES: &str = "1024";
+pub(crate) const DEFAULT_SAMPLE_PAGES: &str = "1024";
 
 /// How a run is watched.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Settings {
+pub(crate) struct Settings {
     pub interval: Duration,
     pub sample_pages: usize,
 }
 
 /// What one look saw.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct Look {
+pub(crate) struct Look {
     /// Seconds since the workers started.
     pub t: f64,
     /// Per region (plan order), bytes per node.
@@ -43,7 +43,7 @@ pub struct Look {
 
 /// A run's result.
 #[derive(Debug, Clone, Default)]
-pub struct Outcome {
+pub(crate) struct Outcome {
     pub looks: Vec<Look>,
     pub runtime_s: f64,
     pub bytes_done: u64,
@@ -61,7 +61,7 @@ pub struct Outcome {
 }
 
 impl Outcome {
-    pub fn sampling_overhead_pct(&self) -> f64 {
+    pub(crate) fn sampling_overhead_pct(&self) -> f64 {
         let total = self.cpu.user_s + self.cpu.system_s;
         if total > 0.0 {
             self.sampling_cpu_s / total * 100.0
@@ -210,7 +210,7 @@ fn cpus_seen(seen: &[AtomicU64]) -> Vec<usize> {
 }
 
 /// Runs `plan` with its workers on `cpus`; `on_look` sees every look.
-pub fn run(
+pub(crate) fn run(
     plan: &Plan,
     cpus: &CpuSet,
     s: &Settings,

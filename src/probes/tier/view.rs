@@ -11,7 +11,7 @@ use crate::results::{Document, Record};
 use crate::view::chart::{Chart, Marker, lines_of};
 use crate::view::{Block, Section, View};
 
-pub struct TierView;
+pub(crate) struct TierView;
 
 fn text(r: &Record, key: &str) -> String {
     r.param_shown(key)
@@ -177,7 +177,7 @@ fn by_test<'a>(records: &[&'a Record]) -> Vec<(String, Vec<&'a Record>)> {
 }
 
 /// A test record's series as charts; memory per tier with the 90% mark.
-pub fn charts(r: &Record) -> Vec<Chart> {
+pub(crate) fn charts(r: &Record) -> Vec<Chart> {
     r.series
         .iter()
         .map(|s| {

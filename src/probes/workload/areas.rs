@@ -8,14 +8,14 @@ use std::collections::BTreeMap;
 
 /// Which area.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum AreaKey {
+pub(crate) enum AreaKey {
     Global,
     Process(usize),
     Thread(usize),
 }
 
 /// Every area whose placement was read, global first.
-pub fn areas(out: &RunOutput) -> Vec<(AreaKey, &AreaPlacement)> {
+pub(crate) fn areas(out: &RunOutput) -> Vec<(AreaKey, &AreaPlacement)> {
     let mut v = Vec::new();
     if let Some(g) = &out.global_placement {
         v.push((AreaKey::Global, g));
@@ -35,7 +35,7 @@ pub fn areas(out: &RunOutput) -> Vec<(AreaKey, &AreaPlacement)> {
 
 /// The node an area was meant for by `-M`: a thread's own node, a
 /// process's first thread's node.
-pub fn intended(p: &Params, area: AreaKey) -> Option<usize> {
+pub(crate) fn intended(p: &Params, area: AreaKey) -> Option<usize> {
     match area {
         AreaKey::Global => None,
         AreaKey::Process(i) => p.node_bind.get(i * p.nr_threads).copied().flatten(),
@@ -44,7 +44,7 @@ pub fn intended(p: &Params, area: AreaKey) -> Option<usize> {
 }
 
 /// `global`, `process 1`, `thread 1/0`.
-pub fn area_name(p: &Params, k: AreaKey) -> String {
+pub(crate) fn area_name(p: &Params, k: AreaKey) -> String {
     match k {
         AreaKey::Global => "global".into(),
         AreaKey::Process(i) => format!("process {i}"),
@@ -53,7 +53,7 @@ pub fn area_name(p: &Params, k: AreaKey) -> String {
 }
 
 /// `node 0 75%, node 1 25%`: shares of the present checked pages.
-pub fn node_shares(pages_by_node: &BTreeMap<usize, u64>) -> String {
+pub(crate) fn node_shares(pages_by_node: &BTreeMap<usize, u64>) -> String {
     let present: u64 = pages_by_node.values().sum();
     if present == 0 {
         return "no page present".into();

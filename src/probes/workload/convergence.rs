@@ -9,7 +9,7 @@
 
 /// Tasks and distinct processes on one node.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct NodeLoad {
+pub(crate) struct NodeLoad {
     pub node: usize,
     pub tasks: usize,
     pub processes: usize,
@@ -17,7 +17,7 @@ pub struct NodeLoad {
 
 /// One look at where the tasks run.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Snapshot {
+pub(crate) struct Snapshot {
     pub nodes: Vec<NodeLoad>,
     /// Tasks on the most loaded node minus tasks on the least loaded one.
     pub distance: usize,
@@ -38,7 +38,7 @@ pub struct Snapshot {
 /// Computes a snapshot. `cpus[t]` is task t's last CPU (`None` before its
 /// first loop), tasks numbered process by process; `nodes` are the nodes
 /// tasks may run on; `node_of` maps a CPU to its node.
-pub fn snapshot(
+pub(crate) fn snapshot(
     cpus: &[Option<usize>],
     loops: &[u32],
     nr_proc: usize,
@@ -108,7 +108,7 @@ pub fn snapshot(
 
 /// A change of state between two looks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Change {
+pub(crate) enum Change {
     None,
     Converged,
     Deconverged,
@@ -116,14 +116,14 @@ pub enum Change {
 
 /// Remembers since when the run is converged.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct Tracker {
+pub(crate) struct Tracker {
     pub since_s: Option<f64>,
     /// Every change, with the run time it was seen at.
     pub events: Vec<(f64, Change)>,
 }
 
 impl Tracker {
-    pub fn update(&mut self, converged: bool, t: f64) -> Change {
+    pub(crate) fn update(&mut self, converged: bool, t: f64) -> Change {
         let change = match (converged, self.since_s) {
             (true, None) => {
                 self.since_s = Some(t);

@@ -18,14 +18,14 @@ use std::io;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 /// perf's `HPSIZE`: slack and alignment of every data area.
-pub const HPSIZE: usize = 2 << 20;
+pub(crate) const HPSIZE: usize = 2 << 20;
 
 /// The most pages asked of `move_pages` per area; larger areas are sampled.
-pub const PLACEMENT_SAMPLE_PAGES: usize = 16 * 1024;
+pub(crate) const PLACEMENT_SAMPLE_PAGES: usize = 16 * 1024;
 
 /// 32-bit control words (futex targets and flags) at the start of the block.
 #[derive(Debug, Clone, Copy)]
-pub enum Word {
+pub(crate) enum Word {
     /// Tasks that reached the startup barrier.
     Started = 0,
     /// Tasks that passed it.
@@ -65,7 +65,7 @@ const P_VALID: usize = 6;
 const P_EXTRA: usize = 7;
 
 /// The block shared by the parent and every task.
-pub struct Control {
+pub(crate) struct Control {
     region: Region,
     /// The first failure, for the parent to print.
     note: crate::sys::note::Note,
@@ -77,7 +77,7 @@ pub struct Control {
 
 /// Where one data area's pages were at the end of the run.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct AreaPlacement {
+pub(crate) struct AreaPlacement {
     /// Pages per node among those checked.
     pub pages_by_node: BTreeMap<usize, u64>,
     pub not_present: u64,
@@ -91,7 +91,7 @@ pub struct AreaPlacement {
 
 impl AreaPlacement {
     /// Percent of present checked pages on `node`.
-    pub fn pct_on(&self, node: usize) -> Option<f64> {
+    pub(crate) fn pct_on(&self, node: usize) -> Option<f64> {
         let present: u64 = self.pages_by_node.values().sum();
         (present > 0).then(|| {
             self.pages_by_node.get(&node).copied().unwrap_or(0) as f64 * 100.0 / present as f64
@@ -102,7 +102,7 @@ impl AreaPlacement {
 impl Control {
     /// A zeroed block for `tasks` tasks in `processes` processes on a
     /// machine whose node ids are below `node_slots`.
-    pub fn new(tasks: usize, processes: usize, node_slots: usize) -> io::Result<Control> {
+    pub(crate) fn new(tasks: usize, processes: usize, node_slots: usize) -> io::Result<Control> {
         let place_words = node_slots + P_EXTRA;
         let words = HEADER_U32 / 2 + tasks * TASK_WORDS + (tasks + processes + 1) * place_words;
         let region = Region::map(words * 8, true, 0)?;
@@ -120,7 +120,7 @@ impl Control {
         Ok(c)
     }
 
-    pub fn word(&self, w: Word) -> &AtomicU32 {
+    pub(crate) fn word(&self, w: Word) -> &AtomicU32 {
         &self.region.u32s(HEADER_U32)[w as usize]
     }
 
@@ -132,26 +132,26 @@ impl Control {
         &self.u64s()[task * TASK_WORDS + field]
     }
 
-    pub fn note(&self) -> &crate::sys::note::Note {
+    pub(crate) fn note(&self) -> &crate::sys::note::Note {
         &self.note
     }
 
-    pub fn stopping(&self) -> bool {
+    pub(crate) fn stopping(&self) -> bool {
         self.word(Word::Stop).load(Ordering::Relaxed) != 0
     }
 
-    pub fn request_stop(&self) {
+    pub(crate) fn request_stop(&self) {
         self.word(Word::Stop).store(1, Ordering::Relaxed);
     }
 
     /// Records the CPU a task runs on (perf's `update_curr_cpu`).
-    pub fn set_cpu(&self, task: usize, cpu: usize) {
+    pub(crate) fn set_cpu(&self, task: usize, cpu: usize) {
         self.task_word(task, T_CPU)
             .store(cpu as u64 + 1, Ordering::Relaxed);
     }
 
     /// The CPU a task last reported; `None` before its first loop.
-    pub fn cpu(&self, task: usize) -> Option<usize> {
+    pub(crate) fn cpu(&self, task: usize) -> Option<usize> {
         match self.task_word(task, T_CPU).load(Ordering::Relaxed) {
             0 => None,
             v => Some(v as usize - 1),
@@ -159,7 +159,7 @@ impl Control {
     }
 
     /// perf's `loops_done`: the index of the task's last loop.
-    pub fn set_loop(&self, task: usize, l: u32, completed: u64, bytes: u64) {
+    pub(crate) fn set_loop(&self, task: usize, l: u32, completed: u64, bytes: u64) {
         self.task_word(task, T_LOOP)
             .store(u64::from(l), Ordering::Relaxed);
         self.task_word(task, T_LOOPS_COMPLETED)
@@ -168,27 +168,27 @@ impl Control {
             .store(bytes, Ordering::Relaxed);
     }
 
-    pub fn loop_index(&self, task: usize) -> u32 {
+    pub(crate) fn loop_index(&self, task: usize) -> u32 {
         self.task_word(task, T_LOOP).load(Ordering::Relaxed) as u32
     }
 
-    pub fn loops_completed(&self, task: usize) -> u64 {
+    pub(crate) fn loops_completed(&self, task: usize) -> u64 {
         self.task_word(task, T_LOOPS_COMPLETED)
             .load(Ordering::Relaxed)
     }
 
-    pub fn bytes_done(&self, task: usize) -> u64 {
+    pub(crate) fn bytes_done(&self, task: usize) -> u64 {
         self.task_word(task, T_BYTES).load(Ordering::Relaxed)
     }
 
-    pub fn finish_task(&self, task: usize, runtime_ns: u64, val: u64) {
+    pub(crate) fn finish_task(&self, task: usize, runtime_ns: u64, val: u64) {
         self.task_word(task, T_RUNTIME_NS)
             .store(runtime_ns, Ordering::Relaxed);
         self.task_word(task, T_VAL).store(val, Ordering::Relaxed);
     }
 
     /// The task's own runtime; 0 when it did not finish.
-    pub fn runtime_ns(&self, task: usize) -> u64 {
+    pub(crate) fn runtime_ns(&self, task: usize) -> u64 {
         self.task_word(task, T_RUNTIME_NS).load(Ordering::Relaxed)
     }
 
@@ -208,7 +208,7 @@ impl Control {
     }
 
     /// Stores where an area's pages are.
-    pub fn store_placement(&self, area: AreaId, p: &AreaPlacement) {
+    pub(crate) fn store_placement(&self, area: AreaId, p: &AreaPlacement) {
         let w = self.place_words(self.place_slot(area));
         let n = self.node_slots;
         for (node, count) in &p.pages_by_node {
@@ -228,7 +228,7 @@ impl Control {
     }
 
     /// Where an area's pages are, if its owner reported it.
-    pub fn placement(&self, area: AreaId) -> Option<AreaPlacement> {
+    pub(crate) fn placement(&self, area: AreaId) -> Option<AreaPlacement> {
         let w = self.place_words(self.place_slot(area));
         let n = self.node_slots;
         if w[n + P_VALID].load(Ordering::Acquire) == 0 {
@@ -254,7 +254,7 @@ impl Control {
 
 /// Which data area.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum AreaId {
+pub(crate) enum AreaId {
     #[cfg(test)]
     Global,
     Process(usize),
@@ -263,7 +263,7 @@ pub enum AreaId {
 
 /// How data areas are created (perf's `alloc_data` arguments).
 #[derive(Debug, Clone, PartialEq)]
-pub struct AllocSpec {
+pub(crate) struct AllocSpec {
     /// `-H`: > 0 MADV_HUGEPAGE, < 0 MADV_NOHUGEPAGE (private areas only).
     pub thp: i32,
     /// `-I`: write a counting sequence over the area, which also places
@@ -275,14 +275,14 @@ pub struct AllocSpec {
 }
 
 /// One data area.
-pub struct DataArea {
+pub(crate) struct DataArea {
     region: Region,
     /// Whether transparent huge pages can back it (see [`thp_possible`]).
     thp_possible: bool,
 }
 
 /// What went wrong with madvise, for perf's one-time warning.
-pub enum ThpRefused {
+pub(crate) enum ThpRefused {
     Enable,
     Disable,
 }
@@ -290,7 +290,7 @@ pub enum ThpRefused {
 impl DataArea {
     /// Maps `bytes` (none for 0) the way perf's `alloc_data` does. `seed`
     /// offsets the initial counting sequence so areas differ.
-    pub fn alloc(
+    pub(crate) fn alloc(
         bytes: u64,
         shared: bool,
         spec: &AllocSpec,
@@ -365,14 +365,14 @@ impl DataArea {
         })
     }
 
-    pub fn region(&self) -> &Region {
+    pub(crate) fn region(&self) -> &Region {
         &self.region
     }
 
     /// Where the area's pages are now (sampled past
     /// [`PLACEMENT_SAMPLE_PAGES`]) and how much THP backs it; call from the
     /// process that mapped it.
-    pub fn placement(&self) -> AreaPlacement {
+    pub(crate) fn placement(&self) -> AreaPlacement {
         let (addr, len) = (self.region.addr(), self.region.len());
         let mut out = AreaPlacement {
             bytes: len as u64,

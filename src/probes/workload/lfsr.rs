@@ -5,16 +5,16 @@
 //! (bits 1, 5, 6 and 31) is XORed in. Zero is a fixed point, as in perf.
 
 /// Bits 1, 5, 6 and 31.
-pub const TAPS: u32 = (1 << 1) | (1 << 5) | (1 << 6) | (1 << 31);
+pub(crate) const TAPS: u32 = (1 << 1) | (1 << 5) | (1 << 6) | (1 << 31);
 
 /// One step of the register.
 #[inline(always)]
-pub fn lfsr_32(lfsr: u32) -> u32 {
+pub(crate) fn lfsr_32(lfsr: u32) -> u32 {
     (lfsr >> 1) ^ (0u32.wrapping_sub(lfsr & 1) & TAPS)
 }
 
 /// A stateless mix (splitmix64), for per-task starting values.
-pub fn mix(i: u64) -> u64 {
+pub(crate) fn mix(i: u64) -> u64 {
     let mut z = i.wrapping_add(0x9E37_79B9_7F4A_7C15);
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
@@ -22,7 +22,7 @@ pub fn mix(i: u64) -> u64 {
 }
 
 /// perf's per-task `val`, which is `rand()`: 31 bits.
-pub fn task_val(task: usize) -> u64 {
+pub(crate) fn task_val(task: usize) -> u64 {
     mix(task as u64 + 1) & 0x7FFF_FFFF
 }
 

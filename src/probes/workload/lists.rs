@@ -17,7 +17,7 @@
 
 /// What a list names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ListKind {
+pub(crate) enum ListKind {
     Cpus,
     Nodes,
 }
@@ -33,7 +33,7 @@ impl ListKind {
 
 /// One token, numbers as written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Token {
+pub(crate) struct Token {
     pub start: usize,
     pub end: usize,
     pub step: usize,
@@ -43,7 +43,7 @@ pub struct Token {
 
 /// One task's binding: ids `first..first+len`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Entry {
+pub(crate) struct Entry {
     pub first: usize,
     pub len: usize,
 }
@@ -51,7 +51,7 @@ pub struct Entry {
 /// The entries for the first tasks, and the id at which entries were
 /// dropped for want of tasks (perf's "ignoring bind CPUs starting at").
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Expanded {
+pub(crate) struct Expanded {
     pub entries: Vec<Entry>,
     pub ignored_from: Option<usize>,
 }
@@ -62,7 +62,7 @@ const MAX_NUMBER: usize = 1 << 20;
 /// Parses a list into tokens, checking the grammar and that each token makes
 /// sense on its own (positive step, length and multiplier; ranges that do
 /// not run backwards). Machine limits are checked by [`check`].
-pub fn parse(text: &str, kind: ListKind) -> Result<Vec<Token>, String> {
+pub(crate) fn parse(text: &str, kind: ListKind) -> Result<Vec<Token>, String> {
     if text.trim().is_empty() {
         return Err("the list is empty".into());
     }
@@ -149,7 +149,7 @@ fn parse_token(tok: &str, kind: ListKind) -> Result<Token, String> {
 /// Checks tokens against the machine as perf does: the step below the
 /// number of ids (`count`, CPUs or nodes), a CPU mask length of at most
 /// `count`, and every id used accepted by `exists` (which returns why not).
-pub fn check(
+pub(crate) fn check(
     tokens: &[Token],
     kind: ListKind,
     count: usize,
@@ -181,7 +181,7 @@ pub fn check(
 }
 
 /// Hands entries to at most `tasks` tasks, in list order.
-pub fn expand(tokens: &[Token], tasks: usize) -> Expanded {
+pub(crate) fn expand(tokens: &[Token], tasks: usize) -> Expanded {
     let mut entries = Vec::new();
     for t in tokens {
         for id in (t.start..=t.end).step_by(t.step) {

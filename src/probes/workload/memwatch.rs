@@ -17,16 +17,16 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 /// Time between two looks.
-pub const INTERVAL: Duration = Duration::from_secs(1);
+pub(crate) const INTERVAL: Duration = Duration::from_secs(1);
 
 /// How far (percentage points) a node's share of the memory may be from
 /// its share of the tasks for the memory to count as with them.
-pub const TOLERANCE_PTS: f64 = 10.0;
+pub(crate) const TOLERANCE_PTS: f64 = 10.0;
 
 /// Whether each node's share of the memory `mem` (bytes per node) is within
 /// `tolerance_pts` percentage points of its share of the tasks `tasks`
 /// (worker threads per node). No memory or no task seen is not.
-pub fn follows(
+pub(crate) fn follows(
     mem: &BTreeMap<usize, u64>,
     tasks: &BTreeMap<usize, usize>,
     tolerance_pts: f64,
@@ -45,7 +45,7 @@ pub fn follows(
 
 /// The time of the first look from which every look [`follows`]; `None`
 /// when the last one does not (or there is none).
-pub fn followed_at(looks: &[Look], tolerance_pts: f64) -> Option<f64> {
+pub(crate) fn followed_at(looks: &[Look], tolerance_pts: f64) -> Option<f64> {
     let with = |l: &Look| follows(&l.mem, &l.threads, tolerance_pts);
     match looks.iter().rposition(|l| !with(l)) {
         None => looks.first().map(|l| l.t),
@@ -54,7 +54,7 @@ pub fn followed_at(looks: &[Look], tolerance_pts: f64) -> Option<f64> {
 }
 
 /// A line per node of `nodes`: MiB of memory there at each of `looks`.
-pub fn memory_lines(nodes: &[usize], looks: &[Look]) -> Vec<Line> {
+pub(crate) fn memory_lines(nodes: &[usize], looks: &[Look]) -> Vec<Line> {
     nodes
         .iter()
         .map(|n| Line {
@@ -70,7 +70,7 @@ pub fn memory_lines(nodes: &[usize], looks: &[Look]) -> Vec<Line> {
 /// Runs `p` with a look every [`INTERVAL`]. With `-m` the stop waits, past
 /// the CPU side's convergence, until a look finds the memory with the
 /// tasks (or `-s` ends the run, or [`super::outcome::HOLD_MAX_S`] pass).
-pub fn run_watched(
+pub(crate) fn run_watched(
     p: &Params,
     topo: &Topology,
     on_event: &mut dyn FnMut(Event),

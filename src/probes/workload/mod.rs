@@ -10,18 +10,18 @@
 //! Not a probe: `mem` and `autonuma` run it and make their records and
 //! views of what it measured; it knows neither of them.
 
-pub mod areas;
+pub(crate) mod areas;
 mod child;
-pub mod convergence;
-pub mod layout;
-pub mod lfsr;
-pub mod lists;
-pub mod memwatch;
-pub mod outcome;
-pub mod params;
+pub(crate) mod convergence;
+pub(crate) mod layout;
+pub(crate) mod lfsr;
+pub(crate) mod lists;
+pub(crate) mod memwatch;
+pub(crate) mod outcome;
+pub(crate) mod params;
 mod parent;
 mod sweep;
-pub mod tasks;
-pub mod vmstat;
-pub mod watch;
-pub mod worker;
+pub(crate) mod tasks;
+pub(crate) mod vmstat;
+pub(crate) mod watch;
+pub(crate) mod worker;

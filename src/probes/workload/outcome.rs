@@ -12,15 +12,15 @@ use std::time::Duration;
 
 /// How long tasks get to finish their loop after a stop request before
 /// they are killed.
-pub const GRACE: Duration = Duration::from_secs(5);
+pub(crate) const GRACE: Duration = Duration::from_secs(5);
 
 /// Longest a held stop (see [`Sampler::hold_stop`]) waits past the
 /// convergence, for a run without `-s`.
-pub const HOLD_MAX_S: f64 = 30.0;
+pub(crate) const HOLD_MAX_S: f64 = 30.0;
 
 /// What the parent tells its caller while the run goes on.
 #[derive(Debug)]
-pub enum Event<'a> {
+pub(crate) enum Event<'a> {
     /// Before forking, when startup is serialised.
     StartupBegin,
     Forked {
@@ -41,7 +41,7 @@ pub enum Event<'a> {
 
 /// The once-a-second look at the run.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Tick {
+pub(crate) struct Tick {
     pub elapsed_s: f64,
     /// (last task's loop + 1) / `-l`, percent (perf's progress figure).
     pub progress_pct: f64,
@@ -51,7 +51,7 @@ pub struct Tick {
 
 /// Everything a run measured.
 #[derive(Debug, Clone, Default)]
-pub struct RunOutput {
+pub(crate) struct RunOutput {
     /// Fork to the last task through the startup barrier (serialised
     /// startup only).
     pub startup_s: Option<f64>,
@@ -94,7 +94,7 @@ pub struct RunOutput {
 /// A look at the running children at a fixed interval, for callers that
 /// follow what the tasks do not report themselves (where their memory is,
 /// where their threads run).
-pub struct Sampler<'a> {
+pub(crate) struct Sampler<'a> {
     /// Time between two looks.
     pub interval: Duration,
     /// Called with the seconds since the tasks were released, the
@@ -120,11 +120,11 @@ impl Sampler<'_> {
 
 /// A [`Sampler`]'s look: seconds since the release, the children's pids,
 /// and whether every task is still in its loop.
-pub type LookFn<'a> = dyn FnMut(f64, &[i32], &dyn Fn() -> bool) + 'a;
+pub(crate) type LookFn<'a> = dyn FnMut(f64, &[i32], &dyn Fn() -> bool) + 'a;
 
 /// The looks of one run.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct MemorySeries {
+pub(crate) struct MemorySeries {
     /// Nodes the series has a line for: nodes with usable memory and any
     /// other node memory was seen on.
     pub nodes: Vec<usize>,

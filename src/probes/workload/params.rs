@@ -78,14 +78,14 @@ impl RawOptions {
 }
 
 /// perf's "no loop limit": its `nr_loops` defaults to `(u32)-1`.
-pub const UNLIMITED_LOOPS: u32 = u32::MAX;
+pub(crate) const UNLIMITED_LOOPS: u32 = u32::MAX;
 
 /// Most tasks one run may start.
-pub const MAX_TASKS: usize = 1 << 16;
+pub(crate) const MAX_TASKS: usize = 1 << 16;
 
 /// One validated run.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Params {
+pub(crate) struct Params {
     pub nr_proc: usize,
     pub nr_threads: usize,
     pub nr_tasks: usize,
@@ -135,21 +135,21 @@ pub struct Params {
 
 impl Params {
     /// Bytes one loop of one task processes (perf's `work_done`).
-    pub fn bytes_per_loop(&self) -> u64 {
+    pub(crate) fn bytes_per_loop(&self) -> u64 {
         self.bytes_global + self.bytes_process + self.bytes_process_locked + self.bytes_thread
     }
 
     /// Memory the run maps: global once, process memory per process,
     /// thread memory per task (process-locked memory is part of the
     /// process memory).
-    pub fn total_bytes(&self) -> u64 {
+    pub(crate) fn total_bytes(&self) -> u64 {
         self.bytes_global
             .saturating_add(self.bytes_process.saturating_mul(self.nr_proc as u64))
             .saturating_add(self.bytes_thread.saturating_mul(self.nr_tasks as u64))
     }
 
     /// How the data is accessed, in words.
-    pub fn access(&self) -> &'static str {
+    pub(crate) fn access(&self) -> &'static str {
         if self.data_zero_memset {
             "memset"
         } else {
@@ -163,7 +163,7 @@ impl Params {
     }
 
     /// Every "# NOTE:" line, `-C`'s first.
-    pub fn binding_notes(&self) -> impl Iterator<Item = &String> {
+    pub(crate) fn binding_notes(&self) -> impl Iterator<Item = &String> {
         self.cpu_notes.iter().chain(&self.node_notes)
     }
 }
@@ -206,7 +206,7 @@ fn bytes_of(mb: f64) -> u64 {
 }
 
 /// Validates `raw` against `topo`.
-pub fn resolve(raw: &RawOptions, topo: &Topology) -> Result<Params> {
+pub(crate) fn resolve(raw: &RawOptions, topo: &Topology) -> Result<Params> {
     let nr_proc = count(raw.nr_proc, "-p/--nr_proc", "processes")?;
     let nr_threads = count(raw.nr_threads, "-t/--nr_threads", "threads per process")?;
     let nr_tasks = nr_proc

@@ -16,7 +16,7 @@ use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 /// How `do_work` touches data (from -R -W -B -Z -r and -l).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Access {
+pub(crate) struct Access {
     pub reads: bool,
     pub writes: bool,
     pub backwards: bool,
@@ -26,7 +26,7 @@ pub struct Access {
 }
 
 impl Access {
-    pub fn of(p: &Params) -> Access {
+    pub(crate) fn of(p: &Params) -> Access {
         Access {
             reads: p.data_reads,
             writes: p.data_writes,

@@ -36,7 +36,7 @@ fn all_in_loop(control: &Control) -> bool {
 
 /// `-0`'s target: node 0's CPUs and memory when this process may use them,
 /// else the first node with usable CPUs and its (nearest) memory node.
-pub fn cpu0_target(topo: &Topology) -> Option<(CpuSet, usize)> {
+pub(crate) fn cpu0_target(topo: &Topology) -> Option<(CpuSet, usize)> {
     let nodes = topo.usable_cpu_nodes();
     let node = if nodes.contains(0) { 0 } else { nodes.first()? };
     Some((
@@ -46,12 +46,16 @@ pub fn cpu0_target(topo: &Topology) -> Option<(CpuSet, usize)> {
 }
 
 /// Runs the workload `p` describes.
-pub fn run(p: &Params, topo: &Topology, on_event: &mut dyn FnMut(Event)) -> Result<RunOutput> {
+pub(crate) fn run(
+    p: &Params,
+    topo: &Topology,
+    on_event: &mut dyn FnMut(Event),
+) -> Result<RunOutput> {
     run_sampled(p, topo, on_event, None)
 }
 
 /// [`run`], with `sampler` called from the parent's watch loop.
-pub fn run_sampled(
+pub(crate) fn run_sampled(
     p: &Params,
     topo: &Topology,
     on_event: &mut dyn FnMut(Event),

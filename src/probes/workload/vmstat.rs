@@ -4,7 +4,7 @@
 use crate::results::names::{mem::metric as mem, metric};
 
 /// The counters read, in the order reported.
-pub const KEYS: [&str; 5] = [
+pub(crate) const KEYS: [&str; 5] = [
     mem::NUMA_PTE_UPDATES,
     mem::NUMA_HUGE_PTE_UPDATES,
     metric::NUMA_HINT_FAULTS,
@@ -12,14 +12,14 @@ pub const KEYS: [&str; 5] = [
     metric::NUMA_PAGES_MIGRATED,
 ];
 
-pub use crate::procfs::vmstat::{Counters, delta};
+pub(crate) use crate::procfs::vmstat::{Counters, delta};
 
 #[cfg(test)]
 fn parse(text: &str) -> Counters {
     crate::procfs::vmstat::parse(text, &KEYS)
 }
 
-pub fn read() -> Counters {
+pub(crate) fn read() -> Counters {
     crate::procfs::vmstat::read(&KEYS)
 }
 

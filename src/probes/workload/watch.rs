@@ -27,18 +27,18 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 /// node's share known to within a percentage point (the standard error of
 /// 4096 independent pages is 0.8 points at worst; memory placed in runs, as
 /// the kernel migrates it, is known far better).
-pub const DEFAULT_SAMPLE_PAGES: usize = 4 * 1024;
+pub(crate) const DEFAULT_SAMPLE_PAGES: usize = 4 * 1024;
 
 /// Pages of mappings that `numa_maps` walks for the CPU time of one
 /// `move_pages` query. Measured on the development machine: 8 ms per GiB of
 /// written 4 KiB pages (32 ns a page) for the walk, 115-290 ns a page for
 /// queries one per 16 to 96 pages. Up to this many pages per sampled page
 /// a look walks: exact, and no dearer.
-pub const WALK_PAGES_PER_QUERY: usize = 4;
+pub(crate) const WALK_PAGES_PER_QUERY: usize = 4;
 
 /// How a look finds where the test's memory is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Method {
+pub(crate) enum Method {
     /// `move_pages` on at most this many pages per look over all the
     /// processes; `numa_maps` where their mappings hold no more than
     /// [`WALK_PAGES_PER_QUERY`] times that.
@@ -56,7 +56,7 @@ impl Default for Method {
 }
 
 impl Method {
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Method::Sampled { .. } => "sampled",
             Method::Exact => "exact",
@@ -66,7 +66,7 @@ impl Method {
 
 /// What one look saw.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct Look {
+pub(crate) struct Look {
     /// Seconds since the tasks were released.
     pub t: f64,
     /// Bytes of the test's memory per node.
@@ -94,7 +94,7 @@ pub struct Look {
 /// which hold the data areas, less the heap and the main stack. What else
 /// falls in (thread stacks, allocator arenas, pages inherited from the
 /// parent) is a few hundred KiB per process.
-pub fn is_test_memory(m: &NumaMapping) -> bool {
+pub(crate) fn is_test_memory(m: &NumaMapping) -> bool {
     m.file.is_none() && !m.heap && !m.stack && !m.huge
 }
 
@@ -103,7 +103,7 @@ pub fn is_test_memory(m: &NumaMapping) -> bool {
 /// this leaves out mappings with no access at all (guard pages, the
 /// reserved part of allocator arenas: no pages, but they would take a share
 /// of the sample) and the kernel's own (`[vdso]`: a few KiB).
-pub fn is_test_vma(v: &Vma) -> bool {
+pub(crate) fn is_test_vma(v: &Vma) -> bool {
     v.is_private_anonymous()
         && !v.is_heap()
         && !v.is_stack()
@@ -112,7 +112,7 @@ pub fn is_test_vma(v: &Vma) -> bool {
 }
 
 /// Bytes and pages per node of the test's memory among `maps`.
-pub fn memory_of(maps: &[NumaMapping]) -> (BTreeMap<usize, u64>, BTreeMap<usize, u64>) {
+pub(crate) fn memory_of(maps: &[NumaMapping]) -> (BTreeMap<usize, u64>, BTreeMap<usize, u64>) {
     let (mut bytes, mut pages) = (BTreeMap::new(), BTreeMap::new());
     for m in maps.iter().filter(|m| is_test_memory(m)) {
         for (node, b) in m.bytes_by_node() {
@@ -136,13 +136,13 @@ fn refused(e: &PlacementError) -> bool {
 
 /// Each CPU's node and physical core (an index shared by SMT siblings).
 #[derive(Debug, Clone, Default)]
-pub struct CpuMap {
+pub(crate) struct CpuMap {
     node: BTreeMap<usize, usize>,
     core: BTreeMap<usize, usize>,
 }
 
 impl CpuMap {
-    pub fn of(topo: &Topology) -> CpuMap {
+    pub(crate) fn of(topo: &Topology) -> CpuMap {
         let mut cores: Vec<String> = Vec::new();
         let mut map = CpuMap::default();
         for c in &topo.cpus {
@@ -165,7 +165,7 @@ impl CpuMap {
     }
 
     /// Threads per node for threads last seen on `cpus`.
-    pub fn threads_per_node(&self, cpus: &[usize]) -> BTreeMap<usize, usize> {
+    pub(crate) fn threads_per_node(&self, cpus: &[usize]) -> BTreeMap<usize, usize> {
         let mut out = BTreeMap::new();
         for c in cpus {
             if let Some(&n) = self.node.get(c) {
@@ -176,7 +176,7 @@ impl CpuMap {
     }
 
     /// Cores that carry two or more of the threads last seen on `cpus`.
-    pub fn doubled_cores(&self, cpus: &[usize]) -> usize {
+    pub(crate) fn doubled_cores(&self, cpus: &[usize]) -> usize {
         let mut per_core: BTreeMap<usize, usize> = BTreeMap::new();
         for c in cpus {
             let core = self.core.get(c).copied().unwrap_or(usize::MAX - c);
@@ -231,7 +231,7 @@ fn tally(last: &mut Vec<(usize, usize)>, s: &RangesSample, page_size: u64, look:
 
 /// Every look of one run and what they cost.
 #[derive(Debug, Default)]
-pub struct Watch {
+pub(crate) struct Watch {
     map: CpuMap,
     /// How the looks are taken now: as asked, or exact after a refusal.
     pub method: Method,
@@ -255,7 +255,7 @@ pub struct Watch {
 }
 
 impl Watch {
-    pub fn new(topo: &Topology, method: Method) -> Watch {
+    pub(crate) fn new(topo: &Topology, method: Method) -> Watch {
         Watch {
             map: CpuMap::of(topo),
             method,
@@ -266,7 +266,12 @@ impl Watch {
     /// Looks at the processes `pids` at `t` seconds; keeps the look only if
     /// `intact()` still holds afterwards (no task began to free its memory
     /// meanwhile).
-    pub fn look(&mut self, t: f64, pids: &[i32], intact: &dyn Fn() -> bool) -> Option<&Look> {
+    pub(crate) fn look(
+        &mut self,
+        t: f64,
+        pids: &[i32],
+        intact: &dyn Fn() -> bool,
+    ) -> Option<&Look> {
         let cpu0 = thread_cpu_s();
         let mut look = Look {
             t,

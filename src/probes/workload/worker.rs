@@ -16,7 +16,7 @@ use std::time::Instant;
 
 /// The first word a task starts from: tasks spread over the area by their
 /// number, loops shifted by the loop number (perf's `chunk_0`/`chunk_1`).
-pub fn start_offset(words: u64, nr: u64, nr_max: u64, lp: u32, nr_loops: u32) -> u64 {
+pub(crate) fn start_offset(words: u64, nr: u64, nr_max: u64, lp: u32, nr_loops: u32) -> u64 {
     let chunk_0 = words / nr_max.max(1);
     let chunk_1 = words / u64::from(nr_loops.max(1));
     (nr * chunk_0 + u64::from(lp) * chunk_1) % words
@@ -26,7 +26,7 @@ pub fn start_offset(words: u64, nr: u64, nr_max: u64, lp: u32, nr_loops: u32) ->
 /// `nr_max` sharing it, in loop `lp`. Returns `val` after the accesses (the
 /// caller adds it to its own `val`, as perf does, also when there is no
 /// area).
-pub fn do_work(
+pub(crate) fn do_work(
     area: Option<&Region>,
     bytes: u64,
     nr: u64,
@@ -77,7 +77,7 @@ pub fn do_work(
 }
 
 /// Everything one task needs.
-pub struct TaskCtx<'a> {
+pub(crate) struct TaskCtx<'a> {
     pub params: &'a Params,
     pub control: &'a Control,
     pub global: Option<&'a Region>,
@@ -93,7 +93,7 @@ pub struct TaskCtx<'a> {
 }
 
 /// Prints perf's THP warning once per run, across processes.
-pub fn warn_thp(control: &Control, refused: Option<ThpRefused>) {
+pub(crate) fn warn_thp(control: &Control, refused: Option<ThpRefused>) {
     let Some(r) = refused else { return };
     if control
         .word(Word::ThpWarned)
@@ -118,7 +118,7 @@ pub fn warn_thp(control: &Control, refused: Option<ThpRefused>) {
 /// Binds the calling thread as task `task` asks: its CPUs (or all allowed
 /// CPUs), and its memory node when it has one (else the policy inherited
 /// from the thread that created it stays, as in perf).
-pub fn bind_task(p: &Params, task: usize, all_cpus: &CpuSet) -> Result<(), String> {
+pub(crate) fn bind_task(p: &Params, task: usize, all_cpus: &CpuSet) -> Result<(), String> {
     let cpus = p.cpu_bind[task].as_ref().unwrap_or(all_cpus);
     crate::placement::pin_current_thread(cpus).map_err(|e| e.to_string())?;
     if let Some(node) = p.node_bind[task] {
@@ -135,7 +135,7 @@ fn print_line(text: &str) {
 }
 
 /// One task from binding to its last loop (perf's `worker_thread`).
-pub fn run_task(ctx: &TaskCtx) -> Result<(), String> {
+pub(crate) fn run_task(ctx: &TaskCtx) -> Result<(), String> {
     let p = ctx.params;
     let c = ctx.control;
     let (pn, tn, task) = (ctx.process_nr, ctx.thread_nr, ctx.task_nr);

@@ -3,42 +3,42 @@
 //! records; the names here are the fleet's own columns.
 
 /// Key figures, one value per machine.
-pub mod figure {
+pub(crate) mod figure {
     /// Single-thread triad, the worst local cell of the matrix.
-    pub const LOCAL_BW_1T: &str = "local_bw_1t_mb_s";
+    pub(crate) const LOCAL_BW_1T: &str = "local_bw_1t_mb_s";
     /// Single-thread triad, the worst remote cell.
-    pub const REMOTE_BW_1T: &str = "remote_bw_1t_mb_s";
+    pub(crate) const REMOTE_BW_1T: &str = "remote_bw_1t_mb_s";
     /// Saturated triad, the worst local cell.
-    pub const LOCAL_BW_SAT: &str = "local_bw_saturated_mb_s";
+    pub(crate) const LOCAL_BW_SAT: &str = "local_bw_saturated_mb_s";
     /// Saturated triad, the worst remote cell.
-    pub const REMOTE_BW_SAT: &str = "remote_bw_saturated_mb_s";
+    pub(crate) const REMOTE_BW_SAT: &str = "remote_bw_saturated_mb_s";
     /// Idle latency, the slowest local cell.
-    pub const LOCAL_LATENCY: &str = "local_idle_latency_ns";
+    pub(crate) const LOCAL_LATENCY: &str = "local_idle_latency_ns";
     /// Idle latency, the slowest remote cell.
-    pub const REMOTE_LATENCY: &str = "remote_idle_latency_ns";
+    pub(crate) const REMOTE_LATENCY: &str = "remote_idle_latency_ns";
     /// Bandwidth classes of the single-thread matrix.
-    pub const CLASSES: &str = "bandwidth_classes";
+    pub(crate) const CLASSES: &str = "bandwidth_classes";
     /// Online NUMA nodes.
-    pub const NODES: &str = "numa_nodes";
+    pub(crate) const NODES: &str = "numa_nodes";
     /// Memory of all nodes together.
-    pub const MEMORY_GIB: &str = "memory_gib";
+    pub(crate) const MEMORY_GIB: &str = "memory_gib";
     /// Page-local idle latency (`latency`), the slowest local cell.
-    pub const LOCAL_PAGE_LOCAL_LATENCY: &str = "local_page_local_latency_ns";
+    pub(crate) const LOCAL_PAGE_LOCAL_LATENCY: &str = "local_page_local_latency_ns";
     /// Latency at full load (`loaded`), the slowest local pair.
-    pub const LOCAL_LOADED_LATENCY: &str = "local_loaded_latency_ns";
+    pub(crate) const LOCAL_LOADED_LATENCY: &str = "local_loaded_latency_ns";
     /// Peak injection with every core (`peak`), the weakest local cell.
-    pub const LOCAL_PEAK_BW: &str = "local_peak_mb_s";
+    pub(crate) const LOCAL_PEAK_BW: &str = "local_peak_mb_s";
     /// Core-to-core latency (`c2c`, compare-and-swap), the median pair.
-    pub const C2C_LATENCY: &str = "c2c_cas_latency_ns";
+    pub(crate) const C2C_LATENCY: &str = "c2c_cas_latency_ns";
 }
 
 /// Configuration items compared within a machine kind.
-pub mod config {
-    pub const KERNEL: &str = "kernel";
-    pub const THP: &str = "thp";
-    pub const NUMA_BALANCING: &str = "numa_balancing";
-    pub const MEMORY_PER_NODE: &str = "memory_per_node";
-    pub const DIMMS: &str = "dimms";
-    pub const CPUS: &str = "cpus";
-    pub const VERSION: &str = "numabench_version";
+pub(crate) mod config {
+    pub(crate) const KERNEL: &str = "kernel";
+    pub(crate) const THP: &str = "thp";
+    pub(crate) const NUMA_BALANCING: &str = "numa_balancing";
+    pub(crate) const MEMORY_PER_NODE: &str = "memory_per_node";
+    pub(crate) const DIMMS: &str = "dimms";
+    pub(crate) const CPUS: &str = "cpus";
+    pub(crate) const VERSION: &str = "numabench_version";
 }

@@ -1,53 +1,53 @@
 //! Record, param and metric names of the `matrix` probe alone.
 
 /// What a matrix record holds, in its `kind` param (and its name's start).
-pub mod kind {
-    pub const SINGLE: &str = "bandwidth_1t";
-    pub const SATURATED: &str = "bandwidth_saturated";
-    pub const LATENCY: &str = "latency";
-    pub const PER_CORE: &str = "bandwidth_per_core";
-    pub const PER_CORE_SUMMARY: &str = "per_core_summary";
-    pub const PEAK: &str = "peak";
+pub(crate) mod kind {
+    pub(crate) const SINGLE: &str = "bandwidth_1t";
+    pub(crate) const SATURATED: &str = "bandwidth_saturated";
+    pub(crate) const LATENCY: &str = "latency";
+    pub(crate) const PER_CORE: &str = "bandwidth_per_core";
+    pub(crate) const PER_CORE_SUMMARY: &str = "per_core_summary";
+    pub(crate) const PEAK: &str = "peak";
     /// The best read/write mix and store kind with all the CPU node's cores.
-    pub const PEAK_MIX: &str = "bandwidth_peak_mix";
-    pub const CLASS_RULE: &str = "class_rule";
+    pub(crate) const PEAK_MIX: &str = "bandwidth_peak_mix";
+    pub(crate) const CLASS_RULE: &str = "class_rule";
 }
 
 /// Params of the matrix alone.
-pub mod param {
+pub(crate) mod param {
     /// One of [`super::kind`].
-    pub const KIND: &str = "kind";
+    pub(crate) const KIND: &str = "kind";
     /// Gamma with its source, on the `peak` record.
-    pub const PEAK: &str = "peak";
+    pub(crate) const PEAK: &str = "peak";
     /// The class tolerance in percent, on the `class_rule` record.
-    pub const TOLERANCE_PCT: &str = "tolerance_pct";
+    pub(crate) const TOLERANCE_PCT: &str = "tolerance_pct";
     /// Whether close classes are merged, on the `class_rule` record.
-    pub const MERGE_CLOSE: &str = "merge_close";
+    pub(crate) const MERGE_CLOSE: &str = "merge_close";
     /// Cores measured, on the per-core summary.
-    pub const CORES: &str = "cores";
+    pub(crate) const CORES: &str = "cores";
     /// Whether every core is within the equivalence bound of the mean;
     /// null when, with `--runs`, a core's mean is known less closely.
-    pub const EQUIVALENT: &str = "equivalent";
+    pub(crate) const EQUIVALENT: &str = "equivalent";
     /// Measurements per core (`--runs`), on a per-core record (those made)
     /// and on the summary (those asked).
-    pub const RUNS: &str = "runs";
+    pub(crate) const RUNS: &str = "runs";
 }
 
 /// Metrics of the per-core summary and, with `--runs`, of each core.
-pub mod metric {
-    pub const STDDEV_MB_S: &str = "stddev_mb_s";
-    pub const CI95_LOW_MB_S: &str = "ci95_low_mb_s";
-    pub const CI95_HIGH_MB_S: &str = "ci95_high_mb_s";
-    pub const MAX_DEVIATION_PCT: &str = "max_deviation_pct";
+pub(crate) mod metric {
+    pub(crate) const STDDEV_MB_S: &str = "stddev_mb_s";
+    pub(crate) const CI95_LOW_MB_S: &str = "ci95_low_mb_s";
+    pub(crate) const CI95_HIGH_MB_S: &str = "ci95_high_mb_s";
+    pub(crate) const MAX_DEVIATION_PCT: &str = "max_deviation_pct";
     /// The slowest and the fastest run of a core.
-    pub const MIN_MB_S: &str = "min_mb_s";
-    pub const MAX_MB_S: &str = "max_mb_s";
+    pub(crate) const MIN_MB_S: &str = "min_mb_s";
+    pub(crate) const MAX_MB_S: &str = "max_mb_s";
     /// Half the widest 95% confidence interval of a core's mean, in % of
     /// that mean (summary, with `--runs`).
-    pub const WIDEST_CI95_PCT: &str = "widest_ci95_pct";
+    pub(crate) const WIDEST_CI95_PCT: &str = "widest_ci95_pct";
 }
 
 /// The kernel param of a latency record: a pointer chase.
-pub const CHASE: &str = "chase";
+pub(crate) const CHASE: &str = "chase";
 /// The series of a saturated record: bandwidth over threads.
-pub const SCALING: &str = "scaling";
+pub(crate) const SCALING: &str = "scaling";

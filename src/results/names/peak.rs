@@ -1,36 +1,36 @@
 //! Record, param and metric names of the `peak` probe alone.
 
 /// What a peak record holds, in its `kind` param.
-pub mod kind {
+pub(crate) mod kind {
     /// One mix with one store kind from one CPU node to one target.
-    pub const MIX: &str = "mix";
+    pub(crate) const MIX: &str = "mix";
     /// The best mix and store kind of one CPU node, target and thread count.
-    pub const BEST: &str = "best";
+    pub(crate) const BEST: &str = "best";
 }
 
 /// Params of a peak record.
-pub mod param {
+pub(crate) mod param {
     /// One of [`super::kind`].
-    pub const KIND: &str = "kind";
+    pub(crate) const KIND: &str = "kind";
     /// The read/write mix: read, 3:1, 2:1, 1:1, write or triad.
-    pub const MIX: &str = "mix";
+    pub(crate) const MIX: &str = "mix";
     /// regular or nontemporal.
-    pub const STORE: &str = "store";
+    pub(crate) const STORE: &str = "store";
     /// Where the memory is: a node number, or [`super::INTERLEAVE`].
-    pub const TARGET: &str = "target";
+    pub(crate) const TARGET: &str = "target";
     /// Bytes counted per element (reads + writes, STREAM convention).
-    pub const BYTES_PER_ELEMENT: &str = "bytes_per_element";
+    pub(crate) const BYTES_PER_ELEMENT: &str = "bytes_per_element";
     /// Arrays read per element.
-    pub const READ_STREAMS: &str = "read_streams";
+    pub(crate) const READ_STREAMS: &str = "read_streams";
     /// Arrays written per element.
-    pub const WRITE_STREAMS: &str = "write_streams";
+    pub(crate) const WRITE_STREAMS: &str = "write_streams";
 }
 
 /// The target of memory interleaved over every node allowed.
-pub const INTERLEAVE: &str = "interleave";
+pub(crate) const INTERLEAVE: &str = "interleave";
 
 /// Columns of the CSV that are not param or metric names.
-pub mod csv {
+pub(crate) mod csv {
     /// The lowest share of a team's pages found on its target, in percent.
-    pub const VERIFIED_PCT: &str = "verified_pct";
+    pub(crate) const VERIFIED_PCT: &str = "verified_pct";
 }

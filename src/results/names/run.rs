@@ -3,8 +3,8 @@
 
 /// The record `run` adds under a part's probe when that part failed; the
 /// part's other records, if it printed any, are kept beside it.
-pub const NOT_COMPLETE: &str = "not complete";
+pub(crate) const NOT_COMPLETE: &str = "not complete";
 
 /// The record a stopped command leaves when it stopped before measuring
 /// anything, to carry the note that says so.
-pub const INTERRUPTED: &str = "interrupted";
+pub(crate) const INTERRUPTED: &str = "interrupted";

@@ -1,41 +1,41 @@
 //! Record, param and metric names of the `sweep` probe alone.
 
 /// Params of a sweep record.
-pub mod param {
+pub(crate) mod param {
     /// The operation measured: a kernel's operation or [`super::LATENCY`].
-    pub const OPERATION: &str = "operation";
+    pub(crate) const OPERATION: &str = "operation";
     /// Bytes STREAM counts per element (reads + writes).
-    pub const BYTES_PER_ELEMENT: &str = "bytes_per_element";
+    pub(crate) const BYTES_PER_ELEMENT: &str = "bytes_per_element";
     /// Kernel passes over the buffer, calibration runs included.
-    pub const ITERATIONS: &str = "iterations";
+    pub(crate) const ITERATIONS: &str = "iterations";
     /// The instruction set of the kernel.
-    pub const ISA: &str = "isa";
+    pub(crate) const ISA: &str = "isa";
     /// Regular or non-temporal stores.
-    pub const STORES: &str = "stores";
+    pub(crate) const STORES: &str = "stores";
     /// Why the scores may not compare with a default run (options given),
     /// on the first record.
-    pub const SCORE_WARNINGS: &str = "score_warnings";
+    pub(crate) const SCORE_WARNINGS: &str = "score_warnings";
 }
 
 /// Metrics of a sweep record.
-pub mod metric {
+pub(crate) mod metric {
     /// STREAM convention: every byte read or written / time.
-    pub const STREAM_BANDWIDTH_MB_S: &str = "stream_bandwidth_mb_s";
+    pub(crate) const STREAM_BANDWIDTH_MB_S: &str = "stream_bandwidth_mb_s";
 }
 
 /// The `operation` of a pointer-chase latency record.
-pub const LATENCY: &str = "latency";
+pub(crate) const LATENCY: &str = "latency";
 /// The `variant` of a latency record: the pointer chase.
-pub const CHASE: &str = "chase";
+pub(crate) const CHASE: &str = "chase";
 /// `stores` values.
-pub const NON_TEMPORAL: &str = "non-temporal";
-pub const REGULAR: &str = "regular";
+pub(crate) const NON_TEMPORAL: &str = "non-temporal";
+pub(crate) const REGULAR: &str = "regular";
 
 /// The CSV's columns. sc-membench's are fixed by its format: they keep
 /// their names whatever the records call the same figures.
-pub mod csv {
+pub(crate) mod csv {
     /// sc-membench's columns, in its order.
-    pub const SC_MEMBENCH_COLUMNS: [&str; 9] = [
+    pub(crate) const SC_MEMBENCH_COLUMNS: [&str; 9] = [
         "size_kb",
         "operation",
         "bandwidth_mb_s",
@@ -48,7 +48,7 @@ pub mod csv {
     ];
 
     /// numabench's own columns, after sc-membench's.
-    pub const OWN_COLUMNS: [&str; 5] = [
+    pub(crate) const OWN_COLUMNS: [&str; 5] = [
         "variant",
         "bytes_per_element",
         "stream_bandwidth_mb_s",

@@ -25,7 +25,7 @@ mod replace;
 #[cfg(test)]
 mod tests;
 
-pub use replace::remove_temp_in_flight;
+pub(crate) use replace::remove_temp_in_flight;
 
 use crate::error::usage;
 use anyhow::{Context, Result, bail};
@@ -39,7 +39,7 @@ use std::sync::Mutex;
 
 /// What sits at an output path, and so how it is written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Target {
+pub(crate) enum Target {
     /// Nothing yet: a new regular file.
     New,
     /// A regular file, replaced atomically; its permission bits are kept.
@@ -55,7 +55,7 @@ static OPENED: Mutex<Vec<(PathBuf, File)>> = Mutex::new(Vec::new());
 /// Checks `path` as the output of option `flag` before any work is done:
 /// refuses what numabench will not write (exit 2, naming the path and what
 /// is there) and opens a write-through target. Call it once per path.
-pub fn check_output(path: &Path, flag: &str) -> Result<Target> {
+pub(crate) fn check_output(path: &Path, flag: &str) -> Result<Target> {
     let shown = path.display();
     if let Some(fd) = standard_stream(path) {
         let file = dup_writable(fd).map_err(|why| usage(format!("{flag} {shown}: {why}")))?;
@@ -132,7 +132,7 @@ fn locked_file(path: &Path) -> Option<&'static str> {
 /// (`report r.json -o r.json`): the output replaces its target, and the
 /// results it was made from would be gone. Same file means same device and
 /// inode, so another name for it (a hard link, `./r.json`) is caught too.
-pub fn check_not_an_input(out: &Path, inputs: &[PathBuf], flag: &str) -> Result<()> {
+pub(crate) fn check_not_an_input(out: &Path, inputs: &[PathBuf], flag: &str) -> Result<()> {
     let Ok(target) = std::fs::metadata(out) else {
         return Ok(());
     };
@@ -154,7 +154,7 @@ pub fn check_not_an_input(out: &Path, inputs: &[PathBuf], flag: &str) -> Result<
 /// Checks a directory that outputs will be created in (`run --dir`,
 /// `autonuma --out`): it must be a directory or not exist yet, with its
 /// parent a directory this process can create files in.
-pub fn check_output_dir(dir: &Path, flag: &str) -> Result<()> {
+pub(crate) fn check_output_dir(dir: &Path, flag: &str) -> Result<()> {
     let shown = dir.display();
     // A link to a directory is followed (results folders are often kept
     // elsewhere); one to nothing would fail only when the folder is made.
@@ -187,7 +187,7 @@ pub fn check_output_dir(dir: &Path, flag: &str) -> Result<()> {
 /// Writes `bytes` to `path` by the rules above: through an opened or
 /// write-through target, else atomically into a regular file. On failure
 /// no temporary file is left behind.
-pub fn write_output(path: &Path, bytes: &[u8]) -> Result<()> {
+pub(crate) fn write_output(path: &Path, bytes: &[u8]) -> Result<()> {
     if let Some(mut file) = take_opened(path) {
         return file
             .write_all(bytes)
@@ -365,7 +365,7 @@ fn probe_create(dir: &Path, what: &str) -> Result<()> {
 }
 
 /// "a directory", "a block device", ...: what an output path holds.
-pub fn describe_file(meta: &std::fs::Metadata) -> &'static str {
+pub(crate) fn describe_file(meta: &std::fs::Metadata) -> &'static str {
     let t = meta.file_type();
     if t.is_dir() {
         "a directory"

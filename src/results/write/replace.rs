@@ -26,7 +26,7 @@ static IN_FLIGHT: AtomicPtr<libc::c_char> = AtomicPtr::new(std::ptr::null_mut())
 /// Removes the temporary file being written, if any. Async-signal-safe (an
 /// atomic swap and unlink(2)), so a handler that ends the process at once
 /// can call it.
-pub fn remove_temp_in_flight() {
+pub(crate) fn remove_temp_in_flight() {
     let p = IN_FLIGHT.swap(std::ptr::null_mut(), Ordering::SeqCst);
     if !p.is_null() {
         // SAFETY: `p` came from CString::into_raw in `replace` and is only

@@ -17,7 +17,7 @@ const MAX_OUTPUT: u64 = 64 << 20;
 static LIMIT_MS: AtomicU64 = AtomicU64::new(60_000);
 
 /// Sets how long one Slurm command may take before it is stopped.
-pub fn set_limit(limit: Duration) {
+pub(crate) fn set_limit(limit: Duration) {
     LIMIT_MS.store(
         u64::try_from(limit.as_millis()).unwrap_or(u64::MAX),
         Ordering::SeqCst,
@@ -31,7 +31,7 @@ fn limit() -> Duration {
 /// A stop signal arrived while a Slurm command that only reads was running;
 /// the command was stopped.
 #[derive(Debug)]
-pub struct Stopped;
+pub(crate) struct Stopped;
 
 impl std::fmt::Display for Stopped {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

@@ -7,13 +7,13 @@ use anyhow::{Context, Result, bail};
 use std::path::Path;
 
 /// `s` as one shell word.
-pub fn shell_quote(s: &str) -> String {
+pub(super) fn shell_quote(s: &str) -> String {
     format!("'{}'", s.replace('\'', "'\\''"))
 }
 
 /// `s` as one shell word, quoted only where the shell would read it
 /// otherwise.
-pub fn shell_word(s: &str) -> String {
+pub(super) fn shell_word(s: &str) -> String {
     if !s.is_empty()
         && s.bytes()
             .all(|b| b.is_ascii_alphanumeric() || b"-_=+/.,:@%".contains(&b))
@@ -26,7 +26,7 @@ pub fn shell_word(s: &str) -> String {
 
 /// The batch script of one node's job: `numabench run` into the folder
 /// named by the node Slurm says the job is on.
-pub fn script(numabench: &Path, profile: &str, dir: &Path) -> String {
+pub(crate) fn script(numabench: &Path, profile: &str, dir: &Path) -> String {
     format!(
         "#!/bin/sh\n\
          # numabench fleet: one node's run, its results under DIR/<node name>.\n\
@@ -57,7 +57,7 @@ fn plain(node: &str) -> String {
 /// anywhere turns every pattern off (and is itself removed unless doubled),
 /// so a folder holding one gets its backslashes doubled and logs without
 /// the job id, each attempt appended to the node's one log.
-pub fn output(logs: &Path, node: &str) -> (String, String, bool) {
+pub(crate) fn output(logs: &Path, node: &str) -> (String, String, bool) {
     let dir = logs.display().to_string();
     let node = plain(node);
     if dir.contains('\\') {
@@ -76,7 +76,7 @@ pub fn output(logs: &Path, node: &str) -> (String, String, bool) {
 }
 
 /// What `sbatch` is given for one node besides the script.
-pub struct Submit<'a> {
+pub(crate) struct Submit<'a> {
     pub node: &'a str,
     /// The job's name, from [`job_name`](super::job_name).
     pub name: &'a str,
@@ -87,7 +87,7 @@ pub struct Submit<'a> {
 }
 
 impl Submit<'_> {
-    pub fn args(&self) -> Vec<String> {
+    pub(crate) fn args(&self) -> Vec<String> {
         let (output, _, append) = output(self.logs, self.node);
         let mut a = vec![
             "--parsable".to_string(),
@@ -112,7 +112,7 @@ impl Submit<'_> {
     }
 
     /// The sbatch command line, every word quoted for a shell.
-    pub fn shown(&self) -> String {
+    pub(crate) fn shown(&self) -> String {
         std::iter::once("sbatch".to_string())
             .chain(self.args().iter().map(|a| shell_word(a)))
             .collect::<Vec<_>>()
@@ -120,7 +120,7 @@ impl Submit<'_> {
     }
 
     /// Submits the job; its id.
-    pub fn run(&self, script: &str) -> Result<String> {
+    pub(crate) fn run(&self, script: &str) -> Result<String> {
         let args = self.args();
         let refs: Vec<&str> = args.iter().map(String::as_str).collect();
         let out = slurm("sbatch", &refs, Some(script))?;
@@ -131,7 +131,7 @@ impl Submit<'_> {
 /// `sbatch --parsable`'s answer, `id` or `id;cluster`; or, from an sbatch
 /// without `--parsable` or a wrapper around it, the number after the last
 /// "Submitted batch job". The id is a whole number either way.
-pub fn parse_job_id(out: &[u8]) -> Result<String> {
+pub(super) fn parse_job_id(out: &[u8]) -> Result<String> {
     const SAID: &[u8] = b"Submitted batch job ";
     let text = out.trim_ascii();
     let said = (0..text.len().saturating_sub(SAID.len() - 1))

@@ -17,11 +17,11 @@ use crate::probes::workload::lists::{self, ListKind};
 use crate::topology::Topology;
 use std::collections::BTreeMap;
 
-pub use table::{Memory, Test, tests};
+pub(crate) use table::{Memory, Test, tests};
 
 /// How the suite is run here.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct SuiteOptions {
+pub(crate) struct SuiteOptions {
     /// Replaces every test's `-s`.
     pub secs: Option<u32>,
     /// Real reads and writes (-R -W) instead of -Z's memset.
@@ -32,7 +32,7 @@ pub struct SuiteOptions {
 
 /// A test made ready for this machine.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Planned {
+pub(crate) struct Planned {
     /// Name as printed (perf's, with `-rw` before the comma under --rw).
     pub name: String,
     pub short_name: String,
@@ -53,7 +53,7 @@ pub struct Planned {
 /// Every test of the suite as it would run here: its name, a tab and its
 /// arguments after `mem`, or `skipped: WHY`; one line each, for scripts
 /// that run the same tests elsewhere (e.g. perf itself, side by side).
-pub fn listing(topo: &Topology, opts: &SuiteOptions) -> String {
+pub(crate) fn listing(topo: &Topology, opts: &SuiteOptions) -> String {
     tests()
         .iter()
         .map(|t| {
@@ -174,7 +174,7 @@ fn seed_entries(text: &str, kind: ListKind, tasks: usize) -> Vec<usize> {
 }
 
 /// Maps one test onto `topo`.
-pub fn plan(test: &Test, topo: &Topology, opts: &SuiteOptions) -> Planned {
+pub(crate) fn plan(test: &Test, topo: &Topology, opts: &SuiteOptions) -> Planned {
     let mut e = Entry::of(test);
     let mut notes: Vec<String> = name_mismatch(test).into_iter().collect();
     let full_nodes = full_nodes(topo);

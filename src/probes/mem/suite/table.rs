@@ -3,7 +3,7 @@
 
 /// Shared option groups of the seed's table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Opts {
+pub(crate) enum Opts {
     BwRam,
     BwRamNothp,
     Conv,
@@ -14,7 +14,7 @@ pub enum Opts {
 
 impl Opts {
     /// The run time the seed gives the group.
-    pub fn secs(self) -> u32 {
+    pub(crate) fn secs(self) -> u32 {
         match self {
             Opts::Conv | Opts::ConvNothp => 100,
             _ => 20,
@@ -23,7 +23,7 @@ impl Opts {
 
     /// The group's clustered short flags: `-z` and `-Z` always, `-0` but
     /// for RAM bandwidth, `-q`, and `-c -m` for convergence.
-    pub fn flags(self) -> &'static str {
+    pub(crate) fn flags(self) -> &'static str {
         match self {
             Opts::BwRam | Opts::BwRamNothp => "-zZq",
             Opts::Conv | Opts::ConvNothp => "-zZ0qcm",
@@ -32,25 +32,25 @@ impl Opts {
     }
 
     /// RAM bandwidth walks its memory in order.
-    pub fn no_rand_walk(self) -> bool {
+    pub(crate) fn no_rand_walk(self) -> bool {
         matches!(self, Opts::BwRam | Opts::BwRamNothp)
     }
 
     /// The `-NOTHP` variants end with `--thp -1`.
-    pub fn nothp(self) -> bool {
+    pub(crate) fn nothp(self) -> bool {
         matches!(self, Opts::BwRamNothp | Opts::ConvNothp | Opts::BwNothp)
     }
 }
 
 /// Which memory a test works on: `-P` (per process) or `-T` (per thread).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Memory {
+pub(crate) enum Memory {
     Process,
     Thread,
 }
 
 impl Memory {
-    pub fn flag(self) -> &'static str {
+    pub(crate) fn flag(self) -> &'static str {
         match self {
             Memory::Process => "-P",
             Memory::Thread => "-T",
@@ -62,7 +62,7 @@ impl Memory {
 /// alignment space and trailing comma), its shape on the seed machine and
 /// its option group.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Test {
+pub(crate) struct Test {
     pub name: &'static str,
     pub procs: usize,
     pub threads: usize,
@@ -76,13 +76,13 @@ pub struct Test {
 
 impl Test {
     /// The name without alignment and comma, e.g. `1x3-convergence`.
-    pub fn short_name(&self) -> &'static str {
+    pub(crate) fn short_name(&self) -> &'static str {
         self.name.trim().trim_end_matches(',')
     }
 
     /// The seed's arguments after `mem`, in its order.
     #[cfg(test)]
-    pub fn args(&self) -> Vec<String> {
+    pub(crate) fn args(&self) -> Vec<String> {
         let mut v: Vec<String> = vec![
             "-p".into(),
             self.procs.to_string(),
@@ -107,7 +107,7 @@ impl Test {
 }
 
 /// The seed's table, in order.
-pub fn tests() -> Vec<Test> {
+pub(crate) fn tests() -> Vec<Test> {
     use Memory::{Process as P, Thread as T};
     use Opts::*;
     let t = |name, procs, threads, memory, mb, binding, opts| Test {

@@ -11,7 +11,7 @@ use std::ffi::c_void;
 
 /// A CUDA context, current on the thread that created it. Only one is
 /// meant to exist at a time: calls through one that is not current fail.
-pub struct Context<'d> {
+pub(crate) struct Context<'d> {
     pub(super) driver: &'d Driver,
     pub(super) ctx: CuContext,
 }
@@ -27,7 +27,7 @@ impl Drop for Context<'_> {
 
 /// Which way a copy goes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum CopyDirection {
+pub(crate) enum CopyDirection {
     /// Host to device (SHOC's BusSpeedDownload): `cuMemcpyHtoD_v2`.
     HostToDevice,
     /// Device to host (SHOC's BusSpeedReadback): `cuMemcpyDtoH_v2`.
@@ -40,14 +40,14 @@ impl Context<'_> {
     }
 
     /// `cuCtxSynchronize`: waits for all work of the context.
-    pub fn synchronize(&self) -> Result<(), CudaError> {
+    pub(crate) fn synchronize(&self) -> Result<(), CudaError> {
         // SAFETY: no arguments; acts on the current context.
         let code = unsafe { (self.api().cuCtxSynchronize)() };
         check(self.api(), "cuCtxSynchronize", code)
     }
 
     /// `len` bytes of device memory, freed on drop.
-    pub fn alloc(&self, len: usize) -> Result<DeviceMemory<'_>, CudaError> {
+    pub(crate) fn alloc(&self, len: usize) -> Result<DeviceMemory<'_>, CudaError> {
         let mut ptr: CuDevicePtr = 0;
         // SAFETY: `ptr` is a valid out-pointer.
         let code = unsafe { (self.api().cuMemAlloc_v2)(&mut ptr, len) };
@@ -64,7 +64,7 @@ impl Context<'_> {
     /// whole mapping (`buf.mapped_len()`, whole pages) is registered; it is
     /// unregistered when the [`Registered`] drops, which the borrow makes
     /// happen before `buf` can be dropped or moved.
-    pub fn register<'b>(&'b self, buf: &'b mut Buffer) -> Result<Registered<'b>, CudaError> {
+    pub(crate) fn register<'b>(&'b self, buf: &'b mut Buffer) -> Result<Registered<'b>, CudaError> {
         let len = buf.mapped_len();
         let ptr = buf.as_mut_ptr().cast::<c_void>();
         // SAFETY: `ptr..ptr + len` is the buffer's mapping, page aligned and
@@ -76,7 +76,7 @@ impl Context<'_> {
     }
 
     /// An event, destroyed on drop.
-    pub fn event(&self) -> Result<Event<'_>, CudaError> {
+    pub(crate) fn event(&self) -> Result<Event<'_>, CudaError> {
         let mut ev: CuEvent = std::ptr::null_mut();
         // SAFETY: `ev` is a valid out-pointer; flags 0 = CU_EVENT_DEFAULT
         // (timing enabled).
@@ -88,7 +88,7 @@ impl Context<'_> {
     /// Copies the first `len` bytes between `host` and `dev` in
     /// `direction` (synchronous: returns when the copy is done, pinned host
     /// memory included).
-    pub fn copy(
+    pub(crate) fn copy(
         &self,
         direction: CopyDirection,
         host: &mut Registered<'_>,
@@ -130,7 +130,7 @@ impl Context<'_> {
 
     /// Times one copy with events recorded on the default stream around
     /// it (SHOC's method); returns seconds.
-    pub fn timed_copy(
+    pub(crate) fn timed_copy(
         &self,
         direction: CopyDirection,
         host: &mut Registered<'_>,
@@ -148,7 +148,7 @@ impl Context<'_> {
 }
 
 /// Device memory from `cuMemAlloc_v2`, freed on drop.
-pub struct DeviceMemory<'c> {
+pub(crate) struct DeviceMemory<'c> {
     ctx: &'c Context<'c>,
     ptr: CuDevicePtr,
     len: usize,
@@ -163,14 +163,14 @@ impl Drop for DeviceMemory<'_> {
 }
 
 /// A host [`Buffer`] page-locked for the GPU; unregistered on drop.
-pub struct Registered<'b> {
+pub(crate) struct Registered<'b> {
     ctx: &'b Context<'b>,
     buf: &'b mut Buffer,
 }
 
 impl Registered<'_> {
     /// The buffer's requested length (copies may use up to this much).
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.buf.len()
     }
 }
@@ -186,14 +186,14 @@ impl Drop for Registered<'_> {
 }
 
 /// A CUDA event, destroyed on drop.
-pub struct Event<'c> {
+pub(crate) struct Event<'c> {
     ctx: &'c Context<'c>,
     ev: CuEvent,
 }
 
 impl Event<'_> {
     /// `cuEventRecord` on the default stream.
-    pub fn record(&self) -> Result<(), CudaError> {
+    pub(crate) fn record(&self) -> Result<(), CudaError> {
         // SAFETY: `ev` is a live event of this context; stream 0 is the
         // legacy default stream.
         let code = unsafe { (self.ctx.api().cuEventRecord)(self.ev, DEFAULT_STREAM) };
@@ -201,14 +201,14 @@ impl Event<'_> {
     }
 
     /// `cuEventSynchronize`: waits until the event has happened.
-    pub fn synchronize(&self) -> Result<(), CudaError> {
+    pub(crate) fn synchronize(&self) -> Result<(), CudaError> {
         // SAFETY: `ev` is a live event of this context.
         let code = unsafe { (self.ctx.api().cuEventSynchronize)(self.ev) };
         check(self.ctx.api(), "cuEventSynchronize", code)
     }
 
     /// Milliseconds from this event to `later` (both recorded and done).
-    pub fn elapsed_ms(&self, later: &Event<'_>) -> Result<f32, CudaError> {
+    pub(crate) fn elapsed_ms(&self, later: &Event<'_>) -> Result<f32, CudaError> {
         let mut ms: f32 = 0.0;
         // SAFETY: `ms` is a valid out-pointer; both events are live.
         let code = unsafe { (self.ctx.api().cuEventElapsedTime)(&mut ms, self.ev, later.ev) };

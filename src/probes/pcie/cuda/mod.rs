@@ -24,24 +24,24 @@
 //! rather than doing anything unsound.
 
 mod context;
-pub use context::{Context, CopyDirection, DeviceMemory, Event, Registered};
+pub(crate) use context::{Context, CopyDirection, DeviceMemory, Event, Registered};
 
 use std::ffi::{CStr, CString, c_char, c_int, c_uint, c_void};
 use std::fmt;
 
 /// The library opened by default.
-pub const LIBRARY: &str = "libcuda.so.1";
+pub(crate) const LIBRARY: &str = "libcuda.so.1";
 /// Environment variable naming another library file to open instead.
-pub const LIBRARY_ENV: &str = "NUMABENCH_LIBCUDA";
+pub(crate) const LIBRARY_ENV: &str = "NUMABENCH_LIBCUDA";
 
 /// `CUresult`: 0 is success, anything else an error code.
-pub type CuResult = c_int;
+pub(crate) type CuResult = c_int;
 /// `CUDA_SUCCESS`.
-pub const CUDA_SUCCESS: CuResult = 0;
+pub(crate) const CUDA_SUCCESS: CuResult = 0;
 /// `CUDA_ERROR_NO_DEVICE`: the driver is installed but sees no GPU.
-pub const CUDA_ERROR_NO_DEVICE: CuResult = 100;
+pub(crate) const CUDA_ERROR_NO_DEVICE: CuResult = 100;
 /// `CUDA_ERROR_INVALID_VALUE`.
-pub const CUDA_ERROR_INVALID_VALUE: CuResult = 1;
+pub(crate) const CUDA_ERROR_INVALID_VALUE: CuResult = 1;
 
 type CuDevice = c_int;
 type CuContext = *mut c_void;
@@ -61,7 +61,7 @@ const DEFAULT_STREAM: CuStream = std::ptr::null_mut();
 
 /// Why the driver library cannot be used.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum LoadError {
+pub(crate) enum LoadError {
     /// `dlopen` found no such file: no NVIDIA driver installed.
     #[error("{library} not found")]
     NotFound { library: String },
@@ -82,7 +82,7 @@ impl LoadError {
     /// True when there is no usable library at all (as opposed to one
     /// that loads but lacks an entry point): the machine has no CUDA
     /// driver to measure with.
-    pub fn is_absent(&self) -> bool {
+    pub(crate) fn is_absent(&self) -> bool {
         !matches!(self, LoadError::MissingSymbol { .. })
     }
 }
@@ -90,7 +90,7 @@ impl LoadError {
 /// A CUDA call that returned an error.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{call} failed: {text} (CUDA error {code})")]
-pub struct CudaError {
+pub(crate) struct CudaError {
     /// The driver function, e.g. `cuMemAlloc_v2`.
     pub call: &'static str,
     pub code: CuResult,
@@ -236,7 +236,7 @@ fn c_buffer_text(buf: &[c_char]) -> String {
 /// The loaded driver library. It stays loaded until the process exits:
 /// the driver starts threads of its own, and unloading it under them is
 /// not safe.
-pub struct Driver {
+pub(crate) struct Driver {
     library: String,
     api: Api,
 }
@@ -251,12 +251,12 @@ impl fmt::Debug for Driver {
 
 /// A GPU as the driver numbers it (`CUdevice`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Device(CuDevice);
+pub(crate) struct Device(CuDevice);
 
 impl Driver {
     /// Opens `$NUMABENCH_LIBCUDA` when set and not empty, else
     /// [`LIBRARY`], and looks up every entry point.
-    pub fn load() -> Result<Driver, LoadError> {
+    pub(crate) fn load() -> Result<Driver, LoadError> {
         let path = std::env::var(LIBRARY_ENV)
             .ok()
             .filter(|p| !p.is_empty())
@@ -266,7 +266,7 @@ impl Driver {
 
     /// Opens the library at `path` (a name for the loader's search, or a
     /// path) and looks up every entry point.
-    pub fn load_from(path: &str) -> Result<Driver, LoadError> {
+    pub(crate) fn load_from(path: &str) -> Result<Driver, LoadError> {
         // dlopen opens and reads whatever a path names: a FIFO would block
         // it for good, a device would be read from. Only a regular file
         // (through links) can be a library.
@@ -300,13 +300,13 @@ impl Driver {
     }
 
     /// The library name or path that was opened.
-    pub fn library(&self) -> &str {
+    pub(crate) fn library(&self) -> &str {
         &self.library
     }
 
     /// `cuInit(0)`. Fails with [`CUDA_ERROR_NO_DEVICE`] where the driver is
     /// installed but no GPU is visible.
-    pub fn init(&self) -> Result<(), CudaError> {
+    pub(crate) fn init(&self) -> Result<(), CudaError> {
         // SAFETY: cuInit takes a flags word (must be 0) and no pointers.
         let code = unsafe { (self.api.cuInit)(0) };
         check(&self.api, "cuInit", code)
@@ -314,7 +314,7 @@ impl Driver {
 
     /// The number of GPUs the driver shows this process (after
     /// `CUDA_VISIBLE_DEVICES`).
-    pub fn device_count(&self) -> Result<usize, CudaError> {
+    pub(crate) fn device_count(&self) -> Result<usize, CudaError> {
         let mut n: c_int = 0;
         // SAFETY: `n` is a valid out-pointer for one int.
         let code = unsafe { (self.api.cuDeviceGetCount)(&mut n) };
@@ -323,7 +323,7 @@ impl Driver {
     }
 
     /// The device of ordinal `ordinal` (0-based, in the driver's order).
-    pub fn device(&self, ordinal: usize) -> Result<Device, CudaError> {
+    pub(crate) fn device(&self, ordinal: usize) -> Result<Device, CudaError> {
         let ord = c_int::try_from(ordinal).map_err(|_| CudaError {
             call: "cuDeviceGet",
             code: CUDA_ERROR_INVALID_VALUE,
@@ -338,7 +338,7 @@ impl Driver {
     }
 
     /// The device's marketing name, e.g. `NVIDIA H100 80GB HBM3`.
-    pub fn device_name(&self, dev: Device) -> Result<String, CudaError> {
+    pub(crate) fn device_name(&self, dev: Device) -> Result<String, CudaError> {
         let mut buf = [0 as c_char; 256];
         // SAFETY: the driver writes at most `len` bytes, NUL included, into
         // `buf`, which is that long.
@@ -350,7 +350,7 @@ impl Driver {
 
     /// The device's PCI address, `domain:bus:device.function` in hex, e.g.
     /// `0000:3B:00.0` (upper case, unlike sysfs).
-    pub fn pci_bus_id(&self, dev: Device) -> Result<String, CudaError> {
+    pub(crate) fn pci_bus_id(&self, dev: Device) -> Result<String, CudaError> {
         let mut buf = [0 as c_char; 64];
         // SAFETY: as for `device_name`: at most `len` bytes into `buf`.
         let code =
@@ -361,7 +361,7 @@ impl Driver {
 
     /// Creates a context on `dev` and makes it current on this thread; it is
     /// destroyed when the [`Context`] drops.
-    pub fn create_context(&self, dev: Device) -> Result<Context<'_>, CudaError> {
+    pub(crate) fn create_context(&self, dev: Device) -> Result<Context<'_>, CudaError> {
         let mut ctx: CuContext = std::ptr::null_mut();
         // SAFETY: `ctx` is a valid out-pointer; flags 0 = CU_CTX_SCHED_AUTO.
         let code = unsafe { (self.api.cuCtxCreate_v2)(&mut ctx, 0, dev.0) };
