@@ -18,6 +18,7 @@ mod mlp;
 mod model;
 mod omp;
 pub(crate) mod output;
+mod part;
 mod pcie;
 pub(crate) mod peak;
 mod place;
@@ -95,6 +96,8 @@ pub enum Command {
         after_long_help = "Guide: docs/report-and-compare.md (output formats, completions and man pages) in the numabench source."
     )]
     Generate(generate::GenerateArgs),
+    #[command(hide = true)]
+    Part(part::PartArgs),
 }
 
 impl Command {
@@ -116,7 +119,8 @@ impl Command {
             | Command::Loaded(_)
             | Command::Latency(_)
             | Command::Mlp(_)
-            | Command::Peak(_) => true,
+            | Command::Peak(_)
+            | Command::Part(_) => true,
             _ => false,
         }
     }
@@ -175,6 +179,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Latency(args) => latency::run(args),
         Command::Mlp(args) => mlp::run(args),
         Command::Peak(args) => peak::run(args),
+        Command::Part(args) => part::run(args),
     }
 }
 

@@ -22,14 +22,36 @@ pub struct RunArgs {
     /// summary to stderr.
     #[command(flatten)]
     pub format: FormatArgs,
+    /// Print the steps the run would take, in order, each with the command
+    /// line it would be given, and measure nothing; with --sysfs-root, for
+    /// a captured machine.
+    #[arg(long)]
+    pub plan: bool,
+    #[command(flatten)]
+    pub root: super::RootArgs,
 }
 
 pub(super) fn run(args: RunArgs) -> Result<()> {
+    let profile = crate::jobs::run::Profile::from_name(&args.profile.profile)
+        .expect("clap admits only the profiles' names");
+    if args.plan {
+        let (_, topo) = args.root.topology()?;
+        crate::console::out(&crate::jobs::run::plan::text(
+            &topo,
+            profile,
+            crate::probes::REGISTRY,
+        ));
+        return Ok(());
+    }
+    if args.root.sysfs_root.is_some() {
+        return Err(crate::error::usage(
+            "--sysfs-root goes with --plan: a run measures the machine it runs on",
+        ));
+    }
     let dir = args.dir.dir.clone();
     let outcome = crate::jobs::run::run(&crate::jobs::run::Options {
         dir: args.dir.dir,
-        profile: crate::jobs::run::Profile::from_name(&args.profile.profile)
-            .expect("clap admits only the profiles' names"),
+        profile,
     })?;
     let document_unwritten = matches!(outcome.unwritten, Some(Unwritten::Document(_)));
     match args.format.chosen() {

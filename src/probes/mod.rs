@@ -7,42 +7,39 @@
 //! threads, the sizing of a part's command line, perf's process workload
 //! engine.
 
-pub(crate) mod autonuma;
-pub(crate) mod c2c;
-pub(crate) mod latency;
-pub(crate) mod loaded;
-pub(crate) mod matrix;
 pub(crate) mod measure;
-pub(crate) mod mem;
-pub(crate) mod mlp;
-pub(crate) mod model;
 pub(crate) mod part;
-pub(crate) mod pcie;
-pub(crate) mod peak;
-pub(crate) mod sched;
 pub(crate) mod seats;
 pub(crate) mod sizing;
-pub(crate) mod sweep;
 pub(crate) mod team;
-pub(crate) mod tier;
 pub(crate) mod workload;
 
-/// Every probe, in the order the report shows them: its view, and what it
-/// adds to `run`, its summary, the repeat check and the fleet report
-/// (`crate::view::Probe`). Adding a probe is adding its folder and one
-/// line here.
-pub(crate) static REGISTRY: &[&dyn crate::view::Probe] = &[
-    &matrix::MatrixView,
-    &sweep::SweepView,
-    &latency::LatencyView,
-    &mlp::MlpView,
-    &loaded::LoadedView,
-    &peak::PeakView,
-    &c2c::C2cView,
-    &sched::SchedView,
-    &autonuma::AutonumaView,
-    &tier::TierView,
-    &mem::MemView,
-    &model::ModelView,
-    &pcie::PcieView,
-];
+/// Declares each probe's module and lists its registry entry, so that a
+/// probe is one line of [`REGISTRY`]: `folder::View`.
+macro_rules! registry {
+    ($($folder:ident :: $entry:ident),* $(,)?) => {
+        $(pub(crate) mod $folder;)*
+
+        /// Every probe, in the order the report shows them: its view, and
+        /// what it adds to `run`, its summary, the repeat check and the
+        /// fleet report (`crate::view::Probe`). Adding a probe is adding
+        /// its folder, one line here and its name in `results::names`.
+        pub(crate) static REGISTRY: &[&dyn crate::view::Probe] = &[$(&$folder::$entry),*];
+    };
+}
+
+registry! {
+    matrix::MatrixView,
+    sweep::SweepView,
+    latency::LatencyView,
+    mlp::MlpView,
+    loaded::LoadedView,
+    peak::PeakView,
+    c2c::C2cView,
+    sched::SchedView,
+    autonuma::AutonumaView,
+    tier::TierView,
+    mem::MemView,
+    model::ModelView,
+    pcie::PcieView,
+}

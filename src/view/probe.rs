@@ -17,6 +17,18 @@ pub(crate) trait Probe: View {
         None
     }
 
+    /// Measures its part of `run` where the probe has no command of its
+    /// own: its [`Part::args`] then start with `part PROBE`, and run's
+    /// child (`numabench part PROBE ARGS...`) prints these records as a
+    /// results document. `None`: its part runs its own command.
+    fn measure_part(
+        &self,
+        _topo: &Topology,
+        _args: &[String],
+    ) -> Option<anyhow::Result<Vec<Record>>> {
+        None
+    }
+
     /// Its line(s) in run's terminal summary, from its own records: the
     /// figure a person quotes. A part that failed is named in its place.
     fn summary_line(&self, _records: &[&Record]) -> Option<String> {

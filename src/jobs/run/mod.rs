@@ -9,6 +9,7 @@ mod folder;
 mod golden_tests;
 mod levels;
 mod parts;
+pub(crate) mod plan;
 mod probe_lines;
 mod summary;
 #[cfg(test)]
