@@ -505,3 +505,70 @@ fn the_probe_check_sees_probes_from_either_depth() {
     assert_eq!(names("probes/workload/mod.rs"), ["tasks", "autonuma"]);
     assert_eq!(names("probes/seats.rs"), ["tasks", "autonuma"]);
 }
+
+/// Production code outside `src/results/` that looks a record's param or
+/// metric up by name in its map, not through the typed readers
+/// (`src/results/reader.rs`).
+fn map_lookups(rel: &str, code: &str) -> Vec<String> {
+    const LOOKUPS: [&str; 3] = ["params.get(", "metrics.get(", "params.contains_key("];
+    if rel.starts_with("results/") {
+        return Vec::new();
+    }
+    code.lines()
+        .enumerate()
+        .filter(|(_, l)| LOOKUPS.iter().any(|k| l.contains(k)))
+        .map(|(i, l)| format!("src/{rel}:{}: {}", i + 1, l.trim()))
+        .collect()
+}
+
+/// Production code that searches a note's words (`note.contains(...)`,
+/// `notes.iter().any(|n| n.starts_with(...))`): a fact code acts on
+/// travels as a typed condition (`src/results/condition.rs`).
+fn note_searches(rel: &str, code: &str) -> Vec<String> {
+    const SEARCHES: [&str; 5] = ["find(", "rfind(", "contains(", "starts_with(", "ends_with("];
+    code.lines()
+        .enumerate()
+        .filter(|(_, l)| {
+            let on_note = SEARCHES.iter().any(|s| l.contains(&format!("note.{s}")));
+            let in_notes = l.contains("notes")
+                && SEARCHES
+                    .iter()
+                    .any(|s| l.contains(&format!("|n| n.{s}")) || l.contains(&format!("|n| !n.{s}")));
+            on_note || in_notes
+        })
+        .map(|(i, l)| format!("src/{rel}:{}: {}", i + 1, l.trim()))
+        .collect()
+}
+
+#[test]
+fn records_are_read_through_their_readers_and_notes_are_never_parsed() {
+    let mut wrong = Vec::new();
+    let files = all_files();
+    let tests = test_files(&files);
+    for (rel, text) in &files {
+        if tests.contains(rel) {
+            continue;
+        }
+        let code = without_tests(text);
+        wrong.extend(map_lookups(rel, code));
+        wrong.extend(note_searches(rel, code));
+    }
+    assert!(
+        wrong.is_empty(),
+        "records read as maps, or notes searched for words:\n{}",
+        wrong.join("\n")
+    );
+}
+
+#[test]
+fn the_reader_and_note_checks_see_what_they_look_for() {
+    assert_eq!(map_lookups("probes/x/view.rs", "let v = r.params.get(k);").len(), 1);
+    assert!(map_lookups("results/reader.rs", "self.params.get(k)").is_empty());
+    assert_eq!(note_searches("jobs/x.rs", "if note.contains(\"time limit\") {").len(), 1);
+    assert_eq!(
+        note_searches("jobs/x.rs", "r.notes.iter().any(|n| n.starts_with(\"FAILED\"))").len(),
+        1
+    );
+    // Keeping a list of notes free of repeats is no search of their words.
+    assert!(note_searches("probes/x.rs", "notes.extend(note.filter(|n| !notes.contains(n)));").is_empty());
+}
