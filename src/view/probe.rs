@@ -31,7 +31,7 @@ pub(crate) trait Probe: View {
 
     /// Its line(s) in run's terminal summary, from its own records: the
     /// figure a person quotes. A part that failed is named in its place.
-    fn summary_line(&self, _records: &[&Record]) -> Option<String> {
+    fn summary_line(&self, _topo: &Topology, _records: &[&Record]) -> Option<String> {
         None
     }
 

@@ -7,7 +7,6 @@
 mod folder;
 #[cfg(test)]
 mod golden_tests;
-mod levels;
 mod parts;
 pub(crate) mod plan;
 mod probe_lines;
@@ -263,7 +262,7 @@ fn measure_sweep(topo: &Topology, show: &dyn Fn(&str), records: &mut Vec<Record>
     if stopped() {
         return Ok(None);
     }
-    let (cfg, note) = levels::sweep_config(topo);
+    let (cfg, note) = sweep::levels::sweep_config(topo);
     let sweep::Swept {
         rows,
         mut notes,

@@ -7,6 +7,7 @@
 use crate::analysis::fleet::figures::plain;
 use crate::probes::REGISTRY;
 use crate::results::{Better, Document, LeanDocument, Record};
+use crate::topology::Topology;
 use crate::view::{FleetFigure, Part, Probe, Profile, Section, Spec, View};
 
 const TOY: &str = "toy";
@@ -38,7 +39,7 @@ impl Probe for ToyView {
         })
     }
 
-    fn summary_line(&self, records: &[&Record]) -> Option<String> {
+    fn summary_line(&self, _topo: &Topology, records: &[&Record]) -> Option<String> {
         let fastest = records
             .iter()
             .filter_map(|r| r.value(SPEED))

@@ -2,6 +2,7 @@
 //! `run`, its summary line and its fleet figure.
 
 use super::C2cView;
+use crate::topology::Topology;
 use crate::analysis::fleet::figures::plain;
 use crate::probes::part::words;
 use crate::results::names::c2c::variant::CAS;
@@ -59,7 +60,7 @@ impl Probe for C2cView {
 
     /// Median one-way latency of each class, per variant, as the view's
     /// class table has it.
-    fn summary_line(&self, recs: &[&Record]) -> Option<String> {
+    fn summary_line(&self, _topo: &Topology, recs: &[&Record]) -> Option<String> {
         let parts: Vec<String> = super::view::class_medians(recs)
             .into_iter()
             .map(|(v, classes)| {

@@ -2,6 +2,7 @@
 //! `run`, its summary line and its single chase for the repeat check.
 
 use super::MlpView;
+use crate::topology::Topology;
 use crate::probes::part::{
     chase_bytes, chase_cell_secs, local_remote, mib, node_pairs, time_limit, words,
 };
@@ -36,7 +37,7 @@ impl Probe for MlpView {
     }
 
     /// Misses in flight at the most chases measured, local and remote.
-    fn summary_line(&self, recs: &[&Record]) -> Option<String> {
+    fn summary_line(&self, _topo: &Topology, recs: &[&Record]) -> Option<String> {
         let most = recs
             .iter()
             .filter_map(|r| r.u64_param(mlp::param::CHASES))

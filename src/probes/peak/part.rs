@@ -2,6 +2,7 @@
 //! summary line and its fleet figure.
 
 use super::PeakView;
+use crate::topology::Topology;
 use crate::analysis::fleet::figures::{cell, worst};
 use crate::probes::part::{local_remote, time_limit, words};
 use crate::results::names::fleet::figure as id;
@@ -75,7 +76,7 @@ impl Probe for PeakView {
     }
 
     /// The best mix of all cores per target: local, remote, interleaved.
-    fn summary_line(&self, recs: &[&Record]) -> Option<String> {
+    fn summary_line(&self, _topo: &Topology, recs: &[&Record]) -> Option<String> {
         let top = all_core_best(recs);
         let most = top.first()?.u64_param(shared::THREADS)?;
         let named = |r: &Record| {
