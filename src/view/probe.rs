@@ -5,7 +5,7 @@
 //! in `run`, or gives no fleet figure, leaves the default of none.
 
 use super::View;
-use crate::results::{Better, Record};
+use crate::results::{Better, Document, Record, Series};
 use crate::topology::Topology;
 use serde::Serialize;
 
@@ -27,6 +27,13 @@ pub(crate) trait Probe: View {
         _args: &[String],
     ) -> Option<anyhow::Result<Vec<Record>>> {
         None
+    }
+
+    /// Files of its own in a run's results folder, beside results.json
+    /// and report.html, each named (the run makes the name safe for a
+    /// file system) and drawn from its records.
+    fn folder_files(&self, _doc: &Document, _records: &[&Record]) -> Vec<(String, FolderFile)> {
+        Vec::new()
     }
 
     /// Its line(s) in run's terminal summary, from its own records: the
@@ -53,6 +60,15 @@ pub(crate) trait Probe: View {
     fn fleet_figures(&self) -> &'static [FleetFigure] {
         &[]
     }
+}
+
+/// A file of a probe's in a run's results folder.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum FolderFile {
+    /// A table, written as CSV with its notes after the rows.
+    Table(super::Csv),
+    /// A time series: a column of x, then one column per line.
+    Series(Series),
 }
 
 /// How much a run measures; each profile holds the one before it.

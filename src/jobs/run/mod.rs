@@ -17,15 +17,13 @@ mod toy_probe_tests;
 use crate::analysis::classes::ClassOptions;
 use crate::output::html::{Run, report};
 use crate::probes::REGISTRY;
-use crate::probes::matrix::MatrixView;
 use crate::probes::matrix::{self, MatrixConfig};
 use crate::probes::sweep;
-use crate::probes::sweep::view::SweepView;
 use crate::progress::Progress;
 use crate::results::names::{probe, run::NOT_COMPLETE};
 use crate::results::{Document, Record, write_output};
 use crate::topology::{SysfsRoot, Topology, read_topology};
-use crate::view::View;
+use crate::view::FolderFile;
 use anyhow::Result;
 
 pub(crate) use crate::view::Profile;
@@ -303,16 +301,8 @@ fn measure_parts(
     }
 }
 
-/// One probe's records as that probe's own CSV (the matrix's grids,
-/// sc-membench's columns), drawn by its view from the document.
-fn probe_csv(doc: &Document, view: &dyn View) -> Result<String> {
-    let records = crate::view::records_of(doc, view.probe());
-    let table = view.csv(doc, &records).unwrap_or_default();
-    crate::output::render::csv_text(&table)
-}
-
-/// results.json first, then the parts' logs, the AutoNUMA series as CSV,
-/// matrix.csv, sweep.csv and report.html. Each file is tried even when one
+/// results.json first, then the parts' logs, the probes' own files
+/// (matrix.csv, sweep.csv, the AutoNUMA series as CSV) and report.html. Each file is tried even when one
 /// before it failed: whatever fits on the disk is kept.
 fn write_folder(folder: &Path, m: &Measured) -> Result<(), Unwritten> {
     let doc = &m.doc;
@@ -326,14 +316,16 @@ fn write_folder(folder: &Path, m: &Measured) -> Result<(), Unwritten> {
     for (name, log) in &m.logs {
         files.push((format!("{name}.log"), Ok(log.clone())));
     }
-    for r in doc.records.iter().filter(|r| r.probe == probe::AUTONUMA) {
-        for s in &r.series {
-            let file = folder::file_name_safe(&format!("autonuma-{}-{}.csv", r.name, s.name));
-            files.push((file, folder::series_csv(s)));
+    for p in REGISTRY {
+        let records = crate::view::records_of(doc, p.probe());
+        for (name, file) in p.folder_files(doc, &records) {
+            let text = match &file {
+                FolderFile::Table(table) => crate::output::render::csv_text(table),
+                FolderFile::Series(series) => folder::series_csv(series),
+            };
+            files.push((folder::file_name_safe(&name), text));
         }
     }
-    files.push(("matrix.csv".into(), probe_csv(doc, &MatrixView)));
-    files.push(("sweep.csv".into(), probe_csv(doc, &SweepView)));
     let html = report(
         &[Run {
             label: probe::RUN.into(),
@@ -379,5 +371,46 @@ mod tests {
             ],
         };
         assert_eq!(failed_parts(&m), [probe::PEAK]);
+    }
+
+    #[test]
+    fn the_folder_holds_each_probes_own_files_drawn_by_its_view() {
+        use crate::results::{Line, Series};
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/golden/cases/run.json");
+        let mut doc = Document::load(Path::new(path)).unwrap().document;
+        let mut auto = Record::new(probe::AUTONUMA, "numa01 x/y");
+        auto.series.push(Series {
+            name: "memory".into(),
+            x_label: "time".into(),
+            x_unit: "s".into(),
+            y_label: "memory".into(),
+            y_unit: "MiB".into(),
+            x: vec![0.0, 1.0],
+            lines: vec![Line {
+                label: "node 0".into(),
+                y: vec![10.0, 20.0],
+            }],
+        });
+        doc.records.push(auto);
+        let dir = tempfile::tempdir().unwrap();
+        let m = Measured {
+            doc,
+            logs: Vec::new(),
+        };
+        assert!(write_folder(dir.path(), &m).is_ok());
+        let read = |name: &str| std::fs::read_to_string(dir.path().join(name)).unwrap();
+        let matrix = crate::view::records_of(&m.doc, probe::MATRIX);
+        let table =
+            crate::view::View::csv(&crate::probes::matrix::MatrixView, &m.doc, &matrix).unwrap();
+        assert_eq!(
+            read("matrix.csv"),
+            crate::output::render::csv_text(&table).unwrap()
+        );
+        assert!(read("sweep.csv").lines().count() > 1);
+        // The series' name made safe for a file system.
+        assert_eq!(
+            read("autonuma-numa01_x_y-memory.csv"),
+            "time (s),node 0 memory (MiB)\n0,10\n1,20\n"
+        );
     }
 }

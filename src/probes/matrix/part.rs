@@ -10,9 +10,16 @@ use crate::results::Record;
 use crate::topology::Topology;
 use crate::results::names::matrix::{kind, param};
 use crate::results::names::metric;
-use crate::view::Probe;
+use crate::results::Document;
+use crate::view::{FolderFile, Probe, View};
 
 impl Probe for MatrixView {
+    /// matrix.csv: the grids, as `matrix --csv` prints them.
+    fn folder_files(&self, doc: &Document, records: &[&Record]) -> Vec<(String, FolderFile)> {
+        let table = self.csv(doc, records).unwrap_or_default();
+        vec![("matrix.csv".into(), FolderFile::Table(table))]
+    }
+
     /// Printed even without a cell measured: a run always has its matrix,
     /// and dashes say that it measured nothing.
     fn summary_line(&self, topo: &Topology, records: &[&Record]) -> Option<String> {

@@ -8,9 +8,16 @@ use crate::analysis::sweep_summary::Summary;
 use crate::results::Record;
 use crate::results::names::{param, probe};
 use crate::topology::Topology;
-use crate::view::Probe;
+use crate::results::Document;
+use crate::view::{FolderFile, Probe, View};
 
 impl Probe for SweepView {
+    /// sweep.csv: sc-membench's columns, as `sweep --csv` prints them.
+    fn folder_files(&self, doc: &Document, records: &[&Record]) -> Vec<(String, FolderFile)> {
+        let table = self.csv(doc, records).unwrap_or_default();
+        vec![("sweep.csv".into(), FolderFile::Table(table))]
+    }
+
     fn summary_line(&self, topo: &Topology, records: &[&Record]) -> Option<String> {
         let lines = sweep_lines(
             &super::summarize(records),
