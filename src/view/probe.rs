@@ -111,15 +111,27 @@ pub(crate) struct Part {
     pub profile: Profile,
     /// Its place among the parts of its profile: they run in this order.
     pub order: u8,
-    /// Maps a chase buffer past the L3, as the matrix's latency cell does:
-    /// such parts run first, right after the matrix.
-    pub chases: bool,
     /// Its command line on this machine (the command is named as the
     /// probe).
     pub args: fn(&Topology) -> Vec<String>,
     /// A workload's summary line counts its records, under this name
     /// ("perf's suite"), where a short probe's gives its figures.
     pub counted_as: Option<&'static str>,
+    /// Measured in run's own process instead of a child (`args` then
+    /// unused): a step whose buffers the steps after it follow, such as the
+    /// matrix, or that forks nothing and needs no child to fail alone.
+    pub in_process: Option<InProcess>,
+}
+
+/// A part measured in run's own process: the topology, the run's profile
+/// and where to say what it is doing.
+pub(crate) type InProcess = fn(&Topology, Profile, &dyn Fn(&str)) -> anyhow::Result<InRun>;
+
+/// What an in-process part measured: its records, and why it stopped
+/// short where it failed after measuring some of them.
+pub(crate) struct InRun {
+    pub records: Vec<Record>,
+    pub failed: Option<String>,
 }
 
 /// One key figure of a fleet: what it is, its unit and which way is

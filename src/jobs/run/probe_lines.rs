@@ -26,7 +26,7 @@ pub(super) fn probe_lines(topo: &Topology, records: &[Record], registry: &[&dyn 
         let name = p.probe();
         let own = of(records, name);
         let failed = own.iter().any(|r| r.name == run::NOT_COMPLETE);
-        if part.is_some() && failed {
+        if part.is_some_and(|part| part.in_process.is_none()) && failed {
             out.push_str(&format!("  {name:<19} NOT COMPLETE, see {name}.log\n"));
         } else if let Some(line) = p.summary_line(topo, &own) {
             out.push_str(&line);
@@ -83,7 +83,7 @@ mod tests {
         let parts: Vec<&dyn Probe> = REGISTRY
             .iter()
             .copied()
-            .filter(|p| p.part().is_some())
+            .filter(|p| p.part().is_some_and(|part| part.in_process.is_none()))
             .collect();
         probe_lines(&crate::topology::fixture("two-node"), records, &parts)
     }

@@ -30,12 +30,12 @@ impl Probe for ToyView {
         Some(Part {
             profile: Profile::Default,
             order: 9,
-            chases: false,
             args: |topo| {
                 let nodes = topo.usable_memory_nodes().len().to_string();
                 vec![TOY.into(), "--nodes".into(), nodes, "--json".into()]
             },
             counted_as: None,
+            in_process: None,
         })
     }
 
@@ -115,7 +115,11 @@ fn the_toy_part_runs_after_the_default_parts_with_its_command_line() {
         want.insert(defaults, TOY);
         assert_eq!(names(&reg, profile), want, "{profile:?}");
     }
-    assert!(names(&reg, Profile::Quick).is_empty());
+    // A quick run is the matrix alone, with the toy or without it.
+    assert_eq!(
+        names(&reg, Profile::Quick),
+        [crate::results::names::probe::MATRIX]
+    );
     let toy = super::parts::of(Profile::Default, &reg).pop().unwrap();
     assert_eq!((toy.part.args)(&topo), ["toy", "--nodes", "2", "--json"]);
 }

@@ -9,9 +9,9 @@ use crate::view::{FolderFile, Part, Probe, Profile};
 const PART: Part = Part {
     profile: Profile::Full,
     order: 1,
-    chases: false,
     args: |_| words(&[probe::AUTONUMA, "all", "--json"]),
     counted_as: Some("AutoNUMA"),
+    in_process: None,
 };
 
 impl Probe for AutonumaView {

@@ -15,8 +15,7 @@ use crate::view::{FleetFigure, Part, Probe, Profile, Spec};
 /// pair): the node summary, not every pair.
 const PART: Part = Part {
     profile: Profile::Default,
-    order: 3,
-    chases: false,
+    order: 4,
     args: |_| {
         words(&[
             probe::C2C,
@@ -32,6 +31,7 @@ const PART: Part = Part {
         ])
     },
     counted_as: None,
+    in_process: None,
 };
 
 /// The median compare-and-swap latency over the CPU pairs measured.

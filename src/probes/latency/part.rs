@@ -20,7 +20,6 @@ use crate::view::{FleetFigure, Part, Probe, Profile, Spec};
 const PART: Part = Part {
     profile: Profile::Default,
     order: 0,
-    chases: true,
     args: |topo| {
         let bytes = chase_bytes(topo);
         let limit = time_limit(12, chase_cell_secs(3, bytes), 2 * node_pairs(topo));
@@ -38,6 +37,7 @@ const PART: Part = Part {
         ])
     },
     counted_as: None,
+    in_process: None,
 };
 
 /// The worst local page-local latency.

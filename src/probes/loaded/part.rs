@@ -20,7 +20,6 @@ use crate::view::{FleetFigure, Part, Probe, Profile, Spec};
 const PART: Part = Part {
     profile: Profile::Default,
     order: 2,
-    chases: true,
     args: |_| {
         words(&[
             probe::LOADED,
@@ -36,6 +35,7 @@ const PART: Part = Part {
         ])
     },
     counted_as: None,
+    in_process: None,
 };
 
 /// The worst local latency at full load.

@@ -11,9 +11,56 @@ use crate::topology::Topology;
 use crate::results::names::matrix::{kind, param};
 use crate::results::names::metric;
 use crate::results::Document;
-use crate::view::{FolderFile, Probe, View};
+use crate::view::{FolderFile, InRun, Part, Probe, Profile, View};
+
+/// Run's first step, in its own process: every later step's buffers
+/// follow the matrix's (the chase parts take its idle-latency buffer).
+const PART: Part = Part {
+    profile: Profile::Smoke,
+    order: 0,
+    args: |_| Vec::new(),
+    counted_as: None,
+    in_process: Some(in_run),
+};
+
+/// The node-to-node matrix (one thread, saturated, latency) with the best
+/// triad kernel, the theoretical peak where DMI gives one, and the rule
+/// its classes were found by; the cells measured before a failure are
+/// kept.
+fn in_run(topo: &Topology, profile: Profile, show: &dyn Fn(&str)) -> anyhow::Result<InRun> {
+    let cfg = if profile == Profile::Smoke {
+        smoke_config()?
+    } else {
+        super::MatrixConfig::new()?
+    };
+    let m = super::run(topo, &cfg, &mut |w| show(w))?;
+    let mut records = m.records();
+    super::add_peak(&mut records, topo);
+    records.push(super::class_rule_record(
+        &crate::analysis::classes::ClassOptions::default(),
+    ));
+    Ok(InRun {
+        records,
+        failed: m.failed,
+    })
+}
+
+/// The smoke profile's matrix: 8 MiB buffers, one timed run of 5 ms.
+fn smoke_config() -> anyhow::Result<super::MatrixConfig> {
+    let mut cfg = super::MatrixConfig::new()?.working_set(Some(8 << 20));
+    cfg.latency_bytes = Some(8 << 20);
+    cfg.timing = crate::probes::measure::Timing {
+        tries: 1,
+        min_run: std::time::Duration::from_millis(5),
+    };
+    Ok(cfg)
+}
 
 impl Probe for MatrixView {
+    fn part(&self) -> Option<Part> {
+        Some(PART)
+    }
+
     /// matrix.csv: the grids, as `matrix --csv` prints them.
     fn folder_files(&self, doc: &Document, records: &[&Record]) -> Vec<(String, FolderFile)> {
         let table = self.csv(doc, records).unwrap_or_default();

@@ -13,7 +13,6 @@ use crate::view::{Part, Probe, Profile};
 const PART: Part = Part {
     profile: Profile::Default,
     order: 1,
-    chases: true,
     args: |topo| {
         let bytes = chase_bytes(topo);
         let limit = time_limit(10, chase_cell_secs(4, bytes), node_pairs(topo));
@@ -29,6 +28,7 @@ const PART: Part = Part {
         ])
     },
     counted_as: None,
+    in_process: None,
 };
 
 impl Probe for MlpView {

@@ -16,8 +16,7 @@ use crate::view::{FleetFigure, Part, Probe, Profile, Spec};
 /// kinds, all cores of each CPU node into every target.
 const PART: Part = Part {
     profile: Profile::Default,
-    order: 4,
-    chases: false,
+    order: 5,
     args: |topo| {
         // Each CPU node into every memory node, and interleaved with two or more.
         let mem = topo.usable_memory_nodes().len();
@@ -33,6 +32,7 @@ const PART: Part = Part {
         ])
     },
     counted_as: None,
+    in_process: None,
 };
 
 /// The best mix of each target with the most threads measured: the

@@ -9,9 +9,49 @@ use crate::results::Record;
 use crate::results::names::{param, probe};
 use crate::topology::Topology;
 use crate::results::Document;
-use crate::view::{FolderFile, Probe, View};
+use crate::view::{FolderFile, InRun, Part, Probe, Profile, View};
+
+/// After the parts that chase a buffer past the L3, in run's own process:
+/// each of those maps about as much memory as the one before it has just
+/// freed, and a virtual machine may hand freed memory back to its host
+/// within seconds (faulting a 7.5 GiB chase buffer in again took 17 s of
+/// system time after 30 s idle, 2 s right after another was freed).
+const PART: Part = Part {
+    profile: Profile::Default,
+    order: 3,
+    args: |_| Vec::new(),
+    counted_as: None,
+    in_process: Some(in_run),
+};
+
+/// The default sweep, sized past this machine's L3; its notes and
+/// conditions go on its first record.
+fn in_run(topo: &Topology, _: Profile, show: &dyn Fn(&str)) -> anyhow::Result<InRun> {
+    let (cfg, note) = super::levels::sweep_config(topo);
+    let super::Swept {
+        rows,
+        mut notes,
+        mut conditions,
+        failed,
+    } = super::run(topo, &cfg, &mut |w| show(w))?;
+    // The note of the sizes the room allowed names the room of the seats
+    // the sweep config was made for: every thread spread over the nodes.
+    let seats = crate::probes::seats::spread(topo, crate::probes::seats::max_threads(topo));
+    conditions.extend(note.as_ref().and(super::room_condition(topo, &seats)));
+    notes.extend(note);
+    let mut records: Vec<Record> = rows.iter().map(super::records::record).collect();
+    if let Some(r) = records.first_mut() {
+        r.notes.extend(notes);
+        r.conditions.extend(conditions);
+    }
+    Ok(InRun { records, failed })
+}
 
 impl Probe for SweepView {
+    fn part(&self) -> Option<Part> {
+        Some(PART)
+    }
+
     /// sweep.csv: sc-membench's columns, as `sweep --csv` prints them.
     fn folder_files(&self, doc: &Document, records: &[&Record]) -> Vec<(String, FolderFile)> {
         let table = self.csv(doc, records).unwrap_or_default();
