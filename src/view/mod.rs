@@ -12,7 +12,7 @@ pub(crate) mod section;
 pub(crate) mod table;
 
 pub(crate) use chart::{BarGroup, Bars, Chart, Line, Marker};
-pub(crate) use probe::{Figure, FleetFigure, Part, Probe, Profile, Spec};
+pub(crate) use probe::{Figure, FleetFigure, FolderFile, InRun, Part, Probe, Profile, Spec};
 pub(crate) use section::Section;
 
 use crate::results::{Document, Record};

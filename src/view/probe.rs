@@ -5,7 +5,7 @@
 //! in `run`, or gives no fleet figure, leaves the default of none.
 
 use super::View;
-use crate::results::{Better, Record};
+use crate::results::{Better, Document, Record, Series};
 use crate::topology::Topology;
 use serde::Serialize;
 
@@ -29,9 +29,16 @@ pub(crate) trait Probe: View {
         None
     }
 
+    /// Files of its own in a run's results folder, beside results.json
+    /// and report.html, each named (the run makes the name safe for a
+    /// file system) and drawn from its records.
+    fn folder_files(&self, _doc: &Document, _records: &[&Record]) -> Vec<(String, FolderFile)> {
+        Vec::new()
+    }
+
     /// Its line(s) in run's terminal summary, from its own records: the
     /// figure a person quotes. A part that failed is named in its place.
-    fn summary_line(&self, _records: &[&Record]) -> Option<String> {
+    fn summary_line(&self, _topo: &Topology, _records: &[&Record]) -> Option<String> {
         None
     }
 
@@ -53,6 +60,15 @@ pub(crate) trait Probe: View {
     fn fleet_figures(&self) -> &'static [FleetFigure] {
         &[]
     }
+}
+
+/// A file of a probe's in a run's results folder.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum FolderFile {
+    /// A table, written as CSV with its notes after the rows.
+    Table(super::Csv),
+    /// A time series: a column of x, then one column per line.
+    Series(Series),
 }
 
 /// How much a run measures; each profile holds the one before it.
@@ -95,15 +111,27 @@ pub(crate) struct Part {
     pub profile: Profile,
     /// Its place among the parts of its profile: they run in this order.
     pub order: u8,
-    /// Maps a chase buffer past the L3, as the matrix's latency cell does:
-    /// such parts run first, right after the matrix.
-    pub chases: bool,
     /// Its command line on this machine (the command is named as the
     /// probe).
     pub args: fn(&Topology) -> Vec<String>,
     /// A workload's summary line counts its records, under this name
     /// ("perf's suite"), where a short probe's gives its figures.
     pub counted_as: Option<&'static str>,
+    /// Measured in run's own process instead of a child (`args` then
+    /// unused): a step whose buffers the steps after it follow, such as the
+    /// matrix, or that forks nothing and needs no child to fail alone.
+    pub in_process: Option<InProcess>,
+}
+
+/// A part measured in run's own process: the topology, the run's profile
+/// and where to say what it is doing.
+pub(crate) type InProcess = fn(&Topology, Profile, &dyn Fn(&str)) -> anyhow::Result<InRun>;
+
+/// What an in-process part measured: its records, and why it stopped
+/// short where it failed after measuring some of them.
+pub(crate) struct InRun {
+    pub records: Vec<Record>,
+    pub failed: Option<String>,
 }
 
 /// One key figure of a fleet: what it is, its unit and which way is

@@ -7,7 +7,6 @@
 mod folder;
 #[cfg(test)]
 mod golden_tests;
-mod levels;
 mod parts;
 pub(crate) mod plan;
 mod probe_lines;
@@ -15,18 +14,13 @@ mod summary;
 #[cfg(test)]
 mod toy_probe_tests;
 
-use crate::analysis::classes::ClassOptions;
 use crate::output::html::{Run, report};
 use crate::probes::REGISTRY;
-use crate::probes::matrix::MatrixView;
-use crate::probes::matrix::{self, MatrixConfig};
-use crate::probes::sweep;
-use crate::probes::sweep::view::SweepView;
 use crate::progress::Progress;
 use crate::results::names::{probe, run::NOT_COMPLETE};
 use crate::results::{Document, Record, write_output};
 use crate::topology::{SysfsRoot, Topology, read_topology};
-use crate::view::View;
+use crate::view::FolderFile;
 use anyhow::Result;
 
 pub(crate) use crate::view::Profile;
@@ -149,53 +143,37 @@ fn failed_parts(m: &Measured) -> Vec<&'static str> {
         .collect()
 }
 
-/// The matrix, the sweep and the parts of the profile, one after the
-/// other until a stop.
+/// The parts of the profile, in order, until a stop: each in this process
+/// or as a child, as its registry line says.
 fn measure(topo: &Topology, opts: &Options) -> Result<Measured> {
     let mut doc = Document::new(topo);
     let progress = Progress::new(false);
     let parts = parts::of(opts.profile, REGISTRY);
-    let steps = if opts.profile >= Profile::Default {
-        2
-    } else {
-        1
-    } + parts.len();
-    let show = |step: usize, what: &str| progress.step(&format!("[{}/{steps}] {what}", step + 1));
-    let cfg = if opts.profile == Profile::Smoke {
-        smoke_config()?
-    } else {
-        MatrixConfig::new()?
-    };
+    let steps = parts.len();
     let mut logs = Vec::new();
-    let matrix = measure_matrix(topo, &mut doc, cfg, &|w| show(0, &format!("matrix: {w}")));
-    keep_going(probe::MATRIX, matrix, &mut doc, &mut logs)?;
-    // The parts that chase a buffer past the L3 run right after the
-    // matrix's latency cells, back to back, and the sweep after them: each
-    // then maps about as much memory as the one before it has just freed. A
-    // virtual machine may hand freed memory back to its host within
-    // seconds, and faulting it in again is slow: in one, a 7.5 GiB chase
-    // buffer took 17 s of system time after 30 s idle, 2 s right after
-    // another was freed. The document keeps the sweep before the parts.
-    let (chasing, others) = parts.split_at(parts.iter().take_while(|p| p.part.chases).count());
-    let sweep_at = doc.records.len();
-    measure_parts(topo, chasing, 1, &show, &mut doc, &mut logs);
-    if opts.profile >= Profile::Default {
-        let step = 1 + chasing.len();
-        let mut rows = Vec::new();
-        let sweep = measure_sweep(topo, &|w| show(step, &format!("sweep: {w}")), &mut rows);
-        let mut part = Document::new(topo);
-        keep_going(probe::SWEEP, sweep, &mut part, &mut logs)?;
-        rows.extend(part.records);
-        doc.records.splice(sweep_at..sweep_at, rows);
+    for (i, planned) in parts.iter().enumerate() {
+        if stopped() {
+            break;
+        }
+        let show = |what: &str| progress.step(&format!("[{}/{steps}] {what}", i + 1));
+        match planned.part.in_process {
+            Some(measure) => {
+                let name = planned.probe;
+                let ended =
+                    measure(topo, opts.profile, &|w| show(&format!("{name}: {w}"))).map(|ran| {
+                        doc.records.extend(ran.records);
+                        ran.failed
+                    });
+                keep_going(name, ended, &mut doc, &mut logs)?;
+            }
+            None => {
+                show(planned.probe);
+                let ran = parts::run_part(planned, topo, stopped);
+                doc.records.extend(ran.records);
+                logs.push((planned.probe, ran.log));
+            }
+        }
     }
-    measure_parts(
-        topo,
-        others,
-        steps - others.len(),
-        &show,
-        &mut doc,
-        &mut logs,
-    );
     Ok(Measured { doc, logs })
 }
 
@@ -229,91 +207,8 @@ fn keep_going(
     Ok(())
 }
 
-/// The node-to-node matrix (one thread, saturated, latency) with the best
-/// triad kernel, and the theoretical peak where DMI gives one; the cells
-/// measured before a failure are kept.
-fn measure_matrix(
-    topo: &Topology,
-    doc: &mut Document,
-    cfg: MatrixConfig,
-    show: &dyn Fn(&str),
-) -> Inline {
-    let m = matrix::run(topo, &cfg, &mut |w| show(w))?;
-    doc.records.extend(m.records());
-    matrix::add_peak(&mut doc.records, topo);
-    doc.records
-        .push(matrix::class_rule_record(&ClassOptions::default()));
-    Ok(m.failed)
-}
-
-/// The smoke profile's matrix: 8 MiB buffers, one timed run of 5 ms.
-fn smoke_config() -> Result<MatrixConfig> {
-    let mut cfg = MatrixConfig::new()?.working_set(Some(8 << 20));
-    cfg.latency_bytes = Some(8 << 20);
-    cfg.timing = crate::probes::measure::Timing {
-        tries: 1,
-        min_run: std::time::Duration::from_millis(5),
-    };
-    Ok(cfg)
-}
-
-/// The default sweep's records, none after a stop; its notes go on its
-/// first record.
-fn measure_sweep(topo: &Topology, show: &dyn Fn(&str), records: &mut Vec<Record>) -> Inline {
-    if stopped() {
-        return Ok(None);
-    }
-    let (cfg, note) = levels::sweep_config(topo);
-    let sweep::Swept {
-        rows,
-        mut notes,
-        mut conditions,
-        failed,
-    } = sweep::run(topo, &cfg, &mut |w| show(w))?;
-    // The note of the sizes the room allowed names the room of the seats
-    // the sweep config was made for: every thread spread over the nodes.
-    let seats = crate::probes::seats::spread(topo, crate::probes::seats::max_threads(topo));
-    conditions.extend(note.as_ref().and(sweep::room_condition(topo, &seats)));
-    notes.extend(note);
-    records.extend(rows.iter().map(sweep::records::record));
-    if let Some(r) = records.first_mut() {
-        r.notes.extend(notes);
-        r.conditions.extend(conditions);
-    }
-    Ok(failed)
-}
-
-/// Runs `parts` as children until a stop, numbering their steps from
-/// `first_step`; their records go into `doc`, their logs into `logs`.
-fn measure_parts(
-    topo: &Topology,
-    parts: &[parts::Planned],
-    first_step: usize,
-    show: &dyn Fn(usize, &str),
-    doc: &mut Document,
-    logs: &mut Vec<(&'static str, String)>,
-) {
-    for (i, part) in parts.iter().enumerate() {
-        if stopped() {
-            break;
-        }
-        show(first_step + i, part.probe);
-        let ran = parts::run_part(part, topo, stopped);
-        doc.records.extend(ran.records);
-        logs.push((part.probe, ran.log));
-    }
-}
-
-/// One probe's records as that probe's own CSV (the matrix's grids,
-/// sc-membench's columns), drawn by its view from the document.
-fn probe_csv(doc: &Document, view: &dyn View) -> Result<String> {
-    let records = crate::view::records_of(doc, view.probe());
-    let table = view.csv(doc, &records).unwrap_or_default();
-    crate::output::render::csv_text(&table)
-}
-
-/// results.json first, then the parts' logs, the AutoNUMA series as CSV,
-/// matrix.csv, sweep.csv and report.html. Each file is tried even when one
+/// results.json first, then the parts' logs, the probes' own files
+/// (matrix.csv, sweep.csv, the AutoNUMA series as CSV) and report.html. Each file is tried even when one
 /// before it failed: whatever fits on the disk is kept.
 fn write_folder(folder: &Path, m: &Measured) -> Result<(), Unwritten> {
     let doc = &m.doc;
@@ -327,14 +222,16 @@ fn write_folder(folder: &Path, m: &Measured) -> Result<(), Unwritten> {
     for (name, log) in &m.logs {
         files.push((format!("{name}.log"), Ok(log.clone())));
     }
-    for r in doc.records.iter().filter(|r| r.probe == probe::AUTONUMA) {
-        for s in &r.series {
-            let file = folder::file_name_safe(&format!("autonuma-{}-{}.csv", r.name, s.name));
-            files.push((file, folder::series_csv(s)));
+    for p in REGISTRY {
+        let records = crate::view::records_of(doc, p.probe());
+        for (name, file) in p.folder_files(doc, &records) {
+            let text = match &file {
+                FolderFile::Table(table) => crate::output::render::csv_text(table),
+                FolderFile::Series(series) => folder::series_csv(series),
+            };
+            files.push((folder::file_name_safe(&name), text));
         }
     }
-    files.push(("matrix.csv".into(), probe_csv(doc, &MatrixView)));
-    files.push(("sweep.csv".into(), probe_csv(doc, &SweepView)));
     let html = report(
         &[Run {
             label: probe::RUN.into(),
@@ -380,5 +277,46 @@ mod tests {
             ],
         };
         assert_eq!(failed_parts(&m), [probe::PEAK]);
+    }
+
+    #[test]
+    fn the_folder_holds_each_probes_own_files_drawn_by_its_view() {
+        use crate::results::{Line, Series};
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/golden/cases/run.json");
+        let mut doc = Document::load(Path::new(path)).unwrap().document;
+        let mut auto = Record::new(probe::AUTONUMA, "numa01 x/y");
+        auto.series.push(Series {
+            name: "memory".into(),
+            x_label: "time".into(),
+            x_unit: "s".into(),
+            y_label: "memory".into(),
+            y_unit: "MiB".into(),
+            x: vec![0.0, 1.0],
+            lines: vec![Line {
+                label: "node 0".into(),
+                y: vec![10.0, 20.0],
+            }],
+        });
+        doc.records.push(auto);
+        let dir = tempfile::tempdir().unwrap();
+        let m = Measured {
+            doc,
+            logs: Vec::new(),
+        };
+        assert!(write_folder(dir.path(), &m).is_ok());
+        let read = |name: &str| std::fs::read_to_string(dir.path().join(name)).unwrap();
+        let matrix = crate::view::records_of(&m.doc, probe::MATRIX);
+        let table =
+            crate::view::View::csv(&crate::probes::matrix::MatrixView, &m.doc, &matrix).unwrap();
+        assert_eq!(
+            read("matrix.csv"),
+            crate::output::render::csv_text(&table).unwrap()
+        );
+        assert!(read("sweep.csv").lines().count() > 1);
+        // The series' name made safe for a file system.
+        assert_eq!(
+            read("autonuma-numa01_x_y-memory.csv"),
+            "time (s),node 0 memory (MiB)\n0,10\n1,20\n"
+        );
     }
 }

@@ -1,5 +1,5 @@
 //! What a run will measure, before it measures anything (`run --plan`):
-//! its steps in order, in-process (the matrix, the sweep) or as a child
+//! its steps in order, each in the run's own process or as a child
 //! numabench with the command line it will be given on this topology.
 
 use super::parts;
@@ -16,30 +16,15 @@ pub(crate) struct Step {
     pub command: Option<Vec<String>>,
 }
 
-/// The steps of a run of `profile` on `topo`, in the order they run: the
-/// matrix, the parts that chase a buffer past the L3, the sweep (default
-/// profile and above), then the other parts.
+/// The steps of a run of `profile` on `topo`, in the order they run.
 pub(crate) fn steps(topo: &Topology, profile: Profile, registry: &[&dyn Probe]) -> Vec<Step> {
-    use crate::results::names::probe;
-    let planned = parts::of(profile, registry);
-    let child = |p: &parts::Planned| Step {
-        probe: p.probe,
-        command: Some((p.part.args)(topo)),
-    };
-    let chasing = planned.iter().take_while(|p| p.part.chases).count();
-    let mut out = vec![Step {
-        probe: probe::MATRIX,
-        command: None,
-    }];
-    out.extend(planned[..chasing].iter().map(child));
-    if profile >= Profile::Default {
-        out.push(Step {
-            probe: probe::SWEEP,
-            command: None,
-        });
-    }
-    out.extend(planned[chasing..].iter().map(child));
-    out
+    parts::of(profile, registry)
+        .iter()
+        .map(|p| Step {
+            probe: p.probe,
+            command: p.part.in_process.is_none().then(|| (p.part.args)(topo)),
+        })
+        .collect()
 }
 
 /// The plan as printed: one line per step, numbered, with its command.

@@ -5,6 +5,7 @@
 use super::parts;
 use crate::results::Record;
 use crate::results::names::{param, run};
+use crate::topology::Topology;
 use crate::view::{Probe, Profile};
 
 /// `probe`'s records.
@@ -15,7 +16,7 @@ fn of<'a>(records: &'a [Record], probe: &str) -> Vec<&'a Record> {
 /// The line of every probe of `registry` (in its order) that has one and
 /// left records, but the workloads'; a part that failed says so in place
 /// of its figures.
-pub(super) fn probe_lines(records: &[Record], registry: &[&dyn Probe]) -> String {
+pub(super) fn probe_lines(topo: &Topology, records: &[Record], registry: &[&dyn Probe]) -> String {
     let mut out = String::new();
     for p in registry {
         let part = p.part();
@@ -25,9 +26,9 @@ pub(super) fn probe_lines(records: &[Record], registry: &[&dyn Probe]) -> String
         let name = p.probe();
         let own = of(records, name);
         let failed = own.iter().any(|r| r.name == run::NOT_COMPLETE);
-        if part.is_some() && failed {
+        if part.is_some_and(|part| part.in_process.is_none()) && failed {
             out.push_str(&format!("  {name:<19} NOT COMPLETE, see {name}.log\n"));
-        } else if let Some(line) = p.summary_line(&own) {
+        } else if let Some(line) = p.summary_line(topo, &own) {
             out.push_str(&line);
         }
     }
@@ -75,6 +76,17 @@ mod tests {
     use crate::probes::REGISTRY;
     use crate::results::Better;
     use crate::results::names::{c2c, loaded, metric, peak, probe};
+
+    /// The lines of the probes that are parts of run (the matrix and the
+    /// sweep, run's own steps, have tests of their own).
+    fn parts_lines(records: &[Record]) -> String {
+        let parts: Vec<&dyn Probe> = REGISTRY
+            .iter()
+            .copied()
+            .filter(|p| p.part().is_some_and(|part| part.in_process.is_none()))
+            .collect();
+        probe_lines(&crate::topology::fixture("two-node"), records, &parts)
+    }
 
     fn at(name: &str, c: u64, m: u64) -> Record {
         Record::new(name, "r")
@@ -128,7 +140,7 @@ mod tests {
                     Better::Higher,
                 ),
         ];
-        let text = probe_lines(&records, REGISTRY);
+        let text = parts_lines(&records);
         assert!(
             text.contains(
                 "full-random (2M) local 150.0 ns, remote 240.0 ns; page-local (2M, 2.3 GiB) local 94.0 ns"
@@ -156,7 +168,7 @@ mod tests {
             lat("full-random", 1, 240.0),
             lat("page-local", 1, 180.0),
         ];
-        let text = probe_lines(&records, REGISTRY);
+        let text = parts_lines(&records);
         assert_eq!(
             text,
             "  latency by pattern: full-random (2M) local 150.0 ns, remote 240.0 ns; \
@@ -172,7 +184,7 @@ mod tests {
                 .metric(loaded::metric::IDLE_LATENCY_NS, 170.0, "ns", Better::Lower),
             Record::new(probe::LOADED, run::NOT_COMPLETE),
         ];
-        let text = probe_lines(&records, REGISTRY);
+        let text = parts_lines(&records);
         assert_eq!(text, "  loaded              NOT COMPLETE, see loaded.log\n");
     }
 

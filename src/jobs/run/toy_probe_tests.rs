@@ -7,6 +7,7 @@
 use crate::analysis::fleet::figures::plain;
 use crate::probes::REGISTRY;
 use crate::results::{Better, Document, LeanDocument, Record};
+use crate::topology::Topology;
 use crate::view::{FleetFigure, Part, Probe, Profile, Section, Spec, View};
 
 const TOY: &str = "toy";
@@ -29,16 +30,16 @@ impl Probe for ToyView {
         Some(Part {
             profile: Profile::Default,
             order: 9,
-            chases: false,
             args: |topo| {
                 let nodes = topo.usable_memory_nodes().len().to_string();
                 vec![TOY.into(), "--nodes".into(), nodes, "--json".into()]
             },
             counted_as: None,
+            in_process: None,
         })
     }
 
-    fn summary_line(&self, records: &[&Record]) -> Option<String> {
+    fn summary_line(&self, _topo: &Topology, records: &[&Record]) -> Option<String> {
         let fastest = records
             .iter()
             .filter_map(|r| r.value(SPEED))
@@ -114,7 +115,11 @@ fn the_toy_part_runs_after_the_default_parts_with_its_command_line() {
         want.insert(defaults, TOY);
         assert_eq!(names(&reg, profile), want, "{profile:?}");
     }
-    assert!(names(&reg, Profile::Quick).is_empty());
+    // A quick run is the matrix alone, with the toy or without it.
+    assert_eq!(
+        names(&reg, Profile::Quick),
+        [crate::results::names::probe::MATRIX]
+    );
     let toy = super::parts::of(Profile::Default, &reg).pop().unwrap();
     assert_eq!((toy.part.args)(&topo), ["toy", "--nodes", "2", "--json"]);
 }

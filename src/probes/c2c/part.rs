@@ -2,6 +2,7 @@
 //! `run`, its summary line and its fleet figure.
 
 use super::C2cView;
+use crate::topology::Topology;
 use crate::analysis::fleet::figures::plain;
 use crate::probes::part::words;
 use crate::results::names::c2c::variant::CAS;
@@ -14,8 +15,7 @@ use crate::view::{FleetFigure, Part, Probe, Profile, Spec};
 /// pair): the node summary, not every pair.
 const PART: Part = Part {
     profile: Profile::Default,
-    order: 3,
-    chases: false,
+    order: 4,
     args: |_| {
         words(&[
             probe::C2C,
@@ -31,6 +31,7 @@ const PART: Part = Part {
         ])
     },
     counted_as: None,
+    in_process: None,
 };
 
 /// The median compare-and-swap latency over the CPU pairs measured.
@@ -59,7 +60,7 @@ impl Probe for C2cView {
 
     /// Median one-way latency of each class, per variant, as the view's
     /// class table has it.
-    fn summary_line(&self, recs: &[&Record]) -> Option<String> {
+    fn summary_line(&self, _topo: &Topology, recs: &[&Record]) -> Option<String> {
         let parts: Vec<String> = super::view::class_medians(recs)
             .into_iter()
             .map(|(v, classes)| {

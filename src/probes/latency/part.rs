@@ -3,6 +3,7 @@
 //! figure.
 
 use super::LatencyView;
+use crate::topology::Topology;
 use crate::analysis::fleet::figures::{cell, worst};
 use crate::kernels::pattern::Pattern;
 use crate::probes::part::{
@@ -19,7 +20,6 @@ use crate::view::{FleetFigure, Part, Probe, Profile, Spec};
 const PART: Part = Part {
     profile: Profile::Default,
     order: 0,
-    chases: true,
     args: |topo| {
         let bytes = chase_bytes(topo);
         let limit = time_limit(12, chase_cell_secs(3, bytes), 2 * node_pairs(topo));
@@ -37,6 +37,7 @@ const PART: Part = Part {
         ])
     },
     counted_as: None,
+    in_process: None,
 };
 
 /// The worst local page-local latency.
@@ -64,7 +65,7 @@ impl Probe for LatencyView {
 
     /// Idle latency per pattern: "full-random local 152.1 ns; page-local
     /// ...".
-    fn summary_line(&self, recs: &[&Record]) -> Option<String> {
+    fn summary_line(&self, _topo: &Topology, recs: &[&Record]) -> Option<String> {
         // Records come pair by pair, each pair with every pattern: keep
         // each pattern once, in the order first met.
         let mut patterns: Vec<&str> = Vec::new();

@@ -3,6 +3,7 @@
 //! fleet figure.
 
 use super::LoadedView;
+use crate::topology::Topology;
 use crate::analysis::fleet::figures::{cell, worst};
 use crate::probes::part::words;
 use crate::results::names::fleet::figure as id;
@@ -19,7 +20,6 @@ use crate::view::{FleetFigure, Part, Probe, Profile, Spec};
 const PART: Part = Part {
     profile: Profile::Default,
     order: 2,
-    chases: true,
     args: |_| {
         words(&[
             probe::LOADED,
@@ -35,6 +35,7 @@ const PART: Part = Part {
         ])
     },
     counted_as: None,
+    in_process: None,
 };
 
 /// The worst local latency at full load.
@@ -61,7 +62,7 @@ impl Probe for LoadedView {
     }
 
     /// Idle and full-load latency with the load the injectors moved.
-    fn summary_line(&self, recs: &[&Record]) -> Option<String> {
+    fn summary_line(&self, _topo: &Topology, recs: &[&Record]) -> Option<String> {
         let parts: Vec<String> = recs
             .iter()
             .filter(|r| r.str_param(param::KIND) == Some(kind::KNEE))

@@ -1,13 +1,79 @@
-//! The matrix in the repeat check: its idle-latency cells. Its part in
+//! The matrix in the jobs over several probes: its lines in run's summary
+//! (bandwidth and idle latency, local against remote, and the bandwidth
+//! classes) and its idle-latency cells in the repeat check. Its part in
 //! `run` is run's own first step, in this process.
 
 use super::MatrixView;
+use crate::analysis::atlas::{Atlas, Grid};
+use crate::probes::sweep::levels::Levels;
 use crate::results::Record;
+use crate::topology::Topology;
 use crate::results::names::matrix::{kind, param};
 use crate::results::names::metric;
-use crate::view::Probe;
+use crate::results::Document;
+use crate::view::{FolderFile, InRun, Part, Probe, Profile, View};
+
+/// Run's first step, in its own process: every later step's buffers
+/// follow the matrix's (the chase parts take its idle-latency buffer).
+const PART: Part = Part {
+    profile: Profile::Smoke,
+    order: 0,
+    args: |_| Vec::new(),
+    counted_as: None,
+    in_process: Some(in_run),
+};
+
+/// The node-to-node matrix (one thread, saturated, latency) with the best
+/// triad kernel, the theoretical peak where DMI gives one, and the rule
+/// its classes were found by; the cells measured before a failure are
+/// kept.
+fn in_run(topo: &Topology, profile: Profile, show: &dyn Fn(&str)) -> anyhow::Result<InRun> {
+    let cfg = if profile == Profile::Smoke {
+        smoke_config()?
+    } else {
+        super::MatrixConfig::new()?
+    };
+    let m = super::run(topo, &cfg, &mut |w| show(w))?;
+    let mut records = m.records();
+    super::add_peak(&mut records, topo);
+    records.push(super::class_rule_record(
+        &crate::analysis::classes::ClassOptions::default(),
+    ));
+    Ok(InRun {
+        records,
+        failed: m.failed,
+    })
+}
+
+/// The smoke profile's matrix: 8 MiB buffers, one timed run of 5 ms.
+fn smoke_config() -> anyhow::Result<super::MatrixConfig> {
+    let mut cfg = super::MatrixConfig::new()?.working_set(Some(8 << 20));
+    cfg.latency_bytes = Some(8 << 20);
+    cfg.timing = crate::probes::measure::Timing {
+        tries: 1,
+        min_run: std::time::Duration::from_millis(5),
+    };
+    Ok(cfg)
+}
 
 impl Probe for MatrixView {
+    fn part(&self) -> Option<Part> {
+        Some(PART)
+    }
+
+    /// matrix.csv: the grids, as `matrix --csv` prints them.
+    fn folder_files(&self, doc: &Document, records: &[&Record]) -> Vec<(String, FolderFile)> {
+        let table = self.csv(doc, records).unwrap_or_default();
+        vec![("matrix.csv".into(), FolderFile::Table(table))]
+    }
+
+    /// Printed even without a cell measured: a run always has its matrix,
+    /// and dashes say that it measured nothing.
+    fn summary_line(&self, topo: &Topology, records: &[&Record]) -> Option<String> {
+        let atlas = Atlas::from_records(records.iter().copied());
+        Some(matrix_lines(&atlas, &Levels::of(topo, None)))
+    }
+
     fn idle_chase(&self, r: &Record) -> Option<f64> {
         (r.str_param(param::KIND) == Some(kind::LATENCY))
             .then(|| r.value(metric::LATENCY_NS))
@@ -16,5 +82,115 @@ impl Probe for MatrixView {
 
     fn idle_chase_source(&self) -> &'static str {
         "the matrix"
+    }
+}
+
+/// The lowest and highest value of `g`'s local (or remote) cells.
+fn range(g: &Grid, local: bool) -> Option<(f64, f64)> {
+    let v: Vec<f64> = g
+        .values
+        .iter()
+        .filter(|((c, m), _)| (c == m) == local)
+        .map(|(_, v)| *v)
+        .collect();
+    let lo = v.iter().copied().reduce(f64::min)?;
+    let hi = v.iter().copied().reduce(f64::max)?;
+    Some((lo, hi))
+}
+
+fn shown(r: Option<(f64, f64)>, unit: &str, d: usize) -> String {
+    match r {
+        Some((lo, hi)) if (hi - lo).abs() < 0.5 => format!("{lo:.d$} {unit}"),
+        Some((lo, hi)) => format!("{lo:.d$}-{hi:.d$} {unit}"),
+        None => "-".into(),
+    }
+}
+
+fn matrix_lines(a: &Atlas, levels: &Levels) -> String {
+    let mut out = String::new();
+    let local_remote = |g: &Grid, unit: &str, d: usize| {
+        format!(
+            "local {}, remote {}",
+            shown(range(g, true), unit, d),
+            shown(range(g, false), unit, d)
+        )
+    };
+    out.push_str(&format!(
+        "  triad, one thread:  {}\n",
+        local_remote(&a.single, "MB/s", 0)
+    ));
+    out.push_str(&format!(
+        "  triad, saturated:   {}\n",
+        local_remote(&a.saturated, "MB/s", 0)
+    ));
+    // A chase short of memory's size still finds some of its lines in the
+    // L3: say so, as the sweep's lines do.
+    let level = match a.latency_size {
+        Some(b) if (b as usize) < levels.memory_from() => {
+            format!("; {}", levels.name(b as usize))
+        }
+        _ => String::new(),
+    };
+    out.push_str(&format!(
+        "  idle latency:       {} ({}{}{level})\n",
+        local_remote(&a.latency, "ns", 1),
+        a.latency_chase(),
+        a.latency_buffer()
+    ));
+    let (_, classes) = crate::analysis::placement::system_classes(a);
+    out.push_str(&format!(
+        "  bandwidth classes:  {}\n",
+        classes
+            .classes
+            .iter()
+            .map(|c| format!("<= {:.0} MB/s", c.max))
+            .collect::<Vec<_>>()
+            .join(", ")
+    ));
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_idle_latency_line_names_its_chase_and_pages() {
+        let mut a = Atlas::default();
+        a.latency.values.insert((0, 0), 150.0);
+        a.latency.values.insert((0, 1), 240.0);
+        let levels = Levels {
+            l1: 32 << 10,
+            l2: 1 << 20,
+            l3: 32 << 20,
+        };
+        let line = |a: &Atlas| {
+            matrix_lines(a, &levels)
+                .lines()
+                .find(|l| l.contains("idle latency"))
+                .unwrap()
+                .to_string()
+        };
+        assert_eq!(
+            line(&a),
+            "  idle latency:       local 150.0 ns, remote 240.0 ns (full-random chase)"
+        );
+        a.latency_pattern = Some("page-local:256K".into());
+        a.latency_chase = Some("page-local:256K chase on thp pages".into());
+        assert_eq!(
+            line(&a),
+            "  idle latency:       local 150.0 ns, remote 240.0 ns (page-local:256K chase on thp pages)"
+        );
+        a.latency_size = Some(1_258_291_200);
+        assert_eq!(
+            line(&a),
+            "  idle latency:       local 150.0 ns, remote 240.0 ns (page-local:256K chase on thp pages, 1.2 GiB)"
+        );
+        // Under 16x this L3 the chase is named by the level it lives in.
+        a.latency_size = Some(256 << 20);
+        assert_eq!(
+            line(&a),
+            "  idle latency:       local 150.0 ns, remote 240.0 ns (page-local:256K chase on thp pages, 256 MiB; L3 and memory, 8x L3)"
+        );
     }
 }

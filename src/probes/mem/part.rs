@@ -8,9 +8,9 @@ use crate::view::{Part, Probe, Profile};
 const PART: Part = Part {
     profile: Profile::Full,
     order: 0,
-    chases: false,
     args: |_| words(&[probe::MEM, "--all", "--secs", "5", "--json"]),
     counted_as: Some("perf's suite"),
+    in_process: None,
 };
 
 impl Probe for MemView {

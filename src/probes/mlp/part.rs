@@ -2,6 +2,7 @@
 //! `run`, its summary line and its single chase for the repeat check.
 
 use super::MlpView;
+use crate::topology::Topology;
 use crate::probes::part::{
     chase_bytes, chase_cell_secs, local_remote, mib, node_pairs, time_limit, words,
 };
@@ -12,7 +13,6 @@ use crate::view::{Part, Probe, Profile};
 const PART: Part = Part {
     profile: Profile::Default,
     order: 1,
-    chases: true,
     args: |topo| {
         let bytes = chase_bytes(topo);
         let limit = time_limit(10, chase_cell_secs(4, bytes), node_pairs(topo));
@@ -28,6 +28,7 @@ const PART: Part = Part {
         ])
     },
     counted_as: None,
+    in_process: None,
 };
 
 impl Probe for MlpView {
@@ -36,7 +37,7 @@ impl Probe for MlpView {
     }
 
     /// Misses in flight at the most chases measured, local and remote.
-    fn summary_line(&self, recs: &[&Record]) -> Option<String> {
+    fn summary_line(&self, _topo: &Topology, recs: &[&Record]) -> Option<String> {
         let most = recs
             .iter()
             .filter_map(|r| r.u64_param(mlp::param::CHASES))

@@ -2,6 +2,7 @@
 //! summary line and its fleet figure.
 
 use super::PeakView;
+use crate::topology::Topology;
 use crate::analysis::fleet::figures::{cell, worst};
 use crate::probes::part::{local_remote, time_limit, words};
 use crate::results::names::fleet::figure as id;
@@ -15,8 +16,7 @@ use crate::view::{FleetFigure, Part, Probe, Profile, Spec};
 /// kinds, all cores of each CPU node into every target.
 const PART: Part = Part {
     profile: Profile::Default,
-    order: 4,
-    chases: false,
+    order: 5,
     args: |topo| {
         // Each CPU node into every memory node, and interleaved with two or more.
         let mem = topo.usable_memory_nodes().len();
@@ -32,6 +32,7 @@ const PART: Part = Part {
         ])
     },
     counted_as: None,
+    in_process: None,
 };
 
 /// The best mix of each target with the most threads measured: the
@@ -75,7 +76,7 @@ impl Probe for PeakView {
     }
 
     /// The best mix of all cores per target: local, remote, interleaved.
-    fn summary_line(&self, recs: &[&Record]) -> Option<String> {
+    fn summary_line(&self, _topo: &Topology, recs: &[&Record]) -> Option<String> {
         let top = all_core_best(recs);
         let most = top.first()?.u64_param(shared::THREADS)?;
         let named = |r: &Record| {

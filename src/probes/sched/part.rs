@@ -10,12 +10,12 @@ use crate::view::{Part, Probe, Profile};
 const PART: Part = Part {
     profile: Profile::Full,
     order: 2,
-    chases: false,
     args: |topo| {
         let tasks = topo.allowed.cpus.len().max(2).to_string();
         words(&[probe::SCHED, &tasks, "--json"])
     },
     counted_as: Some("numa_test"),
+    in_process: None,
 };
 
 impl Probe for SchedView {

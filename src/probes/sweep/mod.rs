@@ -6,6 +6,8 @@
 //! shows those records in every format.
 
 mod bandwidth;
+pub(crate) mod levels;
+mod part;
 pub(crate) mod records;
 pub(crate) mod view;
 

@@ -378,10 +378,6 @@ pub(crate) fn kernel_table() -> String {
     t.render()
 }
 
-/// The sweep runs inside `run` itself, after the chase parts, and its
-/// summary lines are run's own: no part, no fleet figure.
-impl crate::view::Probe for SweepView {}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -15,7 +15,7 @@ const MOST_ARRAYS: usize = 3;
 
 /// The data cache sizes of one CPU, in bytes.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub(super) struct Levels {
+pub(crate) struct Levels {
     pub l1: usize,
     pub l2: usize,
     pub l3: usize,
@@ -24,19 +24,19 @@ pub(super) struct Levels {
 impl Levels {
     /// The caches of `cpu` (the first CPU this process may use where
     /// `None`); the sweep's defaults where the topology has none.
-    pub(super) fn of(topo: &Topology, cpu: Option<usize>) -> Levels {
+    pub(crate) fn of(topo: &Topology, cpu: Option<usize>) -> Levels {
         let cpu = cpu.or_else(|| topo.allowed.cpus.iter().next()).unwrap_or(0);
         let (l1, l2, l3) = sweep::cache_levels(topo, cpu);
         Levels { l1, l2, l3 }
     }
 
     /// The smallest size that counts as memory.
-    pub(super) fn memory_from(&self) -> usize {
+    pub(crate) fn memory_from(&self) -> usize {
         crate::probes::sizing::memory_bytes(self.l3)
     }
 
     /// The level a per-thread buffer of `size` bytes lives in, in words.
-    pub(super) fn name(&self, size: usize) -> String {
+    pub(crate) fn name(&self, size: usize) -> String {
         let times = size as f64 / self.l3.max(1) as f64;
         if size <= self.l1 {
             "L1".into()
@@ -56,7 +56,7 @@ impl Levels {
 /// [`MEMORY_FACTOR`] x L3 or [`MEMORY_FLOOR`], as far as half the free
 /// memory allows the widest kernel on every thread; where it allows no size
 /// past the cache-aware ones, a note says so.
-pub(super) fn sweep_config(topo: &Topology) -> (SweepConfig, Option<String>) {
+pub(crate) fn sweep_config(topo: &Topology) -> (SweepConfig, Option<String>) {
     let max = seats::max_threads(topo);
     let all = seats::spread(topo, max);
     let Some(first) = all.first() else {

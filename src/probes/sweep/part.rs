@@ -1,0 +1,257 @@
+//! The sweep in the jobs over several probes: its lines in run's summary,
+//! each figure named by the level of the memory hierarchy it was measured
+//! in. Its part in `run` is a step in run's own process.
+
+use super::SweepView;
+use super::levels::Levels;
+use crate::analysis::sweep_summary::Summary;
+use crate::results::Record;
+use crate::results::names::{param, probe};
+use crate::topology::Topology;
+use crate::results::Document;
+use crate::view::{FolderFile, InRun, Part, Probe, Profile, View};
+
+/// After the parts that chase a buffer past the L3, in run's own process:
+/// each of those maps about as much memory as the one before it has just
+/// freed, and a virtual machine may hand freed memory back to its host
+/// within seconds (faulting a 7.5 GiB chase buffer in again took 17 s of
+/// system time after 30 s idle, 2 s right after another was freed).
+const PART: Part = Part {
+    profile: Profile::Default,
+    order: 3,
+    args: |_| Vec::new(),
+    counted_as: None,
+    in_process: Some(in_run),
+};
+
+/// The default sweep, sized past this machine's L3; its notes and
+/// conditions go on its first record.
+fn in_run(topo: &Topology, _: Profile, show: &dyn Fn(&str)) -> anyhow::Result<InRun> {
+    let (cfg, note) = super::levels::sweep_config(topo);
+    let super::Swept {
+        rows,
+        mut notes,
+        mut conditions,
+        failed,
+    } = super::run(topo, &cfg, &mut |w| show(w))?;
+    // The note of the sizes the room allowed names the room of the seats
+    // the sweep config was made for: every thread spread over the nodes.
+    let seats = crate::probes::seats::spread(topo, crate::probes::seats::max_threads(topo));
+    conditions.extend(note.as_ref().and(super::room_condition(topo, &seats)));
+    notes.extend(note);
+    let mut records: Vec<Record> = rows.iter().map(super::records::record).collect();
+    if let Some(r) = records.first_mut() {
+        r.notes.extend(notes);
+        r.conditions.extend(conditions);
+    }
+    Ok(InRun { records, failed })
+}
+
+impl Probe for SweepView {
+    fn part(&self) -> Option<Part> {
+        Some(PART)
+    }
+
+    /// sweep.csv: sc-membench's columns, as `sweep --csv` prints them.
+    fn folder_files(&self, doc: &Document, records: &[&Record]) -> Vec<(String, FolderFile)> {
+        let table = self.csv(doc, records).unwrap_or_default();
+        vec![("sweep.csv".into(), FolderFile::Table(table))]
+    }
+
+    fn summary_line(&self, topo: &Topology, records: &[&Record]) -> Option<String> {
+        let lines = sweep_lines(
+            &super::summarize(records),
+            &sweep_points(records),
+            &Levels::of(topo, None),
+        );
+        (!lines.is_empty()).then_some(lines)
+    }
+}
+
+/// One sweep measurement as the summary shows it.
+struct SweepPoint {
+    operation: String,
+    /// Per-thread bytes.
+    size: usize,
+    /// MB/s (each buffer counted once) or ns per load.
+    value: f64,
+    /// The chase that measured a latency, as `full-random chase on base
+    /// pages`; `None` for bandwidth.
+    chase: Option<String>,
+}
+
+/// Every sweep measurement.
+fn sweep_points(records: &[&Record]) -> Vec<SweepPoint> {
+    records
+        .iter()
+        .filter(|r| r.probe == probe::SWEEP)
+        .filter_map(|r| {
+            let row = crate::probes::sweep::records::row(r)?;
+            let chase = row.is_latency().then(|| {
+                let chase = crate::analysis::atlas::chase_label(r);
+                match r.str_param(param::PAGE_SIZE) {
+                    Some("thp") => format!("{chase}, {:.0}% huge", row.huge_pct),
+                    _ => chase,
+                }
+            });
+            Some(SweepPoint {
+                value: if row.is_latency() {
+                    row.latency_ns
+                } else {
+                    row.bandwidth_mb_s
+                },
+                size: row.size_kb as usize * 1024,
+                operation: row.operation,
+                chase,
+            })
+        })
+        .collect()
+}
+
+/// Per operation its peak with the level it was measured in, and its
+/// figure at the largest size where that is memory; then the latency at
+/// the largest size, named the same way, with its chase and pages. The
+/// sweep counts the buffer once per pass (sc-membench) where the lines
+/// around it count every byte moved (STREAM), so its lines open by saying
+/// so.
+fn sweep_lines(s: &Summary, points: &[SweepPoint], levels: &Levels) -> String {
+    let mut out = String::new();
+    let size = |b: usize| crate::units::bytes(b as u64);
+    let largest = |op: &str| {
+        points
+            .iter()
+            .filter(|p| p.operation == op)
+            .max_by_key(|p| p.size)
+    };
+    if !s.ops.is_empty() {
+        out.push_str(
+            "  sweep MB/s count the buffer once per pass, as sc-membench does; STREAM's count, as in the lines above, is 2x that for copy and 3x for triad\n",
+        );
+    }
+    for o in &s.ops {
+        let at_peak = points
+            .iter()
+            .find(|p| p.operation == o.operation && p.value == o.peak_mb_s)
+            .map(|p| p.size);
+        let peak = match at_peak {
+            Some(b) => format!(
+                "peak ({}) {:.0} MB/s at {}",
+                levels.name(b),
+                o.peak_mb_s,
+                size(b)
+            ),
+            None => format!("peak {:.0} MB/s", o.peak_mb_s),
+        };
+        let memory = match largest(&o.operation) {
+            Some(p) if p.size >= levels.memory_from() => format!(
+                "memory ({}) {:.0} MB/s at {}",
+                levels.name(p.size),
+                p.value,
+                size(p.size)
+            ),
+            Some(p) => format!(
+                "no memory figure (largest size {}, {})",
+                size(p.size),
+                levels.name(p.size)
+            ),
+            None => String::new(),
+        };
+        out.push_str(&format!(
+            "  sweep {:<6}        {peak}; {memory}; log2-weighted average {:.0} MB/s\n",
+            o.operation, o.weighted_avg_mb_s
+        ));
+    }
+    if let Some(p) = largest(crate::results::names::sweep::LATENCY) {
+        let what = if p.size >= levels.memory_from() {
+            "memory latency:    "
+        } else {
+            "latency (not RAM): "
+        };
+        let chase = p
+            .chase
+            .as_deref()
+            .map(|c| format!("; {c}"))
+            .unwrap_or_default();
+        out.push_str(&format!(
+            "  {what} {:.1} ns at {} ({}{chase})\n",
+            p.value,
+            size(p.size),
+            levels.name(p.size)
+        ));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::sweep_summary::summarize;
+    use crate::probes::sweep::{self, SweepRow};
+
+    fn row(size_kb: u64, operation: &str, bandwidth_mb_s: f64, latency_ns: f64) -> SweepRow {
+        SweepRow {
+            size_kb,
+            operation: operation.into(),
+            bandwidth_mb_s,
+            latency_ns,
+            latency_stddev_ns: 1.0,
+            latency_samples: 3,
+            threads: 2,
+            iterations: 10,
+            elapsed_s: 0.5,
+            variant: "read_portable".into(),
+            bytes_per_element: 8,
+            stream_bandwidth_mb_s: bandwidth_mb_s,
+            placement_verified_pct: 100.0,
+            huge_pct: 0.0,
+            samples: vec![bandwidth_mb_s.max(latency_ns)],
+            cv_pct: 1.0,
+            cpus_seen: vec![0],
+            pages_by_node: Default::default(),
+            page_kind: "base".into(),
+            pattern: None,
+            notes: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn the_sweep_lines_name_the_level_of_each_figure() {
+        let rows = vec![
+            row(16, "read", 12345.678, 0.0),
+            row(1 << 20, "read", 4321.5, 0.0),
+            row(16, "copy", 9000.25, 0.0),
+            row(4096, "copy", 3000.75, 0.0),
+            row(16, "latency", 0.0, 1.25),
+            row(1 << 20, "latency", 0.0, 97.5),
+        ];
+        let records: Vec<Record> = rows.iter().map(sweep::records::record).collect();
+        let refs: Vec<&Record> = records.iter().collect();
+        let levels = Levels {
+            l1: 32 << 10,
+            l2: 1 << 20,
+            l3: 32 << 20,
+        };
+        let lines = sweep_lines(&sweep::summarize(&refs), &sweep_points(&refs), &levels);
+        assert!(
+            lines.starts_with("  sweep MB/s count the buffer once per pass, as sc-membench"),
+            "{lines}"
+        );
+        // The same summary as the rows give.
+        assert_eq!(sweep::summarize(&refs).ops, summarize(&rows).ops);
+        assert!(
+            lines.contains("sweep read          peak (L1) 12346 MB/s at 16 KiB; memory (memory, 32x L3) 4322 MB/s at 1 GiB;"),
+            "{lines}"
+        );
+        // 4 MiB is an eighth of this L3: no memory figure for copy.
+        assert!(
+            lines.contains("no memory figure (largest size 4 MiB, L3)"),
+            "{lines}"
+        );
+        assert!(
+            lines.contains(
+                "memory latency:     97.5 ns at 1 GiB (memory, 32x L3; full-random chase on base pages)"
+            ),
+            "{lines}"
+        );
+    }
+}
