@@ -531,9 +531,9 @@ fn note_searches(rel: &str, code: &str) -> Vec<String> {
         .filter(|(_, l)| {
             let on_note = SEARCHES.iter().any(|s| l.contains(&format!("note.{s}")));
             let in_notes = l.contains("notes")
-                && SEARCHES
-                    .iter()
-                    .any(|s| l.contains(&format!("|n| n.{s}")) || l.contains(&format!("|n| !n.{s}")));
+                && SEARCHES.iter().any(|s| {
+                    l.contains(&format!("|n| n.{s}")) || l.contains(&format!("|n| !n.{s}"))
+                });
             on_note || in_notes
         })
         .map(|(i, l)| format!("src/{rel}:{}: {}", i + 1, l.trim()))
@@ -562,13 +562,29 @@ fn records_are_read_through_their_readers_and_notes_are_never_parsed() {
 
 #[test]
 fn the_reader_and_note_checks_see_what_they_look_for() {
-    assert_eq!(map_lookups("probes/x/view.rs", "let v = r.params.get(k);").len(), 1);
-    assert!(map_lookups("results/reader.rs", "self.params.get(k)").is_empty());
-    assert_eq!(note_searches("jobs/x.rs", "if note.contains(\"time limit\") {").len(), 1);
     assert_eq!(
-        note_searches("jobs/x.rs", "r.notes.iter().any(|n| n.starts_with(\"FAILED\"))").len(),
+        map_lookups("probes/x/view.rs", "let v = r.params.get(k);").len(),
+        1
+    );
+    assert!(map_lookups("results/reader.rs", "self.params.get(k)").is_empty());
+    assert_eq!(
+        note_searches("jobs/x.rs", "if note.contains(\"time limit\") {").len(),
+        1
+    );
+    assert_eq!(
+        note_searches(
+            "jobs/x.rs",
+            "r.notes.iter().any(|n| n.starts_with(\"FAILED\"))"
+        )
+        .len(),
         1
     );
     // Keeping a list of notes free of repeats is no search of their words.
-    assert!(note_searches("probes/x.rs", "notes.extend(note.filter(|n| !notes.contains(n)));").is_empty());
+    assert!(
+        note_searches(
+            "probes/x.rs",
+            "notes.extend(note.filter(|n| !notes.contains(n)));"
+        )
+        .is_empty()
+    );
 }
