@@ -42,19 +42,7 @@ pub(crate) fn memory_series(o: &Outcome) -> Series {
     over_time(an::MEMORY_PER_NODE, "memory", "MiB", o, lines)
 }
 
-/// A line per node of `nodes`: MiB of memory there at each of `looks`.
-pub(crate) fn memory_lines(nodes: &[usize], looks: &[super::watch::Look]) -> Vec<Line> {
-    nodes
-        .iter()
-        .map(|n| Line {
-            label: format!("node {n}"),
-            y: looks
-                .iter()
-                .map(|l| l.mem.get(n).copied().unwrap_or(0) as f64 / MIB)
-                .collect(),
-        })
-        .collect()
-}
+pub(crate) use crate::probes::workload::memwatch::memory_lines;
 
 /// Worker threads per node over time.
 pub(crate) fn threads_series(o: &Outcome) -> Series {
