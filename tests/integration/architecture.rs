@@ -588,3 +588,199 @@ fn the_reader_and_note_checks_see_what_they_look_for() {
         .is_empty()
     );
 }
+
+/// The module path of a file under src: `probes/mem/view.rs` is
+/// probes::mem::view, a folder's `mod.rs` the folder, lib.rs the crate.
+fn module_of(rel: &str) -> Vec<String> {
+    let path = rel.strip_suffix(".rs").unwrap_or(rel);
+    let mut segs: Vec<String> = path.split('/').map(str::to_string).collect();
+    if matches!(
+        segs.last().map(String::as_str),
+        Some("mod" | "lib" | "main")
+    ) {
+        segs.pop();
+    }
+    segs
+}
+
+/// Every path a `use` tree names, group members expanded:
+/// `a::{b, c::{d, e}}` gives a::b, a::c::d, a::c::e.
+fn expand_use(tree: &str) -> Vec<Vec<String>> {
+    let tree = tree.trim();
+    let Some(open) = tree.find('{') else {
+        let path = tree.split(" as ").next().unwrap().trim();
+        return vec![path.split("::").map(|s| s.trim().to_string()).collect()];
+    };
+    let prefix: Vec<String> = tree[..open]
+        .trim_end_matches("::")
+        .split("::")
+        .filter(|s| !s.trim().is_empty())
+        .map(|s| s.trim().to_string())
+        .collect();
+    let inner = &tree[open + 1..tree.rfind('}').unwrap_or(tree.len())];
+    let mut members = vec![String::new()];
+    let mut depth = 0;
+    for c in inner.chars() {
+        match c {
+            '{' => depth += 1,
+            '}' => depth -= 1,
+            ',' if depth == 0 => {
+                members.push(String::new());
+                continue;
+            }
+            _ => {}
+        }
+        members.last_mut().unwrap().push(c);
+    }
+    let mut out = Vec::new();
+    for m in members.iter().filter(|m| !m.trim().is_empty()) {
+        for tail in expand_use(m) {
+            let mut p = prefix.clone();
+            p.extend(tail.into_iter().filter(|s| s != "self"));
+            out.push(p);
+        }
+    }
+    out
+}
+
+/// The `use` trees of `code`, each whole even where it spans lines.
+fn use_trees(code: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut rest = code;
+    while let Some(at) = rest.find("use ") {
+        let before = &rest[..at];
+        let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+        let lead = before[line_start..].trim();
+        rest = &rest[at + 4..];
+        if !(lead.is_empty() || lead.starts_with("pub")) {
+            continue;
+        }
+        if let Some(end) = rest.find(';') {
+            out.push(rest[..end].to_string());
+            rest = &rest[end..];
+        }
+    }
+    out
+}
+
+/// The files each file imports from, by its `use` lines (the files a
+/// folder's `mod.rs` declares, and lib.rs, left out: a folder's own
+/// interface is not a file it stands beside).
+fn file_imports(files: &[(String, String)]) -> Vec<(String, Vec<String>)> {
+    let leaf = |rel: &str| !(rel.ends_with("mod.rs") || rel == "lib.rs" || rel == "main.rs");
+    let by_module: std::collections::BTreeMap<Vec<String>, &str> = files
+        .iter()
+        .map(|(rel, _)| (module_of(rel), rel.as_str()))
+        .collect();
+    let mut out = Vec::new();
+    for (rel, text) in files.iter().filter(|(rel, _)| leaf(rel)) {
+        let here = module_of(rel);
+        let mut to = BTreeSet::new();
+        for tree in use_trees(without_tests(text)) {
+            for path in expand_use(&tree) {
+                let mut base = match path.first().map(String::as_str) {
+                    Some("crate") => Vec::new(),
+                    Some("super") => here[..here.len().saturating_sub(1)].to_vec(),
+                    Some("self") => here.clone(),
+                    _ => continue,
+                };
+                for seg in &path[1..] {
+                    if seg == "super" {
+                        base.pop();
+                    } else {
+                        base.push(seg.clone());
+                    }
+                }
+                // The longest prefix of the path that is a file's module.
+                let target = (1..=base.len())
+                    .rev()
+                    .find_map(|n| by_module.get(&base[..n]).copied());
+                if let Some(t) = target.filter(|t| leaf(t) && *t != rel.as_str()) {
+                    to.insert(t.to_string());
+                }
+            }
+        }
+        out.push((rel.clone(), to.into_iter().collect()));
+    }
+    out
+}
+
+/// The groups of files that import one another round a circle.
+fn circles(graph: &[(String, Vec<String>)]) -> Vec<Vec<String>> {
+    let reach = |from: &str| {
+        let mut seen = BTreeSet::new();
+        let mut todo = vec![from.to_string()];
+        while let Some(f) = todo.pop() {
+            for (_, to) in graph.iter().filter(|(r, _)| *r == f) {
+                for t in to {
+                    if seen.insert(t.clone()) {
+                        todo.push(t.clone());
+                    }
+                }
+            }
+        }
+        seen
+    };
+    let reaches: Vec<(String, BTreeSet<String>)> =
+        graph.iter().map(|(f, _)| (f.clone(), reach(f))).collect();
+    let mut groups: Vec<Vec<String>> = Vec::new();
+    for (f, r) in &reaches {
+        if !r.contains(f) || groups.iter().any(|g| g.contains(f)) {
+            continue;
+        }
+        let group: Vec<String> = reaches
+            .iter()
+            .filter(|(g, gr)| r.contains(g) && gr.contains(f))
+            .map(|(g, _)| g.clone())
+            .collect();
+        groups.push(group);
+    }
+    groups
+}
+
+#[test]
+fn no_files_import_one_another_round_a_circle() {
+    let files = all_files();
+    let tests = test_files(&files);
+    let production: Vec<(String, String)> = files
+        .into_iter()
+        .filter(|(rel, _)| !tests.contains(rel))
+        .collect();
+    let found = circles(&file_imports(&production));
+    assert!(
+        found.is_empty(),
+        "files that import one another round a circle (move what they share into a file below them):\n{}",
+        found
+            .iter()
+            .map(|g| g.join(" -> "))
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+}
+
+#[test]
+fn the_circle_check_sees_a_circle_through_groups_and_super() {
+    let files = vec![
+        ("a/mod.rs".to_string(), "mod x;\nmod y;\n".to_string()),
+        ("a/x.rs".to_string(), "use super::y::{Y, Z};\n".to_string()),
+        (
+            "a/y.rs".to_string(),
+            "use crate::{\n    a::x::X,\n    b,\n};\n".to_string(),
+        ),
+        ("a/z.rs".to_string(), "use super::x;\n".to_string()),
+    ];
+    let graph = file_imports(&files);
+    let found = circles(&graph);
+    assert_eq!(
+        found,
+        vec![vec!["a/x.rs".to_string(), "a/y.rs".to_string()]]
+    );
+    assert_eq!(
+        expand_use("crate::a::{b::{c, d as e}, self}"),
+        vec![
+            vec!["crate", "a", "b", "c"],
+            vec!["crate", "a", "b", "d"],
+            vec!["crate", "a"]
+        ]
+    );
+}
