@@ -45,6 +45,13 @@ pub struct MatrixArgs {
     /// Skip the saturated (thread-scaling) bandwidth.
     #[arg(long)]
     pub no_saturated: bool,
+    /// How the saturated bandwidth is found: search (doubling the threads,
+    /// then halving the gaps beside the best: about ten measurements on a
+    /// node of 64 cores) or full (every thread count from one until two
+    /// steps gain under 1%, the thesis' curve). Nodes of 8 cores or fewer
+    /// are always walked in full.
+    #[arg(long, value_name = "HOW", default_value = "search", value_parser = ["search", "full"])]
+    pub scaling: String,
     /// Skip the idle latency.
     #[arg(long)]
     pub no_latency: bool,
@@ -194,6 +201,7 @@ fn config(args: &MatrixArgs) -> Result<MatrixConfig> {
             ..Timing::default()
         })
         .measure(true, !args.no_saturated, !args.no_latency)
+        .full_scaling(args.scaling == "full")
         .huge(args.huge.huge)
         .latency_pages(super::chase::page_kind(
             &args.latency_pages,

@@ -12,6 +12,7 @@ mod grids;
 mod part;
 mod percore;
 mod records;
+mod scaling;
 pub(crate) mod view;
 
 pub(crate) use percore::{CoreRuns, EQUIVALENT_PCT, PerCore, per_core};
@@ -43,6 +44,10 @@ pub(crate) struct MatrixConfig {
     pub timing: Timing,
     pub single: bool,
     pub saturated: bool,
+    /// The saturated curve at every thread count (the thesis' figure)
+    /// instead of a search on nodes of more than
+    /// [`scaling::SEARCH_ABOVE`] cores.
+    pub full_scaling: bool,
     pub latency: bool,
     /// Huge pages for bandwidth arrays.
     pub huge: bool,
@@ -74,6 +79,7 @@ impl MatrixConfig {
             timing: Timing::default(),
             single: true,
             saturated: true,
+            full_scaling: false,
             latency: true,
             huge: false,
             pattern: Pattern::FullRandom,
@@ -83,6 +89,12 @@ impl MatrixConfig {
             mem_nodes: None,
             peak: Vec::new(),
         })
+    }
+
+    /// The whole thread-scaling curve, not a search.
+    pub(crate) fn full_scaling(mut self, full: bool) -> Self {
+        self.full_scaling = full;
+        self
     }
 
     /// The mixes of the peak cell; none leaves it out.
@@ -148,11 +160,6 @@ impl MatrixConfig {
         self
     }
 }
-
-/// Bandwidth gain below which a thread-scaling step counts as flat.
-pub(crate) const FLAT_GAIN: f64 = 0.01;
-/// Flat steps in a row that end the scaling.
-pub(crate) const FLAT_STEPS: usize = 2;
 
 /// Thread-scaling from one CPU node to one memory node.
 #[derive(Debug, Clone)]
@@ -228,44 +235,6 @@ pub(crate) fn working_set(
 ) -> (usize, Option<String>) {
     let wanted = (4 * llc_bytes(topo, cpus) as usize).max(64 << 20);
     cap(topo, wanted, mem_node)
-}
-
-/// Adds threads one at a time until the gain over the best so far stays
-/// under [`FLAT_GAIN`] for [`FLAT_STEPS`] steps in a row, or the CPUs run
-/// out. Unlike stopping at the first drop, a single noisy or SMT-limited
-/// step does not end the search, and the peak is the best step, not the
-/// last. `measure(n)` returns `None` when time ran out.
-pub(crate) fn saturate<T>(
-    max_threads: usize,
-    mut measure: impl FnMut(usize) -> Result<Option<(T, f64)>>,
-) -> Result<(Vec<T>, usize, String)> {
-    let mut steps = Vec::new();
-    let mut best = 0.0f64;
-    let mut peak = 0;
-    let mut flat = 0;
-    for n in 1..=max_threads {
-        let Some((step, mb_s)) = measure(n)? else {
-            return Ok((steps, peak, format!("time limit reached at {n} threads")));
-        };
-        steps.push(step);
-        if mb_s > best * (1.0 + FLAT_GAIN) {
-            flat = 0;
-        } else {
-            flat += 1;
-        }
-        if mb_s > best {
-            best = mb_s;
-            peak = steps.len() - 1;
-        }
-        if flat >= FLAT_STEPS {
-            return Ok((
-                steps,
-                peak,
-                format!("gain under 1% for {FLAT_STEPS} steps at {n} threads"),
-            ));
-        }
-    }
-    Ok((steps, peak, format!("all {max_threads} cores used")))
 }
 
 /// Sizes given by the user are measured as given, so each must fit on every
@@ -440,7 +409,7 @@ fn fill_cell(
         Ok(Some((b, v)))
     };
     if cfg.saturated {
-        let (steps, peak, stop) = match saturate(cpus.len(), &mut one) {
+        let (steps, peak, stop) = match scaling::scan(cpus.len(), cfg.full_scaling, &mut one) {
             Ok(curve) => curve,
             // A curve cut by a failure (a thread the task limit refused)
             // has no peak, but its one-thread figure stands.
@@ -564,45 +533,10 @@ mod tests {
     use super::*;
     use crate::topology::fixture;
 
-    fn scale(curve: &[f64]) -> (Vec<f64>, usize, String) {
-        saturate(curve.len(), |n| Ok(Some((curve[n - 1], curve[n - 1])))).unwrap()
-    }
 
-    #[test]
-    fn scaling_stops_after_two_flat_steps_and_keeps_the_best() {
-        let (steps, peak, stop) = scale(&[10.0, 19.0, 25.0, 25.1, 24.0, 30.0]);
-        assert_eq!(steps.len(), 5, "stops after 25.1 and 24.0");
-        assert_eq!(peak, 3, "25.1 is the best seen");
-        assert!(stop.contains("5 threads"), "{stop}");
-    }
 
-    #[test]
-    fn one_dip_does_not_end_the_scaling() {
-        let (steps, peak, _) = scale(&[10.0, 9.0, 20.0, 30.0]);
-        assert_eq!(steps.len(), 4);
-        assert_eq!(peak, 3);
-    }
 
-    #[test]
-    fn scaling_uses_every_core_while_it_gains() {
-        let (steps, peak, stop) = scale(&[1.0, 2.0, 3.0]);
-        assert_eq!((steps.len(), peak), (3, 2));
-        assert!(stop.contains("all 3"), "{stop}");
-    }
 
-    #[test]
-    fn scaling_reports_the_time_limit() {
-        let (steps, _, stop) = saturate(8, |n| {
-            Ok(if n < 3 {
-                Some((n as f64, n as f64))
-            } else {
-                None
-            })
-        })
-        .unwrap();
-        assert_eq!(steps.len(), 2);
-        assert!(stop.contains("time limit"), "{stop}");
-    }
 
     #[test]
     fn working_set_follows_the_shared_cache_and_free_memory() {
