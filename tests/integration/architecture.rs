@@ -144,6 +144,16 @@ fn without_tests(text: &str) -> &str {
     text
 }
 
+/// Every file under src but those of unit tests alone.
+fn production_files() -> Vec<(String, String)> {
+    let files = all_files();
+    let tests = test_files(&files);
+    files
+        .into_iter()
+        .filter(|(rel, _)| !tests.contains(rel))
+        .collect()
+}
+
 /// Files that are entirely tests: modules declared under `#[cfg(test)]`
 /// (`tests.rs`, property tests), as paths relative to src/.
 fn test_files(files: &[(String, String)]) -> BTreeSet<String> {
@@ -264,12 +274,7 @@ fn top_level_names(group: &str) -> Vec<String> {
 #[test]
 fn no_layer_imports_one_above_it() {
     let mut wrong = Vec::new();
-    let files = all_files();
-    let tests = test_files(&files);
-    for (rel, text) in &files {
-        if tests.contains(rel) {
-            continue;
-        }
+    for (rel, text) in &production_files() {
         let Some((_, banned)) = FORBIDDEN.iter().find(|(l, _)| *l == layer(rel)) else {
             continue;
         };
@@ -543,12 +548,7 @@ fn note_searches(rel: &str, code: &str) -> Vec<String> {
 #[test]
 fn records_are_read_through_their_readers_and_notes_are_never_parsed() {
     let mut wrong = Vec::new();
-    let files = all_files();
-    let tests = test_files(&files);
-    for (rel, text) in &files {
-        if tests.contains(rel) {
-            continue;
-        }
+    for (rel, text) in &production_files() {
         let code = without_tests(text);
         wrong.extend(map_lookups(rel, code));
         wrong.extend(note_searches(rel, code));
@@ -740,13 +740,7 @@ fn circles(graph: &[(String, Vec<String>)]) -> Vec<Vec<String>> {
 
 #[test]
 fn no_files_import_one_another_round_a_circle() {
-    let files = all_files();
-    let tests = test_files(&files);
-    let production: Vec<(String, String)> = files
-        .into_iter()
-        .filter(|(rel, _)| !tests.contains(rel))
-        .collect();
-    let found = circles(&file_imports(&production));
+    let found = circles(&file_imports(&production_files()));
     assert!(
         found.is_empty(),
         "files that import one another round a circle (move what they share into a file below them):\n{}",
