@@ -1605,7 +1605,7 @@ fn loaded_curves_for_every_node_pair_of_four_nodes() {
             ),
             (
                 "limited",
-                "numabench loaded --size 8M --injector-size 4M --delays 0 --time-limit 0.001 --json",
+                "numabench loaded --size 8M --injector-size 4M --delays 0 --time-limit 0.2 --json",
             ),
         ],
     );
