@@ -488,3 +488,50 @@ mod tests {
         assert!(e.to_string().starts_with("--size 1K"), "{e}");
     }
 }
+
+/// `--plan` and `--sysfs-root`: what a command would measure on this
+/// machine or a captured one, measuring nothing.
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct PlanArgs {
+    /// Print what would be measured (cells or pairs, the buffers built and
+    /// their sizes, the memory mapped at once) and an estimated time, and
+    /// measure nothing; with --sysfs-root, for a captured machine
+    #[arg(long)]
+    pub plan: bool,
+    #[command(flatten)]
+    pub root: super::RootArgs,
+}
+
+impl PlanArgs {
+    /// The machine the command works on: this one, or with `--plan` the
+    /// one `--sysfs-root` names. A root without `--plan` is refused: a
+    /// measurement is of the machine it runs on.
+    pub fn topology(&self) -> Result<Topology> {
+        if self.root.sysfs_root.is_some() && !self.plan {
+            return Err(usage(
+                "--sysfs-root goes with --plan: a measurement is of the machine it runs on",
+            ));
+        }
+        if self.plan {
+            Ok(self.root.topology()?.1)
+        } else {
+            Ok(crate::topology::read_topology(
+                &crate::topology::SysfsRoot::live(),
+            )?)
+        }
+    }
+
+    /// Prints `plan` for `command` on `topo` when `--plan` was given;
+    /// whether it did (the command then ends).
+    pub(crate) fn print(
+        &self,
+        command: &str,
+        topo: &Topology,
+        plan: &crate::view::PartPlan,
+    ) -> bool {
+        if self.plan {
+            crate::console::out(&crate::jobs::run::plan::command_text(command, topo, plan));
+        }
+        self.plan
+    }
+}

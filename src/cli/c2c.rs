@@ -9,7 +9,7 @@ use crate::output::render::Format;
 use crate::probes::c2c::{self, C2cConfig, LineHome, Variant, records};
 use crate::results::Document;
 use crate::results::names::probe;
-use crate::topology::{SysfsRoot, Topology, read_topology};
+use crate::topology::Topology;
 use anyhow::Result;
 
 /// Measure core-to-core latency: how long a cache line takes to travel
@@ -80,6 +80,8 @@ pub struct C2cArgs {
     pub save: SaveArgs,
     #[command(flatten)]
     pub verbose: VerboseArgs,
+    #[command(flatten)]
+    pub planning: super::args::PlanArgs,
 }
 
 fn variants(names: &[String]) -> Result<Vec<Variant>> {
@@ -233,8 +235,19 @@ fn home_nodes(topo: &Topology, cfg: &C2cConfig) -> Vec<usize> {
 }
 
 pub(super) fn run(args: C2cArgs) -> Result<()> {
-    let topo = read_topology(&SysfsRoot::live())?;
+    let topo = args.planning.topology()?;
     let cfg = config(&args, &topo)?;
+    let pairs = c2c::plan::plan(&topo, &cfg.cpus, cfg.full_up_to, cfg.per_group);
+    let estimate = c2c::estimate(
+        pairs.pairs.len(),
+        cfg.iterations,
+        cfg.samples,
+        cfg.variants.len(),
+        cfg.time_limit.map(|t| t.as_secs_f64()),
+    );
+    if args.planning.print("c2c", &topo, &estimate) {
+        return Ok(());
+    }
     // One pair's lines are mapped at a time.
     crate::memory::admission::admit_each(
         &topo,

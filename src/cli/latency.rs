@@ -10,7 +10,7 @@ use crate::output::render::Format;
 use crate::probes::latency::{self, LatencyConfig, records};
 use crate::results::Document;
 use crate::results::names::probe;
-use crate::topology::{SysfsRoot, read_topology};
+
 use anyhow::Result;
 
 /// Measure idle (unloaded) memory latency from every CPU node to every
@@ -48,6 +48,8 @@ pub struct LatencyArgs {
     pub save: SaveArgs,
     #[command(flatten)]
     pub verbose: VerboseArgs,
+    #[command(flatten)]
+    pub planning: super::args::PlanArgs,
 }
 
 fn config(args: &LatencyArgs) -> Result<LatencyConfig> {
@@ -71,7 +73,7 @@ fn config(args: &LatencyArgs) -> Result<LatencyConfig> {
 }
 
 pub(super) fn run(args: LatencyArgs) -> Result<()> {
-    let topo = read_topology(&SysfsRoot::live())?;
+    let topo = args.planning.topology()?;
     let mut cfg = config(&args)?;
     check_nodes(&topo, &cfg.cpu_nodes, &cfg.mem_nodes)?;
     let mem_nodes = crate::probes::seats::nodes(topo.usable_memory_nodes(), &cfg.mem_nodes);
@@ -83,6 +85,12 @@ pub(super) fn run(args: LatencyArgs) -> Result<()> {
         for p in &cfg.patterns {
             chase::fits(p, cfg.size)?;
         }
+    }
+    if args
+        .planning
+        .print("latency", &topo, &latency::estimate(&topo, &cfg))
+    {
+        return Ok(());
     }
     admit_each(
         &topo,

@@ -11,7 +11,7 @@ use crate::output::render::Format;
 use crate::probes::loaded::{self, DEFAULT_DELAYS_NS, LoadedConfig, Mix, Pairs};
 use crate::results::Document;
 use crate::results::names::probe;
-use crate::topology::{SysfsRoot, read_topology};
+
 use anyhow::Result;
 
 /// Measure loaded latency: one thread chases pointers through a buffer on
@@ -79,6 +79,8 @@ pub struct LoadedArgs {
     pub save: super::output::SaveArgs,
     #[command(flatten)]
     pub verbose: VerboseArgs,
+    #[command(flatten)]
+    pub planning: super::args::PlanArgs,
 }
 
 /// The most points a curve takes, and the longest delay (one second).
@@ -199,9 +201,15 @@ fn check_nodes(topo: &crate::topology::Topology, cfg: &LoadedConfig) -> Result<(
 }
 
 pub(super) fn run(args: LoadedArgs) -> Result<()> {
-    let topo = read_topology(&SysfsRoot::live())?;
+    let topo = args.planning.topology()?;
     let cfg = config(&args)?;
     check_nodes(&topo, &cfg)?;
+    if args
+        .planning
+        .print("loaded", &topo, &loaded::estimate(&topo, &cfg))
+    {
+        return Ok(());
+    }
     args.save.check()?;
     let format = args.format.chosen().unwrap_or(Format::Text);
     let mut doc = Document::new(&topo);

@@ -15,7 +15,7 @@ use crate::probes::matrix::{self, MatrixConfig};
 use crate::probes::measure::Timing;
 use crate::results::names::probe;
 use crate::results::{Condition, Document};
-use crate::topology::{SysfsRoot, read_topology};
+
 use anyhow::Result;
 
 /// Measure bandwidth and latency from every CPU node to every memory node:
@@ -96,6 +96,8 @@ pub struct MatrixArgs {
     pub save: super::output::SaveArgs,
     #[command(flatten)]
     pub verbose: VerboseArgs,
+    #[command(flatten)]
+    pub planning: super::args::PlanArgs,
 }
 
 /// A kernel by operation (the fastest regular-store variant) or by name.
@@ -243,10 +245,16 @@ fn parse_per_core(text: &str, topo: &crate::topology::Topology) -> Result<(usize
 }
 
 pub(super) fn run(args: MatrixArgs) -> Result<()> {
-    let topo = read_topology(&SysfsRoot::live())?;
+    let topo = args.planning.topology()?;
     let cfg = config(&args)?;
     let classes = args.classes.options()?;
     check_nodes(&topo, &cfg.cpu_nodes, &cfg.mem_nodes)?;
+    if args
+        .planning
+        .print("matrix", &topo, &matrix::estimate(&topo, &cfg))
+    {
+        return Ok(());
+    }
     let per_core = args
         .per_core
         .as_deref()

@@ -11,7 +11,7 @@ use crate::output::render::Format;
 use crate::probes::mlp::{self, MlpConfig, Pairs, records};
 use crate::results::Document;
 use crate::results::names::probe;
-use crate::topology::{SysfsRoot, read_topology};
+
 use anyhow::Result;
 
 /// Measure memory-level parallelism: one pinned thread follows N
@@ -60,6 +60,8 @@ pub struct MlpArgs {
     pub save: SaveArgs,
     #[command(flatten)]
     pub verbose: VerboseArgs,
+    #[command(flatten)]
+    pub planning: super::args::PlanArgs,
 }
 
 /// The chase counts: 1 to [`MAX_CHASES`], ascending, 1 included.
@@ -111,7 +113,7 @@ fn config(args: &MlpArgs) -> Result<MlpConfig> {
 }
 
 pub(super) fn run(args: MlpArgs) -> Result<()> {
-    let topo = read_topology(&SysfsRoot::live())?;
+    let topo = args.planning.topology()?;
     let mut cfg = config(&args)?;
     check_nodes(&topo, &cfg.cpu_nodes, &cfg.mem_nodes)?;
     let mut mem_nodes: Vec<usize> = mlp::pairs(&topo, &cfg).iter().map(|p| p.1).collect();
@@ -124,6 +126,12 @@ pub(super) fn run(args: MlpArgs) -> Result<()> {
         sized = note;
         chase::fits(&cfg.pattern, cfg.size)?;
         crate::probes::mlp::check_elements(&cfg)?;
+    }
+    if args
+        .planning
+        .print("mlp", &topo, &crate::probes::mlp::estimate(&topo, &cfg))
+    {
+        return Ok(());
     }
     admit_each(
         &topo,

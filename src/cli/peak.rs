@@ -11,7 +11,7 @@ use crate::probes::measure::Timing;
 use crate::probes::peak::{self, PeakConfig, ThreadCount};
 use crate::results::Document;
 use crate::results::names::probe;
-use crate::topology::{SysfsRoot, read_topology};
+
 use anyhow::Result;
 use std::time::Duration;
 
@@ -63,6 +63,8 @@ pub struct PeakArgs {
     pub save: super::output::SaveArgs,
     #[command(flatten)]
     pub verbose: VerboseArgs,
+    #[command(flatten)]
+    pub planning: super::args::PlanArgs,
 }
 
 /// A comma-separated list, each item parsed, duplicates dropped, none
@@ -136,9 +138,15 @@ fn config(args: &PeakArgs) -> Result<PeakConfig> {
 }
 
 pub(crate) fn run(args: PeakArgs) -> Result<()> {
-    let topo = read_topology(&SysfsRoot::live())?;
+    let topo = args.planning.topology()?;
     let cfg = config(&args)?;
     check_nodes(&topo, &cfg.cpu_nodes, &cfg.mem_nodes)?;
+    if args
+        .planning
+        .print("peak", &topo, &peak::estimate(&topo, &cfg))
+    {
+        return Ok(());
+    }
     args.save.check()?;
     let format = args.format.chosen().unwrap_or(Format::Text);
     let mut doc = Document::new(&topo);

@@ -22,31 +22,23 @@ pub struct RunArgs {
     /// summary to stderr.
     #[command(flatten)]
     pub format: FormatArgs,
-    /// Print the steps the run would take, in order, each with the command
-    /// line it would be given, and measure nothing; with --sysfs-root, for
-    /// a captured machine.
-    #[arg(long)]
-    pub plan: bool,
+    /// With --plan: the steps the run would take, in order, each with the
+    /// command line it would be given, what it measures and its estimate.
     #[command(flatten)]
-    pub root: super::RootArgs,
+    pub planning: super::args::PlanArgs,
 }
 
 pub(super) fn run(args: RunArgs) -> Result<()> {
     let profile = crate::jobs::run::Profile::from_name(&args.profile.profile)
         .expect("clap admits only the profiles' names");
-    if args.plan {
-        let (_, topo) = args.root.topology()?;
+    let topo = args.planning.topology()?;
+    if args.planning.plan {
         crate::console::out(&crate::jobs::run::plan::text(
             &topo,
             profile,
             crate::probes::REGISTRY,
         ));
         return Ok(());
-    }
-    if args.root.sysfs_root.is_some() {
-        return Err(crate::error::usage(
-            "--sysfs-root goes with --plan: a run measures the machine it runs on",
-        ));
     }
     let dir = args.dir.dir.clone();
     let outcome = crate::jobs::run::run(&crate::jobs::run::Options {

@@ -7,6 +7,7 @@
 //! threads, the sizing of a part's command line, perf's process workload
 //! engine.
 
+pub(crate) mod cost;
 pub(crate) mod measure;
 pub(crate) mod part;
 pub(crate) mod seats;

@@ -51,6 +51,62 @@ pub(crate) fn chase_cell_secs(base: u64, bytes: usize) -> u64 {
     base + 2 * (bytes as u64).div_ceil(1 << 30)
 }
 
+/// A chase probe's plan over `pairs` (CPU node, memory node): per memory
+/// node and page kind one buffer of `bytes` mapped and faulted in once,
+/// linked once per entry of `links` (whether it is a full-random chain),
+/// then `chases_per_pair` sampled chases for each CPU node; capped at
+/// `limit_s` where given.
+pub(crate) fn chase_plan(
+    pairs: &[(usize, usize)],
+    bytes: usize,
+    page_kinds: usize,
+    links: &[bool],
+    chases_per_pair: usize,
+    limit_s: Option<f64>,
+) -> crate::view::PartPlan {
+    use crate::probes::cost::{self, Estimate};
+    let mut mem_nodes: Vec<usize> = pairs.iter().map(|p| p.1).collect();
+    mem_nodes.sort_unstable();
+    mem_nodes.dedup();
+    let builds = mem_nodes.len() * page_kinds.max(1);
+    let mut e = Estimate::default();
+    e.builds("chase", builds, bytes as u64).mapped(bytes as u64);
+    let link: f64 = links
+        .iter()
+        .map(|&full| cost::chase_build_s(bytes as u64, full) - cost::fault_s(bytes as u64, 1))
+        .sum();
+    e.add(builds as f64 * (cost::fault_s(bytes as u64, 1) + link));
+    e.add((pairs.len() * page_kinds.max(1) * chases_per_pair) as f64 * cost::CHASE_S);
+    if let Some(limit) = limit_s {
+        e.cap(limit, cost::CHASE_S);
+    }
+    e.plan(format!(
+        "{} pair(s) x {chases_per_pair} chase(s){}",
+        pairs.len(),
+        if page_kinds > 1 {
+            format!(" x {page_kinds} page kinds")
+        } else {
+            String::new()
+        }
+    ))
+}
+
+/// Every CPU node of `cpu_nodes` with every memory node of `mem_nodes`.
+pub(crate) fn all_pairs(cpu_nodes: &[usize], mem_nodes: &[usize]) -> Vec<(usize, usize)> {
+    cpu_nodes
+        .iter()
+        .flat_map(|&c| mem_nodes.iter().map(move |&m| (c, m)))
+        .collect()
+}
+
+/// A workload part's plan: `runs` runs of about `each_s` seconds each,
+/// no buffer of its own built before them (its processes map their own).
+pub(crate) fn workload_plan(measures: String, runs: usize, each_s: f64) -> crate::view::PartPlan {
+    let mut e = crate::probes::cost::Estimate::default();
+    e.add(runs as f64 * each_s);
+    e.plan(measures)
+}
+
 pub(crate) fn words(w: &[&str]) -> Vec<String> {
     w.iter().map(|s| s.to_string()).collect()
 }

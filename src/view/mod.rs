@@ -12,7 +12,9 @@ pub(crate) mod section;
 pub(crate) mod table;
 
 pub(crate) use chart::{BarGroup, Bars, Chart, Line, Marker};
-pub(crate) use probe::{Figure, FleetFigure, FolderFile, InRun, Part, Probe, Profile, Spec};
+pub(crate) use probe::{
+    Builds, Figure, FleetFigure, FolderFile, InRun, Part, PartPlan, Probe, Profile, Spec,
+};
 pub(crate) use section::Section;
 
 use crate::results::{Document, Record};

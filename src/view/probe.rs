@@ -121,6 +121,56 @@ pub(crate) struct Part {
     /// unused): a step whose buffers the steps after it follow, such as the
     /// matrix, or that forks nothing and needs no child to fail alone.
     pub in_process: Option<InProcess>,
+    /// What it will measure on this machine and how long that should take,
+    /// worked out from the same sizes its command line (or its in-process
+    /// config) is given, before anything is measured.
+    pub plan: fn(&Topology, Profile) -> PartPlan,
+}
+
+/// What a part (or a command) will do, before it measures: `--plan` prints
+/// it and `run` sums its parts' estimates.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub(crate) struct PartPlan {
+    /// What it measures, in words ("16 cells: 4 CPU nodes x 4 memory
+    /// nodes").
+    pub measures: String,
+    /// The buffers it builds.
+    pub buffers: Vec<Builds>,
+    /// The most memory it maps at one time, in bytes.
+    pub mapped_at_once: u64,
+    /// Estimated seconds (the model is `probes::cost`'s), the cap applied.
+    pub seconds: f64,
+    /// What bounds the estimate where the model alone would give more
+    /// (its time limit).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub capped_by: Option<String>,
+}
+
+impl PartPlan {
+    /// The plan of a part that cannot be planned (its config is refused
+    /// on this machine): nothing, and why; the part fails the same way
+    /// when it runs.
+    pub(crate) fn cannot(why: &anyhow::Error) -> PartPlan {
+        PartPlan {
+            measures: format!("nothing: {why:#}"),
+            buffers: Vec::new(),
+            mapped_at_once: 0,
+            seconds: 0.0,
+            capped_by: None,
+        }
+    }
+}
+
+/// Buffers of one kind a part builds.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub(crate) struct Builds {
+    /// What they hold ("chase", "bandwidth arrays").
+    pub what: String,
+    pub count: usize,
+    /// Bytes of the largest.
+    pub bytes: u64,
+    /// Bytes of the smallest.
+    pub smallest: u64,
 }
 
 /// A part measured in run's own process: the topology, the run's profile

@@ -147,15 +147,34 @@ fn failed_parts(m: &Measured) -> Vec<&'static str> {
 /// or as a child, as its registry line says.
 fn measure(topo: &Topology, opts: &Options) -> Result<Measured> {
     let mut doc = Document::new(topo);
-    let progress = Progress::new(false);
     let parts = parts::of(opts.profile, REGISTRY);
+    let estimates: Vec<f64> = parts
+        .iter()
+        .map(|p| (p.part.plan)(topo, opts.profile).seconds)
+        .collect();
+    let estimate: f64 = estimates.iter().sum();
+    eprintln!(
+        "numabench: {} part(s), about {} (numabench run --plan shows each)",
+        parts.len(),
+        plan::duration(estimate)
+    );
+    let progress = Progress::new(false);
     let steps = parts.len();
+    let begun = Instant::now();
     let mut logs = Vec::new();
     for (i, planned) in parts.iter().enumerate() {
         if stopped() {
             break;
         }
-        let show = |what: &str| progress.step(&format!("[{}/{steps}] {what}", i + 1));
+        let part_begun = Instant::now();
+        let show = |what: &str| {
+            progress.step(&format!(
+                "[{}/{steps}] {what} ({} of about {})",
+                i + 1,
+                plan::duration(begun.elapsed().as_secs_f64()),
+                plan::duration(estimate)
+            ))
+        };
         match planned.part.in_process {
             Some(measure) => {
                 let name = planned.probe;
@@ -173,8 +192,23 @@ fn measure(topo: &Topology, opts: &Options) -> Result<Measured> {
                 logs.push((planned.probe, ran.log));
             }
         }
+        doc.records.push(part_time(
+            planned.probe,
+            estimates[i],
+            part_begun.elapsed().as_secs_f64(),
+        ));
     }
     Ok(Measured { doc, logs })
+}
+
+/// The record of one part's planned and actual seconds.
+fn part_time(probe_name: &str, planned_s: f64, actual_s: f64) -> Record {
+    use crate::results::Better;
+    use crate::results::names::run::{PART_TIME, part_time};
+    Record::new(probe::RUN, PART_TIME)
+        .param(part_time::PART, probe_name)
+        .metric(part_time::PLANNED_S, planned_s, "s", Better::Lower)
+        .metric(part_time::ACTUAL_S, actual_s, "s", Better::Lower)
 }
 
 /// How an in-process part (the matrix, the sweep) ended: `Ok(None)` when it

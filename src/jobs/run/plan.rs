@@ -1,10 +1,13 @@
-//! What a run will measure, before it measures anything (`run --plan`):
-//! its steps in order, each in the run's own process or as a child
-//! numabench with the command line it will be given on this topology.
+//! What a run will measure, before it measures anything (`run --plan`,
+//! and the estimate on run's first line): its steps in order, each in the
+//! run's own process or as a child numabench with the command line it
+//! will be given on this topology, with what each measures, the buffers it
+//! builds, the memory it maps at once and its estimated time.
 
 use super::parts;
 use crate::topology::Topology;
-use crate::view::{Probe, Profile};
+use crate::units::bytes;
+use crate::view::{PartPlan, Probe, Profile};
 
 /// One step of a run.
 #[derive(Debug, Clone, PartialEq)]
@@ -14,6 +17,8 @@ pub(crate) struct Step {
     /// The child's arguments after `numabench`; `None` for a step measured
     /// in the run's own process.
     pub command: Option<Vec<String>>,
+    /// What it will do and how long that should take.
+    pub plan: PartPlan,
 }
 
 /// The steps of a run of `profile` on `topo`, in the order they run.
@@ -23,19 +28,38 @@ pub(crate) fn steps(topo: &Topology, profile: Profile, registry: &[&dyn Probe]) 
         .map(|p| Step {
             probe: p.probe,
             command: p.part.in_process.is_none().then(|| (p.part.args)(topo)),
+            plan: (p.part.plan)(topo, profile),
         })
         .collect()
 }
 
-/// The plan as printed: one line per step, numbered, with its command.
+/// The estimated seconds of all of `steps`.
+pub(crate) fn total_s(steps: &[Step]) -> f64 {
+    steps.iter().map(|s| s.plan.seconds).sum()
+}
+
+/// Seconds as a person reads a duration: "45 s", "3 min 20 s", "2 h 5 min".
+pub(crate) fn duration(secs: f64) -> String {
+    let s = secs.max(0.0).round() as u64;
+    match s {
+        0..60 => format!("{s} s"),
+        60..3600 => format!("{} min {} s", s / 60, s % 60),
+        _ => format!("{} h {} min", s / 3600, (s % 3600) / 60),
+    }
+}
+
+/// The plan as printed: one block per step, numbered, with its command,
+/// what it measures, its buffers and its estimate; then the total.
 pub(crate) fn text(topo: &Topology, profile: Profile, registry: &[&dyn Probe]) -> String {
     let steps = steps(topo, profile, registry);
+    let total = total_s(&steps);
     let mut out = format!(
-        "numabench run on {}: {} node(s) with memory, {} CPU(s); {} step(s), nothing measured yet\n",
+        "numabench run on {}: {} node(s) with memory, {} CPU(s); {} step(s), about {} in all, nothing measured yet\n",
         crate::text::escape(&topo.hostname),
         topo.usable_memory_nodes().len(),
         topo.allowed.cpus.len(),
-        steps.len()
+        steps.len(),
+        duration(total)
     );
     let width = steps.iter().map(|s| s.probe.len()).max().unwrap_or(0);
     for (i, s) in steps.iter().enumerate() {
@@ -43,7 +67,62 @@ pub(crate) fn text(topo: &Topology, profile: Profile, registry: &[&dyn Probe]) -
             None => "in the run's own process".to_string(),
             Some(args) => format!("numabench {}", crate::text::escape(&shell_words(args))),
         };
-        out.push_str(&format!("  {:>2}  {:<width$}  {how}\n", i + 1, s.probe));
+        let share = if total > 0.0 {
+            100.0 * s.plan.seconds / total
+        } else {
+            0.0
+        };
+        out.push_str(&format!(
+            "  {:>2}  {:<width$}  ~{} ({share:.0}%)  {how}\n",
+            i + 1,
+            s.probe,
+            duration(s.plan.seconds)
+        ));
+        out.push_str(&details(&s.plan, width + 6));
+    }
+    out.push_str(
+        "The estimate is a model's (docs/run.md, \"How long a run takes\"); \
+         each run's results keep it beside the seconds each part took.\n",
+    );
+    out
+}
+
+/// One command's plan as `--plan` prints it.
+pub(crate) fn command_text(command: &str, topo: &Topology, p: &PartPlan) -> String {
+    format!(
+        "numabench {command} on {}: about {}, nothing measured yet\n{}",
+        crate::text::escape(&topo.hostname),
+        duration(p.seconds),
+        details(p, 2)
+    )
+}
+
+/// A plan's lines under its step: what it measures, its buffers, the
+/// memory mapped at once and the cap on its time.
+pub(crate) fn details(p: &PartPlan, indent: usize) -> String {
+    let pad = " ".repeat(indent);
+    let mut out = format!("{pad}measures {}\n", crate::text::escape(&p.measures));
+    if !p.buffers.is_empty() {
+        let builds: Vec<String> = p
+            .buffers
+            .iter()
+            .map(|b| {
+                let size = if b.smallest == b.bytes {
+                    bytes(b.bytes)
+                } else {
+                    format!("{}-{}", bytes(b.smallest), bytes(b.bytes))
+                };
+                format!("{} x {} of {size}", b.count, b.what)
+            })
+            .collect();
+        out.push_str(&format!(
+            "{pad}builds {}; at most {} mapped at once\n",
+            builds.join(", "),
+            bytes(p.mapped_at_once)
+        ));
+    }
+    if let Some(cap) = &p.capped_by {
+        out.push_str(&format!("{pad}the estimate stops at {cap}\n"));
     }
     out
 }
@@ -100,8 +179,16 @@ mod tests {
     fn the_plan_text_names_every_step_and_quotes_odd_words() {
         let topo = crate::topology::fixture("two-node");
         let t = text(&topo, Profile::Default, REGISTRY);
-        assert!(t.contains("7 step(s), nothing measured yet"), "{t}");
-        assert!(t.contains("   1  matrix   in the run's own process"), "{t}");
+        assert!(t.contains("7 step(s), about "), "{t}");
+        assert!(t.contains("   1  matrix   ~"), "{t}");
+        assert!(t.contains("in the run's own process"), "{t}");
+        assert!(
+            t.contains("measures 4 cell(s): 2 CPU node(s) x 2 memory node(s)"),
+            "{t}"
+        );
+        assert_eq!(duration(59.4), "59 s");
+        assert_eq!(duration(200.0), "3 min 20 s");
+        assert_eq!(duration(7500.0), "2 h 5 min");
         assert!(t.contains("numabench latency -s "), "{t}");
         assert_eq!(
             shell_words(&["a b".into(), "it's".into()]),

@@ -36,6 +36,7 @@ impl Probe for ToyView {
             },
             counted_as: None,
             in_process: None,
+            plan: |_, _| crate::probes::part::workload_plan("one toy".into(), 1, 0.1),
         })
     }
 

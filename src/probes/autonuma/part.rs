@@ -12,6 +12,12 @@ const PART: Part = Part {
     args: |_| words(&[probe::AUTONUMA, "all", "--json"]),
     counted_as: Some("AutoNUMA"),
     in_process: None,
+    plan: |_, _| {
+        let tests = super::bench::Test::ALL.len();
+        // Each test's work takes about 20 s on a small machine, more where
+        // the balancer is slow to converge.
+        crate::probes::part::workload_plan(format!("{tests} test(s)"), tests, 20.0)
+    },
 };
 
 impl Probe for AutonumaView {

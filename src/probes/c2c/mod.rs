@@ -10,6 +10,7 @@
 //! turns the samples into records, [`view`] shows them.
 
 mod part;
+pub(crate) use part::estimate;
 pub(crate) mod pingpong;
 pub(crate) mod plan;
 pub(crate) mod records;

@@ -32,7 +32,44 @@ const PART: Part = Part {
     },
     counted_as: None,
     in_process: None,
+    plan: |topo, _| {
+        let cpus: Vec<usize> = topo.allowed.cpus.iter().collect();
+        let pairs = super::plan::plan(topo, &cpus, 16, 2).pairs.len();
+        estimate(pairs, 1000, 100, 2, Some(10.0))
+    },
 };
+
+/// Seconds one round trip of a line between two cores takes in this
+/// model: across sockets on a large server; a core pair of one L3 takes
+/// less.
+const ROUND_TRIP_S: f64 = 150e-9;
+/// Seconds a reader takes per line chased in a read variant.
+const READ_LINE_S: f64 = 60e-9;
+/// Seconds to start and pin a pair's two threads.
+const PAIR_START_S: f64 = 2e-3;
+
+/// What `c2c` will measure: `pairs` CPU pairs, each with `samples` (and a
+/// warm-up) of `iterations` round trips, and a read variant both ways,
+/// of `variants` variants (one ping-pong and one read in the default).
+pub(crate) fn estimate(
+    pairs: usize,
+    iterations: u64,
+    samples: usize,
+    variants: usize,
+    limit_s: Option<f64>,
+) -> crate::view::PartPlan {
+    use crate::probes::cost::Estimate;
+    let n = (samples + 1) as f64;
+    let ping = n * iterations as f64 * ROUND_TRIP_S;
+    let read = 2.0 * n * super::pingpong::CHASE_LINES as f64 * READ_LINE_S;
+    let per_pair = PAIR_START_S + ping + if variants > 1 { read } else { 0.0 };
+    let mut e = Estimate::default();
+    e.add(pairs as f64 * per_pair);
+    if let Some(limit) = limit_s {
+        e.cap(limit, per_pair);
+    }
+    e.plan(format!("{pairs} CPU pair(s) x {variants} variant(s)"))
+}
 
 /// The median compare-and-swap latency over the CPU pairs measured.
 const FLEET: &[FleetFigure] = &[FleetFigure {

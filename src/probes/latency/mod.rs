@@ -8,6 +8,7 @@
 //! `view.rs` shows the records in every format.
 
 mod part;
+pub(crate) use part::estimate;
 pub(crate) mod records;
 pub(crate) mod view;
 

@@ -7,7 +7,8 @@ use crate::topology::Topology;
 use crate::analysis::fleet::figures::{cell, worst};
 use crate::kernels::pattern::Pattern;
 use crate::probes::part::{
-    chase_bytes, chase_cell_secs, local_remote, mib, node_pairs, time_limit, words,
+    all_pairs, chase_bytes, chase_cell_secs, chase_plan, local_remote, mib, node_pairs,
+    time_limit, words,
 };
 use crate::results::names::fleet::figure as id;
 use crate::results::names::{metric, param, probe};
@@ -22,7 +23,7 @@ const PART: Part = Part {
     order: 0,
     args: |topo| {
         let bytes = chase_bytes(topo);
-        let limit = time_limit(12, chase_cell_secs(3, bytes), 2 * node_pairs(topo));
+        let limit = limit_s(topo, bytes);
         words(&[
             probe::LATENCY,
             "-s",
@@ -32,13 +33,54 @@ const PART: Part = Part {
             "--pattern",
             "page-local,full-random",
             "-t",
-            &limit,
+            &limit.to_string(),
             "--json",
         ])
     },
     counted_as: None,
     in_process: None,
+    plan: |topo, _| {
+        let bytes = chase_bytes(topo);
+        estimate(
+            topo,
+            &super::LatencyConfig {
+                size: bytes,
+                patterns: vec![Pattern::PageLocal { window: 256 << 10 }, Pattern::FullRandom],
+                pages: vec![crate::memory::PageKind::Thp],
+                cpu_nodes: None,
+                mem_nodes: None,
+                time_limit: Some(std::time::Duration::from_secs(limit_s(topo, bytes))),
+            },
+        )
+    },
 };
+
+/// The part's time limit: a guard against a part that hangs or crawls,
+/// well past its estimate.
+fn limit_s(topo: &Topology, bytes: usize) -> u64 {
+    time_limit(12, chase_cell_secs(3, bytes), 2 * node_pairs(topo))
+        .parse()
+        .unwrap_or(12)
+}
+
+/// What `latency` will measure with `cfg`: a buffer per memory node and
+/// page kind, linked once per pattern, chased from every CPU node.
+pub(crate) fn estimate(topo: &Topology, cfg: &super::LatencyConfig) -> crate::view::PartPlan {
+    use crate::probes::seats::nodes;
+    let pairs = all_pairs(
+        &nodes(topo.usable_cpu_nodes(), &cfg.cpu_nodes),
+        &nodes(topo.usable_memory_nodes(), &cfg.mem_nodes),
+    );
+    let links: Vec<bool> = cfg.patterns.iter().map(|p| *p == Pattern::FullRandom).collect();
+    chase_plan(
+        &pairs,
+        cfg.size,
+        cfg.pages.len(),
+        &links,
+        cfg.patterns.len(),
+        cfg.time_limit.map(|t| t.as_secs_f64()),
+    )
+}
 
 /// The worst local page-local latency.
 const FLEET: &[FleetFigure] = &[FleetFigure {

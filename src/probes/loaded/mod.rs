@@ -15,6 +15,7 @@
 mod curve;
 mod inject;
 mod part;
+pub(crate) use part::estimate;
 mod pick;
 pub(crate) mod records;
 pub(crate) mod view;

@@ -36,7 +36,66 @@ const PART: Part = Part {
     },
     counted_as: None,
     in_process: None,
+    plan: |topo, _| {
+        let cfg = super::LoadedConfig {
+            delays_ns: vec![0, 100, 400, 1500, 20000],
+            pattern: crate::kernels::pattern::Pattern::PageLocal { window: 256 << 10 },
+            pairs: super::Pairs::NearFar,
+            time_limit: Some(std::time::Duration::from_secs(60)),
+            ..Default::default()
+        };
+        estimate(topo, &cfg)
+    },
 };
+
+/// Seconds of one point of a curve: two settling samples and about ten
+/// of 20 ms (`inject`'s sampling), and the injectors' start.
+const POINT_S: f64 = 0.27;
+/// Seconds of the injectors' kernel trial: two rounds of 30 ms over the
+/// mix's candidate kernels.
+const TRIAL_S: f64 = 0.25;
+
+/// What `loaded` will measure with `cfg`: per pair a chase buffer, the
+/// injectors' buffers, the kernel trial and a point per delay beside the
+/// idle one.
+pub(crate) fn estimate(topo: &Topology, cfg: &super::LoadedConfig) -> crate::view::PartPlan {
+    use crate::probes::cost::{self, Estimate};
+    let pairs = match super::pairs(topo, cfg) {
+        Ok(p) => p,
+        Err(e) => return crate::view::PartPlan::cannot(&e),
+    };
+    let full = cfg.pattern == crate::kernels::pattern::Pattern::FullRandom;
+    let mut e = Estimate::default();
+    let mut per_pair = 0.0f64;
+    let mut mem_nodes: Vec<usize> = pairs.iter().map(|p| p.1).collect();
+    mem_nodes.sort_unstable();
+    mem_nodes.dedup();
+    for &pair in &pairs {
+        let Ok(p) = super::plan(topo, cfg, pair) else {
+            continue;
+        };
+        let injected = (p.injector_bytes * p.injector_cpus.len()) as u64;
+        let s = cost::fault_s(injected, p.injector_cpus.len())
+            + TRIAL_S
+            + (cfg.delays_ns.len() + 1) as f64 * POINT_S;
+        per_pair = per_pair.max(s);
+        e.builds("injector arrays", p.injector_cpus.len(), p.injector_bytes as u64)
+            .mapped(p.chase_bytes as u64 + injected)
+            .add(s);
+    }
+    if let Some(p) = pairs.first().and_then(|&pair| super::plan(topo, cfg, pair).ok()) {
+        e.builds("chase", mem_nodes.len(), p.chase_bytes as u64)
+            .add(mem_nodes.len() as f64 * cost::chase_build_s(p.chase_bytes as u64, full));
+    }
+    if let Some(t) = cfg.time_limit {
+        e.cap(t.as_secs_f64(), per_pair);
+    }
+    e.plan(format!(
+        "{} pair(s) x {} point(s)",
+        pairs.len(),
+        cfg.delays_ns.len() + 1
+    ))
+}
 
 /// The worst local latency at full load.
 const FLEET: &[FleetFigure] = &[FleetFigure {

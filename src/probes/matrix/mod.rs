@@ -17,6 +17,7 @@ pub(crate) mod view;
 
 pub(crate) use percore::{CoreRuns, EQUIVALENT_PCT, PerCore, per_core};
 pub(crate) use records::{add_peak, class_rule_record, give_peak};
+pub(crate) use part::estimate;
 pub(crate) use view::MatrixView;
 
 use super::measure::{self, Bandwidth, Latency, Timing};

@@ -21,18 +21,103 @@ const PART: Part = Part {
     args: |_| Vec::new(),
     counted_as: None,
     in_process: Some(in_run),
+    plan: |topo, profile| match config(profile) {
+        Ok(cfg) => estimate(topo, &cfg),
+        Err(e) => crate::view::PartPlan::cannot(&e),
+    },
 };
+
+/// The matrix run measures: the smoke profile's on small buffers.
+fn config(profile: Profile) -> anyhow::Result<super::MatrixConfig> {
+    if profile == Profile::Smoke {
+        smoke_config()
+    } else {
+        super::MatrixConfig::new()
+    }
+}
+
+/// What the matrix will measure with `cfg`: per memory node, its buffers
+/// built once (the bandwidth arrays, then the chase) for every CPU node's
+/// cell; per cell, the thread counts of the saturation scan, the peak
+/// cell's candidates and one chase.
+pub(crate) fn estimate(topo: &Topology, cfg: &super::MatrixConfig) -> crate::view::PartPlan {
+    use crate::probes::cost::{self, Estimate};
+    use crate::probes::seats::{node_cpus, nodes};
+    use crate::probes::sizing::{cap, chase_bytes};
+    let cpu_nodes = nodes(topo.usable_cpu_nodes(), &cfg.cpu_nodes);
+    let mem_nodes = nodes(topo.usable_memory_nodes(), &cfg.mem_nodes);
+    let bandwidth = cfg.single || cfg.saturated || !cfg.peak.is_empty();
+    let one = cost::bandwidth_s(cfg.timing.tries, cfg.timing.min_run);
+    let full_random = cfg.pattern == crate::kernels::pattern::Pattern::FullRandom;
+    let mut e = Estimate::default();
+    for &m in &mem_nodes {
+        let mut sizes: Vec<(usize, usize)> = Vec::new();
+        for &c in &cpu_nodes {
+            let cpus = node_cpus(topo, c);
+            let Some(&first) = cpus.first() else { continue };
+            let ws = cfg
+                .working_set
+                .unwrap_or_else(|| super::working_set(topo, &cpus, m).0);
+            let chase = cfg
+                .latency_bytes
+                .unwrap_or_else(|| cap(topo, chase_bytes(topo, first), m).0);
+            if !sizes.contains(&(ws, chase)) {
+                sizes.push((ws, chase));
+            }
+            let steps = if cfg.saturated {
+                scan_steps(cpus.len(), cfg.full_scaling)
+            } else {
+                usize::from(cfg.single)
+            };
+            e.add(steps as f64 * one);
+            e.add((2 * cfg.peak.len()) as f64 * one);
+            if cfg.latency {
+                e.add(cost::CHASE_S);
+            }
+        }
+        for (ws, chase) in sizes {
+            if bandwidth {
+                e.builds("bandwidth arrays", 1, ws as u64)
+                    .mapped(ws as u64)
+                    .add(cost::fault_s(ws as u64, 1));
+            }
+            if cfg.latency {
+                e.builds("chase", 1, chase as u64)
+                    .mapped(chase as u64)
+                    .add(cost::chase_build_s(chase as u64, full_random));
+            }
+        }
+    }
+    if let Some(t) = cfg.time_limit {
+        e.cap(t.as_secs_f64(), cost::CHASE_S + one);
+    }
+    e.plan(format!(
+        "{} cell(s): {} CPU node(s) x {} memory node(s)",
+        cpu_nodes.len() * mem_nodes.len(),
+        cpu_nodes.len(),
+        mem_nodes.len()
+    ))
+}
+
+/// Thread counts the saturation scan measures on a node of `cores`: every
+/// count where it walks them (at most, since two flat steps end a walk
+/// early), else the doublings and the refinement beside the best
+/// (`scaling::scan`).
+pub(crate) fn scan_steps(cores: usize, full: bool) -> usize {
+    use super::scaling::{REFINE_STEPS, SEARCH_ABOVE};
+    if full || cores <= SEARCH_ABOVE {
+        return cores;
+    }
+    let doublings = usize::BITS - (cores - 1).leading_zeros();
+    doublings as usize + 1 + REFINE_STEPS
+}
 
 /// The node-to-node matrix (one thread, saturated, latency) with the best
 /// triad kernel, the theoretical peak where DMI gives one, and the rule
 /// its classes were found by; the cells measured before a failure are
 /// kept.
 fn in_run(topo: &Topology, profile: Profile, show: &dyn Fn(&str)) -> anyhow::Result<InRun> {
-    let cfg = if profile == Profile::Smoke {
-        smoke_config()?
-    } else {
-        super::MatrixConfig::new()?
-    };
+    let cfg = config(profile)?;
     let m = super::run(topo, &cfg, &mut |w| show(w))?;
     let mut records = m.records();
     super::add_peak(&mut records, topo);

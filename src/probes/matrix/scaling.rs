@@ -12,7 +12,7 @@ pub(crate) const FLAT_STEPS: usize = 2;
 /// curve is asked for (`--scaling full`).
 pub(crate) const SEARCH_ABOVE: usize = 8;
 /// Measurements the search adds around its best doubling.
-const REFINE_STEPS: usize = 4;
+pub(crate) const REFINE_STEPS: usize = 4;
 
 /// The measurements of a scaling in thread order, the index of the best,
 /// and why it stopped.

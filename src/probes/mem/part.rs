@@ -11,6 +11,12 @@ const PART: Part = Part {
     args: |_| words(&[probe::MEM, "--all", "--secs", "5", "--json"]),
     counted_as: Some("perf's suite"),
     in_process: None,
+    plan: |_, _| {
+        let tests = super::suite::tests().len();
+        // Each test works 5 s; its processes' start and memory set-up add
+        // about one more.
+        crate::probes::part::workload_plan(format!("{tests} test(s) of 5 s"), tests, 6.0)
+    },
 };
 
 impl Probe for MemView {

@@ -18,6 +18,7 @@
 //! first N, so every N walks the same cycles.
 
 mod part;
+pub(crate) use part::estimate;
 pub(crate) mod records;
 pub(crate) mod view;
 

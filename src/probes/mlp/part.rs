@@ -4,7 +4,7 @@
 use super::MlpView;
 use crate::topology::Topology;
 use crate::probes::part::{
-    chase_bytes, chase_cell_secs, local_remote, mib, node_pairs, time_limit, words,
+    chase_bytes, chase_cell_secs, chase_plan, local_remote, mib, node_pairs, time_limit, words,
 };
 use crate::results::Record;
 use crate::results::names::{mlp, probe};
@@ -15,7 +15,6 @@ const PART: Part = Part {
     order: 1,
     args: |topo| {
         let bytes = chase_bytes(topo);
-        let limit = time_limit(10, chase_cell_secs(4, bytes), node_pairs(topo));
         words(&[
             probe::MLP,
             "-s",
@@ -23,13 +22,50 @@ const PART: Part = Part {
             "--pairs",
             "all",
             "-t",
-            &limit,
+            &limit_s(topo, bytes).to_string(),
             "--json",
         ])
     },
     counted_as: None,
     in_process: None,
+    plan: |topo, _| {
+        let bytes = chase_bytes(topo);
+        estimate(
+            topo,
+            &super::MlpConfig {
+                size: bytes,
+                pattern: crate::kernels::pattern::Pattern::PageLocal { window: 256 << 10 },
+                pages: crate::memory::PageKind::Base,
+                counts: vec![1, 2, 4, 8, 16],
+                pairs: super::Pairs::All,
+                cpu_nodes: None,
+                mem_nodes: None,
+                time_limit: Some(std::time::Duration::from_secs(limit_s(topo, bytes))),
+            },
+        )
+    },
 };
+
+/// The part's time limit: a guard well past its estimate.
+fn limit_s(topo: &Topology, bytes: usize) -> u64 {
+    time_limit(10, chase_cell_secs(4, bytes), node_pairs(topo))
+        .parse()
+        .unwrap_or(10)
+}
+
+/// What `mlp` will measure with `cfg`: a buffer per memory node linked
+/// once for the most chases, each count sampled from every CPU node.
+pub(crate) fn estimate(topo: &Topology, cfg: &super::MlpConfig) -> crate::view::PartPlan {
+    let full = cfg.pattern == crate::kernels::pattern::Pattern::FullRandom;
+    chase_plan(
+        &super::pairs(topo, cfg),
+        cfg.size,
+        1,
+        &[full],
+        cfg.counts.len(),
+        cfg.time_limit.map(|t| t.as_secs_f64()),
+    )
+}
 
 impl Probe for MlpView {
     fn part(&self) -> Option<Part> {

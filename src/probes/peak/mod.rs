@@ -16,6 +16,7 @@
 //! `view.rs` shows the records in every format.
 
 mod part;
+pub(crate) use part::estimate;
 mod records;
 pub(crate) mod view;
 
@@ -269,14 +270,14 @@ pub(crate) fn measure_mixes(
 /// memory where there are two or more nodes and it is asked for.
 /// The thread counts to measure on a CPU node of `cores` allowed cores,
 /// ascending, each once.
-fn counts(cfg: &PeakConfig, cores: usize) -> Vec<usize> {
+pub(super) fn counts(cfg: &PeakConfig, cores: usize) -> Vec<usize> {
     let mut out: Vec<usize> = cfg.threads.iter().map(|t| t.on(cores)).collect();
     out.sort_unstable();
     out.dedup();
     out
 }
 
-fn targets(mem_nodes: &[usize], interleave: bool) -> Vec<Target> {
+pub(super) fn targets(mem_nodes: &[usize], interleave: bool) -> Vec<Target> {
     let mut out: Vec<Target> = mem_nodes.iter().map(|&m| Target::Node(m)).collect();
     if interleave && mem_nodes.len() > 1 {
         out.push(Target::Interleave(mem_nodes.to_vec()));
@@ -288,7 +289,7 @@ fn targets(mem_nodes: &[usize], interleave: bool) -> Vec<Target> {
 /// the node's L3, at least 64 MiB, at most half the free memory the target
 /// offers (over all its nodes when interleaved); with the note of a cut,
 /// and its condition where the memory limit made it.
-fn working_set(
+pub(super) fn working_set(
     topo: &Topology,
     cfg: &PeakConfig,
     cpus: &[usize],

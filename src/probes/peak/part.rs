@@ -21,7 +21,7 @@ const PART: Part = Part {
         // Each CPU node into every memory node, and interleaved with two or more.
         let mem = topo.usable_memory_nodes().len();
         let targets = mem + usize::from(mem > 1);
-        let limit = time_limit(20, 3, topo.usable_cpu_nodes().len() * targets);
+        let limit = limit_s(topo, targets);
         words(&[
             probe::PEAK,
             "--threads",
@@ -33,7 +33,62 @@ const PART: Part = Part {
     },
     counted_as: None,
     in_process: None,
+    plan: |topo, _| {
+        let mem = topo.usable_memory_nodes().len();
+        let cfg = super::PeakConfig {
+            threads: vec![super::ThreadCount::All],
+            time_limit: Some(std::time::Duration::from_secs(
+                limit_s(topo, mem + usize::from(mem > 1))
+                    .parse()
+                    .unwrap_or(20),
+            )),
+            ..Default::default()
+        };
+        estimate(topo, &cfg)
+    },
 };
+
+/// The part's time limit: 3 s per (CPU node, target), at least 20.
+fn limit_s(topo: &Topology, targets: usize) -> String {
+    time_limit(20, 3, topo.usable_cpu_nodes().len() * targets)
+}
+
+/// What `peak` will measure with `cfg`: per CPU node, target and thread
+/// count one team that maps its working set once and times every
+/// candidate kernel on it.
+pub(crate) fn estimate(topo: &Topology, cfg: &super::PeakConfig) -> crate::view::PartPlan {
+    use crate::probes::cost::{self, Estimate};
+    use crate::probes::seats::{node_cpus, nodes};
+    let cpu_nodes = nodes(topo.usable_cpu_nodes(), &cfg.cpu_nodes);
+    let mem_nodes = nodes(topo.usable_memory_nodes(), &cfg.mem_nodes);
+    let (kernels, _) = super::peak_kernels(&cfg.mixes, &cfg.stores);
+    let one = cost::bandwidth_s(cfg.timing.tries, cfg.timing.min_run);
+    let targets = super::targets(&mem_nodes, cfg.interleave);
+    let mut e = Estimate::default();
+    let mut measured = 0;
+    for &c in &cpu_nodes {
+        let cpus = node_cpus(topo, c);
+        for n in super::counts(cfg, cpus.len()) {
+            for target in &targets {
+                let (ws, _, _) = super::working_set(topo, cfg, &cpus, target);
+                e.builds("bandwidth arrays", 1, ws as u64)
+                    .mapped(ws as u64)
+                    .add(cost::fault_s(ws as u64, n))
+                    .add(kernels.len() as f64 * one);
+                measured += 1;
+            }
+        }
+    }
+    if let Some(t) = cfg.time_limit {
+        e.cap(t.as_secs_f64(), kernels.len() as f64 * one);
+    }
+    e.plan(format!(
+        "{measured} team(s) x {} kernel(s): {} CPU node(s) x {} target(s)",
+        kernels.len(),
+        cpu_nodes.len(),
+        targets.len()
+    ))
+}
 
 /// The best mix of each target with the most threads measured: the
 /// all-core figures, not the one-thread ones (those without a thread

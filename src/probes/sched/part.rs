@@ -16,6 +16,11 @@ const PART: Part = Part {
     },
     counted_as: Some("numa_test"),
     in_process: None,
+    plan: |topo, _| {
+        let tasks = topo.allowed.cpus.len().max(2);
+        // One run of the default duration: about 30 s of work and start-up.
+        crate::probes::part::workload_plan(format!("one run of {tasks} task(s)"), 1, 30.0)
+    },
 };
 
 impl Probe for SchedView {

@@ -179,7 +179,7 @@ fn latency_cap_for(ram: u64) -> usize {
 }
 
 /// The buffer a latency row at `size` chases: `size`, or `cap` above it.
-fn latency_size(size: usize, cap: usize) -> usize {
+pub(super) fn latency_size(size: usize, cap: usize) -> usize {
     size.min(cap)
 }
 

@@ -22,7 +22,60 @@ const PART: Part = Part {
     args: |_| Vec::new(),
     counted_as: None,
     in_process: Some(in_run),
+    plan: |topo, _| estimate(topo, &super::levels::sweep_config(topo).0),
 };
+
+/// What the sweep will measure with `cfg`: per size one team that maps
+/// its arrays once and times each operation, and a chase of the size.
+pub(crate) fn estimate(topo: &Topology, cfg: &super::SweepConfig) -> crate::view::PartPlan {
+    use crate::probes::cost::{self, Estimate};
+    let first = topo.allowed.cpus.iter().next().unwrap_or(0);
+    let sizes = cfg
+        .sizes
+        .clone()
+        .unwrap_or_else(|| super::cache_sizes(topo, first));
+    let threads = cfg
+        .threads
+        .unwrap_or_else(|| crate::probes::seats::max_threads(topo))
+        .max(1);
+    let counts = if cfg.auto_threads {
+        (usize::BITS - threads.leading_zeros()) as usize
+    } else {
+        1
+    };
+    let bandwidth_ops = cfg
+        .ops
+        .iter()
+        .filter(|op| **op != super::SweepOp::Latency)
+        .count();
+    let latency = bandwidth_ops < cfg.ops.len();
+    let one = cost::bandwidth_s(cfg.tries, cfg.min_run);
+    let cap = super::latency_cap(topo);
+    let mut e = Estimate::default();
+    for &size in &sizes {
+        // The widest kernel's arrays (three) per thread.
+        let team = (3 * size * threads) as u64;
+        if bandwidth_ops > 0 {
+            e.builds("bandwidth arrays", counts, team)
+                .mapped(team)
+                .add(counts as f64 * (cost::fault_s(team, threads) + bandwidth_ops as f64 * one));
+        }
+        if latency {
+            let chase = super::latency_size(size, cap) as u64;
+            e.builds("chase", 1, chase)
+                .mapped(chase)
+                .add(cost::chase_build_s(chase, cfg.pattern == crate::kernels::pattern::Pattern::FullRandom) + cost::CHASE_S);
+        }
+    }
+    if let Some(t) = cfg.time_limit {
+        e.cap(t.as_secs_f64(), one);
+    }
+    e.plan(format!(
+        "{} size(s) x {} operation(s), {threads} thread(s)",
+        sizes.len(),
+        cfg.ops.len()
+    ))
+}
 
 /// The default sweep, sized past this machine's L3; its notes and
 /// conditions go on its first record.
