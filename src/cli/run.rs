@@ -26,25 +26,53 @@ pub struct RunArgs {
     /// command line it would be given, what it measures and its estimate.
     #[command(flatten)]
     pub planning: super::args::PlanArgs,
+    /// Fit the run in this long (e.g. 10m, 600s, 1h): the parts are trimmed
+    /// (pairs by distance class, fewer repeats, fewer sweep sizes) until
+    /// the plan's estimate fits, and the run says what it dropped; refused
+    /// before measuring where it cannot fit
+    #[arg(long, value_name = "DURATION")]
+    pub budget: Option<String>,
+}
+
+/// `--budget`'s seconds: a number with s, m or h (seconds without).
+fn budget(text: &str) -> Result<f64> {
+    let t = text.trim();
+    let (num, unit) = match t.char_indices().find(|(_, c)| c.is_ascii_alphabetic()) {
+        Some((i, _)) => t.split_at(i),
+        None => (t, "s"),
+    };
+    let scale = match unit {
+        "s" => 1.0,
+        "m" | "min" => 60.0,
+        "h" => 3600.0,
+        _ => f64::NAN,
+    };
+    match num.trim().parse::<f64>() {
+        Ok(v) if v > 0.0 && v.is_finite() && scale.is_finite() => Ok(v * scale),
+        _ => Err(crate::error::usage(format!(
+            "--budget '{}': give a duration such as 90s, 10m or 1h",
+            crate::text::escape(text)
+        ))),
+    }
 }
 
 pub(super) fn run(args: RunArgs) -> Result<()> {
     let profile = crate::jobs::run::Profile::from_name(&args.profile.profile)
         .expect("clap admits only the profiles' names");
     let topo = args.planning.topology()?;
+    let opts = crate::jobs::run::Options {
+        dir: args.dir.dir.clone(),
+        profile,
+        budget_s: args.budget.as_deref().map(budget).transpose()?,
+    };
     if args.planning.plan {
-        crate::console::out(&crate::jobs::run::plan::text(
-            &topo,
-            profile,
-            crate::probes::REGISTRY,
-        ));
+        let scope = crate::jobs::run::fitted(&topo, &opts)?;
+        let steps = crate::jobs::run::plan::steps(&topo, scope, crate::probes::REGISTRY);
+        crate::console::out(&crate::jobs::run::plan::text(&topo, scope, &steps));
         return Ok(());
     }
     let dir = args.dir.dir.clone();
-    let outcome = crate::jobs::run::run(&crate::jobs::run::Options {
-        dir: args.dir.dir,
-        profile,
-    })?;
+    let outcome = crate::jobs::run::run(&opts)?;
     let document_unwritten = matches!(outcome.unwritten, Some(Unwritten::Document(_)));
     match args.format.chosen() {
         // Without a folder, standard output carries the document and the

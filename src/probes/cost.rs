@@ -27,6 +27,13 @@ pub(crate) const CHASE_S: f64 = 0.25;
 /// measurement.
 pub(crate) const TEAM_S: f64 = 0.01;
 
+/// A bandwidth figure's timing in a run trimmed to its budget: the best
+/// of two runs of 20 ms.
+pub(crate) const TRIMMED_TIMING: crate::probes::measure::Timing = crate::probes::measure::Timing {
+    tries: 2,
+    min_run: std::time::Duration::from_millis(20),
+};
+
 /// GiB in `bytes`.
 pub(crate) fn gib(bytes: u64) -> f64 {
     bytes as f64 / (1u64 << 30) as f64

@@ -15,13 +15,13 @@ fn part(name: &str) -> Part {
 }
 
 fn size_arg(part: &Part, topo: &Topology) -> String {
-    let args = (part.args)(topo);
+    let args = (part.args)(topo, crate::view::Scope::of(crate::view::Profile::Default));
     let at = args.iter().position(|a| a == "-s").expect("a -s argument");
     args[at + 1].clone()
 }
 
 fn limit_arg(part: &Part, topo: &Topology) -> u64 {
-    let args = (part.args)(topo);
+    let args = (part.args)(topo, crate::view::Scope::of(crate::view::Profile::Default));
     let at = args
         .iter()
         .position(|a| a == "-t" || a == "--time-limit")
@@ -71,10 +71,12 @@ fn chase_limits_grow_with_the_buffer_and_page_local_comes_first() {
     // 14.5 s a first touch of 7.5 GiB took.
     let pairs = topo.usable_cpu_nodes().len() * topo.usable_memory_nodes().len();
     assert!(limit_arg(&part(probe::LATENCY), &topo) as f64 >= 2.0 * pairs as f64 * 14.5);
-    let args = (part(probe::LATENCY).args)(&topo);
+    let args =
+        (part(probe::LATENCY).args)(&topo, crate::view::Scope::of(crate::view::Profile::Default));
     let at = args.iter().position(|a| a == "--pattern").unwrap();
     assert_eq!(args[at + 1], "page-local,full-random");
-    let args = (part(probe::LOADED).args)(&topo);
+    let args =
+        (part(probe::LOADED).args)(&topo, crate::view::Scope::of(crate::view::Profile::Default));
     let at = args.iter().position(|a| a == "--pattern").unwrap();
     assert_eq!(args[at + 1], "page-local");
 }

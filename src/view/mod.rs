@@ -13,7 +13,8 @@ pub(crate) mod table;
 
 pub(crate) use chart::{BarGroup, Bars, Chart, Line, Marker};
 pub(crate) use probe::{
-    Builds, Figure, FleetFigure, FolderFile, InRun, Part, PartPlan, Probe, Profile, Spec,
+    Builds, Figure, FleetFigure, FolderFile, InRun, Part, PartPlan, Probe, Profile, Scope, Spec,
+    Trim,
 };
 pub(crate) use section::Section;
 

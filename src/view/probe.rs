@@ -113,7 +113,7 @@ pub(crate) struct Part {
     pub order: u8,
     /// Its command line on this machine (the command is named as the
     /// probe).
-    pub args: fn(&Topology) -> Vec<String>,
+    pub args: fn(&Topology, Scope) -> Vec<String>,
     /// A workload's summary line counts its records, under this name
     /// ("perf's suite"), where a short probe's gives its figures.
     pub counted_as: Option<&'static str>,
@@ -124,7 +124,62 @@ pub(crate) struct Part {
     /// What it will measure on this machine and how long that should take,
     /// worked out from the same sizes its command line (or its in-process
     /// config) is given, before anything is measured.
-    pub plan: fn(&Topology, Profile) -> PartPlan,
+    pub plan: fn(&Topology, Scope) -> PartPlan,
+}
+
+/// What a run asks of its parts: its profile, and how far they are
+/// trimmed to fit its time budget.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Scope {
+    pub profile: Profile,
+    pub trim: Trim,
+}
+
+impl Scope {
+    /// `profile` untrimmed.
+    #[cfg(test)]
+    pub(crate) fn of(profile: Profile) -> Scope {
+        Scope {
+            profile,
+            trim: Trim::None,
+        }
+    }
+}
+
+/// How far a run's parts are cut to fit its budget (`run --budget`), in
+/// the order they are cut; each level holds the ones before it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum Trim {
+    /// As the profile has it.
+    None,
+    /// The per-pair parts measure pairs by distance class on any machine
+    /// of more than two memory nodes, not only on large ones.
+    Pairs,
+    /// Also fewer repeats: each bandwidth figure the best of two runs of
+    /// 20 ms, three chase counts, three loads, half the core-to-core
+    /// samples.
+    Repeats,
+    /// Also the sweep at every other size.
+    Sizes,
+}
+
+impl Trim {
+    /// Every level, from none to the most.
+    pub(crate) const LADDER: [Trim; 4] = [Trim::None, Trim::Pairs, Trim::Repeats, Trim::Sizes];
+
+    /// What this level drops, in words for the line that says so.
+    pub(crate) fn dropped(self) -> &'static str {
+        match self {
+            Trim::None => "nothing",
+            Trim::Pairs => "pairs of nodes measured by distance class",
+            Trim::Repeats => {
+                "pairs by distance class and fewer repeats (2 timed runs of 20 ms, 3 chase counts, 3 loads, half the core-to-core samples)"
+            }
+            Trim::Sizes => {
+                "pairs by distance class, fewer repeats and the sweep at every other size"
+            }
+        }
+    }
 }
 
 /// What a part (or a command) will do, before it measures: `--plan` prints
@@ -173,9 +228,9 @@ pub(crate) struct Builds {
     pub smallest: u64,
 }
 
-/// A part measured in run's own process: the topology, the run's profile
+/// A part measured in run's own process: the topology, the run's scope
 /// and where to say what it is doing.
-pub(crate) type InProcess = fn(&Topology, Profile, &dyn Fn(&str)) -> anyhow::Result<InRun>;
+pub(crate) type InProcess = fn(&Topology, Scope, &dyn Fn(&str)) -> anyhow::Result<InRun>;
 
 /// What an in-process part measured: its records, and why it stopped
 /// short where it failed after measuring some of them.

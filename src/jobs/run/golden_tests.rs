@@ -117,7 +117,9 @@ fn the_parts_of_a_run_are_unchanged() {
             .into_iter()
             .filter(|p| p.part.in_process.is_none());
         for planned in children {
-            let args = (planned.part.args)(&topo).join(" ");
+            let args =
+                (planned.part.args)(&topo, crate::view::Scope::of(crate::view::Profile::Default))
+                    .join(" ");
             out.push_str(&format!("  {}: {args}\n", planned.probe));
         }
     }

@@ -20,7 +20,7 @@ use crate::progress::Progress;
 use crate::results::names::{probe, run::NOT_COMPLETE};
 use crate::results::{Document, Record, write_output};
 use crate::topology::{SysfsRoot, Topology, read_topology};
-use crate::view::FolderFile;
+use crate::view::{FolderFile, Scope, Trim};
 use anyhow::Result;
 
 pub(crate) use crate::view::Profile;
@@ -32,6 +32,9 @@ pub(crate) struct Options {
     /// Where results folders go.
     pub dir: PathBuf,
     pub profile: Profile,
+    /// Seconds the run must fit in (`--budget`): its parts are trimmed
+    /// until the plan's estimate does, or it is refused before measuring.
+    pub budget_s: Option<f64>,
 }
 
 /// What a run leaves for the command to print: the summary, the document,
@@ -61,8 +64,9 @@ fn stopped() -> bool {
 pub(crate) fn run(opts: &Options) -> Result<Outcome> {
     crate::results::check_output_dir(&opts.dir, "--dir")?;
     let topo = read_topology(&SysfsRoot::live())?;
+    let scope = fitted(&topo, opts)?;
     let started = Instant::now();
-    let mut m = measure(&topo, opts)?;
+    let mut m = measure(&topo, opts, scope)?;
     let interrupted = crate::interrupt::requested();
     match interrupted {
         None => m.doc.finish(),
@@ -143,18 +147,38 @@ fn failed_parts(m: &Measured) -> Vec<&'static str> {
         .collect()
 }
 
+/// The run of `opts.profile` trimmed to fit `opts.budget_s`; refused
+/// (exit 2) before anything is measured where no trim fits it.
+pub(crate) fn fitted(topo: &Topology, opts: &Options) -> Result<Scope> {
+    plan::fit(topo, opts.profile, opts.budget_s, REGISTRY)
+        .map(|(scope, _)| scope)
+        .map_err(|least| {
+            crate::error::usage(format!(
+                "the run cannot fit a budget of {}: trimmed as far as it goes it takes about {} \
+                 (numabench run --plan shows each part); give a longer --budget or --profile quick",
+                plan::duration(opts.budget_s.unwrap_or(0.0)),
+                plan::duration(least)
+            ))
+        })
+}
+
 /// The parts of the profile, in order, until a stop: each in this process
 /// or as a child, as its registry line says.
-fn measure(topo: &Topology, opts: &Options) -> Result<Measured> {
+fn measure(topo: &Topology, opts: &Options, scope: Scope) -> Result<Measured> {
     let mut doc = Document::new(topo);
     let parts = parts::of(opts.profile, REGISTRY);
     let estimates: Vec<f64> = parts
         .iter()
-        .map(|p| (p.part.plan)(topo, opts.profile).seconds)
+        .map(|p| (p.part.plan)(topo, scope).seconds)
         .collect();
     let estimate: f64 = estimates.iter().sum();
+    let trimmed = if scope.trim == Trim::None {
+        String::new()
+    } else {
+        format!("; trimmed to fit the budget: {}", scope.trim.dropped())
+    };
     eprintln!(
-        "numabench: {} part(s), about {} (numabench run --plan shows each)",
+        "numabench: {} part(s), about {} (numabench run --plan shows each){trimmed}",
         parts.len(),
         plan::duration(estimate)
     );
@@ -178,22 +202,22 @@ fn measure(topo: &Topology, opts: &Options) -> Result<Measured> {
         match planned.part.in_process {
             Some(measure) => {
                 let name = planned.probe;
-                let ended =
-                    measure(topo, opts.profile, &|w| show(&format!("{name}: {w}"))).map(|ran| {
-                        doc.records.extend(ran.records);
-                        ran.failed
-                    });
+                let ended = measure(topo, scope, &|w| show(&format!("{name}: {w}"))).map(|ran| {
+                    doc.records.extend(ran.records);
+                    ran.failed
+                });
                 keep_going(name, ended, &mut doc, &mut logs)?;
             }
             None => {
                 show(planned.probe);
-                let ran = parts::run_part(planned, topo, stopped);
+                let ran = parts::run_part(planned, topo, scope, stopped);
                 doc.records.extend(ran.records);
                 logs.push((planned.probe, ran.log));
             }
         }
         doc.records.push(part_time(
             planned.probe,
+            scope.trim,
             estimates[i],
             part_begun.elapsed().as_secs_f64(),
         ));
@@ -202,11 +226,12 @@ fn measure(topo: &Topology, opts: &Options) -> Result<Measured> {
 }
 
 /// The record of one part's planned and actual seconds.
-fn part_time(probe_name: &str, planned_s: f64, actual_s: f64) -> Record {
+fn part_time(probe_name: &str, trim: Trim, planned_s: f64, actual_s: f64) -> Record {
     use crate::results::Better;
     use crate::results::names::run::{PART_TIME, part_time};
     Record::new(probe::RUN, PART_TIME)
         .param(part_time::PART, probe_name)
+        .param(part_time::TRIM, format!("{trim:?}").to_lowercase())
         .metric(part_time::PLANNED_S, planned_s, "s", Better::Lower)
         .metric(part_time::ACTUAL_S, actual_s, "s", Better::Lower)
 }

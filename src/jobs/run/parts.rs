@@ -7,7 +7,7 @@
 use crate::results::names::run::NOT_COMPLETE;
 use crate::results::{Document, Record};
 use crate::topology::Topology;
-use crate::view::{Part, Probe, Profile};
+use crate::view::{Part, Probe, Profile, Scope};
 
 /// One part as a run plans it: the probe its records carry (its command
 /// is named so) and the part.
@@ -44,8 +44,13 @@ pub(super) struct Ran {
 
 /// Runs `part` as a child; `stopped` says whether a stop was asked for,
 /// after which a failure is the stop's and its own records say so.
-pub(super) fn run_part(part: &Planned, topo: &Topology, stopped: impl Fn() -> bool) -> Ran {
-    let (mut records, log, failure) = stage(&(part.part.args)(topo));
+pub(super) fn run_part(
+    part: &Planned,
+    topo: &Topology,
+    scope: Scope,
+    stopped: impl Fn() -> bool,
+) -> Ran {
+    let (mut records, log, failure) = stage(&(part.part.args)(topo, scope));
     if let Some(why) = failure.filter(|_| !stopped()) {
         let name = part.probe;
         eprintln!("numabench: warning: {name}: {why}; the other parts go on");

@@ -7,7 +7,7 @@
 use super::parts;
 use crate::topology::Topology;
 use crate::units::bytes;
-use crate::view::{PartPlan, Probe, Profile};
+use crate::view::{PartPlan, Probe, Profile, Scope, Trim};
 
 /// One step of a run.
 #[derive(Debug, Clone, PartialEq)]
@@ -21,16 +21,42 @@ pub(crate) struct Step {
     pub plan: PartPlan,
 }
 
-/// The steps of a run of `profile` on `topo`, in the order they run.
-pub(crate) fn steps(topo: &Topology, profile: Profile, registry: &[&dyn Probe]) -> Vec<Step> {
-    parts::of(profile, registry)
+/// The steps of a run of `scope` on `topo`, in the order they run.
+pub(crate) fn steps(topo: &Topology, scope: Scope, registry: &[&dyn Probe]) -> Vec<Step> {
+    parts::of(scope.profile, registry)
         .iter()
         .map(|p| Step {
             probe: p.probe,
-            command: p.part.in_process.is_none().then(|| (p.part.args)(topo)),
-            plan: (p.part.plan)(topo, profile),
+            command: p
+                .part
+                .in_process
+                .is_none()
+                .then(|| (p.part.args)(topo, scope)),
+            plan: (p.part.plan)(topo, scope),
         })
         .collect()
+}
+
+/// The run of `profile` that fits `budget_s` (none: as it is): the least
+/// trim whose estimate is within it, with its steps; `Err` with the
+/// smallest estimate where even the most trimmed run is over it.
+pub(crate) fn fit(
+    topo: &Topology,
+    profile: Profile,
+    budget_s: Option<f64>,
+    registry: &[&dyn Probe],
+) -> Result<(Scope, Vec<Step>), f64> {
+    let mut least = f64::INFINITY;
+    for trim in Trim::LADDER {
+        let scope = Scope { profile, trim };
+        let steps = steps(topo, scope, registry);
+        let total = total_s(&steps);
+        if budget_s.is_none_or(|b| total <= b) {
+            return Ok((scope, steps));
+        }
+        least = least.min(total);
+    }
+    Err(least)
 }
 
 /// The estimated seconds of all of `steps`.
@@ -50,9 +76,8 @@ pub(crate) fn duration(secs: f64) -> String {
 
 /// The plan as printed: one block per step, numbered, with its command,
 /// what it measures, its buffers and its estimate; then the total.
-pub(crate) fn text(topo: &Topology, profile: Profile, registry: &[&dyn Probe]) -> String {
-    let steps = steps(topo, profile, registry);
-    let total = total_s(&steps);
+pub(crate) fn text(topo: &Topology, scope: Scope, steps: &[Step]) -> String {
+    let total = total_s(steps);
     let mut out = format!(
         "numabench run on {}: {} node(s) with memory, {} CPU(s); {} step(s), about {} in all, nothing measured yet\n",
         crate::text::escape(&topo.hostname),
@@ -61,6 +86,12 @@ pub(crate) fn text(topo: &Topology, profile: Profile, registry: &[&dyn Probe]) -
         steps.len(),
         duration(total)
     );
+    if scope.trim != Trim::None {
+        out.push_str(&format!(
+            "  trimmed to fit the budget: {}\n",
+            scope.trim.dropped()
+        ));
+    }
     let width = steps.iter().map(|s| s.probe.len()).max().unwrap_or(0);
     for (i, s) in steps.iter().enumerate() {
         let how = match &s.command {
@@ -153,7 +184,7 @@ mod tests {
     #[test]
     fn the_plan_runs_the_matrix_first_and_the_sweep_after_the_chasing_parts() {
         let topo = crate::topology::fixture("amd-4node");
-        let s = steps(&topo, Profile::Default, REGISTRY);
+        let s = steps(&topo, Scope::of(Profile::Default), REGISTRY);
         let names: Vec<&str> = s.iter().map(|s| s.probe).collect();
         assert_eq!(
             names,
@@ -169,16 +200,17 @@ mod tests {
         );
         assert!(s[0].command.is_none() && s[4].command.is_none());
         assert_eq!(s[1].command.as_ref().unwrap()[0], probe::LATENCY);
-        let quick = steps(&topo, Profile::Quick, REGISTRY);
+        let quick = steps(&topo, Scope::of(Profile::Quick), REGISTRY);
         assert_eq!(quick.len(), 1);
-        let full = steps(&topo, Profile::Full, REGISTRY);
+        let full = steps(&topo, Scope::of(Profile::Full), REGISTRY);
         assert_eq!(full.len(), s.len() + 3);
     }
 
     #[test]
     fn the_plan_text_names_every_step_and_quotes_odd_words() {
         let topo = crate::topology::fixture("two-node");
-        let t = text(&topo, Profile::Default, REGISTRY);
+        let scope = Scope::of(Profile::Default);
+        let t = text(&topo, scope, &steps(&topo, scope, REGISTRY));
         assert!(t.contains("7 step(s), about "), "{t}");
         assert!(t.contains("   1  matrix   ~"), "{t}");
         assert!(t.contains("in the run's own process"), "{t}");
@@ -193,6 +225,35 @@ mod tests {
         assert_eq!(
             shell_words(&["a b".into(), "it's".into()]),
             r"'a b' 'it'\''s'"
+        );
+    }
+
+    #[test]
+    fn a_budget_takes_the_least_trim_that_fits_or_is_refused_with_the_least_estimate() {
+        let topo = crate::topology::fixture("big-16node");
+        let full = total_s(&steps(&topo, Scope::of(Profile::Default), REGISTRY));
+        let (scope, s) = fit(&topo, Profile::Default, None, REGISTRY).unwrap();
+        assert_eq!((scope.trim, total_s(&s)), (Trim::None, full));
+        let (scope, _) = fit(&topo, Profile::Default, Some(full + 1.0), REGISTRY).unwrap();
+        assert_eq!(scope.trim, Trim::None);
+        // Each level estimates no more than the one before it.
+        let totals: Vec<f64> = Trim::LADDER
+            .iter()
+            .map(|&trim| {
+                let scope = Scope {
+                    profile: Profile::Default,
+                    trim,
+                };
+                total_s(&steps(&topo, scope, REGISTRY))
+            })
+            .collect();
+        assert!(totals.windows(2).all(|w| w[1] <= w[0]), "{totals:?}");
+        assert!(totals[3] < totals[0], "{totals:?}");
+        let (scope, s) = fit(&topo, Profile::Default, Some(totals[3] + 0.5), REGISTRY).unwrap();
+        assert!(scope.trim > Trim::None && total_s(&s) <= totals[3] + 0.5);
+        assert_eq!(
+            fit(&topo, Profile::Default, Some(1.0), REGISTRY).unwrap_err(),
+            totals[3]
         );
     }
 }

@@ -30,7 +30,7 @@ impl Probe for ToyView {
         Some(Part {
             profile: Profile::Default,
             order: 9,
-            args: |topo| {
+            args: |topo, _| {
                 let nodes = topo.usable_memory_nodes().len().to_string();
                 vec![TOY.into(), "--nodes".into(), nodes, "--json".into()]
             },
@@ -122,7 +122,10 @@ fn the_toy_part_runs_after_the_default_parts_with_its_command_line() {
         [crate::results::names::probe::MATRIX]
     );
     let toy = super::parts::of(Profile::Default, &reg).pop().unwrap();
-    assert_eq!((toy.part.args)(&topo), ["toy", "--nodes", "2", "--json"]);
+    assert_eq!(
+        (toy.part.args)(&topo, crate::view::Scope::of(crate::view::Profile::Default)),
+        ["toy", "--nodes", "2", "--json"]
+    );
 }
 
 #[test]

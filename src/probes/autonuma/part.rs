@@ -9,7 +9,7 @@ use crate::view::{FolderFile, Part, Probe, Profile};
 const PART: Part = Part {
     profile: Profile::Full,
     order: 1,
-    args: |_| words(&[probe::AUTONUMA, "all", "--json"]),
+    args: |_, _| words(&[probe::AUTONUMA, "all", "--json"]),
     counted_as: Some("AutoNUMA"),
     in_process: None,
     plan: |_, _| {

@@ -9,18 +9,18 @@ use crate::results::names::c2c::variant::CAS;
 use crate::results::names::fleet::figure as id;
 use crate::results::names::{metric, param, probe};
 use crate::results::{Better, Record};
-use crate::view::{FleetFigure, Part, Probe, Profile, Spec};
+use crate::view::{FleetFigure, Part, Probe, Profile, Scope, Spec, Trim};
 
 /// Fewer samples, and sampled pairs above 16 CPUs, two per (class, node
 /// pair): the node summary, not every pair.
 const PART: Part = Part {
     profile: Profile::Default,
     order: 4,
-    args: |_| {
+    args: |_, scope| {
         words(&[
             probe::C2C,
             "-n",
-            "100",
+            &samples(scope).to_string(),
             "--sample-above",
             "16",
             "--per-group",
@@ -32,12 +32,17 @@ const PART: Part = Part {
     },
     counted_as: None,
     in_process: None,
-    plan: |topo, _| {
+    plan: |topo, scope| {
         let cpus: Vec<usize> = topo.allowed.cpus.iter().collect();
         let pairs = super::plan::plan(topo, &cpus, 16, 2).pairs.len();
-        estimate(pairs, 1000, 100, 2, Some(10.0))
+        estimate(pairs, 1000, samples(scope), 2, Some(10.0))
     },
 };
+
+/// Samples per pair: 100, or half in a run trimmed to its budget.
+fn samples(scope: Scope) -> usize {
+    if scope.trim >= Trim::Repeats { 50 } else { 100 }
+}
 
 /// Seconds one round trip of a line between two cores takes in this
 /// model: across sockets on a large server; a core pair of one L3 takes

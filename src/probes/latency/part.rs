@@ -21,7 +21,7 @@ use crate::view::{FleetFigure, Part, Probe, Profile, Spec};
 const PART: Part = Part {
     profile: Profile::Default,
     order: 0,
-    args: |topo| {
+    args: |topo, _| {
         let bytes = chase_bytes(topo);
         let limit = limit_s(topo, bytes);
         words(&[

@@ -10,7 +10,7 @@ use crate::results::names::fleet::figure as id;
 use crate::results::names::loaded::{kind, metric, param};
 use crate::results::names::{metric as shared, param as node, probe};
 use crate::results::{Better, Record};
-use crate::view::{FleetFigure, Part, Probe, Profile, Spec};
+use crate::view::{FleetFigure, Part, Probe, Profile, Scope, Spec, Trim};
 
 /// A short curve: idle, four load levels, the near and the far pair of
 /// the first CPU node; the far pair is not begun after 60 s. Page-local:
@@ -20,7 +20,7 @@ use crate::view::{FleetFigure, Part, Probe, Profile, Spec};
 const PART: Part = Part {
     profile: Profile::Default,
     order: 2,
-    args: |_| {
+    args: |_, scope| {
         words(&[
             probe::LOADED,
             "--pattern",
@@ -28,7 +28,11 @@ const PART: Part = Part {
             "--pairs",
             "near-far",
             "--delays",
-            "0,100,400,1500,20000",
+            &delays(scope)
+                .iter()
+                .map(u64::to_string)
+                .collect::<Vec<_>>()
+                .join(","),
             "--time-limit",
             "60",
             "--json",
@@ -36,9 +40,9 @@ const PART: Part = Part {
     },
     counted_as: None,
     in_process: None,
-    plan: |topo, _| {
+    plan: |topo, scope| {
         let cfg = super::LoadedConfig {
-            delays_ns: vec![0, 100, 400, 1500, 20000],
+            delays_ns: delays(scope),
             pattern: crate::kernels::pattern::Pattern::PageLocal { window: 256 << 10 },
             pairs: super::Pairs::NearFar,
             time_limit: Some(std::time::Duration::from_secs(60)),
@@ -47,6 +51,15 @@ const PART: Part = Part {
         estimate(topo, &cfg)
     },
 };
+
+/// The loads: four and full, or three in a run trimmed to its budget.
+fn delays(scope: Scope) -> Vec<u64> {
+    if scope.trim >= Trim::Repeats {
+        vec![0, 400, 20000]
+    } else {
+        vec![0, 100, 400, 1500, 20000]
+    }
+}
 
 /// Seconds of one point of a curve: two settling samples and about ten
 /// of 20 ms (`inject`'s sampling), and the injectors' start.

@@ -11,29 +11,34 @@ use crate::topology::Topology;
 use crate::results::names::matrix::{kind, param};
 use crate::results::names::metric;
 use crate::results::Document;
-use crate::view::{FolderFile, InRun, Part, Probe, Profile, View};
+use crate::view::{FolderFile, InRun, Part, Probe, Profile, Scope, Trim, View};
 
 /// Run's first step, in its own process: every later step's buffers
 /// follow the matrix's (the chase parts take its idle-latency buffer).
 const PART: Part = Part {
     profile: Profile::Smoke,
     order: 0,
-    args: |_| Vec::new(),
+    args: |_, _| Vec::new(),
     counted_as: None,
     in_process: Some(in_run),
-    plan: |topo, profile| match config(profile) {
+    plan: |topo, scope| match config(scope) {
         Ok(cfg) => estimate(topo, &cfg),
         Err(e) => crate::view::PartPlan::cannot(&e),
     },
 };
 
-/// The matrix run measures: the smoke profile's on small buffers.
-fn config(profile: Profile) -> anyhow::Result<super::MatrixConfig> {
-    if profile == Profile::Smoke {
-        smoke_config()
-    } else {
-        super::MatrixConfig::new()
+/// The matrix run measures: the smoke profile's on small buffers; with
+/// fewer repeats where the run is trimmed to its budget.
+fn config(scope: Scope) -> anyhow::Result<super::MatrixConfig> {
+    if scope.profile == Profile::Smoke {
+        return smoke_config();
     }
+    let cfg = super::MatrixConfig::new()?;
+    Ok(if scope.trim >= Trim::Repeats {
+        cfg.timing(crate::probes::cost::TRIMMED_TIMING)
+    } else {
+        cfg
+    })
 }
 
 /// What the matrix will measure with `cfg`: per memory node, its buffers
@@ -116,8 +121,8 @@ pub(crate) fn scan_steps(cores: usize, full: bool) -> usize {
 /// triad kernel, the theoretical peak where DMI gives one, and the rule
 /// its classes were found by; the cells measured before a failure are
 /// kept.
-fn in_run(topo: &Topology, profile: Profile, show: &dyn Fn(&str)) -> anyhow::Result<InRun> {
-    let cfg = config(profile)?;
+fn in_run(topo: &Topology, scope: Scope, show: &dyn Fn(&str)) -> anyhow::Result<InRun> {
+    let cfg = config(scope)?;
     let m = super::run(topo, &cfg, &mut |w| show(w))?;
     let mut records = m.records();
     super::add_peak(&mut records, topo);

@@ -8,7 +8,7 @@ use crate::view::{Part, Probe, Profile};
 const PART: Part = Part {
     profile: Profile::Full,
     order: 0,
-    args: |_| words(&[probe::MEM, "--all", "--secs", "5", "--json"]),
+    args: |_, _| words(&[probe::MEM, "--all", "--secs", "5", "--json"]),
     counted_as: Some("perf's suite"),
     in_process: None,
     plan: |_, _| {

@@ -8,15 +8,21 @@ use crate::probes::part::{
 };
 use crate::results::Record;
 use crate::results::names::{mlp, probe};
-use crate::view::{Part, Probe, Profile};
+use crate::view::{Part, Probe, Profile, Scope, Trim};
 
 const PART: Part = Part {
     profile: Profile::Default,
     order: 1,
-    args: |topo| {
+    args: |topo, scope| {
         let bytes = chase_bytes(topo);
         words(&[
             probe::MLP,
+            "-n",
+            &counts(scope)
+                .iter()
+                .map(usize::to_string)
+                .collect::<Vec<_>>()
+                .join(","),
             "-s",
             &mib(bytes),
             "--pairs",
@@ -28,7 +34,7 @@ const PART: Part = Part {
     },
     counted_as: None,
     in_process: None,
-    plan: |topo, _| {
+    plan: |topo, scope| {
         let bytes = chase_bytes(topo);
         estimate(
             topo,
@@ -36,7 +42,7 @@ const PART: Part = Part {
                 size: bytes,
                 pattern: crate::kernels::pattern::Pattern::PageLocal { window: 256 << 10 },
                 pages: crate::memory::PageKind::Base,
-                counts: vec![1, 2, 4, 8, 16],
+                counts: counts(scope),
                 pairs: super::Pairs::All,
                 cpu_nodes: None,
                 mem_nodes: None,
@@ -45,6 +51,16 @@ const PART: Part = Part {
         )
     },
 };
+
+/// The chase counts: 1 to 16 by doublings, or three of them in a run
+/// trimmed to its budget.
+fn counts(scope: Scope) -> Vec<usize> {
+    if scope.trim >= Trim::Repeats {
+        vec![1, 4, 16]
+    } else {
+        vec![1, 2, 4, 8, 16]
+    }
+}
 
 /// The part's time limit: a guard well past its estimate.
 fn limit_s(topo: &Topology, bytes: usize) -> u64 {

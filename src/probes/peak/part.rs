@@ -9,7 +9,7 @@ use crate::results::names::fleet::figure as id;
 use crate::results::names::peak::{INTERLEAVE, kind, param};
 use crate::results::names::{metric, param as shared, probe};
 use crate::results::{Better, Record};
-use crate::view::{FleetFigure, Part, Probe, Profile, Spec};
+use crate::view::{FleetFigure, Part, Probe, Profile, Scope, Spec, Trim};
 
 /// All six mixes (the best is not always read, 1:1, triad or write: 2:1
 /// or 3:1 wins on some machines, with either store kind), both store
@@ -17,13 +17,18 @@ use crate::view::{FleetFigure, Part, Probe, Profile, Spec};
 const PART: Part = Part {
     profile: Profile::Default,
     order: 5,
-    args: |topo| {
+    args: |topo, scope| {
         // Each CPU node into every memory node, and interleaved with two or more.
         let mem = topo.usable_memory_nodes().len();
         let targets = mem + usize::from(mem > 1);
         let limit = limit_s(topo, targets);
+        let timing = timing(scope);
         words(&[
             probe::PEAK,
+            "-r",
+            &timing.tries.to_string(),
+            "--min-run-ms",
+            &timing.min_run.as_millis().to_string(),
             "--threads",
             "all",
             "--time-limit",
@@ -33,10 +38,11 @@ const PART: Part = Part {
     },
     counted_as: None,
     in_process: None,
-    plan: |topo, _| {
+    plan: |topo, scope| {
         let mem = topo.usable_memory_nodes().len();
         let cfg = super::PeakConfig {
             threads: vec![super::ThreadCount::All],
+            timing: timing(scope),
             time_limit: Some(std::time::Duration::from_secs(
                 limit_s(topo, mem + usize::from(mem > 1))
                     .parse()
@@ -47,6 +53,16 @@ const PART: Part = Part {
         estimate(topo, &cfg)
     },
 };
+
+/// Each figure's timing: the default, or the trimmed one in a run
+/// trimmed to its budget.
+fn timing(scope: Scope) -> crate::probes::measure::Timing {
+    if scope.trim >= Trim::Repeats {
+        crate::probes::cost::TRIMMED_TIMING
+    } else {
+        crate::probes::measure::Timing::default()
+    }
+}
 
 /// The part's time limit: 3 s per (CPU node, target), at least 20.
 fn limit_s(topo: &Topology, targets: usize) -> String {

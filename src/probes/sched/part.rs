@@ -10,7 +10,7 @@ use crate::view::{Part, Probe, Profile};
 const PART: Part = Part {
     profile: Profile::Full,
     order: 2,
-    args: |topo| {
+    args: |topo, _| {
         let tasks = topo.allowed.cpus.len().max(2).to_string();
         words(&[probe::SCHED, &tasks, "--json"])
     },

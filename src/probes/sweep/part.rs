@@ -9,7 +9,7 @@ use crate::results::Record;
 use crate::results::names::{param, probe};
 use crate::topology::Topology;
 use crate::results::Document;
-use crate::view::{FolderFile, InRun, Part, Probe, Profile, View};
+use crate::view::{FolderFile, InRun, Part, Probe, Profile, Scope, Trim, View};
 
 /// After the parts that chase a buffer past the L3, in run's own process:
 /// each of those maps about as much memory as the one before it has just
@@ -19,11 +19,32 @@ use crate::view::{FolderFile, InRun, Part, Probe, Profile, View};
 const PART: Part = Part {
     profile: Profile::Default,
     order: 3,
-    args: |_| Vec::new(),
+    args: |_, _| Vec::new(),
     counted_as: None,
     in_process: Some(in_run),
-    plan: |topo, _| estimate(topo, &super::levels::sweep_config(topo).0),
+    plan: |topo, scope| estimate(topo, &config(topo, scope).0),
 };
+
+/// The default sweep, sized past this machine's L3; trimmed to a budget,
+/// every other size (the largest kept) and fewer repeats.
+fn config(topo: &Topology, scope: Scope) -> (super::SweepConfig, Option<String>) {
+    let (mut cfg, note) = super::levels::sweep_config(topo);
+    if scope.trim >= Trim::Sizes
+        && let Some(sizes) = cfg.sizes.as_mut()
+    {
+        let last = sizes.len().saturating_sub(1);
+        let mut i = 0;
+        sizes.retain(|_| {
+            i += 1;
+            (i - 1) % 2 == last % 2
+        });
+    }
+    if scope.trim >= Trim::Repeats {
+        cfg.tries = crate::probes::cost::TRIMMED_TIMING.tries;
+        cfg.min_run = crate::probes::cost::TRIMMED_TIMING.min_run;
+    }
+    (cfg, note)
+}
 
 /// What the sweep will measure with `cfg`: per size one team that maps
 /// its arrays once and times each operation, and a chase of the size.
@@ -79,8 +100,8 @@ pub(crate) fn estimate(topo: &Topology, cfg: &super::SweepConfig) -> crate::view
 
 /// The default sweep, sized past this machine's L3; its notes and
 /// conditions go on its first record.
-fn in_run(topo: &Topology, _: Profile, show: &dyn Fn(&str)) -> anyhow::Result<InRun> {
-    let (cfg, note) = super::levels::sweep_config(topo);
+fn in_run(topo: &Topology, scope: Scope, show: &dyn Fn(&str)) -> anyhow::Result<InRun> {
+    let (cfg, note) = config(topo, scope);
     let super::Swept {
         rows,
         mut notes,

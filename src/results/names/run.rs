@@ -17,6 +17,9 @@ pub(crate) const PART_TIME: &str = "part time";
 pub(crate) mod part_time {
     /// The part's probe.
     pub(crate) const PART: &str = "part";
+    /// How far the run was trimmed to fit its budget (`none`, `pairs`,
+    /// `repeats`, `sizes`).
+    pub(crate) const TRIM: &str = "trim";
     /// Seconds the plan estimated.
     pub(crate) const PLANNED_S: &str = "planned_s";
     /// Seconds it took.
