@@ -91,6 +91,19 @@ pub(crate) fn chase_plan(
     ))
 }
 
+/// `plan` with the sentence of the chase's time cap, where it applied on
+/// `topo`, after what it measures.
+pub(crate) fn with_chase_cap(
+    topo: &Topology,
+    mut plan: crate::view::PartPlan,
+) -> crate::view::PartPlan {
+    let cpu = topo.allowed.cpus.iter().next().unwrap_or(0);
+    if let Some(note) = crate::probes::sizing::chase_cap_note(topo, cpu) {
+        plan.measures.push_str(&format!("; {note}"));
+    }
+    plan
+}
+
 /// Every CPU node of `cpu_nodes` with every memory node of `mem_nodes`.
 pub(crate) fn all_pairs(cpu_nodes: &[usize], mem_nodes: &[usize]) -> Vec<(usize, usize)> {
     cpu_nodes

@@ -29,11 +29,34 @@ pub(crate) fn memory_bytes(llc: usize) -> usize {
     (MEMORY_FACTOR * llc).max(MEMORY_FLOOR)
 }
 
-/// The idle-latency chase buffer of a thread on `cpu`, before any cap: the
-/// smallest that counts as memory beside the L3 it shares
-/// ([`memory_bytes`]); `run`'s latency parts and `loaded` chase the same.
+/// A chase buffer of the default size is at most this large, whatever
+/// the L3: building one costs a cache miss per line, so 16x a 1 GiB L3
+/// (AMD's stacked-cache parts) would be 16 GiB and half a minute or more
+/// per build, while 4 GiB beside 1 GiB of L3 still finds about three
+/// loads in four past it.
+pub(crate) const CHASE_TIME_CAP: usize = 4 << 30;
+
+/// The idle-latency chase buffer of a thread on `cpu`, before any cap of
+/// the memory: the smallest that counts as memory beside the L3 it shares
+/// ([`memory_bytes`]), at most [`CHASE_TIME_CAP`]; `run`'s latency parts
+/// and `loaded` chase the same.
 pub(crate) fn chase_bytes(topo: &Topology, cpu: usize) -> usize {
-    memory_bytes(llc_bytes(topo, &[cpu]) as usize)
+    memory_bytes(llc_bytes(topo, &[cpu]) as usize).min(CHASE_TIME_CAP)
+}
+
+/// Where [`CHASE_TIME_CAP`] made `cpu`'s chase smaller than the L3 asks
+/// for, the sentence that says so.
+pub(crate) fn chase_cap_note(topo: &Topology, cpu: usize) -> Option<String> {
+    let llc = llc_bytes(topo, &[cpu]);
+    let wanted = memory_bytes(llc as usize);
+    (wanted > CHASE_TIME_CAP).then(|| {
+        format!(
+            "chase buffer capped by time at {} ({MEMORY_FACTOR}x the {} L3 would be {}, each build a cache miss per line)",
+            crate::units::bytes(CHASE_TIME_CAP as u64),
+            crate::units::bytes(llc),
+            crate::units::bytes(wanted as u64)
+        )
+    })
 }
 
 /// `wanted` bytes, or half the free memory of `mem_node` where that is
@@ -93,4 +116,25 @@ fn scaled_by(l: &MemoryLimit) -> Condition {
 /// Per-thread array size for `threads` threads sharing `working_set`.
 pub(crate) fn array_bytes(working_set: usize, arrays: usize, threads: usize) -> usize {
     (working_set / (arrays * threads).max(1)) / 4096 * 4096
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_chase_beside_a_huge_l3_is_capped_by_time_and_says_so() {
+        let mut t = crate::topology::fixture("two-node");
+        let cpu = t.allowed.cpus.iter().next().unwrap();
+        assert!(chase_cap_note(&t, cpu).is_none());
+        assert_eq!(chase_bytes(&t, cpu), memory_bytes(llc_bytes(&t, &[cpu]) as usize));
+        let level = t.caches.iter().map(|c| c.level).max().unwrap();
+        for c in t.caches.iter_mut().filter(|c| c.level == level) {
+            c.size_bytes = 1 << 30;
+        }
+        assert_eq!(chase_bytes(&t, cpu), CHASE_TIME_CAP);
+        let note = chase_cap_note(&t, cpu).unwrap();
+        assert!(note.contains("capped by time at 4 GiB"), "{note}");
+        assert!(note.contains("would be 16 GiB"), "{note}");
+    }
 }

@@ -41,7 +41,9 @@ const PART: Part = Part {
     in_process: None,
     plan: |topo, _| {
         let bytes = chase_bytes(topo);
-        estimate(
+        crate::probes::part::with_chase_cap(
+            topo,
+            estimate(
             topo,
             &super::LatencyConfig {
                 size: bytes,
@@ -51,6 +53,7 @@ const PART: Part = Part {
                 mem_nodes: None,
                 time_limit: Some(std::time::Duration::from_secs(limit_s(topo, bytes))),
             },
+        )
         )
     },
 };

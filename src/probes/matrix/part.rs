@@ -22,7 +22,7 @@ const PART: Part = Part {
     counted_as: None,
     in_process: Some(in_run),
     plan: |topo, scope| match config(scope) {
-        Ok(cfg) => estimate(topo, &cfg),
+        Ok(cfg) => crate::probes::part::with_chase_cap(topo, estimate(topo, &cfg)),
         Err(e) => crate::view::PartPlan::cannot(&e),
     },
 };
@@ -125,6 +125,13 @@ fn in_run(topo: &Topology, scope: Scope, show: &dyn Fn(&str)) -> anyhow::Result<
     let cfg = config(scope)?;
     let m = super::run(topo, &cfg, &mut |w| show(w))?;
     let mut records = m.records();
+    let cpu = topo.allowed.cpus.iter().next().unwrap_or(0);
+    if let (Some(note), Some(first)) = (
+        crate::probes::sizing::chase_cap_note(topo, cpu),
+        records.first_mut(),
+    ) {
+        first.notes.push(note);
+    }
     super::add_peak(&mut records, topo);
     records.push(super::class_rule_record(
         &crate::analysis::classes::ClassOptions::default(),

@@ -36,7 +36,9 @@ const PART: Part = Part {
     in_process: None,
     plan: |topo, scope| {
         let bytes = chase_bytes(topo);
-        estimate(
+        crate::probes::part::with_chase_cap(
+            topo,
+            estimate(
             topo,
             &super::MlpConfig {
                 size: bytes,
@@ -48,6 +50,7 @@ const PART: Part = Part {
                 mem_nodes: None,
                 time_limit: Some(std::time::Duration::from_secs(limit_s(topo, bytes))),
             },
+        )
         )
     },
 };
