@@ -213,6 +213,14 @@ pub(crate) fn bandwidth_on(
     kernel: &'static KernelSpec,
     timing: Timing,
 ) -> Result<Bandwidth> {
+    if kernel.op.arrays() > arrays.arrays() {
+        anyhow::bail!(
+            "{} needs {} arrays, the arrays were laid out for {}",
+            kernel.name,
+            kernel.op.arrays(),
+            arrays.arrays()
+        );
+    }
     let array_bytes = arrays.array_bytes(seats.len());
     let begun = Instant::now();
     with_team_on(seats, arrays, |team, setup| {

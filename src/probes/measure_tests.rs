@@ -86,6 +86,10 @@ fn teams_of_every_size_measure_on_one_set_of_arrays() {
         let block = super::super::team::layout_bytes(b.array_bytes, 3);
         assert!(pages as usize * 4096 >= n * block, "{n}: {pages} pages");
     }
+    // A kernel of more arrays than they were laid out for is refused.
+    let add3 = kernels::best(Op::Add3, Store::Regular).unwrap();
+    let refused = bandwidth_on(&[s], &mut arrays, add3, timing).unwrap_err();
+    assert!(refused.to_string().contains("laid out for 3"), "{refused}");
 }
 
 #[test]
