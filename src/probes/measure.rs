@@ -3,7 +3,10 @@
 //! The sweep and the matrix both call these, so a matrix cell and a sweep
 //! row at the same size, thread and kernel are the same number.
 
-use super::team::{Seat, Team, TeamMemory, TeamSetup, layout_bytes, with_team};
+use super::team::{
+    NodeArrays, Seat, Span, Team, TeamMemory, TeamSetup, layout_bytes, pinned, with_team,
+    with_team_on,
+};
 use crate::ids::NodeSet;
 use crate::kernels::{self, KernelSpec, chase::Chases, latency::Chain, pattern::Pattern};
 use crate::memory::{Buffer, BufferOptions, PageKind};
@@ -200,6 +203,41 @@ pub(crate) fn bandwidths_split(
     })
 }
 
+/// [`bandwidth`] of a team on memory mapped and filled before (every seat's
+/// node being the arrays' node): each thread in its own block of `arrays`,
+/// each array as large as a team of this size gets of the working set, the
+/// blocks' placement checked by the threads before they run.
+pub(crate) fn bandwidth_on(
+    seats: &[Seat],
+    arrays: &mut NodeArrays,
+    kernel: &'static KernelSpec,
+    timing: Timing,
+) -> Result<Bandwidth> {
+    if kernel.op.arrays() > arrays.arrays() {
+        anyhow::bail!(
+            "{} needs {} arrays, the arrays were laid out for {}",
+            kernel.name,
+            kernel.op.arrays(),
+            arrays.arrays()
+        );
+    }
+    let array_bytes = arrays.array_bytes(seats.len());
+    let begun = Instant::now();
+    with_team_on(seats, arrays, |team, setup| {
+        let (reps, iterations, times_s) = time_runs(team, kernel, array_bytes, timing);
+        Ok(Bandwidth {
+            kernel,
+            threads: seats.len(),
+            array_bytes,
+            reps,
+            iterations,
+            times_s,
+            elapsed_s: begun.elapsed().as_secs_f64(),
+            seen: seen(setup),
+        })
+    })
+}
+
 /// One warm-up that grows the repetitions until a run lasts a quarter of
 /// `min_run`, then `tries` timed runs: (repetitions per timed run,
 /// repetitions in all, seconds of each timed run).
@@ -302,18 +340,7 @@ pub(crate) fn latency(
 ) -> Result<Latency> {
     let begun = Instant::now();
     let (samples, seen) = on_chase_buffer(seat, size, pages, |words| {
-        if *pattern == Pattern::FullRandom {
-            let mut chain = Chain::build(words, kernels::latency::LINE_BYTES, size as u64)?;
-            let lap = chain.lines() as u64;
-            Ok(sample_chase(
-                &mut |loads| chain.chase_ns_per_load(loads),
-                lap,
-            ))
-        } else {
-            let mut c = Chases::build(words, pattern, pattern.spacing(), 1, size as u64)?;
-            let lap = c.elements() as u64;
-            Ok(sample_chase(&mut |loads| c.ns_per_access(1, loads), lap))
-        }
+        Ok(Links::build(words, pattern, size)?.sample())
     })
     .with_context(|| format!("{pattern} latency at {} KiB", size / 1024))?;
     Ok(Latency {
@@ -359,6 +386,112 @@ pub(crate) fn on_chase_buffer<T: Send>(
             page_kind: kind.to_string(),
         },
     ))
+}
+
+/// One chase linked through a buffer: the Sattolo chain for full-random,
+/// else [`Chases`] with one chase.
+enum Links<'b> {
+    Chain(Chain<'b>),
+    Chases(Chases<'b>),
+}
+
+impl<'b> Links<'b> {
+    fn build(words: &'b mut [u64], pattern: &Pattern, size: usize) -> Result<Links<'b>> {
+        Ok(if *pattern == Pattern::FullRandom {
+            Links::Chain(Chain::build(
+                words,
+                kernels::latency::LINE_BYTES,
+                size as u64,
+            )?)
+        } else {
+            Links::Chases(Chases::build(
+                words,
+                pattern,
+                pattern.spacing(),
+                1,
+                size as u64,
+            )?)
+        })
+    }
+
+    /// [`sample_chase`] of this chase, from where it last stopped.
+    fn sample(&mut self) -> Vec<f64> {
+        match self {
+            Links::Chain(chain) => {
+                let lap = chain.lines() as u64;
+                sample_chase(&mut |loads| chain.chase_ns_per_load(loads), lap)
+            }
+            Links::Chases(c) => {
+                let lap = c.elements() as u64;
+                sample_chase(&mut |loads| c.ns_per_access(1, loads), lap)
+            }
+        }
+    }
+}
+
+/// A chase linked once through a buffer bound to one node, that threads
+/// pinned to any CPU follow in turn ([`NodeChase::latency_from`]): the
+/// matrix links one per memory node, not one per node pair.
+pub(crate) struct NodeChase<'b> {
+    links: Links<'b>,
+    span: Span,
+    kind: PageKind,
+    size: usize,
+    pattern: Pattern,
+}
+
+/// Maps a `size`-byte buffer of `pages` bound to `seat.node` and links it in
+/// `pattern` from a thread pinned to `seat.cpu`, as [`latency`] does, then
+/// hands `body` the chase; the buffer is unmapped when `body` returns.
+pub(crate) fn with_node_chase<R>(
+    seat: Seat,
+    size: usize,
+    pages: PageKind,
+    pattern: &Pattern,
+    body: impl FnOnce(&mut NodeChase<'_>) -> Result<R>,
+) -> Result<R> {
+    let context = || format!("{pattern} latency at {} KiB", size / 1024);
+    let opts = BufferOptions::new(size)
+        .pages(pages)
+        .policy(MemPolicy::Bind(NodeSet::from_ids([seat.node])));
+    let mut buffer = pinned(seat.cpu, |_| Ok(Buffer::new(&opts)?)).with_context(context)?;
+    let (span, kind) = (Span::of(&buffer, seat.node), buffer.page_kind());
+    let words = buffer.as_mut_slice::<u64>();
+    let links = pinned(seat.cpu, |_| Links::build(words, pattern, size)).with_context(context)?;
+    body(&mut NodeChase {
+        links,
+        span,
+        kind,
+        size,
+        pattern: *pattern,
+    })
+}
+
+impl NodeChase<'_> {
+    /// The latency from a thread pinned to `cpu`, which first checks again
+    /// where the buffer's pages are.
+    pub(crate) fn latency_from(&mut self, cpu: usize) -> Result<Latency> {
+        let begun = Instant::now();
+        let (span, links) = (self.span, &mut self.links);
+        let (samples, placement, cpu_seen) = pinned(cpu, |seen| {
+            let placement = span.verify()?;
+            Ok((links.sample(), placement, seen))
+        })
+        .with_context(|| format!("{} latency at {} KiB", self.pattern, self.size / 1024))?;
+        Ok(Latency {
+            size_bytes: self.size,
+            pattern: self.pattern,
+            samples,
+            elapsed_s: begun.elapsed().as_secs_f64(),
+            seen: Seen {
+                pages_by_node: placement.pages_by_node,
+                verified_pct: placement.on_target_pct.unwrap_or(0.0),
+                huge_pct: placement.huge_pct,
+                cpus_seen: vec![cpu_seen],
+                page_kind: self.kind.to_string(),
+            },
+        })
+    }
 }
 
 /// Samples of `chase(loads)` (ns per load): calibrated to ~10 ms each,
@@ -410,64 +543,5 @@ pub(crate) fn with_pattern(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::kernels::{Op, Store};
-
-    fn seat() -> Seat {
-        let topo = crate::topology::read_topology(&crate::topology::SysfsRoot::live()).unwrap();
-        super::super::seats::spread(&topo, 1)[0]
-    }
-
-    #[test]
-    fn kernels_on_one_team_each_run_over_their_own_array_size() {
-        let read = kernels::best(Op::Read, Store::Regular).unwrap();
-        let triad = kernels::best(Op::Triad, Store::Regular).unwrap();
-        let timing = Timing {
-            tries: 2,
-            min_run: Duration::from_millis(2),
-        };
-        let runs = [(read, 3 << 20), (triad, 1 << 20)];
-        let mut asked = Vec::new();
-        let out = bandwidths_split(&[seat()], &runs, (PageKind::Base, timing), &[], &mut |i| {
-            asked.push(i);
-            true
-        })
-        .unwrap();
-        assert_eq!(asked, [0, 1]);
-        assert_eq!(out.len(), 2);
-        for (b, (kernel, bytes)) in out.iter().zip(runs) {
-            assert_eq!(b.kernel.name, kernel.name);
-            assert_eq!(b.array_bytes, bytes);
-            assert_eq!(b.times_s.len(), 2);
-            assert!(b.lm_mb_s().is_finite() && b.lm_mb_s() > 0.0, "{b:?}");
-            // Both ran on the one team's memory, placed once.
-            assert_eq!(b.seen, out[0].seen);
-        }
-        // Triad moves 3 arrays' elements per pass, read one: the STREAM
-        // count knows the kernel, not just the size.
-        let t = &out[1];
-        assert!((t.stream_mb_s() / t.lm_mb_s() - 3.0).abs() < 1e-9);
-    }
-
-    #[test]
-    fn runs_end_at_the_first_no() {
-        let read = kernels::best(Op::Read, Store::Regular).unwrap();
-        let timing = Timing {
-            tries: 1,
-            min_run: Duration::from_millis(1),
-        };
-        let runs = [(read, 1 << 20), (read, 2 << 20), (read, 1 << 20)];
-        let out = bandwidths_split(&[seat()], &runs, (PageKind::Base, timing), &[], &mut |i| {
-            i < 1
-        })
-        .unwrap();
-        assert_eq!(out.len(), 1);
-        assert_eq!(out[0].array_bytes, 1 << 20);
-        assert!(
-            bandwidths_split(&[seat()], &[], (PageKind::Base, timing), &[], &mut |_| true)
-                .unwrap()
-                .is_empty()
-        );
-    }
-}
+#[path = "measure_tests.rs"]
+mod tests;

@@ -1,18 +1,25 @@
 //! A team of pinned threads that run bandwidth kernels together.
 //!
 //! Each thread pins itself, maps its own arrays bound to its own node and
-//! writes them (first touch from the thread that will use them), then waits.
+//! writes them (first touch from the thread that will use them), then waits;
+//! or, on memory the team was handed ([`with_team_on`]), checks where its
+//! block of it lies.
 //! For every timed run all threads leave one barrier together; each records
 //! its own start and end, and the run lasts from the first start to the last
 //! finish, so a straggler is never hidden. Threads stay alive between runs so
 //! buffers are allocated once per size, not once per repetition.
 
+mod layout;
+
+use self::layout::fill_doubles;
+pub(crate) use self::layout::{NodeArrays, Span, layout_bytes, pinned, stride};
 use crate::ids::NodeSet;
 use crate::kernels::{KernelArgs, KernelSpec, Op};
 use crate::memory::{Buffer, BufferOptions, PageKind, Placement};
 use crate::placement::{MemPolicy, pin_and_check};
 use crate::sys::threads::{StartGate, spawn_scoped};
-use anyhow::{Result, anyhow};
+use anyhow::{Result, anyhow, bail};
+use std::ops::Range;
 use std::sync::{Barrier, Mutex};
 use std::time::Instant;
 
@@ -22,11 +29,6 @@ pub(crate) struct Seat {
     pub cpu: usize,
     pub node: usize,
 }
-
-/// Gap between arrays of one thread: 17 cache lines, so `src[i]` and
-/// `dst[i]` never share their low 12 address bits (4 KiB aliasing stalls
-/// loads behind unrelated stores) or an L1 set.
-const ARRAY_GAP: usize = 17 * 64;
 
 /// How a team lays out its memory.
 #[derive(Debug, Clone)]
@@ -47,17 +49,12 @@ impl TeamMemory {
     pub(crate) fn thread_bytes(&self) -> usize {
         layout_bytes(self.array_bytes, self.arrays)
     }
-
-    /// Whether `arrays` arrays of `array_bytes` fit in each thread's memory.
-    pub(crate) fn fits(&self, array_bytes: usize, arrays: usize) -> bool {
-        layout_bytes(array_bytes, arrays) <= self.thread_bytes()
-    }
 }
 
-/// Bytes `arrays` arrays of `array_bytes` take, laid out as a team thread
-/// lays them out.
-pub(crate) fn layout_bytes(array_bytes: usize, arrays: usize) -> usize {
-    stride(array_bytes) * arrays
+/// Whether `arrays` arrays of `array_bytes` fit in `thread_bytes` of one
+/// thread's memory, laid out as a team thread lays them out.
+pub(crate) fn fits(thread_bytes: usize, array_bytes: usize, arrays: usize) -> bool {
+    layout_bytes(array_bytes, arrays) <= thread_bytes
 }
 
 /// Granule of a split placement: one huge page, so THP still applies.
@@ -76,6 +73,8 @@ pub(crate) fn split_pattern(split: &[(usize, u32)]) -> Vec<usize> {
 #[derive(Debug, Clone)]
 pub(crate) struct TeamSetup {
     pub placements: Vec<Placement>,
+    /// Where each thread's arrays lie (addresses).
+    pub spans: Vec<Range<usize>>,
     pub cpus_seen: Vec<usize>,
     pub page_kinds: Vec<PageKind>,
     pub fallbacks: Vec<String>,
@@ -119,17 +118,20 @@ struct Shared {
     gate: StartGate,
 }
 
-/// The handle the measuring code drives; valid inside [`with_team`].
+/// The handle the measuring code drives; valid inside [`with_team`] and
+/// [`with_team_on`].
 pub(crate) struct Team<'s> {
     shared: &'s Shared,
-    memory: &'s TeamMemory,
+    /// Bytes of each thread's memory.
+    thread_bytes: usize,
 }
 
 impl Team<'_> {
     /// Every thread runs `kernel` `reps` times over its own arrays of
     /// `array_bytes`, laid out from the start of its memory as
     /// [`TeamMemory`] lays out its own; they must fit in it
-    /// ([`TeamMemory::fits`]).
+    /// ([`fits`]: [`TeamMemory::thread_bytes`], or the block of
+    /// [`with_team_on`]).
     pub(crate) fn run(
         &self,
         kernel: &'static KernelSpec,
@@ -138,7 +140,7 @@ impl Team<'_> {
         seed: u64,
     ) -> RunTimes {
         assert!(
-            self.memory.fits(array_bytes, kernel.op.arrays()),
+            fits(self.thread_bytes, array_bytes, kernel.op.arrays()),
             "{} arrays of {array_bytes} bytes do not fit the team's memory",
             kernel.op.arrays()
         );
@@ -168,6 +170,86 @@ pub(crate) fn with_team<R>(
     memory: &TeamMemory,
     body: impl FnOnce(&Team<'_>, &TeamSetup) -> Result<R>,
 ) -> Result<R> {
+    let sources = seats.iter().map(|_| Source::Own(memory)).collect();
+    run_team(seats, memory.thread_bytes(), sources, body)
+}
+
+/// [`with_team`] over memory mapped and filled before: thread i of the
+/// team runs in block i of `arrays` (see [`NodeArrays::blocks`]), pinned to
+/// its seat, and checks where that block lies. Every seat's node must be
+/// the arrays' node, and the team no larger than they were laid out for.
+pub(crate) fn with_team_on<R>(
+    seats: &[Seat],
+    arrays: &mut NodeArrays,
+    body: impl FnOnce(&Team<'_>, &TeamSetup) -> Result<R>,
+) -> Result<R> {
+    let n = seats.len();
+    if let Some(s) = seats.iter().find(|s| s.node != arrays.node()) {
+        bail!(
+            "CPU {}'s memory is to be on node {}, the arrays are on node {}",
+            s.cpu,
+            s.node,
+            arrays.node()
+        );
+    }
+    if n == 0 || n > arrays.max_threads() {
+        bail!(
+            "a team of {n} on arrays laid out for 1 to {} thread(s)",
+            arrays.max_threads()
+        );
+    }
+    let thread_bytes = layout_bytes(arrays.array_bytes(n), arrays.arrays());
+    let kind = arrays.page_kind();
+    let fallback = arrays.fallback_reason().map(str::to_string);
+    let sources = arrays
+        .blocks(n)
+        .into_iter()
+        .map(|(words, span)| Source::Lent {
+            words,
+            span,
+            kind,
+            fallback: fallback.clone(),
+        })
+        .collect();
+    run_team(seats, thread_bytes, sources, body)
+}
+
+/// Where one thread's arrays come from.
+enum Source<'a> {
+    /// The thread maps its own ([`prepare`]).
+    Own(&'a TeamMemory),
+    /// Its block of memory the team was handed.
+    Lent {
+        words: &'a mut [u64],
+        span: Span,
+        kind: PageKind,
+        fallback: Option<String>,
+    },
+}
+
+/// A thread's arrays once set up.
+enum Held<'a> {
+    Own(Buffer),
+    Lent(&'a mut [u64]),
+}
+
+impl Held<'_> {
+    fn words(&mut self) -> &mut [u64] {
+        match self {
+            Held::Own(buffer) => buffer.as_mut_slice::<u64>(),
+            Held::Lent(words) => words,
+        }
+    }
+}
+
+/// The team of [`with_team`] and [`with_team_on`]: one thread per seat,
+/// each with its source of memory.
+fn run_team<R>(
+    seats: &[Seat],
+    thread_bytes: usize,
+    sources: Vec<Source<'_>>,
+    body: impl FnOnce(&Team<'_>, &TeamSetup) -> Result<R>,
+) -> Result<R> {
     let n = seats.len();
     let shared = Shared {
         start: Barrier::new(n + 1),
@@ -179,10 +261,10 @@ pub(crate) fn with_team<R>(
     };
     let setups: Mutex<Vec<SetupSlot>> = Mutex::new(vec![None; n]);
     std::thread::scope(|scope| {
-        for (index, seat) in seats.iter().enumerate() {
+        for ((index, seat), source) in seats.iter().enumerate().zip(sources) {
             let (shared, setups) = (&shared, &setups);
             let started = spawn_scoped(scope, (index, n), move || {
-                worker(index, *seat, memory, shared, setups)
+                worker(index, *seat, source, shared, setups)
             });
             if let Err(e) = started {
                 shared.gate.open(false);
@@ -202,6 +284,7 @@ pub(crate) fn with_team<R>(
         } else {
             let mut setup = TeamSetup {
                 placements: Vec::new(),
+                spans: Vec::new(),
                 cpus_seen: Vec::new(),
                 page_kinds: Vec::new(),
                 fallbacks: Vec::new(),
@@ -213,6 +296,7 @@ pub(crate) fn with_team<R>(
                 .flatten()
             {
                 setup.placements.push(r.placement.clone());
+                setup.spans.push(r.span.clone());
                 setup.cpus_seen.push(r.cpu);
                 setup.page_kinds.push(r.kind);
                 setup.fallbacks.extend(r.fallback.clone());
@@ -220,7 +304,7 @@ pub(crate) fn with_team<R>(
             body(
                 &Team {
                     shared: &shared,
-                    memory,
+                    thread_bytes,
                 },
                 &setup,
             )
@@ -235,6 +319,7 @@ pub(crate) fn with_team<R>(
 #[derive(Clone)]
 struct SeatReport {
     placement: Placement,
+    span: Range<usize>,
     cpu: usize,
     kind: PageKind,
     fallback: Option<String>,
@@ -245,23 +330,17 @@ type SetupSlot = Option<SeatReport>;
 fn worker(
     index: usize,
     seat: Seat,
-    memory: &TeamMemory,
+    source: Source<'_>,
     shared: &Shared,
     setups: &Mutex<Vec<SetupSlot>>,
 ) {
     if !shared.gate.wait() {
         return;
     }
-    let prepared = prepare(seat, memory);
-    let mut buffer = match prepared {
-        Ok((buffer, placement, cpu)) => {
-            setups.lock().unwrap_or_else(|e| e.into_inner())[index] = Some(SeatReport {
-                placement,
-                cpu,
-                kind: buffer.page_kind(),
-                fallback: buffer.fallback_reason().map(str::to_string),
-            });
-            Some(buffer)
+    let mut held = match set_up(seat, source) {
+        Ok((held, report)) => {
+            setups.lock().unwrap_or_else(|e| e.into_inner())[index] = Some(report);
+            Some(held)
         }
         Err(e) => {
             shared
@@ -285,11 +364,50 @@ fn worker(
                     seed,
                 } => (kernel, array_bytes, reps, seed),
             };
-        if let Some(buffer) = buffer.as_mut() {
-            let span = run_kernel(buffer, array_bytes, kernel, reps, seed);
+        if let Some(held) = held.as_mut() {
+            let span = run_kernel(held.words(), array_bytes, kernel, reps, seed);
             shared.spans.lock().unwrap_or_else(|e| e.into_inner())[index] = Some(span);
         }
         shared.done.wait();
+    }
+}
+
+/// One thread's arrays from `source`, and what it saw setting them up: its
+/// own mapped ([`prepare`]), or its lent block's placement checked from the
+/// CPU it was pinned to.
+fn set_up(seat: Seat, source: Source<'_>) -> Result<(Held<'_>, SeatReport)> {
+    match source {
+        Source::Own(memory) => {
+            let (buffer, placement, cpu) = prepare(seat, memory)?;
+            let report = SeatReport {
+                placement,
+                span: buffer.addr()..buffer.addr() + buffer.len(),
+                cpu,
+                kind: buffer.page_kind(),
+                fallback: buffer.fallback_reason().map(str::to_string),
+            };
+            Ok((Held::Own(buffer), report))
+        }
+        Source::Lent {
+            words,
+            span,
+            kind,
+            fallback,
+        } => {
+            let cpu = pin_and_check(seat.cpu)
+                .map_err(|e| anyhow!("cannot pin a thread to CPU {}: {e}", seat.cpu))?;
+            let placement = span
+                .verify()
+                .map_err(|e| anyhow!("CPU {}: {e:#}", seat.cpu))?;
+            let report = SeatReport {
+                placement,
+                span: span.addr..span.addr + span.len,
+                cpu,
+                kind,
+                fallback,
+            };
+            Ok((Held::Lent(words), report))
+        }
     }
 }
 
@@ -340,23 +458,8 @@ pub(crate) fn prepare(seat: Seat, memory: &TeamMemory) -> Result<(Buffer, Placem
     Ok((buffer, placement, cpu))
 }
 
-/// Bytes from one array's start to the next.
-pub(crate) fn stride(array_bytes: usize) -> usize {
-    array_bytes.div_ceil(4096) * 4096 + ARRAY_GAP
-}
-
-/// Ordinary, distinct, non-zero doubles: arithmetic kernels must not meet
-/// denormals (microcode assists) or NaNs, and zero pages or identical pages
-/// (KSM) must not stand in for real memory.
-fn fill_doubles(words: &mut [u64], salt: u64) {
-    for (i, w) in words.iter_mut().enumerate() {
-        *w = (1.0 + (i as f64 + salt as f64 * 0.5) * 1e-9).to_bits();
-    }
-    std::hint::black_box(words);
-}
-
 fn run_kernel(
-    buffer: &mut Buffer,
+    all: &mut [u64],
     array_bytes: usize,
     kernel: &KernelSpec,
     reps: u64,
@@ -364,7 +467,6 @@ fn run_kernel(
 ) -> (Instant, Instant) {
     let words = array_bytes / 8;
     let stride_words = stride(array_bytes) / 8;
-    let all = buffer.as_mut_slice::<u64>();
     let (a, rest) = all.split_at_mut(stride_words);
     let (b, rest) = rest.split_at_mut(stride_words.min(rest.len()));
     let (c, d) = rest.split_at_mut(stride_words.min(rest.len()));
@@ -422,29 +524,4 @@ fn run_kernel(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn split_pattern_repeats_nodes_by_weight() {
-        assert_eq!(split_pattern(&[(0, 3), (1, 1)]), [0, 0, 0, 1]);
-        assert_eq!(split_pattern(&[(2, 1), (0, 2)]), [2, 0, 0]);
-        assert!(split_pattern(&[]).is_empty());
-        assert_eq!(split_pattern(&[(1, 0), (3, 1)]), [3]);
-    }
-
-    #[test]
-    fn arrays_fit_the_memory_laid_out_for_the_largest() {
-        let memory = TeamMemory {
-            array_bytes: 3 << 20,
-            arrays: 1,
-            pages: PageKind::Base,
-            split: Vec::new(),
-        };
-        assert_eq!(memory.thread_bytes(), (3 << 20) + ARRAY_GAP);
-        assert!(memory.fits(3 << 20, 1));
-        assert!(memory.fits(1 << 20, 3) == (3 * stride(1 << 20) <= stride(3 << 20)));
-        assert!(!memory.fits(1 << 20, 4));
-        assert!(!memory.fits((3 << 20) + 1, 1));
-    }
-}
+mod tests;

@@ -1739,3 +1739,70 @@ fn latency_and_mlp_measure_every_node_pair_of_four_nodes() {
         }
     }
 }
+
+/// The matrix builds each memory node's buffers once, whatever the number
+/// of CPU nodes measured against them: on 2, 4 and 8 nodes the builds
+/// recorded are two per memory node (its arrays and its chase) while the
+/// cells grow as the square, and every cell's pages are still checked on
+/// its memory node from its own CPU node.
+#[test]
+fn matrix_builds_each_memory_nodes_buffers_once() {
+    let eight_mem = ["256"; 8].join(",");
+    let shapes: [(&[&str], usize, usize); 3] = [
+        (&["--preset", "2n"], 2, 2),
+        (&["--preset", "4n"], 4, 1),
+        (&["--nodes", "8", "--mem", &eight_mem], 8, 1),
+    ];
+    for (vm, nodes, cpus_per_node) in shapes {
+        let g = guest(
+            vm,
+            &[
+                (
+                    "text",
+                    "numabench matrix --size 8M --latency-size 16M -r 1 --no-peak --save /tmp/m.json",
+                ),
+                ("json", "cat /tmp/m.json"),
+            ],
+        );
+        assert_eq!(g.text("text.rc"), "0", "{nodes} nodes: {}", g.text("text"));
+        let doc = g.json("json");
+        let every: Vec<(u64, u64)> = (0..nodes as u64)
+            .flat_map(|c| (0..nodes as u64).map(move |m| (c, m)))
+            .collect();
+        let mut builds = BTreeMap::new();
+        for kind in ["bandwidth_1t", "bandwidth_saturated", "latency"] {
+            let recs = of_kind(&doc, kind);
+            assert_eq!(pairs_of(&recs), every, "{nodes} nodes, {kind}");
+            for rec in recs {
+                assert_on_its_mem_node(rec);
+                let (c, m) = cell(rec);
+                let own: Vec<u64> = (0..cpus_per_node as u64)
+                    .map(|i| c * cpus_per_node as u64 + i)
+                    .collect();
+                let seen = ids(&rec["placement"]["cpus_seen"]);
+                assert!(
+                    !seen.is_empty() && seen.iter().all(|cpu| own.contains(cpu)),
+                    "{nodes} nodes: {rec}"
+                );
+                let built = rec["params"]["buffer_builds"]
+                    .as_u64()
+                    .unwrap_or_else(|| panic!("no buffer_builds: {rec}"));
+                assert_eq!(*builds.entry(m).or_insert(built), built, "{rec}");
+            }
+        }
+        // One set of arrays and one chase per memory node: as many builds
+        // as memory nodes of each, not as cells.
+        assert_eq!(builds.len(), nodes);
+        assert!(
+            builds.values().all(|&b| b == 2),
+            "{nodes} nodes: {builds:?}"
+        );
+        let text = g.text("text");
+        let line = format!(
+            "buffers built: {} (bandwidth 1 per memory node, chase 1 per memory node)",
+            2 * nodes
+        );
+        assert!(text.contains(&line), "{nodes} nodes:\n{text}");
+        assert!(text.contains("100% verified"), "{nodes} nodes:\n{text}");
+    }
+}

@@ -8,6 +8,7 @@
 //! `mod.rs` measures; `records.rs` turns the measurements into records;
 //! `view.rs` shows the records in every format.
 
+mod column;
 mod grids;
 mod part;
 mod percore;
@@ -15,15 +16,17 @@ mod records;
 mod scaling;
 pub(crate) mod view;
 
+pub(crate) use column::Builds;
 pub(crate) use percore::{CoreRuns, EQUIVALENT_PCT, PerCore, per_core};
 pub(crate) use records::{add_peak, class_rule_record, give_peak};
 pub(crate) use part::estimate;
 pub(crate) use view::MatrixView;
 
-use super::measure::{self, Bandwidth, Latency, Timing};
+use super::measure::{Bandwidth, Latency, Timing};
 use super::seats::node_cpus;
-use super::sizing::{array_bytes, cap, chase_bytes, limit_condition, llc_bytes};
+use super::sizing::{cap, chase_bytes, limit_condition, llc_bytes};
 use super::team::Seat;
+use column::{Bench, Column, Ctx, Live, Row};
 use crate::ids::NodeSet;
 use crate::kernels::pattern::Pattern;
 use crate::kernels::{KernelSpec, Mix, Op, Store};
@@ -196,6 +199,18 @@ pub(crate) struct Cell {
 }
 
 impl Cell {
+    /// Nothing measured yet.
+    fn empty(cpu_node: usize, mem_node: usize) -> Cell {
+        Cell {
+            cpu_node,
+            mem_node,
+            single: None,
+            saturated: None,
+            latency: None,
+            peak: None,
+        }
+    }
+
     /// Whether any figure of the cell was measured.
     fn measured(&self) -> bool {
         self.single.is_some()
@@ -219,6 +234,8 @@ pub(crate) struct PeakCell {
 pub(crate) struct Matrix {
     /// Row-major: one row per CPU node, one cell per memory node in it.
     pub cells: Vec<Cell>,
+    /// The buffers each memory node's column built, by memory node.
+    pub builds: Vec<(usize, Builds)>,
     pub notes: Vec<String>,
     /// What the notes say of a stop or a scaled buffer, as data.
     pub conditions: Vec<Condition>,
@@ -268,6 +285,18 @@ pub(crate) fn run(
     cfg: &MatrixConfig,
     progress: &mut dyn FnMut(&str),
 ) -> Result<Matrix> {
+    run_with(topo, cfg, &Live(cfg), progress)
+}
+
+/// [`run`] with `bench`'s buffers and measurements: column by column, each
+/// memory node's buffers built once for every CPU node, the cells then put
+/// back in row-major order.
+fn run_with(
+    topo: &Topology,
+    cfg: &MatrixConfig,
+    bench: &dyn Bench,
+    progress: &mut dyn FnMut(&str),
+) -> Result<Matrix> {
     let pick = |all: NodeSet, only: &Option<NodeSet>| -> Vec<usize> {
         all.iter()
             .filter(|n| only.as_ref().is_none_or(|o| o.contains(*n)))
@@ -284,14 +313,69 @@ pub(crate) fn run(
     let started = Instant::now();
     let out_of_time = || cfg.time_limit.is_some_and(|t| started.elapsed() >= t);
     let stop = || crate::interrupt::requested().is_some() || out_of_time();
-    let mut notes = Vec::new();
-    let mut conditions = Vec::new();
+    let (rows, mut notes, mut conditions) = plan(topo, cfg, &cpu_nodes, &mem_nodes);
+    let ctx = Ctx {
+        cfg,
+        bench,
+        stop: &stop,
+    };
     let mut cells = Vec::new();
+    let mut builds = Vec::new();
     let mut skipped = 0usize;
     let mut failed = None;
-    'rows: for &c in &cpu_nodes {
+    for (&m, rows) in mem_nodes.iter().zip(&rows) {
+        let Column {
+            cells: column,
+            builds: built,
+            failure,
+        } = column::measure_column(&ctx, m, rows, progress);
+        builds.push((m, built));
+        if let Some(e) = failure {
+            cells.extend(column.into_iter().filter(Cell::measured));
+            if cells.is_empty() {
+                return Err(e);
+            }
+            failed = Some(format!("{e:#}"));
+            break;
+        }
+        let unmeasured = |cell: &&Cell| {
+            (cfg.single && cell.single.is_none()) || (cfg.latency && cell.latency.is_none())
+        };
+        skipped += column.iter().filter(unmeasured).count();
+        cells.extend(column);
+    }
+    // Row-major, as the rows and columns were listed.
+    let at = |list: &[usize], n: usize| list.iter().position(|&x| x == n);
+    cells.sort_by_key(|c| (at(&cpu_nodes, c.cpu_node), at(&mem_nodes, c.mem_node)));
+    notes.extend(builds_note(&builds));
+    if let Some((note, condition)) = stop_note(cfg, skipped) {
+        notes.push(note);
+        conditions.push(condition);
+    }
+    Ok(Matrix {
+        cells,
+        builds,
+        notes,
+        conditions,
+        failed,
+    })
+}
+
+/// Each column's rows with the sizes their cells want, one list per memory
+/// node of `mem_nodes`, and the notes and conditions of sizes scaled to
+/// fit, in the order a row-major walk meets them.
+fn plan(
+    topo: &Topology,
+    cfg: &MatrixConfig,
+    cpu_nodes: &[usize],
+    mem_nodes: &[usize],
+) -> (Vec<Vec<Row>>, Vec<String>, Vec<Condition>) {
+    let mut notes = Vec::new();
+    let mut conditions = Vec::new();
+    let mut columns: Vec<Vec<Row>> = vec![Vec::new(); mem_nodes.len()];
+    for &c in cpu_nodes {
         let cpus = node_cpus(topo, c);
-        for &m in &mem_nodes {
+        for (&m, column) in mem_nodes.iter().zip(&mut columns) {
             let (ws, note) = match cfg.working_set {
                 Some(w) => (w, None),
                 None => working_set(topo, &cpus, m),
@@ -310,33 +394,38 @@ pub(crate) fn run(
             };
             let limit = limit_condition(topo, m).filter(|_| scaled);
             conditions.extend(limit.filter(|c| !conditions.contains(c)));
-            let (cell, failure) = measure_cell(cfg, (c, m), &cpus, (ws, chase), &stop, progress);
-            if let Some(e) = failure {
-                if cell.measured() {
-                    cells.push(cell);
-                }
-                if cells.is_empty() {
-                    return Err(e);
-                }
-                failed = Some(format!("{e:#}"));
-                break 'rows;
-            }
-            if (cfg.single && cell.single.is_none()) || (cfg.latency && cell.latency.is_none()) {
-                skipped += 1;
-            }
-            cells.push(cell);
+            column.push(Row {
+                cpu_node: c,
+                cpus: cpus.clone(),
+                ws,
+                chase,
+            });
         }
     }
-    if let Some((note, condition)) = stop_note(cfg, skipped) {
-        notes.push(note);
-        conditions.push(condition);
+    (columns, notes, conditions)
+}
+
+/// How many buffers the columns built, in words; `None` when none was.
+fn builds_note(builds: &[(usize, Builds)]) -> Option<String> {
+    let total: usize = builds.iter().map(|(_, b)| b.total()).sum();
+    if total == 0 {
+        return None;
     }
-    Ok(Matrix {
-        cells,
-        notes,
-        conditions,
-        failed,
-    })
+    let columns = builds.len();
+    let kind = |name: &str, n: usize| {
+        if n.is_multiple_of(columns) {
+            format!("{name} {} per memory node", n / columns)
+        } else {
+            format!("{name} {n} for {columns} memory nodes")
+        }
+    };
+    let bandwidth: usize = builds.iter().map(|(_, b)| b.bandwidth).sum();
+    let chase: usize = builds.iter().map(|(_, b)| b.chase).sum();
+    Some(format!(
+        "buffers built: {total} ({}, {})",
+        kind("bandwidth", bandwidth),
+        kind("chase", chase)
+    ))
 }
 
 /// Pages for the bandwidth arrays: huge where asked, else base pages.
@@ -346,123 +435,6 @@ pub(crate) fn bandwidth_pages(cfg: &MatrixConfig) -> PageKind {
     } else {
         PageKind::Base
     }
-}
-
-/// One cell: the thread scaling (its first step is the single-thread
-/// figure) or one thread alone, then the latency, each skipped once `stop`
-/// says so.
-///
-/// A failure part-way keeps what the cell measured before it (a chase
-/// buffer the kernel refuses must not take the bandwidth with it).
-fn measure_cell(
-    cfg: &MatrixConfig,
-    (c, m): (usize, usize),
-    cpus: &[usize],
-    sizes: (usize, usize),
-    stop: &dyn Fn() -> bool,
-    progress: &mut dyn FnMut(&str),
-) -> (Cell, Option<anyhow::Error>) {
-    let mut cell = Cell {
-        cpu_node: c,
-        mem_node: m,
-        single: None,
-        saturated: None,
-        latency: None,
-        peak: None,
-    };
-    let failure = fill_cell(&mut cell, cfg, cpus, sizes, stop, progress).err();
-    (cell, failure)
-}
-
-fn fill_cell(
-    cell: &mut Cell,
-    cfg: &MatrixConfig,
-    cpus: &[usize],
-    (ws, chase): (usize, usize),
-    stop: &dyn Fn() -> bool,
-    progress: &mut dyn FnMut(&str),
-) -> Result<()> {
-    let (c, m) = (cell.cpu_node, cell.mem_node);
-    let pages = bandwidth_pages(cfg);
-    let arrays = cfg.kernel.op.arrays();
-    let cut_short = std::cell::Cell::new(false);
-    let stopped = std::cell::Cell::new(false);
-    let first = std::cell::RefCell::new(None);
-    let mut one = |n: usize| -> Result<Option<(Bandwidth, f64)>> {
-        if stop() {
-            cut_short.set(crate::interrupt::requested().is_some());
-            stopped.set(true);
-            return Ok(None);
-        }
-        progress(&format!("cpu node {c} -> mem node {m}: {n} thread(s)"));
-        let seats: Vec<Seat> = cpus[..n].iter().map(|&cpu| Seat { cpu, node: m }).collect();
-        let b = measure::bandwidth(
-            &seats,
-            array_bytes(ws, arrays, n),
-            cfg.kernel,
-            pages,
-            cfg.timing,
-        )?;
-        let v = b.stream_mb_s();
-        if n == 1 {
-            first.replace(Some(b.clone()));
-        }
-        Ok(Some((b, v)))
-    };
-    if cfg.saturated {
-        let (steps, peak, stop) = match scaling::scan(cpus.len(), cfg.full_scaling, &mut one) {
-            Ok(curve) => curve,
-            // A curve cut by a failure (a thread the task limit refused)
-            // has no peak, but its one-thread figure stands.
-            Err(e) => {
-                if cfg.single {
-                    cell.single = first.take();
-                }
-                return Err(e);
-            }
-        };
-        if cfg.single {
-            cell.single = steps.first().cloned();
-        }
-        // A curve a signal cut short has no peak to report; one the time
-        // limit cut short says so.
-        if !steps.is_empty() && !cut_short.get() {
-            let cut = cfg.time_limit.filter(|_| stopped.get());
-            let cut = cut.map(Condition::time_limit);
-            cell.saturated = Some(Scaling {
-                steps,
-                peak,
-                stop,
-                cut,
-            });
-        }
-    } else if cfg.single {
-        cell.single = one(1)?.map(|(b, _)| b);
-    }
-    if !cfg.peak.is_empty() {
-        cell.peak = peak_cell(
-            &cfg.peak,
-            (cpus, m),
-            ws,
-            (pages, cfg.timing),
-            stop,
-            progress,
-        )?;
-    }
-    if cfg.latency && !stop() {
-        progress(&format!("cpu node {c} -> mem node {m}: latency"));
-        let seat = Seat {
-            cpu: cpus[0],
-            node: m,
-        };
-        cell.latency = Some(measure::latency(
-            seat,
-            chase,
-            cfg.latency_pages,
-            &cfg.pattern,
-        )?);
-    }
-    Ok(())
 }
 
 /// Every mix with every store kind from all of `cpus` to memory node `m`;
@@ -532,6 +504,7 @@ fn stop_note(cfg: &MatrixConfig, skipped: usize) -> Option<(String, Condition)> 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::probes::sizing::array_bytes;
     use crate::topology::fixture;
 
 

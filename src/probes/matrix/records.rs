@@ -185,6 +185,7 @@ impl Matrix {
         let mut out = Vec::new();
         for cell in &self.cells {
             let (c, m) = (cell.cpu_node, cell.mem_node);
+            let first = out.len();
             if let Some(b) = &cell.single {
                 out.push(bandwidth_record(kind::SINGLE, c, m, b));
             }
@@ -196,6 +197,12 @@ impl Matrix {
             }
             if let Some(p) = &cell.peak {
                 out.push(peak_cell_record(c, m, p));
+            }
+            if let Some((_, built)) = self.builds.iter().find(|(n, _)| *n == m) {
+                for rec in &mut out[first..] {
+                    let n = built.total();
+                    rec.params.insert(mx::param::BUFFER_BUILDS.into(), n.into());
+                }
             }
         }
         if let Some(first) = out.first_mut() {
@@ -354,6 +361,7 @@ mod tests {
                 latency: None,
                 peak: None,
             }],
+            builds: vec![(0, Default::default())],
             notes: vec!["time limit of 2 s reached: 1 cell(s) not fully measured".into()],
             conditions: vec![limit.clone()],
             failed: None,

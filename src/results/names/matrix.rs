@@ -31,6 +31,10 @@ pub(crate) mod param {
     /// Measurements per core (`--runs`), on a per-core record (those made)
     /// and on the summary (those asked).
     pub(crate) const RUNS: &str = "runs";
+    /// Buffers built for the record's memory node (bandwidth arrays and
+    /// chase), each shared by every CPU node measured against it, on every
+    /// cell's records.
+    pub(crate) const BUFFER_BUILDS: &str = "buffer_builds";
 }
 
 /// Metrics of the per-core summary and, with `--runs`, of each core.
