@@ -48,9 +48,11 @@ pub struct MatrixArgs {
     /// How the saturated bandwidth is found: search (doubling the threads,
     /// then halving the gaps beside the best: about ten measurements on a
     /// node of 64 cores) or full (every thread count from one until two
-    /// steps gain under 1%, the thesis' curve). Nodes of 8 cores or fewer
-    /// are always walked in full.
-    #[arg(long, value_name = "HOW", default_value = "search", value_parser = ["search", "full"])]
+    /// steps gain under 1%, the thesis' curve) or by-class (the search once
+    /// per CPU node and SLIT distance, the class's other cells measured at
+    /// one thread and the knee found: a large machine's plan). Nodes of 8
+    /// cores or fewer are walked in full.
+    #[arg(long, value_name = "HOW", default_value = "search", value_parser = ["search", "full", "by-class"])]
     pub scaling: String,
     /// Skip the idle latency.
     #[arg(long)]
@@ -204,6 +206,7 @@ fn config(args: &MatrixArgs) -> Result<MatrixConfig> {
         })
         .measure(true, !args.no_saturated, !args.no_latency)
         .full_scaling(args.scaling == "full")
+        .knee_by_class(args.scaling == "by-class")
         .huge(args.huge.huge)
         .latency_pages(super::chase::page_kind(
             &args.latency_pages,

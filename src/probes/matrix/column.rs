@@ -112,6 +112,12 @@ pub(super) struct Ctx<'a> {
     pub bench: &'a dyn Bench,
     /// Whether to stop starting measurements (a signal, the time limit).
     pub stop: &'a dyn Fn() -> bool,
+    /// The SLIT distance of a (CPU node, memory node) pair.
+    pub distance: &'a dyn Fn(usize, usize) -> Option<u32>,
+    /// With [`MatrixConfig::knee_by_class`]: the saturating thread count
+    /// the scan found per (CPU node, distance), for the class's other
+    /// cells.
+    pub knees: std::cell::RefCell<std::collections::HashMap<(usize, Option<u32>), usize>>,
 }
 
 /// Memory node `m` against every row: the bandwidth of all rows on arrays
@@ -247,8 +253,17 @@ fn bandwidth_cell(
         }
         Ok(Some((b, v)))
     };
+    let class = (c, (ctx.distance)(c, m));
+    let known = cfg
+        .knee_by_class
+        .then(|| ctx.knees.borrow().get(&class).copied())
+        .flatten();
     if cfg.saturated {
-        let (steps, peak, stop) = match scaling::scan(cpus.len(), cfg.full_scaling, &mut one) {
+        let scanned = match known {
+            Some(k) => at_known_knee(k, class.1, &mut one),
+            None => scaling::scan(cpus.len(), cfg.full_scaling, &mut one),
+        };
+        let (steps, peak, stop) = match scanned {
             Ok(curve) => curve,
             // A curve cut by a failure (a thread the task limit refused)
             // has no peak, but its one-thread figure stands.
@@ -261,6 +276,11 @@ fn bandwidth_cell(
         };
         if cfg.single {
             cell.single = steps.first().cloned();
+        }
+        if known.is_none()
+            && let Some(best) = steps.get(peak)
+        {
+            ctx.knees.borrow_mut().insert(class, best.threads);
         }
         // A curve a signal cut short has no peak to report; one the time
         // limit cut short says so.
@@ -278,6 +298,34 @@ fn bandwidth_cell(
         cell.single = one(1)?.map(|(b, _)| b);
     }
     Ok(())
+}
+
+/// The saturated figure of a cell whose class's knee is known: one
+/// thread (the single-thread figure) and the knee's count, the best of the
+/// two kept.
+fn at_known_knee<T>(
+    knee: usize,
+    distance: Option<u32>,
+    one: &mut dyn FnMut(usize) -> Result<Option<(T, f64)>>,
+) -> Result<(Vec<T>, usize, String)> {
+    let counts = if knee > 1 { vec![1, knee] } else { vec![1] };
+    let mut steps = Vec::new();
+    let mut best = (0, f64::MIN);
+    for n in counts {
+        let Some((step, mb_s)) = one(n)? else {
+            return Ok((steps, best.0, format!("time limit reached at {n} threads")));
+        };
+        if mb_s > best.1 {
+            best = (steps.len(), mb_s);
+        }
+        steps.push(step);
+    }
+    let at = distance.map_or("".into(), |d| format!(" at distance {d}"));
+    Ok((
+        steps,
+        best.0,
+        format!("measured at the knee of {knee} threads the scan found on this CPU node{at}"),
+    ))
 }
 
 #[cfg(test)]

@@ -52,6 +52,10 @@ pub(crate) struct MatrixConfig {
     /// instead of a search on nodes of more than
     /// [`scaling::SEARCH_ABOVE`] cores.
     pub full_scaling: bool,
+    /// The saturation scan once per CPU node and distance class; the
+    /// class's other cells measured at one thread and at the knee found
+    /// (a large machine's plan; `--scaling by-class`).
+    pub knee_by_class: bool,
     pub latency: bool,
     /// Huge pages for bandwidth arrays.
     pub huge: bool,
@@ -84,6 +88,7 @@ impl MatrixConfig {
             single: true,
             saturated: true,
             full_scaling: false,
+            knee_by_class: false,
             latency: true,
             huge: false,
             pattern: Pattern::FullRandom,
@@ -98,6 +103,12 @@ impl MatrixConfig {
     /// The whole thread-scaling curve, not a search.
     pub(crate) fn full_scaling(mut self, full: bool) -> Self {
         self.full_scaling = full;
+        self
+    }
+
+    /// The saturation scan once per CPU node and distance class.
+    pub(crate) fn knee_by_class(mut self, by_class: bool) -> Self {
+        self.knee_by_class = by_class;
         self
     }
 
@@ -314,10 +325,13 @@ fn run_with(
     let out_of_time = || cfg.time_limit.is_some_and(|t| started.elapsed() >= t);
     let stop = || crate::interrupt::requested().is_some() || out_of_time();
     let (rows, mut notes, mut conditions) = plan(topo, cfg, &cpu_nodes, &mem_nodes);
+    let distance = |c: usize, m: usize| topo.distance(c, m);
     let ctx = Ctx {
         cfg,
         bench,
         stop: &stop,
+        distance: &distance,
+        knees: Default::default(),
     };
     let mut cells = Vec::new();
     let mut builds = Vec::new();

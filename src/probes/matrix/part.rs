@@ -55,6 +55,7 @@ pub(crate) fn estimate(topo: &Topology, cfg: &super::MatrixConfig) -> crate::vie
     let one = cost::bandwidth_s(cfg.timing.tries, cfg.timing.min_run);
     let full_random = cfg.pattern == crate::kernels::pattern::Pattern::FullRandom;
     let mut e = Estimate::default();
+    let mut scanned: Vec<(usize, Option<u32>)> = Vec::new();
     for &m in &mem_nodes {
         let mut sizes: Vec<(usize, usize)> = Vec::new();
         for &c in &cpu_nodes {
@@ -69,7 +70,11 @@ pub(crate) fn estimate(topo: &Topology, cfg: &super::MatrixConfig) -> crate::vie
             if !sizes.contains(&(ws, chase)) {
                 sizes.push((ws, chase));
             }
-            let steps = if cfg.saturated {
+            let class = (c, topo.distance(c, m));
+            let steps = if cfg.saturated && cfg.knee_by_class && scanned.contains(&class) {
+                2
+            } else if cfg.saturated {
+                scanned.push(class);
                 scan_steps(cpus.len(), cfg.full_scaling)
             } else {
                 usize::from(cfg.single)
