@@ -56,7 +56,7 @@ impl Link {
 /// ([`Memory`]), or in tests a stand-in that counts what is asked of it.
 pub(crate) trait Buffers {
     /// A buffer on one memory node.
-    type Built: 'static;
+    type Built;
     /// A buffer linked for chasing, borrowing it.
     type Linked<'b>
     where
@@ -64,8 +64,13 @@ pub(crate) trait Buffers {
 
     /// A `size`-byte buffer of `pages` bound to `node`, faulted in from a
     /// thread pinned to `cpu`.
-    fn build(&mut self, cpu: usize, node: usize, size: usize, pages: PageKind)
-    -> Result<Self::Built>;
+    fn build(
+        &mut self,
+        cpu: usize,
+        node: usize,
+        size: usize,
+        pages: PageKind,
+    ) -> Result<Self::Built>;
 
     /// `built` linked as `how`, on the CPU that built it.
     fn link<'b>(&mut self, built: &'b mut Self::Built, how: Link) -> Result<Self::Linked<'b>>;
@@ -78,7 +83,13 @@ impl Buffers for Memory {
     type Built = NodeChase;
     type Linked<'b> = Linked<'b>;
 
-    fn build(&mut self, cpu: usize, node: usize, size: usize, pages: PageKind) -> Result<NodeChase> {
+    fn build(
+        &mut self,
+        cpu: usize,
+        node: usize,
+        size: usize,
+        pages: PageKind,
+    ) -> Result<NodeChase> {
         NodeChase::build(cpu, node, size, pages)
     }
 
@@ -97,7 +108,12 @@ pub(crate) struct NodeChase {
 impl NodeChase {
     /// Maps a `size`-byte buffer of `pages` bound to `node` and faults it
     /// in from a thread pinned to `cpu`.
-    pub(crate) fn build(cpu: usize, node: usize, size: usize, pages: PageKind) -> Result<NodeChase> {
+    pub(crate) fn build(
+        cpu: usize,
+        node: usize,
+        size: usize,
+        pages: PageKind,
+    ) -> Result<NodeChase> {
         let buffer = on_cpu(cpu, |_| {
             let opts = BufferOptions::new(size)
                 .pages(pages)
@@ -321,7 +337,10 @@ pub(crate) fn builds_line(records: &[&crate::results::Record]) -> Option<String>
         per.push("size");
     }
     let how = if built as usize == per_buffer.len() {
-        format!(" (one per {}, chased from each CPU node)", per.join(" and "))
+        format!(
+            " (one per {}, chased from each CPU node)",
+            per.join(" and ")
+        )
     } else {
         String::new()
     };
@@ -363,7 +382,7 @@ impl Buffers for Counted {
         })
     }
 
-    fn link<'b>(&mut self, built: &'b mut Fake, how: Link) -> Result<Fake> {
+    fn link(&mut self, built: &mut Fake, how: Link) -> Result<Fake> {
         self.links.push((built.build, how));
         Ok(*built)
     }
@@ -399,7 +418,10 @@ mod tests {
             assert_eq!(l.seen.cpus_seen, [cpu]);
             assert_eq!(l.seen.page_kind, "base");
             assert!(l.seen.verified_pct > 99.9, "{:?}", l.seen);
-            assert_eq!(l.seen.pages_by_node.keys().copied().collect::<Vec<_>>(), [node]);
+            assert_eq!(
+                l.seen.pages_by_node.keys().copied().collect::<Vec<_>>(),
+                [node]
+            );
         }
     }
 

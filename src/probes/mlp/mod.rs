@@ -147,9 +147,10 @@ fn run_with<B: Buffers>(
     if pairs.is_empty() {
         bail!("no node pair left to measure (check --cpu-nodes, --mem-nodes and the cpuset)");
     }
-    // Each memory node's pairs (with their place in `pairs`), in the order
-    // the memory nodes are first met.
-    let mut by_node: Vec<(usize, Vec<(usize, usize, usize)>)> = Vec::new();
+    // Each memory node's pairs as (place in `pairs`, CPU node, CPU), in the
+    // order the memory nodes are first met.
+    type Pair = (usize, usize, usize);
+    let mut by_node: Vec<(usize, Vec<Pair>)> = Vec::new();
     for (at, &(c, m)) in pairs.iter().enumerate() {
         let Some(cpu) = first_cpu(topo, c) else {
             continue;
