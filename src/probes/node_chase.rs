@@ -313,12 +313,6 @@ pub(crate) fn builds_line(records: &[&crate::results::Record]) -> Option<String>
         .iter()
         .filter_map(|r| r.u64_param(param::CHASE_BUFFERS_BUILT))
         .max()?;
-    let distinct = |k| {
-        records
-            .iter()
-            .map(|r| r.params.get(k).map(ToString::to_string))
-            .collect::<BTreeSet<_>>()
-    };
     let per_buffer: BTreeSet<_> = records
         .iter()
         .map(|r| {
@@ -330,10 +324,12 @@ pub(crate) fn builds_line(records: &[&crate::results::Record]) -> Option<String>
         })
         .collect();
     let mut per = vec!["memory node"];
-    if distinct(param::PAGES_ASKED).len() > 1 {
+    let kinds: BTreeSet<_> = per_buffer.iter().map(|b| b.1).collect();
+    let sizes: BTreeSet<_> = per_buffer.iter().map(|b| b.2).collect();
+    if kinds.len() > 1 {
         per.push("page kind");
     }
-    if distinct(param::SIZE_BYTES).len() > 1 {
+    if sizes.len() > 1 {
         per.push("size");
     }
     let how = if built as usize == per_buffer.len() {

@@ -109,13 +109,11 @@ fn run_with<B: Buffers>(
     // The first CPU node's CPU builds and links: the CPU that built the
     // buffer of each memory node's first pair before.
     let builder = cpus.first().map(|&(_, cpu)| cpu);
-    let mut failed = |e: anyhow::Error, made: usize| -> Result<()> {
-        if made == 0 {
-            return Err(e);
-        }
-        out.failed = Some(format!("{e:#}"));
+    let mut failed = |e: anyhow::Error, what: String, made: usize| -> Result<()> {
+        out.failed = Some(keep_or_fail(e.context(what), made)?);
         Ok(())
     };
+    let about = |pattern: &Pattern| format!("{pattern} latency at {} KiB", cfg.size / 1024);
     'all: for (mi, &m) in mem_nodes.iter().enumerate() {
         let Some(builder) = builder else { break };
         for (pi, &pages) in cfg.pages.iter().enumerate() {
@@ -128,11 +126,8 @@ fn run_with<B: Buffers>(
             let mut built = match buffers.build(builder, m, cfg.size, pages) {
                 Ok(b) => b,
                 Err(e) => {
-                    let e = e.context(format!(
-                        "chase buffer of {} KiB, {pages} pages, on node {m}",
-                        cfg.size / 1024
-                    ));
-                    failed(e, made.len())?;
+                    let what = format!("chase buffer of {} KiB, {pages} pages, on node {m}", cfg.size / 1024);
+                    failed(e, what, made.len())?;
                     break 'all;
                 }
             };
@@ -151,11 +146,7 @@ fn run_with<B: Buffers>(
                 let mut linked = match buffers.link(&mut built, how) {
                     Ok(l) => l,
                     Err(e) => {
-                        let e = e.context(format!(
-                            "{pattern} latency at {} KiB",
-                            cfg.size / 1024
-                        ));
-                        failed(e, made.len())?;
+                        failed(e, about(pattern), made.len())?;
                         break 'all;
                     }
                 };
@@ -170,11 +161,7 @@ fn run_with<B: Buffers>(
                     let latency = match chase(&mut linked, cpu) {
                         Ok(l) => l,
                         Err(e) => {
-                            let e = e.context(format!(
-                                "{pattern} latency at {} KiB",
-                                cfg.size / 1024
-                            ));
-                            failed(e, made.len())?;
+                            failed(e, about(pattern), made.len())?;
                             break 'all;
                         }
                     };
@@ -193,6 +180,22 @@ fn run_with<B: Buffers>(
     }
     made.sort_by_key(|(at, _)| *at);
     out.cells = made.into_iter().map(|(_, cell)| cell).collect();
+    note_a_cut(&mut out, planned, cfg);
+    Ok(out)
+}
+
+/// A failure after `made` measurements: its message, kept as the run's
+/// end, when there are some; the error itself when there are none.
+fn keep_or_fail(e: anyhow::Error, made: usize) -> Result<String> {
+    if made == 0 {
+        return Err(e);
+    }
+    Ok(format!("{e:#}"))
+}
+
+/// The note and condition of a run that ended before its `planned`
+/// measurements without failing: a signal, else the time limit.
+fn note_a_cut(out: &mut Measured, planned: usize, cfg: &LatencyConfig) {
     if out.cells.len() < planned && out.failed.is_none() {
         let made = out.cells.len();
         let (note, condition) = match crate::interrupt::requested() {
@@ -211,7 +214,6 @@ fn run_with<B: Buffers>(
         out.notes.push(note);
         out.conditions.extend(condition);
     }
-    Ok(out)
 }
 
 #[cfg(test)]
