@@ -9,6 +9,7 @@
 
 pub(crate) mod cost;
 pub(crate) mod measure;
+pub(crate) mod node_chase;
 pub(crate) mod part;
 pub(crate) mod seats;
 pub(crate) mod sizing;

@@ -14,9 +14,9 @@ pub(crate) mod view;
 
 pub(crate) use view::LatencyView;
 
-use super::measure::{self, Latency};
+use super::measure::Latency;
+use super::node_chase::{Buffers, Link, Memory};
 use super::seats::{first_cpu, nodes};
-use super::team::Seat;
 use crate::ids::NodeSet;
 use crate::kernels::pattern::Pattern;
 use crate::memory::PageKind;
@@ -56,28 +56,36 @@ pub(crate) struct Measured {
     /// A measurement that failed after others were made, which ended the
     /// run; those before it are kept.
     pub failed: Option<String>,
+    /// Chase buffers mapped: one per memory node and page kind.
+    pub buffers_built: usize,
 }
 
-/// Measures every (CPU node, memory node, pattern, page kind), pairs
-/// outermost so a stop leaves whole pairs; `size` is admitted on every
-/// memory node before this (one buffer is mapped at a time).
+/// Measures every (CPU node, memory node, pattern, page kind): per memory
+/// node and page kind one buffer, linked once per pattern and chased from
+/// each CPU node in turn, so a memory node's buffer is mapped once and not
+/// once per CPU node; one buffer is mapped at a time (`size` is admitted on
+/// every memory node before this). The cells come out in the order of
+/// (CPU node, memory node, page kind, pattern), as a pair-by-pair loop
+/// gave them; a stop leaves whole memory nodes' buffers.
 pub(crate) fn run(
     topo: &Topology,
     cfg: &LatencyConfig,
     progress: &mut dyn FnMut(&str),
 ) -> Result<Measured> {
-    run_with(topo, cfg, progress, &mut measure::latency)
+    run_with(topo, cfg, progress, &mut Memory, &mut |linked, cpu| {
+        linked.latency_from(cpu)
+    })
 }
 
-/// One chase: seat, buffer bytes, pages, pattern.
-type Chase<'a> = dyn FnMut(Seat, usize, PageKind, &Pattern) -> Result<Latency> + 'a;
-
-/// [`run`] with the chase given, so a failing one can be put in its place.
-fn run_with(
+/// [`run`] with the buffers and the chase (of a linked buffer from a
+/// CPU) given, so a test can count the
+/// builds or fail one.
+fn run_with<B: Buffers>(
     topo: &Topology,
     cfg: &LatencyConfig,
     progress: &mut dyn FnMut(&str),
-    chase: &mut Chase,
+    buffers: &mut B,
+    chase: &mut impl for<'b> FnMut(&mut B::Linked<'b>, usize) -> Result<Latency>,
 ) -> Result<Measured> {
     let cpu_nodes = nodes(topo.usable_cpu_nodes(), &cfg.cpu_nodes);
     let mem_nodes = nodes(topo.usable_memory_nodes(), &cfg.mem_nodes);
@@ -86,45 +94,109 @@ fn run_with(
             "no CPU node or no memory node left to measure (check --cpu-nodes, --mem-nodes and the cpuset)"
         );
     }
+    let cpus: Vec<(usize, usize)> = cpu_nodes
+        .iter()
+        .filter_map(|&c| first_cpu(topo, c).map(|cpu| (c, cpu)))
+        .collect();
     let started = Instant::now();
     let planned = cpu_nodes.len() * mem_nodes.len() * cfg.patterns.len() * cfg.pages.len();
+    let stop = || {
+        crate::interrupt::requested().is_some()
+            || cfg.time_limit.is_some_and(|t| started.elapsed() >= t)
+    };
     let mut out = Measured::default();
-    'pairs: for &c in &cpu_nodes {
-        let Some(cpu) = first_cpu(topo, c) else {
-            continue;
-        };
-        for &m in &mem_nodes {
-            for &pages in &cfg.pages {
-                for pattern in &cfg.patterns {
-                    if crate::interrupt::requested().is_some()
-                        || cfg.time_limit.is_some_and(|t| started.elapsed() >= t)
-                    {
-                        break 'pairs;
+    // Each cell with its place in the pair-by-pair order.
+    let mut made: Vec<((usize, usize, usize, usize), Cell)> = Vec::new();
+    // The first CPU node's CPU builds and links: the CPU that built the
+    // buffer of each memory node's first pair before.
+    let builder = cpus.first().map(|&(_, cpu)| cpu);
+    let mut failed = |e: anyhow::Error, what: String, made: usize| -> Result<()> {
+        out.failed = Some(keep_or_fail(e.context(what), made)?);
+        Ok(())
+    };
+    let about = |pattern: &Pattern| format!("{pattern} latency at {} KiB", cfg.size / 1024);
+    'all: for (mi, &m) in mem_nodes.iter().enumerate() {
+        let Some(builder) = builder else { break };
+        for (pi, &pages) in cfg.pages.iter().enumerate() {
+            if stop() {
+                break 'all;
+            }
+            progress(&format!(
+                "mem node {m}: mapping the chase buffer, {pages} pages"
+            ));
+            let mut built = match buffers.build(builder, m, cfg.size, pages) {
+                Ok(b) => b,
+                Err(e) => {
+                    let what = format!("chase buffer of {} KiB, {pages} pages, on node {m}", cfg.size / 1024);
+                    failed(e, what, made.len())?;
+                    break 'all;
+                }
+            };
+            out.buffers_built += 1;
+            // Nothing is linked or started after a stop, but what was just
+            // built or linked is measured once.
+            let mut fresh = true;
+            for (ti, pattern) in cfg.patterns.iter().enumerate() {
+                if !std::mem::take(&mut fresh) && stop() {
+                    break 'all;
+                }
+                let how = Link::One {
+                    pattern: *pattern,
+                    seed: cfg.size as u64,
+                };
+                let mut linked = match buffers.link(&mut built, how) {
+                    Ok(l) => l,
+                    Err(e) => {
+                        failed(e, about(pattern), made.len())?;
+                        break 'all;
+                    }
+                };
+                fresh = true;
+                for (ci, &(c, cpu)) in cpus.iter().enumerate() {
+                    if !std::mem::take(&mut fresh) && stop() {
+                        break 'all;
                     }
                     progress(&format!(
                         "cpu node {c} -> mem node {m}: {pattern}, {pages} pages"
                     ));
-                    let seat = Seat { cpu, node: m };
-                    let latency = match chase(seat, cfg.size, pages, pattern) {
+                    let latency = match chase(&mut linked, cpu) {
                         Ok(l) => l,
-                        Err(e) if !out.cells.is_empty() => {
-                            out.failed = Some(format!("{e:#}"));
-                            break 'pairs;
+                        Err(e) => {
+                            failed(e, about(pattern), made.len())?;
+                            break 'all;
                         }
-                        Err(e) => return Err(e),
                     };
-                    out.cells.push(Cell {
+                    let cell = Cell {
                         cpu_node: c,
                         mem_node: m,
                         cpu,
                         pattern: *pattern,
                         pages_asked: pages,
                         latency,
-                    });
+                    };
+                    made.push(((ci, mi, pi, ti), cell));
                 }
             }
         }
     }
+    made.sort_by_key(|(at, _)| *at);
+    out.cells = made.into_iter().map(|(_, cell)| cell).collect();
+    note_a_cut(&mut out, planned, cfg);
+    Ok(out)
+}
+
+/// A failure after `made` measurements: its message, kept as the run's
+/// end, when there are some; the error itself when there are none.
+fn keep_or_fail(e: anyhow::Error, made: usize) -> Result<String> {
+    if made == 0 {
+        return Err(e);
+    }
+    Ok(format!("{e:#}"))
+}
+
+/// The note and condition of a run that ended before its `planned`
+/// measurements without failing: a signal, else the time limit.
+fn note_a_cut(out: &mut Measured, planned: usize, cfg: &LatencyConfig) {
     if out.cells.len() < planned && out.failed.is_none() {
         let made = out.cells.len();
         let (note, condition) = match crate::interrupt::requested() {
@@ -143,12 +215,12 @@ fn run_with(
         out.notes.push(note);
         out.conditions.extend(condition);
     }
-    Ok(out)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::probes::node_chase::{Counted, Fake};
 
     fn cfg() -> LatencyConfig {
         LatencyConfig {
@@ -161,39 +233,126 @@ mod tests {
         }
     }
 
-    fn made(seat: Seat) -> Latency {
+    fn made(on: &Fake, cpu: usize) -> Latency {
         Latency {
             size_bytes: 1 << 20,
             pattern: Pattern::FullRandom,
-            samples: vec![100.0 + seat.node as f64],
+            samples: vec![100.0 + on.node as f64 + cpu as f64 / 1000.0],
             elapsed_s: 0.1,
             seen: Default::default(),
         }
     }
 
     #[test]
+    fn each_memory_node_is_built_once_per_page_kind_and_linked_once_per_pattern() {
+        let topo = crate::topology::fixture("amd-4node");
+        let cfg = LatencyConfig {
+            patterns: vec![Pattern::PageLocal { window: 64 << 10 }, Pattern::FullRandom],
+            pages: vec![PageKind::Base, PageKind::Thp],
+            ..cfg()
+        };
+        let mut counted = Counted::default();
+        let mut chased = Vec::new();
+        let out = run_with(&topo, &cfg, &mut |_| {}, &mut counted, &mut |on: &mut Fake, cpu| {
+            chased.push((on.build, cpu));
+            Ok(made(on, cpu))
+        })
+        .unwrap();
+        let cpu_nodes: Vec<usize> = topo.usable_cpu_nodes().iter().collect();
+        let mem_nodes: Vec<usize> = topo.usable_memory_nodes().iter().collect();
+        let (c, m) = (cpu_nodes.len(), mem_nodes.len());
+        // One buffer per memory node and page kind, memory node outermost,
+        // all built by the first CPU node's CPU.
+        let builder = first_cpu(&topo, cpu_nodes[0]).unwrap();
+        let want: Vec<_> = mem_nodes
+            .iter()
+            .flat_map(|&n| cfg.pages.iter().map(move |&p| (builder, n, 1 << 20, p)))
+            .collect();
+        assert_eq!(counted.builds, want);
+        assert_eq!(out.buffers_built, 2 * m);
+        // Each buffer linked once per pattern, and each link chased from
+        // every CPU node's CPU.
+        assert_eq!(counted.links.len(), 2 * m * 2);
+        assert_eq!(chased.len(), c * m * 2 * 2);
+        for b in 0..2 * m {
+            assert_eq!(chased.iter().filter(|(on, _)| *on == b).count(), c * 2);
+        }
+        // Records in the pair-by-pair order: CPU node, memory node, page
+        // kind, pattern.
+        let order: Vec<_> = out
+            .cells
+            .iter()
+            .map(|x| (x.cpu_node, x.mem_node, x.pages_asked, x.pattern))
+            .collect();
+        let mut want = Vec::new();
+        for &cn in &cpu_nodes {
+            for &mn in &mem_nodes {
+                for &p in &cfg.pages {
+                    for &t in &cfg.patterns {
+                        want.push((cn, mn, p, t));
+                    }
+                }
+            }
+        }
+        assert_eq!(order, want);
+        for x in &out.cells {
+            assert_eq!(x.cpu, first_cpu(&topo, x.cpu_node).unwrap());
+            let ns = x.latency.samples[0];
+            assert_eq!(ns, 100.0 + x.mem_node as f64 + x.cpu as f64 / 1000.0);
+        }
+        assert!(out.notes.is_empty() && out.failed.is_none());
+        let recs = super::records::records(&out);
+        assert!(
+            recs.iter()
+                .all(|r| r.u64_param(crate::results::names::param::CHASE_BUFFERS_BUILT)
+                    == Some(2 * m as u64))
+        );
+    }
+
+    #[test]
     fn a_chase_that_fails_partway_keeps_those_before_it() {
         let topo = crate::topology::fixture("two-node");
         let mut calls = 0;
-        let mut chase = |seat: Seat, _: usize, _: PageKind, _: &Pattern| {
+        let mut chase = |on: &mut Fake, cpu: usize| {
             calls += 1;
             if calls == 3 {
-                bail!("mbind failed on node {}", seat.node)
+                bail!("chase failed on node {}", on.node)
             }
-            Ok(made(seat))
+            Ok(made(on, cpu))
         };
-        let out = run_with(&topo, &cfg(), &mut |_| {}, &mut chase).unwrap();
+        let out = run_with(&topo, &cfg(), &mut |_| {}, &mut Counted::default(), &mut chase).unwrap();
         assert_eq!(out.cells.len(), 2);
         assert!(
-            out.failed.as_deref().unwrap().contains("mbind failed"),
+            out.failed.as_deref().unwrap().contains("chase failed"),
             "{:?}",
             out.failed
         );
         assert!(out.notes.is_empty(), "{:?}", out.notes);
         // The first chase failing leaves nothing to keep: the error itself.
-        let mut first =
-            |_: Seat, _: usize, _: PageKind, _: &Pattern| -> Result<Latency> { bail!("no memory") };
-        assert!(run_with(&topo, &cfg(), &mut |_| {}, &mut first).is_err());
+        let mut first = |_: &mut Fake, _: usize| -> Result<Latency> { bail!("no memory") };
+        assert!(run_with(&topo, &cfg(), &mut |_| {}, &mut Counted::default(), &mut first).is_err());
+    }
+
+    #[test]
+    fn a_build_that_fails_partway_keeps_the_nodes_before_it() {
+        let topo = crate::topology::fixture("two-node");
+        let mut counted = Counted {
+            fail_build: Some(2),
+            ..Default::default()
+        };
+        let mut chase = |on: &mut Fake, cpu: usize| Ok(made(on, cpu));
+        let out = run_with(&topo, &cfg(), &mut |_| {}, &mut counted, &mut chase).unwrap();
+        // Memory node 0 from both CPU nodes, then node 1's buffer failed.
+        let pairs: Vec<_> = out.cells.iter().map(|x| (x.cpu_node, x.mem_node)).collect();
+        assert_eq!(pairs, [(0, 0), (1, 0)]);
+        let failed = out.failed.unwrap();
+        assert!(failed.contains("on node 1") && failed.contains("mbind failed"), "{failed}");
+        assert_eq!(out.buffers_built, 1);
+        let mut first = Counted {
+            fail_build: Some(1),
+            ..Default::default()
+        };
+        assert!(run_with(&topo, &cfg(), &mut |_| {}, &mut first, &mut chase).is_err());
     }
 
     #[test]
@@ -203,15 +362,25 @@ mod tests {
             time_limit: Some(Duration::from_millis(5)),
             ..cfg()
         };
-        let mut slow = |seat: Seat, _: usize, _: PageKind, _: &Pattern| {
+        let mut counted = Counted::default();
+        let mut slow = |on: &mut Fake, cpu: usize| {
             std::thread::sleep(Duration::from_millis(10));
-            Ok(made(seat))
+            Ok(made(on, cpu))
         };
-        let out = run_with(&topo, &cfg, &mut |_| {}, &mut slow).unwrap();
+        let out = run_with(&topo, &cfg, &mut |_| {}, &mut counted, &mut slow).unwrap();
         assert_eq!(out.cells.len(), 1);
+        assert_eq!(counted.builds.len(), 1, "no buffer is built after the limit");
         assert_eq!(out.notes, ["time limit reached: 1 of 4 measurements made"]);
         let recs = super::records::records(&out);
         assert_eq!(recs[0].cut_by_time_limit(), Some(0.005));
         assert_eq!(recs[0].notes, out.notes);
+        // A limit already past: nothing built, nothing measured.
+        let past = LatencyConfig {
+            time_limit: Some(Duration::ZERO),
+            ..cfg
+        };
+        let mut none = Counted::default();
+        let out = run_with(&topo, &past, &mut |_| {}, &mut none, &mut slow).unwrap();
+        assert!(out.cells.is_empty() && none.builds.is_empty());
     }
 }

@@ -37,9 +37,14 @@ pub(crate) fn record(cell: &Cell) -> Record {
     rec
 }
 
-/// Every measurement's record; the notes go on the first.
+/// Every measurement's record, each with the run's count of chase
+/// buffers; the notes go on the first.
 pub(crate) fn records(m: &Measured) -> Vec<Record> {
-    let mut out: Vec<Record> = m.cells.iter().map(record).collect();
+    let mut out: Vec<Record> = m
+        .cells
+        .iter()
+        .map(|c| record(c).param(param::CHASE_BUFFERS_BUILT, m.buffers_built))
+        .collect();
     if let Some(first) = out.first_mut() {
         first.notes.extend(m.notes.iter().cloned());
         first.conditions.extend(m.conditions.iter().cloned());

@@ -220,6 +220,8 @@ fn placement(records: &[&Record]) -> Section {
         Some(p) => format!("lowest verified placement: {p:.1}% of pages on the intended node"),
         None => "placement was not verified".into(),
     });
+    s.lines
+        .extend(crate::probes::node_chase::builds_line(records));
     s.lines.push("page-local: random order within each window, each window done before the next, the windows in random order (multichase -T); full-random: one random cycle through the whole buffer, page walks included; the median of ~10 ms samples is shown".into());
     s.lines
         .extend(records.iter().flat_map(|r| r.notes.iter().cloned()));

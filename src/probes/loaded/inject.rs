@@ -1,11 +1,13 @@
 //! The threads of one pair: a chase thread that measures and steers, and
 //! injector threads that move memory with a spin between chunks.
 //!
-//! Every thread pins itself and maps, fills and verifies its own buffer on
-//! the memory node (first touch from the thread that uses it), then all
-//! meet at a barrier. Unless a kernel was named, the first injector then
-//! times the mix's kernels on its buffer (`pick.rs`) while the others wait
-//! and the chase is not yet built. The chase thread measures the idle
+//! Every injector pins itself and maps, fills and verifies its own buffer
+//! on the memory node (first touch from the thread that uses it); the chase
+//! thread pins itself and verifies the memory node's chase buffer, mapped
+//! and linked once for every CPU node's pair (`super::node_chase`); then
+//! all meet at a barrier. Unless a kernel was named, the first injector
+//! then times the mix's kernels on its buffer (`pick.rs`) while the others
+//! wait and the chase waits. The chase thread measures the idle
 //! point with the injectors parked (asleep), then sets the spin of each
 //! delay and lets them run. Each injector adds the bytes it moved to a counter of its own
 //! after every chunk; the chase thread reads the counters' sum and the
@@ -16,13 +18,10 @@
 use super::pick::{self, Tried};
 use super::work::Work;
 use super::{CHUNK_BYTES, Curve, LoadedConfig, Plan, PointRun};
-use crate::kernels::chase::Chases;
-use crate::kernels::latency::{Chain, LINE_BYTES};
-use crate::kernels::pattern::Pattern;
 use crate::kernels::{self, KernelSpec, Op};
-use crate::memory::{Buffer, BufferOptions, PageKind, Placement};
-use crate::placement::MemPolicy;
+use crate::memory::{PageKind, Placement};
 use crate::probes::measure::Seen;
+use crate::probes::node_chase::{Linked, Walk};
 use crate::probes::team::{self, Seat, TeamMemory};
 use crate::stats;
 use crate::sys::threads::{StartGate, spawn_scoped};
@@ -45,7 +44,7 @@ const TARGET_CV_PCT: f64 = 5.0;
 /// Samples thrown away after the load changes, while queues settle.
 const SETTLE_SAMPLES: usize = 2;
 /// Seed of the chase's random cycle.
-const CHASE_SEED: u64 = 0x6c6f_6164;
+pub(super) const CHASE_SEED: u64 = 0x6c6f_6164;
 
 /// Each injector's byte counter on a line of its own.
 #[repr(align(128))]
@@ -61,7 +60,7 @@ struct Control {
     gate: StartGate,
     /// The injectors' kernel: the one asked for, or the first injector's
     /// pick. Until it is set only that injector's trial runs: no load, and
-    /// the chase is not built.
+    /// the chase waits.
     kernel: OnceLock<&'static KernelSpec>,
     /// The trial's rates, fastest first; unset when no trial ran.
     tried: OnceLock<Vec<Tried>>,
@@ -161,42 +160,9 @@ fn choice_for(cfg: &LoadedConfig) -> Result<Choice> {
     })
 }
 
-/// The chase of a curve: the in-place full-random cycle through every line
-/// (the idle-latency chase), or one [`Chases`] chase in another pattern.
-enum LoadChase<'a> {
-    Cycle(Chain<'a>),
-    Other(Chases<'a>),
-}
-
-impl LoadChase<'_> {
-    /// ns per load over `loads` dependent loads.
-    fn ns_per_load(&mut self, loads: u64) -> f64 {
-        match self {
-            LoadChase::Cycle(c) => c.chase_ns_per_load(loads),
-            LoadChase::Other(c) => c.ns_per_access(1, loads),
-        }
-    }
-
-    /// Loads in one pass over the buffer.
-    fn lap(&self) -> u64 {
-        match self {
-            LoadChase::Cycle(c) => c.lines() as u64,
-            LoadChase::Other(c) => c.elements() as u64,
-        }
-    }
-}
-
-/// The chase through `words` in `pattern`. The one place where the chase
-/// is built.
-fn build_chase<'a>(words: &'a mut [u64], pattern: &Pattern) -> Result<LoadChase<'a>> {
-    Ok(match pattern {
-        Pattern::FullRandom => LoadChase::Cycle(Chain::build(words, LINE_BYTES, CHASE_SEED)?),
-        p => LoadChase::Other(Chases::build(words, p, p.spacing(), 1, CHASE_SEED)?),
-    })
-}
-
-/// Measures one pair's curve.
-pub(super) fn measure(plan: &Plan, cfg: &LoadedConfig) -> Result<Curve> {
+/// Measures one pair's curve, chasing `linked` (the memory node's chase
+/// buffer, linked in `plan.pattern`).
+pub(super) fn measure(plan: &Plan, cfg: &LoadedConfig, linked: &mut Linked<'_>) -> Result<Curve> {
     let choice = choice_for(cfg)?;
     let arrays = choice.op().arrays();
     let array_bytes = (plan.injector_bytes / arrays / CHUNK_BYTES).max(1) * CHUNK_BYTES;
@@ -242,7 +208,7 @@ pub(super) fn measure(plan: &Plan, cfg: &LoadedConfig) -> Result<Curve> {
             }
         }
         let chased = spawn_scoped(scope, (n, n + 1), || {
-            chase(plan, &delays, &control, &reports)
+            chase(plan, linked, &delays, &control, &reports)
         });
         control.gate.open(chased.is_ok());
         chased?
@@ -464,8 +430,12 @@ fn merged_note(merged: &[DelayPair], ns_per_spin: f64) -> Vec<String> {
         .collect()
 }
 
+/// The chase thread: pins itself to the plan's CPU, verifies where the
+/// chase buffer is, meets the injectors, then measures the idle point and
+/// each delay's.
 fn chase(
     plan: &Plan,
+    linked: &mut Linked<'_>,
     delays: &[u64],
     control: &Control,
     reports: &Mutex<Vec<Result<Ready, String>>>,
@@ -474,17 +444,11 @@ fn chase(
     let setup = (|| -> Result<_> {
         let cpu = crate::placement::pin_and_check(plan.chase_cpu)
             .map_err(|e| anyhow!("cannot pin the chase to CPU {}: {e}", plan.chase_cpu))?;
-        let opts = BufferOptions::new(plan.chase_bytes)
-            .pages(PageKind::Auto)
-            .policy(MemPolicy::Bind(crate::ids::NodeSet::from_ids([
-                plan.mem_node
-            ])));
-        let buffer = Buffer::new(&opts)?;
-        let placement = buffer.verify()?;
-        Ok((buffer, placement, cpu))
+        let placement = linked.placement()?;
+        Ok((placement, cpu))
     })();
     control.ready.wait();
-    let (mut buffer, placement, cpu) = setup?;
+    let (placement, cpu) = setup?;
     if let Some(Err(e)) = reports
         .lock()
         .unwrap_or_else(|e| e.into_inner())
@@ -493,17 +457,17 @@ fn chase(
     {
         return Err(anyhow!("{e}"));
     }
-    // The kernel trial runs on a quiet machine: the chase is built after it.
+    // The kernel trial runs on a quiet machine, before any load.
     // The first injector sets the kernel however it ends and only this
     // thread stops the run, so the wait ends; the branch is defensive.
     if control.wait_for_kernel().is_none() {
         return Err(anyhow!("the injectors stopped before the curve began"));
     }
-    let kind = buffer.page_kind();
-    let mut chain = build_chase(buffer.as_mut_slice::<u64>(), &plan.pattern)?;
+    let kind = linked.page_kind();
+    let chain = linked.walk();
     let ns_per_spin = ns_per_spin();
-    let loads = settle(&mut chain);
-    let mut points = vec![point(&mut chain, control, None, 0, loads)];
+    let loads = settle(chain);
+    let mut points = vec![point(chain, control, None, 0, loads)];
     let (steps, mut merged) = distinct_loads(delays, ns_per_spin);
     for (d, spins) in steps {
         if crate::interrupt::requested().is_some() {
@@ -511,7 +475,7 @@ fn chase(
         }
         control.spins.store(spins, Ordering::Relaxed);
         control.state.store(RUN, Ordering::Release);
-        points.push(point(&mut chain, control, Some(d), spins, loads));
+        points.push(point(chain, control, Some(d), spins, loads));
     }
     control.state.store(PARK, Ordering::Release);
     // A stop before a delay leaves nothing measured for what merged into it.
@@ -528,7 +492,7 @@ fn chase(
 
 /// Loads per sample (about [`SAMPLE_NS`] at idle), after warming the
 /// chase until two runs agree, as the idle latency measurement does.
-fn settle(chain: &mut LoadChase<'_>) -> u64 {
+fn settle(chain: &mut Walk<'_>) -> u64 {
     let lines = chain.lap();
     let first = chain.ns_per_load(lines.min(100_000));
     let loads = ((SAMPLE_NS / first.max(0.1)) as u64).clamp(lines.min(100_000), 50_000_000);
@@ -548,7 +512,7 @@ fn settle(chain: &mut LoadChase<'_>) -> u64 {
 /// samples until their spread is small, each with the bandwidth the
 /// injectors moved meanwhile.
 fn point(
-    chain: &mut LoadChase<'_>,
+    chain: &mut Walk<'_>,
     control: &Control,
     delay_ns: Option<u64>,
     spins: u64,

@@ -6,7 +6,8 @@
 //! gives the curve of latency against the bandwidth the injectors moved,
 //! per (CPU node, memory node) pair, and its knee.
 //!
-//! `mod.rs` plans the pairs and sizes; `inject.rs` runs the threads;
+//! `mod.rs` plans the pairs and sizes; `run.rs` runs them, one chase
+//! buffer per memory node; `inject.rs` runs a pair's threads;
 //! `work.rs` is an injector's pass through its buffer; `pick.rs` chooses
 //! the injectors' kernel;
 //! `curve.rs` is the knee and monotonicity logic; `records.rs` and
@@ -18,10 +19,12 @@ mod part;
 pub(crate) use part::estimate;
 mod pick;
 pub(crate) mod records;
+mod run;
 pub(crate) mod view;
 mod work;
 
 pub(crate) use curve::KNEE_FACTOR;
+pub(crate) use run::run;
 pub(crate) use view::LoadedView;
 
 use super::measure::Seen;
@@ -179,6 +182,8 @@ pub(crate) struct Loaded {
     pub failed: Option<String>,
     /// The time limit ended the run before every pair was measured.
     pub timed_out: bool,
+    /// Chase buffers mapped: one per memory node (and chase size).
+    pub buffers_built: usize,
 }
 
 /// The pairs to measure, in order.
@@ -395,62 +400,6 @@ pub(crate) fn admit_plans(topo: &Topology, plans: &[Plan]) -> Result<()> {
         )?;
     }
     Ok(())
-}
-
-/// Measures a curve per pair; stops between points on a signal and keeps
-/// what was measured.
-pub(crate) fn run(
-    topo: &Topology,
-    cfg: &LoadedConfig,
-    progress: &mut dyn FnMut(&str),
-) -> Result<Loaded> {
-    let plans = pairs(topo, cfg)?
-        .into_iter()
-        .map(|p| plan(topo, cfg, p))
-        .collect::<Result<Vec<_>>>()?;
-    admit_plans(topo, &plans)?;
-    let mut out = Loaded::default();
-    let started = std::time::Instant::now();
-    for p in &plans {
-        if crate::interrupt::requested().is_some() {
-            break;
-        }
-        if let Some(t) = cfg.time_limit.filter(|&t| started.elapsed() >= t) {
-            out.timed_out = true;
-            out.notes.push(format!(
-                "time limit reached: {} of {} pair(s) measured",
-                out.curves.len(),
-                plans.len()
-            ));
-            out.conditions.push(Condition::time_limit(t));
-            break;
-        }
-        progress(&format!(
-            "cpu node {} -> mem node {}: chase on CPU {}, {} injector(s)",
-            p.cpu_node,
-            p.mem_node,
-            p.chase_cpu,
-            p.injector_cpus.len()
-        ));
-        match inject::measure(p, cfg) {
-            Ok(curve) => out.curves.push(curve),
-            Err(e) if !out.curves.is_empty() => {
-                out.failed = Some(format!("{e:#}"));
-                break;
-            }
-            Err(e) => return Err(e),
-        }
-    }
-    if let Some(sig) = crate::interrupt::requested() {
-        out.notes.push(format!(
-            "interrupted by {}: {} of {} pair(s) measured, the last one possibly in part",
-            crate::interrupt::name(sig),
-            out.curves.len(),
-            plans.len()
-        ));
-        out.conditions.push(Condition::CutBySignal { signal: sig });
-    }
-    Ok(out)
 }
 
 #[cfg(test)]

@@ -15,7 +15,11 @@ impl Loaded {
     pub(crate) fn records(&self) -> Vec<Record> {
         let mut out = Vec::new();
         for c in &self.curves {
-            out.extend(curve_records(c));
+            out.extend(
+                curve_records(c)
+                    .into_iter()
+                    .map(|r| r.param(param::CHASE_BUFFERS_BUILT, self.buffers_built)),
+            );
         }
         if let Some(first) = out.first_mut() {
             first.notes.extend(self.notes.iter().cloned());
@@ -294,6 +298,7 @@ mod tests {
             conditions: Vec::new(),
             failed: None,
             timed_out: false,
+            buffers_built: 1,
         }
         .records()
     }
@@ -358,6 +363,7 @@ mod tests {
             conditions: vec![crate::results::Condition::CutByTimeLimit { limit_s: 1.0 }],
             failed: None,
             timed_out: true,
+            buffers_built: 1,
         }
         .records();
         assert_eq!(recs[0].cut_by_time_limit(), Some(1.0));

@@ -85,7 +85,10 @@ impl View for LoadedView {
 
     fn sections(&self, _doc: &Document, records: &[&Record]) -> Vec<Section> {
         let pairs = pairs(records);
-        let mut out = vec![summary(&pairs)];
+        let mut head = summary(&pairs);
+        head.lines
+            .extend(crate::probes::node_chase::builds_line(records));
+        let mut out = vec![head];
         out.extend(pairs.iter().map(pair_section));
         out
     }

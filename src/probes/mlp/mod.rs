@@ -13,9 +13,10 @@
 //! memory overlap the misses and flattens at the limit of outstanding
 //! misses (fill buffers, MSHRs) or of the memory path.
 //!
-//! The chases are built once per pair with the most chases asked for, each
-//! in its own slots ([`crate::kernels::chase`]); measuring N uses the
-//! first N, so every N walks the same cycles.
+//! The chases are built once per memory node with the most chases asked
+//! for, each in its own slots ([`crate::kernels::chase`]), and followed
+//! from each CPU node's CPU in turn ([`super::node_chase`]); measuring N
+//! uses the first N, so every N walks the same cycles.
 
 mod part;
 pub(crate) use part::estimate;
@@ -25,10 +26,10 @@ pub(crate) mod view;
 pub(crate) use view::MlpView;
 
 use super::measure::{self, Seen};
+use super::node_chase::{Buffers, Link, Linked, Memory};
 use super::seats::{first_cpu, nodes};
 use super::team::Seat;
 use crate::ids::NodeSet;
-use crate::kernels::chase::Chases;
 use crate::kernels::pattern::{Pattern, WIDE_SPACING};
 use crate::memory::PageKind;
 use crate::results::Condition;
@@ -92,6 +93,8 @@ pub(crate) struct Measured {
     /// A pair that failed after others were measured, which ended the run;
     /// those before it are kept.
     pub failed: Option<String>,
+    /// Chase buffers mapped: one per memory node.
+    pub buffers_built: usize,
 }
 
 /// The (CPU node, memory node) pairs to measure.
@@ -119,53 +122,129 @@ pub(crate) fn pairs(topo: &Topology, cfg: &MlpConfig) -> Vec<(usize, usize)> {
 }
 
 /// Every pair's curve; a stop (signal, time limit) ends at a pair's end.
+/// Per memory node one buffer, linked once with the most chases and
+/// chased from each of its pairs' CPUs in turn; one buffer is mapped at a
+/// time. The curves come out in the order of [`pairs`].
 pub(crate) fn run(
     topo: &Topology,
     cfg: &MlpConfig,
     progress: &mut dyn FnMut(&str),
 ) -> Result<Measured> {
+    run_with(topo, cfg, progress, &mut Memory, &mut |linked, seat, c| {
+        curve(cfg, linked, seat, c)
+    })
+}
+
+/// [`run`] with the buffers and the curve (of a linked buffer, from a
+/// seat, for a CPU node) given, so a test can count the builds.
+fn run_with<B: Buffers>(
+    topo: &Topology,
+    cfg: &MlpConfig,
+    progress: &mut dyn FnMut(&str),
+    buffers: &mut B,
+    curve: &mut impl for<'b> FnMut(&mut B::Linked<'b>, Seat, usize) -> Result<Curve>,
+) -> Result<Measured> {
     let pairs = pairs(topo, cfg);
     if pairs.is_empty() {
         bail!("no node pair left to measure (check --cpu-nodes, --mem-nodes and the cpuset)");
     }
-    let started = Instant::now();
-    let mut out = Measured::default();
-    for &(c, m) in &pairs {
-        let timed_out = cfg.time_limit.filter(|&t| started.elapsed() >= t);
-        if crate::interrupt::requested().is_some() || timed_out.is_some() {
-            let sig = crate::interrupt::requested();
-            out.notes.push(format!(
-                "stopped ({}): {} of {} node pairs measured",
-                sig.map_or("time limit reached".to_string(), |s| format!(
-                    "interrupted by {}",
-                    crate::interrupt::name(s)
-                )),
-                out.curves.len(),
-                pairs.len()
-            ));
-            out.conditions.extend(match sig {
-                Some(signal) => Some(Condition::CutBySignal { signal }),
-                None => timed_out.map(Condition::time_limit),
-            });
-            break;
-        }
+    // Each memory node's pairs as (place in `pairs`, CPU node, CPU), in the
+    // order the memory nodes are first met.
+    type Pair = (usize, usize, usize);
+    let mut by_node: Vec<(usize, Vec<Pair>)> = Vec::new();
+    for (at, &(c, m)) in pairs.iter().enumerate() {
         let Some(cpu) = first_cpu(topo, c) else {
             continue;
         };
-        progress(&format!(
-            "cpu node {c} -> mem node {m}: {} chases",
-            cfg.counts.len()
-        ));
-        match curve(cfg, Seat { cpu, node: m }, c) {
-            Ok(curve) => out.curves.push(curve),
-            Err(e) if !out.curves.is_empty() => {
-                out.failed = Some(format!("{e:#}"));
-                break;
-            }
-            Err(e) => return Err(e),
+        match by_node.iter_mut().find(|(n, _)| *n == m) {
+            Some((_, these)) => these.push((at, c, cpu)),
+            None => by_node.push((m, vec![(at, c, cpu)])),
         }
     }
+    let started = Instant::now();
+    let mut out = Measured::default();
+    let mut made: Vec<(usize, Curve)> = Vec::new();
+    let most = cfg.counts.iter().copied().max().unwrap_or(1);
+    let how = Link::Parallel {
+        pattern: cfg.pattern,
+        spacing: spacing(&cfg.pattern),
+        chases: most,
+        seed: cfg.size as u64,
+    };
+    let stopped = |out: &mut Measured, made: usize| -> bool {
+        let timed_out = cfg.time_limit.filter(|&t| started.elapsed() >= t);
+        let sig = crate::interrupt::requested();
+        if sig.is_none() && timed_out.is_none() {
+            return false;
+        }
+        out.notes.push(format!(
+            "stopped ({}): {made} of {} node pairs measured",
+            sig.map_or("time limit reached".to_string(), |s| format!(
+                "interrupted by {}",
+                crate::interrupt::name(s)
+            )),
+            pairs.len()
+        ));
+        out.conditions.extend(match sig {
+            Some(signal) => Some(Condition::CutBySignal { signal }),
+            None => timed_out.map(Condition::time_limit),
+        });
+        true
+    };
+    'all: for (m, these) in &by_node {
+        let m = *m;
+        if stopped(&mut out, made.len()) {
+            break;
+        }
+        progress(&format!("mem node {m}: mapping and linking the chase buffer"));
+        let mut built = match buffers.build(these[0].2, m, cfg.size, cfg.pages) {
+            Ok(b) => b,
+            Err(e) => {
+                let e = e.context(format!("mlp, chase buffer on node {m}"));
+                keep_or_fail(&mut out, e, made.len())?;
+                break;
+            }
+        };
+        out.buffers_built += 1;
+        let mut linked = match buffers.link(&mut built, how) {
+            Ok(l) => l,
+            Err(e) => {
+                let e = e.context(format!("mlp, chases on node {m}"));
+                keep_or_fail(&mut out, e, made.len())?;
+                break;
+            }
+        };
+        for (i, &(at, c, cpu)) in these.iter().enumerate() {
+            // The first pair was let through before the build.
+            if i > 0 && stopped(&mut out, made.len()) {
+                break 'all;
+            }
+            progress(&format!(
+                "cpu node {c} -> mem node {m}: {} chases",
+                cfg.counts.len()
+            ));
+            match curve(&mut linked, Seat { cpu, node: m }, c) {
+                Ok(curve) => made.push((at, curve)),
+                Err(e) => {
+                    keep_or_fail(&mut out, e, made.len())?;
+                    break 'all;
+                }
+            }
+        }
+    }
+    made.sort_by_key(|(at, _)| *at);
+    out.curves = made.into_iter().map(|(_, curve)| curve).collect();
     Ok(out)
+}
+
+/// A failure after `made` curves: kept as the run's end when there are
+/// some, the error itself when there are none.
+fn keep_or_fail(out: &mut Measured, e: anyhow::Error, made: usize) -> Result<()> {
+    if made == 0 {
+        return Err(e);
+    }
+    out.failed = Some(format!("{e:#}"));
+    Ok(())
 }
 
 /// Bytes between the elements of each chase: a stride chase steps its
@@ -201,27 +280,27 @@ pub(crate) fn check_elements(cfg: &MlpConfig) -> Result<()> {
     )))
 }
 
-fn curve(cfg: &MlpConfig, seat: Seat, cpu_node: usize) -> Result<Curve> {
+/// One pair's curve: every chase count, from `seat.cpu`, over the chases
+/// `linked` (on `seat.node`) holds.
+fn curve(cfg: &MlpConfig, linked: &mut Linked<'_>, seat: Seat, cpu_node: usize) -> Result<Curve> {
     let begun = Instant::now();
-    let most = cfg.counts.iter().copied().max().unwrap_or(1);
-    let (points, seen) = measure::on_chase_buffer(seat, cfg.size, cfg.pages, |words| {
-        let spacing = spacing(&cfg.pattern);
-        let mut c = Chases::build(words, &cfg.pattern, spacing, most, cfg.size as u64)?;
-        let lap = c.elements() as u64;
-        let mut points = Vec::new();
-        for &n in &cfg.counts {
-            let samples = measure::sample_chase(
-                &mut |loads| c.ns_per_access(n, (loads / n as u64).max(1)),
-                lap,
-            );
-            points.push(Point { chases: n, samples });
-            if crate::interrupt::requested().is_some() {
-                break;
+    let (points, seen) = linked
+        .chase_from(seat.cpu, |walk| {
+            let lap = walk.lap();
+            let mut points = Vec::new();
+            for &n in &cfg.counts {
+                let samples = measure::sample_chase(
+                    &mut |loads| walk.ns_per_access(n, (loads / n as u64).max(1)),
+                    lap,
+                );
+                points.push(Point { chases: n, samples });
+                if crate::interrupt::requested().is_some() {
+                    break;
+                }
             }
-        }
-        Ok(points)
-    })
-    .with_context(|| format!("mlp, cpu {} -> node {}", seat.cpu, seat.node))?;
+            Ok(points)
+        })
+        .with_context(|| format!("mlp, cpu {} -> node {}", seat.cpu, seat.node))?;
     Ok(Curve {
         cpu_node,
         mem_node: seat.node,
@@ -268,5 +347,93 @@ mod tests {
                 assert_eq!(t.distance(c, m), farthest, "{c}->{m}");
             }
         }
+    }
+
+    fn made(seat: Seat, c: usize) -> Curve {
+        Curve {
+            cpu_node: c,
+            mem_node: seat.node,
+            cpu: seat.cpu,
+            points: vec![Point {
+                chases: 1,
+                samples: vec![100.0],
+            }],
+            seen: Default::default(),
+            elapsed_s: 0.1,
+        }
+    }
+
+    #[test]
+    fn each_memory_node_is_built_and_linked_once_and_curves_keep_the_pairs_order() {
+        use crate::probes::node_chase::{Counted, Fake};
+        let t = fixture("amd-4node");
+        for how in [Pairs::All, Pairs::LocalFar] {
+            let cfg = MlpConfig {
+                counts: vec![1, 2, 4],
+                ..cfg(how)
+            };
+            let mut counted = Counted::default();
+            let mut chased = Vec::new();
+            let out = run_with(&t, &cfg, &mut |_| {}, &mut counted, &mut |on: &mut Fake, seat, c| {
+                assert_eq!(on.node, seat.node);
+                chased.push((on.build, seat.node, c));
+                Ok(made(seat, c))
+            })
+            .unwrap();
+            let want = pairs(&t, &cfg);
+            let mut nodes: Vec<usize> = want.iter().map(|&(_, m)| m).collect();
+            nodes.sort();
+            nodes.dedup();
+            // One build per memory node that has a pair, memory-node-major.
+            let built: Vec<usize> = counted.builds.iter().map(|b| b.1).collect();
+            let mut first_met: Vec<usize> = Vec::new();
+            for &(_, m) in &want {
+                if !first_met.contains(&m) {
+                    first_met.push(m);
+                }
+            }
+            assert_eq!(built, first_met, "{how:?}");
+            assert_eq!(built.len(), nodes.len());
+            assert_eq!(out.buffers_built, nodes.len());
+            // Linked once each, with the most chases.
+            assert_eq!(counted.links.len(), nodes.len());
+            for (_, link) in &counted.links {
+                assert!(matches!(link, Link::Parallel { chases: 4, .. }), "{link:?}");
+            }
+            // Each chase used its memory node's build, the curves come out
+            // in the pairs' order.
+            for &(b, m, _) in &chased {
+                assert_eq!(counted.builds[b].1, m);
+            }
+            let got: Vec<(usize, usize)> =
+                out.curves.iter().map(|c| (c.cpu_node, c.mem_node)).collect();
+            assert_eq!(got, want, "{how:?}");
+            for c in &out.curves {
+                assert_eq!(Some(c.cpu), first_cpu(&t, c.cpu_node));
+            }
+        }
+    }
+
+    #[test]
+    fn a_curve_that_fails_partway_keeps_those_before_it() {
+        use crate::probes::node_chase::{Counted, Fake};
+        let t = fixture("two-node");
+        let mut calls = 0;
+        let out = run_with(
+            &t,
+            &cfg(Pairs::All),
+            &mut |_| {},
+            &mut Counted::default(),
+            &mut |_: &mut Fake, seat, c| {
+                calls += 1;
+                if calls == 2 {
+                    bail!("no memory");
+                }
+                Ok(made(seat, c))
+            },
+        )
+        .unwrap();
+        assert_eq!(out.curves.len(), 1);
+        assert!(out.failed.unwrap().contains("no memory"));
     }
 }

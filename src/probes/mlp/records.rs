@@ -66,7 +66,8 @@ fn record(cfg: &MlpConfig, c: &Curve, p: &Point, one: f64) -> Record {
     rec
 }
 
-/// Every point of every curve; the notes go on the first record.
+/// Every point of every curve, each with the run's count of chase
+/// buffers; the notes go on the first record.
 pub(crate) fn records(cfg: &MlpConfig, m: &Measured) -> Vec<Record> {
     let mut out = Vec::new();
     for c in &m.curves {
@@ -80,7 +81,8 @@ pub(crate) fn records(cfg: &MlpConfig, m: &Measured) -> Vec<Record> {
         };
         let mut first = true;
         for p in &c.points {
-            let mut rec = record(cfg, c, p, one);
+            let mut rec =
+                record(cfg, c, p, one).param(param::CHASE_BUFFERS_BUILT, m.buffers_built);
             if first {
                 rec = rec.metric(metric::RUNTIME_S, c.elapsed_s, "s", Better::Lower);
                 first = false;
@@ -152,6 +154,7 @@ mod tests {
             notes: vec!["n".into()],
             conditions: vec![Condition::CutByTimeLimit { limit_s: 3.0 }],
             failed: None,
+            buffers_built: 1,
         };
         let r = records(&cfg, &m);
         assert_eq!(r[0].cut_by_time_limit(), Some(3.0));

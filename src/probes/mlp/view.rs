@@ -91,6 +91,8 @@ fn notes(records: &[&Record]) -> Section {
             None => "placement was not verified".into(),
         });
     s.lines
+        .extend(crate::probes::node_chase::builds_line(records));
+    s.lines
         .extend(records.iter().flat_map(|r| r.notes.iter().cloned()));
     s
 }

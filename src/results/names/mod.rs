@@ -70,6 +70,9 @@ pub(crate) mod param {
     pub(crate) const SPACING_BYTES: &str = "spacing_bytes";
     /// The page kind asked for (`page_size` is the kind the buffer got).
     pub(crate) const PAGES_ASKED: &str = "pages_asked";
+    /// Chase buffers the run mapped (one per memory node, page kind and
+    /// size), each chased from every CPU node in turn.
+    pub(crate) const CHASE_BUFFERS_BUILT: &str = "chase_buffers_built";
 }
 
 /// Metrics every probe that has the thing names the same way; units are
