@@ -59,18 +59,19 @@ fn chase_limits_grow_with_the_buffer_and_page_local_comes_first() {
     for node in topo.nodes.iter_mut() {
         node.mem_free_bytes = Some(64 << 30);
     }
-    assert_eq!(size_arg(&part(probe::LATENCY), &topo), "7680M");
+    // 16x the L3 would be 7.5 GiB: capped by time at 4 GiB.
+    assert_eq!(size_arg(&part(probe::LATENCY), &topo), "4096M");
     for (name, before) in [probe::LATENCY, probe::MLP].iter().zip(small) {
         let after = limit_arg(&part(name), &topo);
         assert!(
             after > before,
-            "{name}: {after} s at 7.5 GiB, {before} s at 1 GiB"
+            "{name}: {after} s at 4 GiB, {before} s at 1 GiB"
         );
     }
     // Two patterns on each of the fixture's pairs, each allowed the
-    // 14.5 s a first touch of 7.5 GiB took.
+    // 7.7 s a first touch of 4 GiB takes at the 14.5 s that 7.5 GiB took.
     let pairs = topo.usable_cpu_nodes().len() * topo.usable_memory_nodes().len();
-    assert!(limit_arg(&part(probe::LATENCY), &topo) as f64 >= 2.0 * pairs as f64 * 14.5);
+    assert!(limit_arg(&part(probe::LATENCY), &topo) as f64 >= 2.0 * pairs as f64 * 7.7);
     let args =
         (part(probe::LATENCY).args)(&topo, crate::view::Scope::of(crate::view::Profile::Default));
     let at = args.iter().position(|a| a == "--pattern").unwrap();
