@@ -155,29 +155,50 @@ pub(crate) enum Trim {
     /// The per-pair parts measure pairs by distance class on any machine
     /// of more than two memory nodes, not only on large ones.
     Pairs,
-    /// Also fewer repeats: each bandwidth figure the best of two runs of
-    /// 20 ms, three chase counts, three loads, half the core-to-core
-    /// samples.
+    /// The matrix's thread scan once per CPU node and distance class.
+    Scan,
+    /// Fewer repeats: each bandwidth figure the best of two runs of 20 ms,
+    /// three chase counts, three loads, half the core-to-core samples.
     Repeats,
-    /// Also the sweep at every other size.
+    /// The sweep at every other size.
     Sizes,
+    /// The matrix's idle latency on the pairs of each distance class the
+    /// per-pair parts measure (its bandwidth stays complete).
+    Cells,
 }
 
 impl Trim {
     /// Every level, from none to the most.
-    pub(crate) const LADDER: [Trim; 4] = [Trim::None, Trim::Pairs, Trim::Repeats, Trim::Sizes];
+    pub(crate) const LADDER: [Trim; 6] = [
+        Trim::None,
+        Trim::Pairs,
+        Trim::Scan,
+        Trim::Repeats,
+        Trim::Sizes,
+        Trim::Cells,
+    ];
 
-    /// What this level drops, in words for the line that says so.
-    pub(crate) fn dropped(self) -> &'static str {
-        match self {
-            Trim::None => "nothing",
-            Trim::Pairs => "pairs of nodes measured by distance class",
+    /// What this level and those before it drop, in words.
+    pub(crate) fn dropped(self) -> String {
+        let own = |t: Trim| match t {
+            Trim::None => "",
+            Trim::Pairs => "node pairs of latency, mlp and loaded by distance class",
+            Trim::Scan => "the matrix's thread scan once per CPU node and distance class",
             Trim::Repeats => {
-                "pairs by distance class and fewer repeats (2 timed runs of 20 ms, 3 chase counts, 3 loads, half the core-to-core samples)"
+                "fewer repeats (2 timed runs of 20 ms, 3 chase counts, 3 loads, half the core-to-core samples)"
             }
-            Trim::Sizes => {
-                "pairs by distance class, fewer repeats and the sweep at every other size"
-            }
+            Trim::Sizes => "the sweep at every other size",
+            Trim::Cells => "the matrix's latency on the sampled pairs only",
+        };
+        let all: Vec<&str> = Trim::LADDER
+            .iter()
+            .filter(|&&t| t != Trim::None && t <= self)
+            .map(|&t| own(t))
+            .collect();
+        if all.is_empty() {
+            "nothing".into()
+        } else {
+            all.join("; ")
         }
     }
 }

@@ -33,12 +33,11 @@ fn config(scope: Scope) -> anyhow::Result<super::MatrixConfig> {
     if scope.profile == Profile::Smoke {
         return smoke_config();
     }
-    let cfg = super::MatrixConfig::new()?;
-    Ok(if scope.trim >= Trim::Repeats {
-        cfg.timing(crate::probes::cost::TRIMMED_TIMING)
-    } else {
-        cfg
-    })
+    let mut cfg = super::MatrixConfig::new()?.knee_by_class(scope.trim >= Trim::Scan);
+    if scope.trim >= Trim::Repeats {
+        cfg = cfg.timing(crate::probes::cost::TRIMMED_TIMING);
+    }
+    Ok(cfg)
 }
 
 /// What the matrix will measure with `cfg`: per memory node, its buffers
