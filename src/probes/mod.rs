@@ -8,6 +8,7 @@
 //! engine.
 
 pub(crate) mod measure;
+pub(crate) mod pairs;
 pub(crate) mod part;
 pub(crate) mod seats;
 pub(crate) mod sizing;
