@@ -126,19 +126,19 @@ pub(crate) fn class_holds(figures: &[f64]) -> bool {
 /// What decides a pair's fate.
 enum Kind {
     /// Local, memory without CPUs, or unknown distance.
-    Always(Option<u32>),
+    Always,
     /// One of the class of this distance.
     Class(u32),
 }
 
 fn kind(topo: &Topology, (cpu, mem): Pair) -> Kind {
     let Some(d) = topo.distance(cpu, mem) else {
-        return Kind::Always(None);
+        return Kind::Always;
     };
     let local = cpu == mem || topo.distance(cpu, cpu) == Some(d);
     let memory_only = topo.node(mem).is_none_or(|n| n.cpus.is_empty());
     if local || memory_only {
-        Kind::Always(Some(d))
+        Kind::Always
     } else {
         Kind::Class(d)
     }
@@ -162,7 +162,8 @@ fn unique(ids: &[usize]) -> Vec<usize> {
 }
 
 /// The plan for `cpu_nodes` x `mem_nodes` (repeats ignored) under
-/// `selection`.
+/// `selection`; [`PairPlan::for_usable`] takes the nodes this process may
+/// use.
 pub(crate) fn plan(
     topo: &Topology,
     cpu_nodes: &[usize],
@@ -183,7 +184,7 @@ pub(crate) fn plan(
     let mut by_class: BTreeMap<u32, Vec<usize>> = BTreeMap::new();
     for (i, &pair) in all.iter().enumerate() {
         match kind(topo, pair) {
-            Kind::Always(_) => measure[i] = true,
+            Kind::Always => measure[i] = true,
             Kind::Class(d) => by_class.entry(d).or_default().push(i),
         }
     }
@@ -237,6 +238,7 @@ fn spread_sample(
     sockets: &BTreeMap<usize, Option<u32>>,
 ) -> Vec<usize> {
     let want = sample_size(members.len());
+    // Keyed by role (true: as the CPU node, false: as the memory node).
     let mut node_uses: BTreeMap<(bool, usize), usize> = BTreeMap::new();
     let mut socket_uses: BTreeMap<(bool, Option<u32>), usize> = BTreeMap::new();
     let mut taken = vec![false; members.len()];

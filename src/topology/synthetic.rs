@@ -254,8 +254,8 @@ impl Shape {
         }
     }
 
-    /// Writes the machine's `sys/` and `proc/` under `root` (an existing,
-    /// empty directory).
+    /// Writes the machine's `sys/` and `proc/` under `root`, an empty
+    /// directory (made if missing).
     pub(crate) fn write(&self, root: &Path) -> io::Result<()> {
         self.check()?;
         self.write_cpus(root)?;
