@@ -10,6 +10,7 @@
 pub(crate) mod cost;
 pub(crate) mod measure;
 pub(crate) mod node_chase;
+pub(crate) mod pairs;
 pub(crate) mod part;
 pub(crate) mod seats;
 pub(crate) mod sizing;

@@ -546,6 +546,9 @@ pub fn fixture(name: &str) -> Topology {
 }
 
 #[cfg(test)]
+pub(crate) mod synthetic;
+
+#[cfg(test)]
 mod tests {
     use super::fixture;
 

@@ -3,6 +3,7 @@
 mod architecture;
 mod autonuma;
 mod bad_input;
+mod big_machines;
 mod c2c;
 mod cgroup;
 mod chase;
@@ -23,6 +24,9 @@ mod peak;
 mod report;
 mod sched;
 mod sweep;
+// Synthetic sysfs trees of big machines, shared with the unit tests.
+#[path = "../../src/topology/synthetic.rs"]
+mod synthetic;
 mod tier;
 mod trust;
 mod util;
