@@ -535,3 +535,37 @@ impl PlanArgs {
         self.plan
     }
 }
+
+/// `--sample-above` and `--all-pairs`: which node pairs a per-pair probe
+/// measures on a large machine.
+#[derive(clap::Args, Debug, Clone)]
+pub struct PairSamplingArgs {
+    /// Above N memory nodes, measure every local pair and a spread sample
+    /// of each SLIT distance class, and measure a class whole where its
+    /// sample differs by more than 10% (1 to 100000)
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = crate::probes::pairs::SAMPLE_ABOVE,
+        value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=100_000),
+        conflicts_with = "all_pairs"
+    )]
+    pub sample_above: usize,
+    /// Measure every node pair however many nodes there are
+    #[arg(long)]
+    pub all_pairs: bool,
+}
+
+impl PairSamplingArgs {
+    /// The pairs asked for.
+    pub(crate) fn selection(&self) -> crate::probes::pairs::Selection {
+        use crate::probes::pairs::Selection;
+        if self.all_pairs {
+            Selection::All
+        } else {
+            Selection::ByClass {
+                above: self.sample_above,
+            }
+        }
+    }
+}

@@ -50,6 +50,8 @@ pub struct LatencyArgs {
     pub verbose: VerboseArgs,
     #[command(flatten)]
     pub planning: super::args::PlanArgs,
+    #[command(flatten)]
+    pub sampling: super::args::PairSamplingArgs,
 }
 
 fn config(args: &LatencyArgs) -> Result<LatencyConfig> {
@@ -63,6 +65,7 @@ fn config(args: &LatencyArgs) -> Result<LatencyConfig> {
         chase::fits(p, size)?;
     }
     Ok(LatencyConfig {
+        selection: args.sampling.selection(),
         size,
         patterns,
         pages,

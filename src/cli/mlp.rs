@@ -62,6 +62,8 @@ pub struct MlpArgs {
     pub verbose: VerboseArgs,
     #[command(flatten)]
     pub planning: super::args::PlanArgs,
+    #[command(flatten)]
+    pub sampling: super::args::PairSamplingArgs,
 }
 
 /// The chase counts: 1 to [`MAX_CHASES`], ascending, 1 included.
@@ -99,6 +101,8 @@ fn config(args: &MlpArgs) -> Result<MlpConfig> {
     let size = chase::buffer_or_default(&args.size.size)?;
     chase::fits(&pattern, size)?;
     let cfg = MlpConfig {
+        selection: args.sampling.selection(),
+        only: None,
         size,
         pattern,
         pages,

@@ -32,6 +32,11 @@ pub struct RunArgs {
     /// before measuring where it cannot fit
     #[arg(long, value_name = "DURATION")]
     pub budget: Option<String>,
+    /// Measure every node pair in latency and mlp, however many nodes (by
+    /// default, above 8 memory nodes, local pairs and a spread sample of
+    /// each distance class)
+    #[arg(long)]
+    pub all_pairs: bool,
 }
 
 /// `--budget`'s seconds: a number with s, m or h (seconds without).
@@ -64,6 +69,7 @@ pub(super) fn run(args: RunArgs) -> Result<()> {
         dir: args.dir.dir.clone(),
         profile,
         budget_s: args.budget.as_deref().map(budget).transpose()?,
+        all_pairs: args.all_pairs,
     };
     if args.planning.plan {
         let scope = crate::jobs::run::fitted(&topo, &opts)?;

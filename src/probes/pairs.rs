@@ -28,9 +28,6 @@
 //! not one path after all (a mesh where distance hides the hop count), and
 //! [`PairPlan::widen`] hands out the rest of the class to measure.
 
-// The per-pair probes take this up next; until then only its tests call it.
-#![allow(dead_code)]
-
 use crate::topology::Topology;
 use std::collections::BTreeMap;
 
@@ -272,6 +269,7 @@ fn spread_sample(
 impl PairPlan {
     /// The plan for the nodes this process may use: CPU nodes with usable
     /// CPUs, memory nodes it may allocate from.
+    #[cfg(test)]
     pub(crate) fn for_usable(topo: &Topology, selection: Selection) -> Self {
         let cpus: Vec<usize> = topo.usable_cpu_nodes().iter().collect();
         let mems: Vec<usize> = topo.usable_memory_nodes().iter().collect();
@@ -310,6 +308,7 @@ impl PairPlan {
 
     /// The measured pairs the class at `distance` is inferred from (empty
     /// when none of it is inferred): what [`class_holds`] checks.
+    #[cfg(test)]
     pub(crate) fn sample(&self, distance: u32) -> &[Pair] {
         self.inferred
             .iter()
@@ -337,6 +336,15 @@ impl PairPlan {
         rest
     }
 
+    /// The distances of the classes that are sampled (some of their pairs
+    /// inferred), ascending.
+    pub(crate) fn sampled_distances(&self) -> Vec<u32> {
+        let mut d: Vec<u32> = self.inferred.iter().map(|i| i.class_distance).collect();
+        d.sort_unstable();
+        d.dedup();
+        d
+    }
+
     /// The spot check of the class at `distance`, given the figures of its
     /// [`PairPlan::sample`]: nothing more to measure when they agree
     /// ([`class_holds`]), else the rest of the class ([`PairPlan::widen`]).
@@ -347,6 +355,28 @@ impl PairPlan {
             self.widen(distance)
         }
     }
+}
+
+/// What a sampled run measured (`measured_pairs` of the plan's) and what
+/// it left to the classes; `None` where every pair was measured.
+pub(crate) fn note(plan: &PairPlan, measured_pairs: usize) -> Option<String> {
+    if !plan.is_sampled() {
+        return None;
+    }
+    let total: usize = plan.classes.iter().map(|c| c.pairs).sum();
+    let classes: Vec<String> = plan
+        .classes
+        .iter()
+        .filter(|c| c.measured < c.pairs)
+        .map(|c| {
+            let d = c.distance.map_or("unknown".into(), |d| d.to_string());
+            format!("{} of {} at distance {d}", c.measured, c.pairs)
+        })
+        .collect();
+    Some(format!(
+        "pairs by distance class: {measured_pairs} of {total} node pairs measured (every local pair; {}); the others stand for their class (--all-pairs measures every pair)",
+        classes.join(", ")
+    ))
 }
 
 #[cfg(test)]

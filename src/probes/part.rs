@@ -104,12 +104,30 @@ pub(crate) fn with_chase_cap(
     plan
 }
 
-/// Every CPU node of `cpu_nodes` with every memory node of `mem_nodes`.
-pub(crate) fn all_pairs(cpu_nodes: &[usize], mem_nodes: &[usize]) -> Vec<(usize, usize)> {
-    cpu_nodes
-        .iter()
-        .flat_map(|&c| mem_nodes.iter().map(move |&m| (c, m)))
-        .collect()
+/// The node pairs a per-pair part measures in `scope`: every pair with
+/// `--all-pairs`, else by distance class above
+/// [`crate::probes::pairs::SAMPLE_ABOVE`] memory nodes, or above two in a
+/// run trimmed to its budget.
+pub(crate) fn selection(scope: crate::view::Scope) -> crate::probes::pairs::Selection {
+    use crate::probes::pairs::{SAMPLE_ABOVE, Selection};
+    if scope.all_pairs {
+        Selection::All
+    } else if scope.trim >= crate::view::Trim::Pairs {
+        Selection::ByClass { above: 2 }
+    } else {
+        Selection::ByClass {
+            above: SAMPLE_ABOVE,
+        }
+    }
+}
+
+/// `selection` as the per-pair commands' flags.
+pub(crate) fn selection_args(selection: crate::probes::pairs::Selection) -> Vec<String> {
+    use crate::probes::pairs::Selection;
+    match selection {
+        Selection::All => vec!["--all-pairs".into()],
+        Selection::ByClass { above } => vec!["--sample-above".into(), above.to_string()],
+    }
 }
 
 /// A workload part's plan: `runs` runs of about `each_s` seconds each,

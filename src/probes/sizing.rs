@@ -127,7 +127,10 @@ mod tests {
         let mut t = crate::topology::fixture("two-node");
         let cpu = t.allowed.cpus.iter().next().unwrap();
         assert!(chase_cap_note(&t, cpu).is_none());
-        assert_eq!(chase_bytes(&t, cpu), memory_bytes(llc_bytes(&t, &[cpu]) as usize));
+        assert_eq!(
+            chase_bytes(&t, cpu),
+            memory_bytes(llc_bytes(&t, &[cpu]) as usize)
+        );
         let level = t.caches.iter().map(|c| c.level).max().unwrap();
         for c in t.caches.iter_mut().filter(|c| c.level == level) {
             c.size_bytes = 1 << 30;

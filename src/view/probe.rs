@@ -133,6 +133,9 @@ pub(crate) struct Part {
 pub(crate) struct Scope {
     pub profile: Profile,
     pub trim: Trim,
+    /// Every node pair in the per-pair parts (`run --all-pairs`), however
+    /// many nodes there are.
+    pub all_pairs: bool,
 }
 
 impl Scope {
@@ -142,6 +145,7 @@ impl Scope {
         Scope {
             profile,
             trim: Trim::None,
+            all_pairs: false,
         }
     }
 }

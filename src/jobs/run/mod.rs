@@ -35,6 +35,8 @@ pub(crate) struct Options {
     /// Seconds the run must fit in (`--budget`): its parts are trimmed
     /// until the plan's estimate does, or it is refused before measuring.
     pub budget_s: Option<f64>,
+    /// Every node pair in the per-pair parts, however many nodes.
+    pub all_pairs: bool,
 }
 
 /// What a run leaves for the command to print: the summary, the document,
@@ -150,16 +152,21 @@ fn failed_parts(m: &Measured) -> Vec<&'static str> {
 /// The run of `opts.profile` trimmed to fit `opts.budget_s`; refused
 /// (exit 2) before anything is measured where no trim fits it.
 pub(crate) fn fitted(topo: &Topology, opts: &Options) -> Result<Scope> {
-    plan::fit(topo, opts.profile, opts.budget_s, REGISTRY)
-        .map(|(scope, _)| scope)
-        .map_err(|least| {
-            crate::error::usage(format!(
-                "the run cannot fit a budget of {}: trimmed as far as it goes it takes about {} \
+    plan::fit(
+        topo,
+        (opts.profile, opts.all_pairs),
+        opts.budget_s,
+        REGISTRY,
+    )
+    .map(|(scope, _)| scope)
+    .map_err(|least| {
+        crate::error::usage(format!(
+            "the run cannot fit a budget of {}: trimmed as far as it goes it takes about {} \
                  (numabench run --plan shows each part); give a longer --budget or --profile quick",
-                plan::duration(opts.budget_s.unwrap_or(0.0)),
-                plan::duration(least)
-            ))
-        })
+            plan::duration(opts.budget_s.unwrap_or(0.0)),
+            plan::duration(least)
+        ))
+    })
 }
 
 /// The parts of the profile, in order, until a stop: each in this process

@@ -42,13 +42,17 @@ pub(crate) fn steps(topo: &Topology, scope: Scope, registry: &[&dyn Probe]) -> V
 /// smallest estimate where even the most trimmed run is over it.
 pub(crate) fn fit(
     topo: &Topology,
-    profile: Profile,
+    (profile, all_pairs): (Profile, bool),
     budget_s: Option<f64>,
     registry: &[&dyn Probe],
 ) -> Result<(Scope, Vec<Step>), f64> {
     let mut least = f64::INFINITY;
     for trim in Trim::LADDER {
-        let scope = Scope { profile, trim };
+        let scope = Scope {
+            profile,
+            trim,
+            all_pairs,
+        };
         let steps = steps(topo, scope, registry);
         let total = total_s(&steps);
         if budget_s.is_none_or(|b| total <= b) {
@@ -232,9 +236,9 @@ mod tests {
     fn a_budget_takes_the_least_trim_that_fits_or_is_refused_with_the_least_estimate() {
         let topo = crate::topology::fixture("big-16node");
         let full = total_s(&steps(&topo, Scope::of(Profile::Default), REGISTRY));
-        let (scope, s) = fit(&topo, Profile::Default, None, REGISTRY).unwrap();
+        let (scope, s) = fit(&topo, (Profile::Default, false), None, REGISTRY).unwrap();
         assert_eq!((scope.trim, total_s(&s)), (Trim::None, full));
-        let (scope, _) = fit(&topo, Profile::Default, Some(full + 1.0), REGISTRY).unwrap();
+        let (scope, _) = fit(&topo, (Profile::Default, false), Some(full + 1.0), REGISTRY).unwrap();
         assert_eq!(scope.trim, Trim::None);
         // Each level estimates no more than the one before it.
         let totals: Vec<f64> = Trim::LADDER
@@ -243,16 +247,23 @@ mod tests {
                 let scope = Scope {
                     profile: Profile::Default,
                     trim,
+                    all_pairs: false,
                 };
                 total_s(&steps(&topo, scope, REGISTRY))
             })
             .collect();
         assert!(totals.windows(2).all(|w| w[1] <= w[0]), "{totals:?}");
         assert!(totals[3] < totals[0], "{totals:?}");
-        let (scope, s) = fit(&topo, Profile::Default, Some(totals[3] + 0.5), REGISTRY).unwrap();
+        let (scope, s) = fit(
+            &topo,
+            (Profile::Default, false),
+            Some(totals[3] + 0.5),
+            REGISTRY,
+        )
+        .unwrap();
         assert!(scope.trim > Trim::None && total_s(&s) <= totals[3] + 0.5);
         assert_eq!(
-            fit(&topo, Profile::Default, Some(1.0), REGISTRY).unwrap_err(),
+            fit(&topo, (Profile::Default, false), Some(1.0), REGISTRY).unwrap_err(),
             totals[3]
         );
     }

@@ -22,7 +22,9 @@ use crate::kernels::pattern::Pattern;
 use crate::memory::PageKind;
 use crate::results::Condition;
 use crate::topology::Topology;
+use crate::probes::pairs::{self, Selection};
 use anyhow::{Result, bail};
+use std::collections::HashSet;
 use std::time::{Duration, Instant};
 
 #[derive(Debug, Clone)]
@@ -34,6 +36,9 @@ pub(crate) struct LatencyConfig {
     pub cpu_nodes: Option<NodeSet>,
     pub mem_nodes: Option<NodeSet>,
     pub time_limit: Option<Duration>,
+    /// Every node pair, or pairs by distance class on a large machine
+    /// ([`crate::probes::pairs`]).
+    pub selection: Selection,
 }
 
 /// One measurement: a node pair, a pattern, a page kind.
@@ -99,7 +104,9 @@ fn run_with<B: Buffers>(
         .filter_map(|&c| first_cpu(topo, c).map(|cpu| (c, cpu)))
         .collect();
     let started = Instant::now();
-    let planned = cpu_nodes.len() * mem_nodes.len() * cfg.patterns.len() * cfg.pages.len();
+    let mut plan = pairs::plan(topo, &cpu_nodes, &mem_nodes, cfg.selection);
+    let mut wanted: HashSet<(usize, usize)> = plan.measured.iter().copied().collect();
+    let planned = wanted.len() * cfg.patterns.len() * cfg.pages.len();
     let stop = || {
         crate::interrupt::requested().is_some()
             || cfg.time_limit.is_some_and(|t| started.elapsed() >= t)
@@ -110,13 +117,18 @@ fn run_with<B: Buffers>(
     // The first CPU node's CPU builds and links: the CPU that built the
     // buffer of each memory node's first pair before.
     let builder = cpus.first().map(|&(_, cpu)| cpu);
-    let mut failed = |e: anyhow::Error, what: String, made: usize| -> Result<()> {
+    let failed = |out: &mut Measured, e: anyhow::Error, what: String, made: usize| -> Result<()> {
         out.failed = Some(keep_or_fail(e.context(what), made)?);
         Ok(())
     };
     let about = |pattern: &Pattern| format!("{pattern} latency at {} KiB", cfg.size / 1024);
+    let mut spot_checked = false;
+    loop {
     'all: for (mi, &m) in mem_nodes.iter().enumerate() {
         let Some(builder) = builder else { break };
+        if !wanted.iter().any(|&(_, wm)| wm == m) {
+            continue;
+        }
         for (pi, &pages) in cfg.pages.iter().enumerate() {
             if stop() {
                 break 'all;
@@ -128,7 +140,7 @@ fn run_with<B: Buffers>(
                 Ok(b) => b,
                 Err(e) => {
                     let what = format!("chase buffer of {} KiB, {pages} pages, on node {m}", cfg.size / 1024);
-                    failed(e, what, made.len())?;
+                    failed(&mut out, e, what, made.len())?;
                     break 'all;
                 }
             };
@@ -147,12 +159,15 @@ fn run_with<B: Buffers>(
                 let mut linked = match buffers.link(&mut built, how) {
                     Ok(l) => l,
                     Err(e) => {
-                        failed(e, about(pattern), made.len())?;
+                        failed(&mut out, e, about(pattern), made.len())?;
                         break 'all;
                     }
                 };
                 fresh = true;
                 for (ci, &(c, cpu)) in cpus.iter().enumerate() {
+                    if !wanted.contains(&(c, m)) {
+                        continue;
+                    }
                     if !std::mem::take(&mut fresh) && stop() {
                         break 'all;
                     }
@@ -162,7 +177,7 @@ fn run_with<B: Buffers>(
                     let latency = match chase(&mut linked, cpu) {
                         Ok(l) => l,
                         Err(e) => {
-                            failed(e, about(pattern), made.len())?;
+                            failed(&mut out, e, about(pattern), made.len())?;
                             break 'all;
                         }
                     };
@@ -179,11 +194,46 @@ fn run_with<B: Buffers>(
             }
         }
     }
+    if std::mem::replace(&mut spot_checked, true) || out.failed.is_some() || stop() {
+        break;
+    }
+    // A class whose sample disagrees is measured whole, in a second pass.
+    let wider = spot_check(&mut plan, topo, &made);
+    if wider.is_empty() {
+        break;
+    }
+    wanted = wider.into_iter().collect();
+    }
     made.sort_by_key(|(at, _)| *at);
     out.cells = made.into_iter().map(|(_, cell)| cell).collect();
-    note_a_cut(&mut out, planned, cfg);
+    let measured = out.cells.len() / (cfg.patterns.len() * cfg.pages.len()).max(1);
+    out.notes.extend(pairs::note(&plan, measured));
+    note_a_cut(&mut out, plan.measured.len() * cfg.patterns.len() * cfg.pages.len(), cfg);
+    let _ = planned;
     Ok(out)
 }
+
+/// The spot check of each sampled class on the first pattern and page
+/// kind measured: the pairs of the classes whose sample disagrees.
+fn spot_check(
+    plan: &mut pairs::PairPlan,
+    topo: &Topology,
+    made: &[((usize, usize, usize, usize), Cell)],
+) -> Vec<(usize, usize)> {
+    let mut wider = Vec::new();
+    for d in plan.sampled_distances() {
+        let figures: Vec<f64> = made
+            .iter()
+            .filter(|((_, _, pi, ti), cell)| {
+                *pi == 0 && *ti == 0 && topo.distance(cell.cpu_node, cell.mem_node) == Some(d)
+            })
+            .map(|(_, cell)| cell.latency.median_ns())
+            .collect();
+        wider.extend(plan.spot_check(d, &figures));
+    }
+    wider
+}
+
 
 /// A failure after `made` measurements: its message, kept as the run's
 /// end, when there are some; the error itself when there are none.
@@ -230,6 +280,7 @@ mod tests {
             cpu_nodes: None,
             mem_nodes: None,
             time_limit: None,
+            selection: Selection::default(),
         }
     }
 
@@ -382,5 +433,60 @@ mod tests {
         let mut none = Counted::default();
         let out = run_with(&topo, &past, &mut |_| {}, &mut none, &mut slow).unwrap();
         assert!(out.cells.is_empty() && none.builds.is_empty());
+    }
+
+    #[test]
+    fn a_large_machine_measures_its_classes_sample_and_widens_a_class_that_disagrees() {
+        let topo = crate::topology::fixture("big-16node");
+        let cpu_nodes: Vec<usize> = topo.usable_cpu_nodes().iter().collect();
+        let mem_nodes: Vec<usize> = topo.usable_memory_nodes().iter().collect();
+        let plan = pairs::plan(&topo, &cpu_nodes, &mem_nodes, Selection::default());
+        assert!(plan.is_sampled());
+        // Figures of one class agree: only the sample is measured.
+        let mut counted = Counted::default();
+        let out = run_with(&topo, &cfg(), &mut |_| {}, &mut counted, &mut |on: &mut Fake, cpu| {
+            let c = topo.cpu(cpu).and_then(|x| x.node).unwrap();
+            let d = topo.distance(c, on.node).unwrap_or(0) as f64;
+            Ok(Latency {
+                samples: vec![d],
+                ..made(on, 0)
+            })
+        })
+        .unwrap();
+        let mut got: Vec<_> = out.cells.iter().map(|c| (c.cpu_node, c.mem_node)).collect();
+        let mut want = plan.measured.clone();
+        got.sort_unstable();
+        want.sort_unstable();
+        assert_eq!(got, want);
+        assert!(got.len() < cpu_nodes.len() * mem_nodes.len());
+        assert!(out.buffers_built <= mem_nodes.len());
+        let note = out.notes.iter().find(|n| n.starts_with("pairs by distance class"));
+        assert!(note.is_some(), "{:?}", out.notes);
+        // Figures that differ by memory node by up to 15%: every sampled
+        // class is widened and all pairs end up measured, each once.
+        let out = run_with(
+            &topo,
+            &cfg(),
+            &mut |_| {},
+            &mut Counted::default(),
+            &mut |on: &mut Fake, cpu| Ok(made(on, cpu)),
+        )
+        .unwrap();
+        let mut got: Vec<_> = out.cells.iter().map(|c| (c.cpu_node, c.mem_node)).collect();
+        got.sort_unstable();
+        got.dedup();
+        assert_eq!(got.len(), out.cells.len());
+        assert_eq!(got.len(), cpu_nodes.len() * mem_nodes.len());
+        // Every pair asked for: no sampling at all.
+        let all = LatencyConfig {
+            selection: Selection::All,
+            ..cfg()
+        };
+        let out = run_with(&topo, &all, &mut |_| {}, &mut Counted::default(), &mut |on: &mut Fake, cpu| {
+            Ok(made(on, cpu))
+        })
+        .unwrap();
+        assert_eq!(out.cells.len(), cpu_nodes.len() * mem_nodes.len());
+        assert!(!out.notes.iter().any(|n| n.starts_with("pairs by distance class")));
     }
 }

@@ -7,8 +7,8 @@ use crate::topology::Topology;
 use crate::analysis::fleet::figures::{cell, worst};
 use crate::kernels::pattern::Pattern;
 use crate::probes::part::{
-    all_pairs, chase_bytes, chase_cell_secs, chase_plan, local_remote, mib, node_pairs,
-    time_limit, words,
+    chase_bytes, chase_cell_secs, chase_plan, local_remote, mib, node_pairs, selection,
+    selection_args, time_limit, words,
 };
 use crate::results::names::fleet::figure as id;
 use crate::results::names::{metric, param, probe};
@@ -21,10 +21,10 @@ use crate::view::{FleetFigure, Part, Probe, Profile, Spec};
 const PART: Part = Part {
     profile: Profile::Default,
     order: 0,
-    args: |topo, _| {
+    args: |topo, scope| {
         let bytes = chase_bytes(topo);
         let limit = limit_s(topo, bytes);
-        words(&[
+        let mut args = words(&[
             probe::LATENCY,
             "-s",
             &mib(bytes),
@@ -35,11 +35,13 @@ const PART: Part = Part {
             "-t",
             &limit.to_string(),
             "--json",
-        ])
+        ]);
+        args.extend(selection_args(selection(scope)));
+        args
     },
     counted_as: None,
     in_process: None,
-    plan: |topo, _| {
+    plan: |topo, scope| {
         let bytes = chase_bytes(topo);
         crate::probes::part::with_chase_cap(
             topo,
@@ -52,6 +54,7 @@ const PART: Part = Part {
                 cpu_nodes: None,
                 mem_nodes: None,
                 time_limit: Some(std::time::Duration::from_secs(limit_s(topo, bytes))),
+                selection: selection(scope),
             },
         )
         )
@@ -70,10 +73,13 @@ fn limit_s(topo: &Topology, bytes: usize) -> u64 {
 /// page kind, linked once per pattern, chased from every CPU node.
 pub(crate) fn estimate(topo: &Topology, cfg: &super::LatencyConfig) -> crate::view::PartPlan {
     use crate::probes::seats::nodes;
-    let pairs = all_pairs(
+    let pairs = crate::probes::pairs::plan(
+        topo,
         &nodes(topo.usable_cpu_nodes(), &cfg.cpu_nodes),
         &nodes(topo.usable_memory_nodes(), &cfg.mem_nodes),
-    );
+        cfg.selection,
+    )
+    .measured;
     let links: Vec<bool> = cfg.patterns.iter().map(|p| *p == Pattern::FullRandom).collect();
     chase_plan(
         &pairs,

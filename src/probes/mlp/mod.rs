@@ -27,6 +27,7 @@ pub(crate) use view::MlpView;
 
 use super::measure::{self, Seen};
 use super::node_chase::{Buffers, Link, Linked, Memory};
+use super::pairs::{self, Selection};
 use super::seats::{first_cpu, nodes};
 use super::team::Seat;
 use crate::ids::NodeSet;
@@ -58,6 +59,11 @@ pub(crate) struct MlpConfig {
     pub cpu_nodes: Option<NodeSet>,
     pub mem_nodes: Option<NodeSet>,
     pub time_limit: Option<Duration>,
+    /// With `Pairs::All`: every pair, or pairs by distance class on a
+    /// large machine ([`crate::probes::pairs`]).
+    pub selection: Selection,
+    /// Only these pairs (a spot check's second pass), in this order.
+    pub only: Option<Vec<(usize, usize)>>,
 }
 
 /// One chase count: ns per access of every sample.
@@ -99,8 +105,14 @@ pub(crate) struct Measured {
 
 /// The (CPU node, memory node) pairs to measure.
 pub(crate) fn pairs(topo: &Topology, cfg: &MlpConfig) -> Vec<(usize, usize)> {
+    if let Some(only) = &cfg.only {
+        return only.clone();
+    }
     let cpu_nodes = nodes(topo.usable_cpu_nodes(), &cfg.cpu_nodes);
     let mem_nodes = nodes(topo.usable_memory_nodes(), &cfg.mem_nodes);
+    if cfg.pairs == Pairs::All {
+        return pairs::plan(topo, &cpu_nodes, &mem_nodes, cfg.selection).measured;
+    }
     let mut out = Vec::new();
     for &c in &cpu_nodes {
         match cfg.pairs {
@@ -130,9 +142,56 @@ pub(crate) fn run(
     cfg: &MlpConfig,
     progress: &mut dyn FnMut(&str),
 ) -> Result<Measured> {
-    run_with(topo, cfg, progress, &mut Memory, &mut |linked, seat, c| {
+    let mut out = run_with(topo, cfg, progress, &mut Memory, &mut |linked, seat, c| {
         curve(cfg, linked, seat, c)
-    })
+    })?;
+    if cfg.pairs != Pairs::All || cfg.only.is_some() {
+        return Ok(out);
+    }
+    let cpu_nodes = nodes(topo.usable_cpu_nodes(), &cfg.cpu_nodes);
+    let mem_nodes = nodes(topo.usable_memory_nodes(), &cfg.mem_nodes);
+    let mut plan = pairs::plan(topo, &cpu_nodes, &mem_nodes, cfg.selection);
+    if !plan.is_sampled() {
+        return Ok(out);
+    }
+    let stopped = out.failed.is_some() || out.curves.len() < plan.measured.len();
+    let wider = if stopped {
+        Vec::new()
+    } else {
+        spot_check(&mut plan, topo, &out.curves)
+    };
+    if !wider.is_empty() {
+        // A class whose sample disagrees is measured whole.
+        let second = MlpConfig {
+            only: Some(wider),
+            ..cfg.clone()
+        };
+        let more = run_with(topo, &second, progress, &mut Memory, &mut |linked, seat, c| {
+            curve(&second, linked, seat, c)
+        })?;
+        out.curves.extend(more.curves);
+        out.notes.extend(more.notes);
+        out.conditions.extend(more.conditions);
+        out.failed = out.failed.or(more.failed);
+        out.buffers_built += more.buffers_built;
+    }
+    out.notes.extend(pairs::note(&plan, out.curves.len()));
+    Ok(out)
+}
+
+/// The spot check of each sampled class on the one-chase figure: the
+/// pairs of the classes whose sample disagrees.
+fn spot_check(plan: &mut pairs::PairPlan, topo: &Topology, curves: &[Curve]) -> Vec<(usize, usize)> {
+    let mut wider = Vec::new();
+    for d in plan.sampled_distances() {
+        let figures: Vec<f64> = curves
+            .iter()
+            .filter(|c| topo.distance(c.cpu_node, c.mem_node) == Some(d))
+            .filter_map(|c| c.points.first().map(Point::ns_per_access))
+            .collect();
+        wider.extend(plan.spot_check(d, &figures));
+    }
+    wider
 }
 
 /// [`run`] with the buffers and the curve (of a linked buffer, from a
@@ -318,6 +377,8 @@ mod tests {
 
     fn cfg(pairs: Pairs) -> MlpConfig {
         MlpConfig {
+            selection: crate::probes::pairs::Selection::default(),
+            only: None,
             size: 1 << 20,
             pattern: Pattern::FullRandom,
             pages: PageKind::Base,
@@ -369,6 +430,8 @@ mod tests {
         let t = fixture("amd-4node");
         for how in [Pairs::All, Pairs::LocalFar] {
             let cfg = MlpConfig {
+                selection: crate::probes::pairs::Selection::default(),
+                only: None,
                 counts: vec![1, 2, 4],
                 ..cfg(how)
             };

@@ -4,7 +4,8 @@
 use super::MlpView;
 use crate::topology::Topology;
 use crate::probes::part::{
-    chase_bytes, chase_cell_secs, chase_plan, local_remote, mib, node_pairs, time_limit, words,
+    chase_bytes, chase_cell_secs, chase_plan, local_remote, mib, node_pairs, selection,
+    selection_args, time_limit, words,
 };
 use crate::results::Record;
 use crate::results::names::{mlp, probe};
@@ -15,7 +16,7 @@ const PART: Part = Part {
     order: 1,
     args: |topo, scope| {
         let bytes = chase_bytes(topo);
-        words(&[
+        let mut args = words(&[
             probe::MLP,
             "-n",
             &counts(scope)
@@ -30,7 +31,9 @@ const PART: Part = Part {
             "-t",
             &limit_s(topo, bytes).to_string(),
             "--json",
-        ])
+        ]);
+        args.extend(selection_args(selection(scope)));
+        args
     },
     counted_as: None,
     in_process: None,
@@ -45,6 +48,8 @@ const PART: Part = Part {
                 pattern: crate::kernels::pattern::Pattern::PageLocal { window: 256 << 10 },
                 pages: crate::memory::PageKind::Base,
                 counts: counts(scope),
+                selection: selection(scope),
+                only: None,
                 pairs: super::Pairs::All,
                 cpu_nodes: None,
                 mem_nodes: None,

@@ -107,6 +107,8 @@ mod tests {
     #[test]
     fn a_run_its_time_limit_stopped_says_so_as_data() {
         let cfg = MlpConfig {
+            selection: crate::probes::pairs::Selection::default(),
+            only: None,
             size: 1 << 20,
             pattern: Pattern::FullRandom,
             pages: PageKind::Base,
@@ -129,6 +131,8 @@ mod tests {
     #[test]
     fn concurrency_is_idle_latency_over_ns_per_access() {
         let cfg = MlpConfig {
+            selection: crate::probes::pairs::Selection::default(),
+            only: None,
             size: 1 << 30,
             pattern: Pattern::PageLocal { window: 256 << 10 },
             pages: PageKind::Thp,
@@ -184,6 +188,8 @@ mod tests {
     #[test]
     fn a_buffer_needs_an_element_per_chase_and_a_window_each_page_local() {
         let mut cfg = MlpConfig {
+            selection: crate::probes::pairs::Selection::default(),
+            only: None,
             size: 1 << 20,
             pattern: Pattern::Stride { stride: 512 << 10 },
             pages: PageKind::Base,
