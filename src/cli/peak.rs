@@ -65,6 +65,8 @@ pub struct PeakArgs {
     pub verbose: VerboseArgs,
     #[command(flatten)]
     pub planning: super::args::PlanArgs,
+    #[command(flatten)]
+    pub sampling: super::args::PairSamplingArgs,
 }
 
 /// A comma-separated list, each item parsed, duplicates dropped, none
@@ -121,6 +123,7 @@ fn config(args: &PeakArgs) -> Result<PeakConfig> {
     };
     let working_set = args.size.at_least(1 << 20)?;
     Ok(PeakConfig {
+        selection: args.sampling.selection(),
         mixes,
         stores,
         threads: threads(&args.threads)?,

@@ -98,6 +98,10 @@ pub(crate) struct PeakConfig {
     pub time_limit: Option<Duration>,
     pub cpu_nodes: Option<NodeSet>,
     pub mem_nodes: Option<NodeSet>,
+    /// Every (CPU node, memory node) target, or by distance class on a
+    /// large machine ([`crate::probes::pairs`]); interleaved targets are
+    /// always measured.
+    pub selection: crate::probes::pairs::Selection,
 }
 
 impl Default for PeakConfig {
@@ -113,6 +117,7 @@ impl Default for PeakConfig {
             time_limit: None,
             cpu_nodes: None,
             mem_nodes: None,
+            selection: crate::probes::pairs::Selection::All,
         }
     }
 }
@@ -356,18 +361,18 @@ pub(crate) fn run(
         PageKind::Base
     };
     let pairs = keep_fastest_count(&kernels);
+    let wanted = wanted_targets(topo, cfg, (&cpu_nodes, &mem_nodes));
     let planned: usize = cpu_nodes
         .iter()
-        .map(|&c| counts(cfg, node_cpus(topo, c).len()).len())
+        .map(|&c| counts(cfg, node_cpus(topo, c).len()).len() * wanted(c).len())
         .sum::<usize>()
-        * targets(&mem_nodes, cfg.interleave).len()
         * pairs;
     let mut runs = Vec::new();
     let mut failed = None;
     'nodes: for &c in &cpu_nodes {
         let cpus = node_cpus(topo, c);
         let counts = counts(cfg, cpus.len());
-        for target in targets(&mem_nodes, cfg.interleave) {
+        for target in wanted(c) {
             let (ws, note, condition) = working_set(topo, cfg, &cpus, &target);
             notes.extend(note.filter(|n| !notes.contains(n)));
             conditions.extend(condition.filter(|c| !conditions.contains(c)));
@@ -415,12 +420,35 @@ pub(crate) fn run(
         notes.push(note);
         conditions.push(condition);
     }
+    let plan = crate::probes::pairs::plan(topo, &cpu_nodes, &mem_nodes, cfg.selection);
+    notes.extend(crate::probes::pairs::note(&plan, plan.measured.len()));
     Ok(Peak {
         runs,
         notes,
         conditions,
         failed,
     })
+}
+
+/// The targets of each CPU node: every memory node and the interleaved
+/// one, or where `cfg.selection` samples, the memory nodes of its sampled
+/// pairs and the interleaved one.
+pub(super) fn wanted_targets(
+    topo: &Topology,
+    cfg: &PeakConfig,
+    (cpu_nodes, mem_nodes): (&[usize], &[usize]),
+) -> impl Fn(usize) -> Vec<Target> {
+    let plan = crate::probes::pairs::plan(topo, cpu_nodes, mem_nodes, cfg.selection);
+    let all = targets(mem_nodes, cfg.interleave);
+    move |c| {
+        all.iter()
+            .filter(|t| match t {
+                Target::Node(m) => plan.measured.contains(&(c, *m)),
+                Target::Interleave(_) => true,
+            })
+            .cloned()
+            .collect()
+    }
 }
 
 /// Why `made` of `planned` measurements were made, where fewer were: a

@@ -23,7 +23,7 @@ const PART: Part = Part {
         let targets = mem + usize::from(mem > 1);
         let limit = limit_s(topo, targets);
         let timing = timing(scope);
-        words(&[
+        let mut args = words(&[
             probe::PEAK,
             "-r",
             &timing.tries.to_string(),
@@ -34,7 +34,11 @@ const PART: Part = Part {
             "--time-limit",
             &limit,
             "--json",
-        ])
+        ]);
+        args.extend(crate::probes::part::selection_args(
+            crate::probes::part::selection(scope),
+        ));
+        args
     },
     counted_as: None,
     in_process: None,
@@ -43,6 +47,7 @@ const PART: Part = Part {
         let cfg = super::PeakConfig {
             threads: vec![super::ThreadCount::All],
             timing: timing(scope),
+            selection: crate::probes::part::selection(scope),
             time_limit: Some(std::time::Duration::from_secs(
                 limit_s(topo, mem + usize::from(mem > 1))
                     .parse()
@@ -80,12 +85,13 @@ pub(crate) fn estimate(topo: &Topology, cfg: &super::PeakConfig) -> crate::view:
     let (kernels, _) = super::peak_kernels(&cfg.mixes, &cfg.stores);
     let one = cost::bandwidth_s(cfg.timing.tries, cfg.timing.min_run);
     let targets = super::targets(&mem_nodes, cfg.interleave);
+    let wanted = super::wanted_targets(topo, cfg, (&cpu_nodes, &mem_nodes));
     let mut e = Estimate::default();
     let mut measured = 0;
     for &c in &cpu_nodes {
         let cpus = node_cpus(topo, c);
         for n in super::counts(cfg, cpus.len()) {
-            for target in &targets {
+            for target in &wanted(c) {
                 let (ws, _, _) = super::working_set(topo, cfg, &cpus, target);
                 e.builds("bandwidth arrays", 1, ws as u64)
                     .mapped(ws as u64)
