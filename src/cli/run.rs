@@ -3,7 +3,7 @@
 use super::args::{ProfileArgs, ResultsDirArgs};
 use super::output::{FormatArgs, emit};
 use crate::console::Sink;
-use crate::jobs::run::Unwritten;
+use crate::jobs::run::{Budget, Unwritten};
 use crate::output::render::Format;
 use anyhow::Result;
 
@@ -26,10 +26,12 @@ pub struct RunArgs {
     /// command line it would be given, what it measures and its estimate.
     #[command(flatten)]
     pub planning: super::args::PlanArgs,
-    /// Fit the run in this long (e.g. 10m, 600s, 1h): the parts are trimmed
-    /// (pairs by distance class, fewer repeats, fewer sweep sizes) until
-    /// the plan's estimate fits, and the run says what it dropped; refused
-    /// before measuring where it cannot fit
+    /// Fit the run in this long (e.g. 10m, 600s, 1h; none for no budget):
+    /// the parts are trimmed (pairs by distance class, the matrix's scan by
+    /// class, fewer repeats, fewer sweep sizes, the matrix's latency on
+    /// sampled pairs) until the plan's estimate fits, and the run says what
+    /// it dropped; refused before measuring where it cannot fit
+    /// [default: 15m, where the most trimmed run goes ahead with a warning]
     #[arg(long, value_name = "DURATION")]
     pub budget: Option<String>,
     /// Measure every node pair in latency and mlp, however many nodes (by
@@ -68,7 +70,11 @@ pub(super) fn run(args: RunArgs) -> Result<()> {
     let opts = crate::jobs::run::Options {
         dir: args.dir.dir.clone(),
         profile,
-        budget_s: args.budget.as_deref().map(budget).transpose()?,
+        budget: match args.budget.as_deref() {
+            None => Budget::Default,
+            Some("none") => Budget::None,
+            Some(text) => Budget::Given(budget(text)?),
+        },
         all_pairs: args.all_pairs,
     };
     if args.planning.plan {

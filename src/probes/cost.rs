@@ -34,6 +34,25 @@ pub(crate) const TRIMMED_TIMING: crate::probes::measure::Timing = crate::probes:
     min_run: std::time::Duration::from_millis(20),
 };
 
+/// A bandwidth figure's timing in a run trimmed the most: one run of
+/// 10 ms after the warm-up.
+pub(crate) const BRIEF_TIMING: crate::probes::measure::Timing = crate::probes::measure::Timing {
+    tries: 1,
+    min_run: std::time::Duration::from_millis(10),
+};
+
+/// The timing of a bandwidth figure in a run trimmed to `trim`.
+pub(crate) fn timing(trim: crate::view::Trim) -> crate::probes::measure::Timing {
+    use crate::view::Trim;
+    if trim >= Trim::Brief {
+        BRIEF_TIMING
+    } else if trim >= Trim::Repeats {
+        TRIMMED_TIMING
+    } else {
+        crate::probes::measure::Timing::default()
+    }
+}
+
 /// GiB in `bytes`.
 pub(crate) fn gib(bytes: u64) -> f64 {
     bytes as f64 / (1u64 << 30) as f64

@@ -169,17 +169,22 @@ pub(crate) enum Trim {
     /// The matrix's idle latency on the pairs of each distance class the
     /// per-pair parts measure (its bandwidth stays complete).
     Cells,
+    /// Brief figures: each bandwidth figure one run of 10 ms after its
+    /// warm-up, the latency part page-local only (its full-random chase
+    /// repeats the matrix's), chases 1 and 16.
+    Brief,
 }
 
 impl Trim {
     /// Every level, from none to the most.
-    pub(crate) const LADDER: [Trim; 6] = [
+    pub(crate) const LADDER: [Trim; 7] = [
         Trim::None,
         Trim::Pairs,
         Trim::Scan,
         Trim::Repeats,
         Trim::Sizes,
         Trim::Cells,
+        Trim::Brief,
     ];
 
     /// What this level and those before it drop, in words.
@@ -193,6 +198,9 @@ impl Trim {
             }
             Trim::Sizes => "the sweep at every other size",
             Trim::Cells => "the matrix's latency on the sampled pairs only",
+            Trim::Brief => {
+                "brief figures (one timed run of 10 ms, latency page-local only, chases 1 and 16)"
+            }
         };
         let all: Vec<&str> = Trim::LADDER
             .iter()

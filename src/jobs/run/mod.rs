@@ -10,6 +10,8 @@ mod golden_tests;
 mod parts;
 pub(crate) mod plan;
 mod probe_lines;
+#[cfg(test)]
+mod scale_tests;
 mod summary;
 #[cfg(test)]
 mod toy_probe_tests;
@@ -32,12 +34,28 @@ pub(crate) struct Options {
     /// Where results folders go.
     pub dir: PathBuf,
     pub profile: Profile,
-    /// Seconds the run must fit in (`--budget`): its parts are trimmed
-    /// until the plan's estimate does, or it is refused before measuring.
-    pub budget_s: Option<f64>,
+    /// The time the run must fit in.
+    pub budget: Budget,
     /// Every node pair in the per-pair parts, however many nodes.
     pub all_pairs: bool,
 }
+
+/// The time a run must fit in.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) enum Budget {
+    /// [`DEFAULT_BUDGET_S`]: the parts are trimmed until the plan fits;
+    /// where none fits, the most trimmed run goes ahead, said so.
+    Default,
+    /// `--budget`: trimmed until it fits, refused before measuring where
+    /// it cannot.
+    Given(f64),
+    /// `--budget none`: as the profile has it.
+    None,
+}
+
+/// A run's budget unless one is given: a big server's default run must
+/// not hold it for hours.
+pub(crate) const DEFAULT_BUDGET_S: f64 = 15.0 * 60.0;
 
 /// What a run leaves for the command to print: the summary, the document,
 /// and the stop signal if one ended it early.
@@ -149,24 +167,37 @@ fn failed_parts(m: &Measured) -> Vec<&'static str> {
         .collect()
 }
 
-/// The run of `opts.profile` trimmed to fit `opts.budget_s`; refused
-/// (exit 2) before anything is measured where no trim fits it.
+/// The run of `opts.profile` trimmed to fit its budget; refused (exit 2)
+/// before anything is measured where no trim fits a budget given; with
+/// the default budget, the most trimmed run and a warning.
 pub(crate) fn fitted(topo: &Topology, opts: &Options) -> Result<Scope> {
-    plan::fit(
-        topo,
-        (opts.profile, opts.all_pairs),
-        opts.budget_s,
-        REGISTRY,
-    )
-    .map(|(scope, _)| scope)
-    .map_err(|least| {
-        crate::error::usage(format!(
+    let budget_s = match opts.budget {
+        Budget::Default => Some(DEFAULT_BUDGET_S),
+        Budget::Given(s) => Some(s),
+        Budget::None => None,
+    };
+    let asked = (opts.profile, opts.all_pairs);
+    match plan::fit(topo, asked, budget_s, REGISTRY) {
+        Ok((scope, _)) => Ok(scope),
+        Err(least) if opts.budget == Budget::Default => {
+            eprintln!(
+                "numabench: warning: even trimmed, the run takes about {}, over the default budget of {}; give --budget to set one, or --profile quick",
+                plan::duration(least),
+                plan::duration(DEFAULT_BUDGET_S)
+            );
+            Ok(Scope {
+                profile: opts.profile,
+                trim: Trim::LADDER[Trim::LADDER.len() - 1],
+                all_pairs: opts.all_pairs,
+            })
+        }
+        Err(least) => Err(crate::error::usage(format!(
             "the run cannot fit a budget of {}: trimmed as far as it goes it takes about {} \
-                 (numabench run --plan shows each part); give a longer --budget or --profile quick",
-            plan::duration(opts.budget_s.unwrap_or(0.0)),
+             (numabench run --plan shows each part); give a longer --budget or --profile quick",
+            plan::duration(budget_s.unwrap_or(0.0)),
             plan::duration(least)
-        ))
-    })
+        ))),
+    }
 }
 
 /// The parts of the profile, in order, until a stop: each in this process

@@ -113,7 +113,7 @@ fn run_with<B: Buffers>(
     };
     let mut out = Measured::default();
     // Each cell with its place in the pair-by-pair order.
-    let mut made: Vec<((usize, usize, usize, usize), Cell)> = Vec::new();
+    let mut made: Vec<(Place, Cell)> = Vec::new();
     // The first CPU node's CPU builds and links: the CPU that built the
     // buffer of each memory node's first pair before.
     let builder = cpus.first().map(|&(_, cpu)| cpu);
@@ -213,12 +213,16 @@ fn run_with<B: Buffers>(
     Ok(out)
 }
 
+/// A cell's place in the pair-by-pair order: (CPU node, memory node, page
+/// kind, pattern) as indexes.
+type Place = (usize, usize, usize, usize);
+
 /// The spot check of each sampled class on the first pattern and page
 /// kind measured: the pairs of the classes whose sample disagrees.
 fn spot_check(
     plan: &mut pairs::PairPlan,
     topo: &Topology,
-    made: &[((usize, usize, usize, usize), Cell)],
+    made: &[(Place, Cell)],
 ) -> Vec<(usize, usize)> {
     let mut wider = Vec::new();
     for d in plan.sampled_distances() {

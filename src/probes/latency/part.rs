@@ -13,7 +13,7 @@ use crate::probes::part::{
 use crate::results::names::fleet::figure as id;
 use crate::results::names::{metric, param, probe};
 use crate::results::{Better, Record};
-use crate::view::{FleetFigure, Part, Probe, Profile, Spec};
+use crate::view::{FleetFigure, Part, Probe, Profile, Spec, Trim};
 
 /// Page-local and full-random on every node pair, THP, past the L3.
 /// Page-local first: it is the figure people quote, and the full-random
@@ -31,7 +31,11 @@ const PART: Part = Part {
             "--pages",
             "thp",
             "--pattern",
-            "page-local,full-random",
+            if scope.trim >= Trim::Brief {
+                "page-local"
+            } else {
+                "page-local,full-random"
+            },
             "-t",
             &limit.to_string(),
             "--json",
@@ -49,7 +53,11 @@ const PART: Part = Part {
             topo,
             &super::LatencyConfig {
                 size: bytes,
-                patterns: vec![Pattern::PageLocal { window: 256 << 10 }, Pattern::FullRandom],
+                patterns: if scope.trim >= Trim::Brief {
+                    vec![Pattern::PageLocal { window: 256 << 10 }]
+                } else {
+                    vec![Pattern::PageLocal { window: 256 << 10 }, Pattern::FullRandom]
+                },
                 pages: vec![crate::memory::PageKind::Thp],
                 cpu_nodes: None,
                 mem_nodes: None,

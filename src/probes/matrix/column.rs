@@ -177,6 +177,13 @@ fn fill_column(
     }
     if cfg.latency {
         for (size, group) in by_size(rows, |r| r.chase) {
+            let group: Vec<usize> = group
+                .into_iter()
+                .filter(|&i| cfg.wants_latency(rows[i].cpu_node, m))
+                .collect();
+            if group.is_empty() {
+                continue;
+            }
             if (ctx.stop)() {
                 break;
             }

@@ -56,6 +56,9 @@ pub(crate) struct MatrixConfig {
     /// class's other cells measured at one thread and at the knee found
     /// (a large machine's plan; `--scaling by-class`).
     pub knee_by_class: bool,
+    /// The idle latency of these cells only (a run trimmed to its budget:
+    /// the pairs the per-pair probes sample); `None` for every cell.
+    pub latency_cells: Option<Vec<(usize, usize)>>,
     pub latency: bool,
     /// Huge pages for bandwidth arrays.
     pub huge: bool,
@@ -89,6 +92,7 @@ impl MatrixConfig {
             saturated: true,
             full_scaling: false,
             knee_by_class: false,
+            latency_cells: None,
             latency: true,
             huge: false,
             pattern: Pattern::FullRandom,
@@ -104,6 +108,11 @@ impl MatrixConfig {
     pub(crate) fn full_scaling(mut self, full: bool) -> Self {
         self.full_scaling = full;
         self
+    }
+
+    /// Whether the idle latency of the cell `(c, m)` is measured.
+    pub(crate) fn wants_latency(&self, c: usize, m: usize) -> bool {
+        self.latency && self.latency_cells.as_ref().is_none_or(|l| l.contains(&(c, m)))
     }
 
     /// The saturation scan once per CPU node and distance class.
@@ -353,7 +362,8 @@ fn run_with(
             break;
         }
         let unmeasured = |cell: &&Cell| {
-            (cfg.single && cell.single.is_none()) || (cfg.latency && cell.latency.is_none())
+            (cfg.single && cell.single.is_none())
+                || (cfg.wants_latency(cell.cpu_node, cell.mem_node) && cell.latency.is_none())
         };
         skipped += column.iter().filter(unmeasured).count();
         cells.extend(column);

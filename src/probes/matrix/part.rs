@@ -21,7 +21,7 @@ const PART: Part = Part {
     args: |_, _| Vec::new(),
     counted_as: None,
     in_process: Some(in_run),
-    plan: |topo, scope| match config(scope) {
+    plan: |topo, scope| match config(topo, scope) {
         Ok(cfg) => crate::probes::part::with_chase_cap(topo, estimate(topo, &cfg)),
         Err(e) => crate::view::PartPlan::cannot(&e),
     },
@@ -29,13 +29,20 @@ const PART: Part = Part {
 
 /// The matrix run measures: the smoke profile's on small buffers; with
 /// fewer repeats where the run is trimmed to its budget.
-fn config(scope: Scope) -> anyhow::Result<super::MatrixConfig> {
+fn config(topo: &Topology, scope: Scope) -> anyhow::Result<super::MatrixConfig> {
     if scope.profile == Profile::Smoke {
         return smoke_config();
     }
     let mut cfg = super::MatrixConfig::new()?.knee_by_class(scope.trim >= Trim::Scan);
-    if scope.trim >= Trim::Repeats {
-        cfg = cfg.timing(crate::probes::cost::TRIMMED_TIMING);
+    cfg = cfg.timing(crate::probes::cost::timing(scope.trim));
+    if scope.trim >= Trim::Cells {
+        let sampled = crate::probes::pairs::plan(
+            topo,
+            &topo.usable_cpu_nodes().iter().collect::<Vec<_>>(),
+            &topo.usable_memory_nodes().iter().collect::<Vec<_>>(),
+            crate::probes::part::selection(scope),
+        );
+        cfg.latency_cells = Some(sampled.measured);
     }
     Ok(cfg)
 }
@@ -47,7 +54,7 @@ fn config(scope: Scope) -> anyhow::Result<super::MatrixConfig> {
 pub(crate) fn estimate(topo: &Topology, cfg: &super::MatrixConfig) -> crate::view::PartPlan {
     use crate::probes::cost::{self, Estimate};
     use crate::probes::seats::{node_cpus, nodes};
-    use crate::probes::sizing::{cap, chase_bytes};
+    use crate::probes::sizing::{cap, chase_bytes, llc_bytes};
     let cpu_nodes = nodes(topo.usable_cpu_nodes(), &cfg.cpu_nodes);
     let mem_nodes = nodes(topo.usable_memory_nodes(), &cfg.mem_nodes);
     let bandwidth = cfg.single || cfg.saturated || !cfg.peak.is_empty();
@@ -55,17 +62,24 @@ pub(crate) fn estimate(topo: &Topology, cfg: &super::MatrixConfig) -> crate::vie
     let full_random = cfg.pattern == crate::kernels::pattern::Pattern::FullRandom;
     let mut e = Estimate::default();
     let mut scanned: Vec<(usize, Option<u32>)> = Vec::new();
+    // Each row's CPUs and the sizes its caches ask for, before a memory
+    // node's room caps them (as `super::working_set` works them out).
+    let rows: Vec<(usize, usize, usize, usize)> = cpu_nodes
+        .iter()
+        .filter_map(|&c| {
+            let cpus = node_cpus(topo, c);
+            let &first = cpus.first()?;
+            let ws = (4 * llc_bytes(topo, &cpus) as usize).max(64 << 20);
+            Some((c, cpus.len(), ws, chase_bytes(topo, first)))
+        })
+        .collect();
     for &m in &mem_nodes {
         let mut sizes: Vec<(usize, usize)> = Vec::new();
-        for &c in &cpu_nodes {
-            let cpus = node_cpus(topo, c);
-            let Some(&first) = cpus.first() else { continue };
-            let ws = cfg
-                .working_set
-                .unwrap_or_else(|| super::working_set(topo, &cpus, m).0);
+        for &(c, cores, ws_wanted, chase_wanted) in &rows {
+            let ws = cfg.working_set.unwrap_or_else(|| cap(topo, ws_wanted, m).0);
             let chase = cfg
                 .latency_bytes
-                .unwrap_or_else(|| cap(topo, chase_bytes(topo, first), m).0);
+                .unwrap_or_else(|| cap(topo, chase_wanted, m).0);
             if !sizes.contains(&(ws, chase)) {
                 sizes.push((ws, chase));
             }
@@ -74,13 +88,13 @@ pub(crate) fn estimate(topo: &Topology, cfg: &super::MatrixConfig) -> crate::vie
                 2
             } else if cfg.saturated {
                 scanned.push(class);
-                scan_steps(cpus.len(), cfg.full_scaling)
+                scan_steps(cores, cfg.full_scaling)
             } else {
                 usize::from(cfg.single)
             };
             e.add(steps as f64 * one);
             e.add((2 * cfg.peak.len()) as f64 * one);
-            if cfg.latency {
+            if cfg.wants_latency(c, m) {
                 e.add(cost::CHASE_S);
             }
         }
@@ -90,7 +104,7 @@ pub(crate) fn estimate(topo: &Topology, cfg: &super::MatrixConfig) -> crate::vie
                     .mapped(ws as u64)
                     .add(cost::fault_s(ws as u64, 1));
             }
-            if cfg.latency {
+            if cpu_nodes.iter().any(|&c| cfg.wants_latency(c, m)) {
                 e.builds("chase", 1, chase as u64)
                     .mapped(chase as u64)
                     .add(cost::chase_build_s(chase as u64, full_random));
@@ -126,9 +140,15 @@ pub(crate) fn scan_steps(cores: usize, full: bool) -> usize {
 /// its classes were found by; the cells measured before a failure are
 /// kept.
 fn in_run(topo: &Topology, scope: Scope, show: &dyn Fn(&str)) -> anyhow::Result<InRun> {
-    let cfg = config(scope)?;
+    let cfg = config(topo, scope)?;
     let m = super::run(topo, &cfg, &mut |w| show(w))?;
     let mut records = m.records();
+    if let (Some(cells), Some(first)) = (&cfg.latency_cells, records.first_mut()) {
+        first.notes.push(format!(
+            "idle latency measured on {} cell(s) only, the sampled pairs of each distance class: the run was trimmed to fit its budget",
+            cells.len()
+        ));
+    }
     let cpu = topo.allowed.cpus.iter().next().unwrap_or(0);
     if let (Some(note), Some(first)) = (
         crate::probes::sizing::chase_cap_note(topo, cpu),

@@ -9,7 +9,7 @@ use crate::results::names::fleet::figure as id;
 use crate::results::names::peak::{INTERLEAVE, kind, param};
 use crate::results::names::{metric, param as shared, probe};
 use crate::results::{Better, Record};
-use crate::view::{FleetFigure, Part, Probe, Profile, Scope, Spec, Trim};
+use crate::view::{FleetFigure, Part, Probe, Profile, Scope, Spec};
 
 /// All six mixes (the best is not always read, 1:1, triad or write: 2:1
 /// or 3:1 wins on some machines, with either store kind), both store
@@ -62,11 +62,7 @@ const PART: Part = Part {
 /// Each figure's timing: the default, or the trimmed one in a run
 /// trimmed to its budget.
 fn timing(scope: Scope) -> crate::probes::measure::Timing {
-    if scope.trim >= Trim::Repeats {
-        crate::probes::cost::TRIMMED_TIMING
-    } else {
-        crate::probes::measure::Timing::default()
-    }
+    crate::probes::cost::timing(scope.trim)
 }
 
 /// The part's time limit: 3 s per (CPU node, target), at least 20.

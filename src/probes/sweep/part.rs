@@ -39,10 +39,9 @@ fn config(topo: &Topology, scope: Scope) -> (super::SweepConfig, Option<String>)
             (i - 1) % 2 == last % 2
         });
     }
-    if scope.trim >= Trim::Repeats {
-        cfg.tries = crate::probes::cost::TRIMMED_TIMING.tries;
-        cfg.min_run = crate::probes::cost::TRIMMED_TIMING.min_run;
-    }
+    let timing = crate::probes::cost::timing(scope.trim);
+    cfg.tries = timing.tries;
+    cfg.min_run = timing.min_run;
     (cfg, note)
 }
 
