@@ -21,6 +21,7 @@ mod mem_compare;
 mod model;
 mod pcie;
 mod peak;
+mod plan;
 mod report;
 mod sched;
 mod sweep;
