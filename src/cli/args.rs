@@ -279,7 +279,8 @@ pub struct GpuArgs {
 pub struct ProfileArgs {
     /// What `numabench run` runs: `default` (topology, matrix, sweep, then
     /// latency by pattern, parallel chases, loaded latency, peak injection
-    /// and core to core; one to two minutes on a 2-CPU machine), `quick`
+    /// and core to core; half a minute on a 2-CPU machine, `run --plan`
+    /// estimates any other), `quick`
     /// (topology and the matrix, no sweep: every key figure of a fleet
     /// report; seconds, growing with the square of the node count) or
     /// `full` (also perf's mem suite at 5 s per test, the four AutoNUMA

@@ -191,7 +191,7 @@ impl Trim {
     pub(crate) fn dropped(self) -> String {
         let own = |t: Trim| match t {
             Trim::None => "",
-            Trim::Pairs => "node pairs of latency, mlp and loaded by distance class",
+            Trim::Pairs => "node pairs of latency, mlp and peak by distance class",
             Trim::Scan => "the matrix's thread scan once per CPU node and distance class",
             Trim::Repeats => {
                 "fewer repeats (2 timed runs of 20 ms, 3 chase counts, 3 loads, half the core-to-core samples)"
