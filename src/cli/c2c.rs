@@ -245,7 +245,10 @@ pub(super) fn run(args: C2cArgs) -> Result<()> {
         cfg.variants.len(),
         cfg.time_limit.map(|t| t.as_secs_f64()),
     );
-    if args.planning.print("c2c", &topo, &estimate) {
+    if args
+        .planning
+        .print(crate::results::names::probe::C2C, &topo, &estimate)
+    {
         return Ok(());
     }
     // One pair's lines are mapped at a time.

@@ -89,10 +89,11 @@ pub(super) fn run(args: LatencyArgs) -> Result<()> {
             chase::fits(p, cfg.size)?;
         }
     }
-    if args
-        .planning
-        .print("latency", &topo, &latency::estimate(&topo, &cfg))
-    {
+    if args.planning.print(
+        crate::results::names::probe::LATENCY,
+        &topo,
+        &latency::estimate(&topo, &cfg),
+    ) {
         return Ok(());
     }
     admit_each(

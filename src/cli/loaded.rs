@@ -204,10 +204,11 @@ pub(super) fn run(args: LoadedArgs) -> Result<()> {
     let topo = args.planning.topology()?;
     let cfg = config(&args)?;
     check_nodes(&topo, &cfg)?;
-    if args
-        .planning
-        .print("loaded", &topo, &loaded::estimate(&topo, &cfg))
-    {
+    if args.planning.print(
+        crate::results::names::probe::LOADED,
+        &topo,
+        &loaded::estimate(&topo, &cfg),
+    ) {
         return Ok(());
     }
     args.save.check()?;

@@ -252,10 +252,11 @@ pub(super) fn run(args: MatrixArgs) -> Result<()> {
     let cfg = config(&args)?;
     let classes = args.classes.options()?;
     check_nodes(&topo, &cfg.cpu_nodes, &cfg.mem_nodes)?;
-    if args
-        .planning
-        .print("matrix", &topo, &matrix::estimate(&topo, &cfg))
-    {
+    if args.planning.print(
+        crate::results::names::probe::MATRIX,
+        &topo,
+        &matrix::estimate(&topo, &cfg),
+    ) {
         return Ok(());
     }
     let per_core = args

@@ -131,10 +131,11 @@ pub(super) fn run(args: MlpArgs) -> Result<()> {
         chase::fits(&cfg.pattern, cfg.size)?;
         crate::probes::mlp::check_elements(&cfg)?;
     }
-    if args
-        .planning
-        .print("mlp", &topo, &crate::probes::mlp::estimate(&topo, &cfg))
-    {
+    if args.planning.print(
+        crate::results::names::probe::MLP,
+        &topo,
+        &crate::probes::mlp::estimate(&topo, &cfg),
+    ) {
         return Ok(());
     }
     admit_each(

@@ -144,10 +144,11 @@ pub(crate) fn run(args: PeakArgs) -> Result<()> {
     let topo = args.planning.topology()?;
     let cfg = config(&args)?;
     check_nodes(&topo, &cfg.cpu_nodes, &cfg.mem_nodes)?;
-    if args
-        .planning
-        .print("peak", &topo, &peak::estimate(&topo, &cfg))
-    {
+    if args.planning.print(
+        crate::results::names::probe::PEAK,
+        &topo,
+        &peak::estimate(&topo, &cfg),
+    ) {
         return Ok(());
     }
     args.save.check()?;

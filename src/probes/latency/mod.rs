@@ -92,21 +92,8 @@ fn run_with<B: Buffers>(
     buffers: &mut B,
     chase: &mut impl for<'b> FnMut(&mut B::Linked<'b>, usize) -> Result<Latency>,
 ) -> Result<Measured> {
-    let cpu_nodes = nodes(topo.usable_cpu_nodes(), &cfg.cpu_nodes);
-    let mem_nodes = nodes(topo.usable_memory_nodes(), &cfg.mem_nodes);
-    if cpu_nodes.is_empty() || mem_nodes.is_empty() {
-        bail!(
-            "no CPU node or no memory node left to measure (check --cpu-nodes, --mem-nodes and the cpuset)"
-        );
-    }
-    let cpus: Vec<(usize, usize)> = cpu_nodes
-        .iter()
-        .filter_map(|&c| first_cpu(topo, c).map(|cpu| (c, cpu)))
-        .collect();
+    let (cpus, mem_nodes, mut plan) = pairs_of(topo, cfg)?;
     let started = Instant::now();
-    let mut plan = pairs::plan(topo, &cpu_nodes, &mem_nodes, cfg.selection);
-    let mut wanted: HashSet<(usize, usize)> = plan.measured.iter().copied().collect();
-    let planned = wanted.len() * cfg.patterns.len() * cfg.pages.len();
     let stop = || {
         crate::interrupt::requested().is_some()
             || cfg.time_limit.is_some_and(|t| started.elapsed() >= t)
@@ -114,103 +101,150 @@ fn run_with<B: Buffers>(
     let mut out = Measured::default();
     // Each cell with its place in the pair-by-pair order.
     let mut made: Vec<(Place, Cell)> = Vec::new();
-    // The first CPU node's CPU builds and links: the CPU that built the
-    // buffer of each memory node's first pair before.
-    let builder = cpus.first().map(|&(_, cpu)| cpu);
-    let failed = |out: &mut Measured, e: anyhow::Error, what: String, made: usize| -> Result<()> {
-        out.failed = Some(keep_or_fail(e.context(what), made)?);
-        Ok(())
+    let mut pass = Pass {
+        cfg,
+        cpus: &cpus,
+        mem_nodes: &mem_nodes,
+        wanted: plan.measured.iter().copied().collect(),
+        stop: &stop,
     };
-    let about = |pattern: &Pattern| format!("{pattern} latency at {} KiB", cfg.size / 1024);
-    let mut spot_checked = false;
-    loop {
-    'all: for (mi, &m) in mem_nodes.iter().enumerate() {
-        let Some(builder) = builder else { break };
-        if !wanted.iter().any(|&(_, wm)| wm == m) {
-            continue;
+    pass.run(progress, buffers, chase, (&mut out, &mut made))?;
+    if out.failed.is_none() && !stop() {
+        // A class whose sample disagrees is measured whole, in a second
+        // pass.
+        let wider = spot_check(&mut plan, topo, &made);
+        if !wider.is_empty() {
+            pass.wanted = wider.into_iter().collect();
+            pass.run(progress, buffers, chase, (&mut out, &mut made))?;
         }
-        for (pi, &pages) in cfg.pages.iter().enumerate() {
-            if stop() {
-                break 'all;
-            }
-            progress(&format!(
-                "mem node {m}: mapping the chase buffer, {pages} pages"
-            ));
-            let mut built = match buffers.build(builder, m, cfg.size, pages) {
-                Ok(b) => b,
-                Err(e) => {
-                    let what = format!("chase buffer of {} KiB, {pages} pages, on node {m}", cfg.size / 1024);
-                    failed(&mut out, e, what, made.len())?;
-                    break 'all;
-                }
-            };
-            out.buffers_built += 1;
-            // Nothing is linked or started after a stop, but what was just
-            // built or linked is measured once.
-            let mut fresh = true;
-            for (ti, pattern) in cfg.patterns.iter().enumerate() {
-                if !std::mem::take(&mut fresh) && stop() {
-                    break 'all;
-                }
-                let how = Link::One {
-                    pattern: *pattern,
-                    seed: cfg.size as u64,
-                };
-                let mut linked = match buffers.link(&mut built, how) {
-                    Ok(l) => l,
-                    Err(e) => {
-                        failed(&mut out, e, about(pattern), made.len())?;
-                        break 'all;
-                    }
-                };
-                fresh = true;
-                for (ci, &(c, cpu)) in cpus.iter().enumerate() {
-                    if !wanted.contains(&(c, m)) {
-                        continue;
-                    }
-                    if !std::mem::take(&mut fresh) && stop() {
-                        break 'all;
-                    }
-                    progress(&format!(
-                        "cpu node {c} -> mem node {m}: {pattern}, {pages} pages"
-                    ));
-                    let latency = match chase(&mut linked, cpu) {
-                        Ok(l) => l,
-                        Err(e) => {
-                            failed(&mut out, e, about(pattern), made.len())?;
-                            break 'all;
-                        }
-                    };
-                    let cell = Cell {
-                        cpu_node: c,
-                        mem_node: m,
-                        cpu,
-                        pattern: *pattern,
-                        pages_asked: pages,
-                        latency,
-                    };
-                    made.push(((ci, mi, pi, ti), cell));
-                }
-            }
-        }
-    }
-    if std::mem::replace(&mut spot_checked, true) || out.failed.is_some() || stop() {
-        break;
-    }
-    // A class whose sample disagrees is measured whole, in a second pass.
-    let wider = spot_check(&mut plan, topo, &made);
-    if wider.is_empty() {
-        break;
-    }
-    wanted = wider.into_iter().collect();
     }
     made.sort_by_key(|(at, _)| *at);
     out.cells = made.into_iter().map(|(_, cell)| cell).collect();
-    let measured = out.cells.len() / (cfg.patterns.len() * cfg.pages.len()).max(1);
-    out.notes.extend(pairs::note(&plan, measured));
-    note_a_cut(&mut out, plan.measured.len() * cfg.patterns.len() * cfg.pages.len(), cfg);
-    let _ = planned;
+    let per_pair = (cfg.patterns.len() * cfg.pages.len()).max(1);
+    out.notes
+        .extend(pairs::note(&plan, out.cells.len() / per_pair));
+    note_a_cut(&mut out, plan.measured.len() * per_pair, cfg);
     Ok(out)
+}
+
+/// One pass over the pairs `wanted`.
+struct Pass<'a> {
+    cfg: &'a LatencyConfig,
+    /// Each CPU node with the CPU that chases.
+    cpus: &'a [(usize, usize)],
+    mem_nodes: &'a [usize],
+    wanted: HashSet<(usize, usize)>,
+    stop: &'a dyn Fn() -> bool,
+}
+
+impl Pass<'_> {
+    /// Per memory node with a pair wanted and page kind one buffer, linked
+    /// once per pattern, chased from each wanted pair's CPU; a failure
+    /// after some cells ends the pass and is kept in `out.failed`.
+    fn run<B: Buffers>(
+        &self,
+        progress: &mut dyn FnMut(&str),
+        buffers: &mut B,
+        chase: &mut impl for<'b> FnMut(&mut B::Linked<'b>, usize) -> Result<Latency>,
+        (out, made): (&mut Measured, &mut Vec<(Place, Cell)>),
+    ) -> Result<()> {
+        let (cfg, stop) = (self.cfg, self.stop);
+        // The first CPU node's CPU builds and links: the CPU that built the
+        // buffer of each memory node's first pair before.
+        let Some(&(_, builder)) = self.cpus.first() else {
+            return Ok(());
+        };
+        let about = |pattern: &Pattern| format!("{pattern} latency at {} KiB", cfg.size / 1024);
+        let mut failed = |e: anyhow::Error, what: String, made: usize| -> Result<()> {
+            out.failed = Some(keep_or_fail(e.context(what), made)?);
+            Ok(())
+        };
+        for (mi, &m) in self.mem_nodes.iter().enumerate() {
+            if !self.wanted.iter().any(|&(_, wm)| wm == m) {
+                continue;
+            }
+            for (pi, &pages) in cfg.pages.iter().enumerate() {
+                if stop() {
+                    return Ok(());
+                }
+                progress(&format!("mem node {m}: mapping the chase buffer, {pages} pages"));
+                let mut built = match buffers.build(builder, m, cfg.size, pages) {
+                    Ok(b) => b,
+                    Err(e) => {
+                        let kib = cfg.size / 1024;
+                        let what = format!("chase buffer of {kib} KiB, {pages} pages, on node {m}");
+                        return failed(e, what, made.len());
+                    }
+                };
+                out.buffers_built += 1;
+                // Nothing is linked or started after a stop, but what was
+                // just built or linked is measured once.
+                let mut fresh = true;
+                for (ti, pattern) in cfg.patterns.iter().enumerate() {
+                    if !std::mem::take(&mut fresh) && stop() {
+                        return Ok(());
+                    }
+                    let how = Link::One {
+                        pattern: *pattern,
+                        seed: cfg.size as u64,
+                    };
+                    let mut linked = match buffers.link(&mut built, how) {
+                        Ok(l) => l,
+                        Err(e) => return failed(e, about(pattern), made.len()),
+                    };
+                    fresh = true;
+                    for (ci, &(c, cpu)) in self.cpus.iter().enumerate() {
+                        if !self.wanted.contains(&(c, m)) {
+                            continue;
+                        }
+                        if !std::mem::take(&mut fresh) && stop() {
+                            return Ok(());
+                        }
+                        progress(&format!("cpu node {c} -> mem node {m}: {pattern}, {pages} pages"));
+                        let latency = match chase(&mut linked, cpu) {
+                            Ok(l) => l,
+                            Err(e) => return failed(e, about(pattern), made.len()),
+                        };
+                        let cell = Cell {
+                            cpu_node: c,
+                            mem_node: m,
+                            cpu,
+                            pattern: *pattern,
+                            pages_asked: pages,
+                            latency,
+                        };
+                        made.push(((ci, mi, pi, ti), cell));
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The CPU nodes (each with the CPU that chases), the memory nodes and the
+/// pairs to measure.
+type Planned = (Vec<(usize, usize)>, Vec<usize>, pairs::PairPlan);
+
+/// What [`Planned`] holds for `cfg`; an error where the options leave no
+/// node.
+fn pairs_of(
+    topo: &Topology,
+    cfg: &LatencyConfig,
+) -> Result<Planned> {
+    let cpu_nodes = nodes(topo.usable_cpu_nodes(), &cfg.cpu_nodes);
+    let mem_nodes = nodes(topo.usable_memory_nodes(), &cfg.mem_nodes);
+    if cpu_nodes.is_empty() || mem_nodes.is_empty() {
+        bail!(
+            "no CPU node or no memory node left to measure (check --cpu-nodes, --mem-nodes and the cpuset)"
+        );
+    }
+    let cpus = cpu_nodes
+        .iter()
+        .filter_map(|&c| first_cpu(topo, c).map(|cpu| (c, cpu)))
+        .collect();
+    let plan = pairs::plan(topo, &cpu_nodes, &mem_nodes, cfg.selection);
+    Ok((cpus, mem_nodes, plan))
 }
 
 /// A cell's place in the pair-by-pair order: (CPU node, memory node, page

@@ -81,7 +81,7 @@ pub(crate) fn estimate(topo: &Topology, cfg: &super::PeakConfig) -> crate::view:
     let (kernels, _) = super::peak_kernels(&cfg.mixes, &cfg.stores);
     let one = cost::bandwidth_s(cfg.timing.tries, cfg.timing.min_run);
     let targets = super::targets(&mem_nodes, cfg.interleave);
-    let wanted = super::wanted_targets(topo, cfg, (&cpu_nodes, &mem_nodes));
+    let wanted = wanted_targets(topo, cfg, (&cpu_nodes, &mem_nodes));
     let mut e = Estimate::default();
     let mut measured = 0;
     for &c in &cpu_nodes {
@@ -179,5 +179,26 @@ impl Probe for PeakView {
 
     fn fleet_figures(&self) -> &'static [FleetFigure] {
         FLEET
+    }
+}
+
+/// The targets of each CPU node: every memory node and the interleaved
+/// one, or where `cfg.selection` samples, the memory nodes of its sampled
+/// pairs and the interleaved one.
+pub(super) fn wanted_targets(
+    topo: &Topology,
+    cfg: &super::PeakConfig,
+    (cpu_nodes, mem_nodes): (&[usize], &[usize]),
+) -> impl Fn(usize) -> Vec<super::Target> {
+    let plan = crate::probes::pairs::plan(topo, cpu_nodes, mem_nodes, cfg.selection);
+    let all = super::targets(mem_nodes, cfg.interleave);
+    move |c| {
+        all.iter()
+            .filter(|t| match t {
+                super::Target::Node(m) => plan.measured.contains(&(c, *m)),
+                super::Target::Interleave(_) => true,
+            })
+            .cloned()
+            .collect()
     }
 }
