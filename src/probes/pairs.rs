@@ -159,8 +159,7 @@ fn unique(ids: &[usize]) -> Vec<usize> {
 }
 
 /// The plan for `cpu_nodes` x `mem_nodes` (repeats ignored) under
-/// `selection`; [`PairPlan::for_usable`] takes the nodes this process may
-/// use.
+/// `selection`.
 pub(crate) fn plan(
     topo: &Topology,
     cpu_nodes: &[usize],
@@ -346,8 +345,9 @@ impl PairPlan {
     }
 
     /// The spot check of the class at `distance`, given the figures of its
-    /// [`PairPlan::sample`]: nothing more to measure when they agree
-    /// ([`class_holds`]), else the rest of the class ([`PairPlan::widen`]).
+    /// sample (the class's measured pairs): nothing more to measure when
+    /// they agree ([`class_holds`]), else the rest of the class
+    /// ([`PairPlan::widen`]).
     pub(crate) fn spot_check(&mut self, distance: u32, figures: &[f64]) -> Vec<Pair> {
         if class_holds(figures) {
             Vec::new()

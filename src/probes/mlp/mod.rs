@@ -136,7 +136,7 @@ pub(crate) fn pairs(topo: &Topology, cfg: &MlpConfig) -> Vec<(usize, usize)> {
 /// Every pair's curve; a stop (signal, time limit) ends at a pair's end.
 /// Per memory node one buffer, linked once with the most chases and
 /// chased from each of its pairs' CPUs in turn; one buffer is mapped at a
-/// time. The curves come out in the order of [`pairs`].
+/// time. The curves come out in the order of [`pairs()`].
 pub(crate) fn run(
     topo: &Topology,
     cfg: &MlpConfig,
