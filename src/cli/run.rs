@@ -29,12 +29,12 @@ pub struct RunArgs {
     /// Fit the run in this long (e.g. 10m, 600s, 1h; none for no budget):
     /// the parts are trimmed (pairs by distance class, the matrix's scan by
     /// class, fewer repeats, fewer sweep sizes, the matrix's latency on
-    /// sampled pairs) until the plan's estimate fits, and the run says what
+    /// sampled pairs, brief figures) until the plan's estimate fits, and the run says what
     /// it dropped; refused before measuring where it cannot fit
     /// [default: 15m, where the most trimmed run goes ahead with a warning]
     #[arg(long, value_name = "DURATION")]
     pub budget: Option<String>,
-    /// Measure every node pair in latency and mlp, however many nodes (by
+    /// Measure every node pair in latency, mlp and peak, however many nodes (by
     /// default, above 8 memory nodes, local pairs and a spread sample of
     /// each distance class)
     #[arg(long)]
