@@ -15,11 +15,14 @@ use crate::view::{Scope, Trim};
 /// (a tree of a thousand CPUs is some 30,000 files).
 fn machine(shape: &Shape) -> Topology {
     let shm = std::path::Path::new("/dev/shm");
-    let dir = if shm.is_dir() {
-        tempfile::tempdir_in(shm).unwrap()
-    } else {
-        tempfile::tempdir().unwrap()
-    };
+    if shm.is_dir()
+        && let Ok(dir) = tempfile::tempdir_in(shm)
+        && shape.write(dir.path()).is_ok()
+    {
+        return read_topology(&SysfsRoot::new(dir.path())).unwrap();
+    }
+    // No room there (a small /dev/shm): the temporary directory.
+    let dir = tempfile::tempdir().unwrap();
     shape.write(dir.path()).unwrap();
     read_topology(&SysfsRoot::new(dir.path())).unwrap()
 }
