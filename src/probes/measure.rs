@@ -49,6 +49,22 @@ pub(crate) struct Seen {
 }
 
 impl Seen {
+    /// What one chasing thread on `cpu` saw of a buffer of `kind` pages
+    /// placed as `placement` says.
+    pub(crate) fn of_chase(
+        placement: crate::memory::Placement,
+        cpu: usize,
+        kind: impl std::fmt::Display,
+    ) -> Seen {
+        Seen {
+            pages_by_node: placement.pages_by_node,
+            verified_pct: placement.on_target_pct.unwrap_or(0.0),
+            huge_pct: placement.huge_pct,
+            cpus_seen: vec![cpu],
+            page_kind: kind.to_string(),
+        }
+    }
+
     /// As the results document holds it.
     pub(crate) fn placement(&self) -> crate::results::Placement {
         crate::results::Placement {
@@ -376,16 +392,7 @@ pub(crate) fn on_chase_buffer<T: Send>(
         .join()
         .map_err(|_| anyhow::anyhow!("the latency thread panicked"))?
     })?;
-    Ok((
-        out,
-        Seen {
-            pages_by_node: placement.pages_by_node,
-            verified_pct: placement.on_target_pct.unwrap_or(0.0),
-            huge_pct: placement.huge_pct,
-            cpus_seen: vec![cpu],
-            page_kind: kind.to_string(),
-        },
-    ))
+    Ok((out, Seen::of_chase(placement, cpu, kind)))
 }
 
 /// One chase linked through a buffer: the Sattolo chain for full-random,
@@ -483,13 +490,7 @@ impl NodeChase<'_> {
             pattern: self.pattern,
             samples,
             elapsed_s: begun.elapsed().as_secs_f64(),
-            seen: Seen {
-                pages_by_node: placement.pages_by_node,
-                verified_pct: placement.on_target_pct.unwrap_or(0.0),
-                huge_pct: placement.huge_pct,
-                cpus_seen: vec![cpu_seen],
-                page_kind: self.kind.to_string(),
-            },
+            seen: Seen::of_chase(placement, cpu_seen, self.kind),
         })
     }
 }

@@ -256,16 +256,7 @@ impl<'a> Linked<'a> {
             let out = chase(walk)?;
             Ok((out, placement, seen))
         })?;
-        Ok((
-            out,
-            Seen {
-                pages_by_node: placement.pages_by_node,
-                verified_pct: placement.on_target_pct.unwrap_or(0.0),
-                huge_pct: placement.huge_pct,
-                cpus_seen: vec![cpu],
-                page_kind: self.page_kind().to_string(),
-            },
-        ))
+        Ok((out, Seen::of_chase(placement, cpu, self.page_kind())))
     }
 
     /// The idle latency from `cpu`, as [`measure::latency`] measures it on

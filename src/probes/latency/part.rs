@@ -7,13 +7,32 @@ use crate::topology::Topology;
 use crate::analysis::fleet::figures::{cell, worst};
 use crate::kernels::pattern::Pattern;
 use crate::probes::part::{
+    with_chase_cap,
     chase_bytes, chase_cell_secs, chase_plan, local_remote, mib, node_pairs, selection,
     selection_args, time_limit, words,
 };
 use crate::results::names::fleet::figure as id;
 use crate::results::names::{metric, param, probe};
 use crate::results::{Better, Record};
-use crate::view::{FleetFigure, Part, Probe, Profile, Spec, Trim};
+use crate::view::{FleetFigure, Part, Probe, Profile, Scope, Spec, Trim};
+
+/// The part's config on `topo`, as its command line gives it.
+fn config(topo: &Topology, scope: Scope) -> super::LatencyConfig {
+    let bytes = chase_bytes(topo);
+    super::LatencyConfig {
+        size: bytes,
+        patterns: if scope.trim >= Trim::Brief {
+            vec![Pattern::PageLocal { window: 256 << 10 }]
+        } else {
+            vec![Pattern::PageLocal { window: 256 << 10 }, Pattern::FullRandom]
+        },
+        pages: vec![crate::memory::PageKind::Thp],
+        cpu_nodes: None,
+        mem_nodes: None,
+        time_limit: Some(std::time::Duration::from_secs(limit_s(topo, bytes))),
+        selection: selection(scope),
+    }
+}
 
 /// Page-local and full-random on every node pair, THP, past the L3.
 /// Page-local first: it is the figure people quote, and the full-random
@@ -45,28 +64,7 @@ const PART: Part = Part {
     },
     counted_as: None,
     in_process: None,
-    plan: |topo, scope| {
-        let bytes = chase_bytes(topo);
-        crate::probes::part::with_chase_cap(
-            topo,
-            estimate(
-            topo,
-            &super::LatencyConfig {
-                size: bytes,
-                patterns: if scope.trim >= Trim::Brief {
-                    vec![Pattern::PageLocal { window: 256 << 10 }]
-                } else {
-                    vec![Pattern::PageLocal { window: 256 << 10 }, Pattern::FullRandom]
-                },
-                pages: vec![crate::memory::PageKind::Thp],
-                cpu_nodes: None,
-                mem_nodes: None,
-                time_limit: Some(std::time::Duration::from_secs(limit_s(topo, bytes))),
-                selection: selection(scope),
-            },
-        )
-        )
-    },
+    plan: |topo, scope| with_chase_cap(topo, estimate(topo, &config(topo, scope))),
 };
 
 /// The part's time limit: a guard against a part that hangs or crawls,

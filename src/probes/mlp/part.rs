@@ -4,12 +4,30 @@
 use super::MlpView;
 use crate::topology::Topology;
 use crate::probes::part::{
+    with_chase_cap,
     chase_bytes, chase_cell_secs, chase_plan, local_remote, mib, node_pairs, selection,
     selection_args, time_limit, words,
 };
 use crate::results::Record;
 use crate::results::names::{mlp, probe};
 use crate::view::{Part, Probe, Profile, Scope, Trim};
+
+/// The part's config on `topo`, as its command line gives it.
+fn config(topo: &Topology, scope: Scope) -> super::MlpConfig {
+    let bytes = chase_bytes(topo);
+    super::MlpConfig {
+        size: bytes,
+        pattern: crate::kernels::pattern::Pattern::PageLocal { window: 256 << 10 },
+        pages: crate::memory::PageKind::Base,
+        counts: counts(scope),
+        selection: selection(scope),
+        only: None,
+        pairs: super::Pairs::All,
+        cpu_nodes: None,
+        mem_nodes: None,
+        time_limit: Some(std::time::Duration::from_secs(limit_s(topo, bytes))),
+    }
+}
 
 const PART: Part = Part {
     profile: Profile::Default,
@@ -37,27 +55,7 @@ const PART: Part = Part {
     },
     counted_as: None,
     in_process: None,
-    plan: |topo, scope| {
-        let bytes = chase_bytes(topo);
-        crate::probes::part::with_chase_cap(
-            topo,
-            estimate(
-            topo,
-            &super::MlpConfig {
-                size: bytes,
-                pattern: crate::kernels::pattern::Pattern::PageLocal { window: 256 << 10 },
-                pages: crate::memory::PageKind::Base,
-                counts: counts(scope),
-                selection: selection(scope),
-                only: None,
-                pairs: super::Pairs::All,
-                cpu_nodes: None,
-                mem_nodes: None,
-                time_limit: Some(std::time::Duration::from_secs(limit_s(topo, bytes))),
-            },
-        )
-        )
-    },
+    plan: |topo, scope| with_chase_cap(topo, estimate(topo, &config(topo, scope))),
 };
 
 /// The chase counts: 1 to 16 by doublings, or three of them in a run
