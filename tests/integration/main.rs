@@ -23,6 +23,7 @@ mod pcie;
 mod peak;
 mod plan;
 mod report;
+mod run_folder;
 mod sched;
 mod sweep;
 // Synthetic sysfs trees of big machines, shared with the unit tests.
