@@ -232,7 +232,7 @@ fn chart(pairs: &[Pair<'_>]) -> Chart {
                     // A loaded point that counted no bytes measured no load:
                     // drawn at zero it would bend the curve back to idle.
                     let loaded = r.f64_param(ld::param::INJECTORS).is_some_and(|n| n > 0.0);
-                    if loaded && !(bw > 0.0) {
+                    if loaded && (bw.is_nan() || bw <= 0.0) {
                         return None;
                     }
                     Some((bw, r.value(metric::LATENCY_NS)?))
