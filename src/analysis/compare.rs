@@ -41,6 +41,35 @@ pub(crate) struct Comparison {
     pub unmatched: Vec<usize>,
 }
 
+impl Comparison {
+    /// Whether other run `i` has any figure of the base's to compare.
+    pub(crate) fn shares_with(&self, i: usize) -> bool {
+        self.rows
+            .iter()
+            .any(|r| r.others.get(i).is_some_and(Option::is_some))
+    }
+}
+
+/// What a document holds, for a person: its probes with their record
+/// counts, e.g. "c2c (3 records), latency (4 records)", or "no records".
+pub(crate) fn holdings(doc: &Document) -> String {
+    let mut probes: Vec<(&str, usize)> = Vec::new();
+    for r in &doc.records {
+        match probes.iter_mut().find(|(p, _)| *p == r.probe) {
+            Some((_, n)) => *n += 1,
+            None => probes.push((&r.probe, 1)),
+        }
+    }
+    if probes.is_empty() {
+        return "no records".into();
+    }
+    probes
+        .iter()
+        .map(|(p, n)| format!("{p} ({n} record{})", if *n == 1 { "" } else { "s" }))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 /// Metrics that describe a measurement's spread or cost rather than its
 /// result; compared only with `all_metrics`.
 fn is_secondary(record: &Record, metric: &str) -> bool {

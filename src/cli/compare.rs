@@ -1,6 +1,6 @@
 //! `numabench compare`: results files side by side, per test and metric.
 
-use crate::analysis::compare::{Metrics, compare, missing_metrics};
+use crate::analysis::compare::{Metrics, compare, holdings, missing_metrics};
 use crate::error::usage;
 use crate::output::compare as render;
 use crate::output::render::Format;
@@ -81,6 +81,23 @@ pub(super) fn run(args: CompareArgs) -> Result<()> {
         Metrics::Main
     };
     let c = compare(&base, &refs, metrics);
+    if let Some(i) = (0..refs.len()).find(|&i| !c.shares_with(i)) {
+        let name = |p: &std::path::Path| crate::text::escape(&p.display().to_string()).into_owned();
+        return Err(usage(format!(
+            "{} and {} share no figure to compare: {} holds {}, {} holds {}; compare results of the same command{}",
+            name(&args.base),
+            name(&args.others[i]),
+            name(&args.base),
+            crate::text::escape(&holdings(&base)),
+            name(&args.others[i]),
+            crate::text::escape(&holdings(refs[i])),
+            if args.metrics.is_empty() {
+                ""
+            } else {
+                " with the --metric given"
+            },
+        )));
+    }
     let format = args.format.chosen().unwrap_or(Format::Text);
     let out = if format == Format::Text && !args.metrics.is_empty() {
         crate::output::compare_metric::text(&c, &labels, &args.metrics)

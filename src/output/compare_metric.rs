@@ -151,9 +151,20 @@ pub(crate) fn text(c: &Comparison, labels: &[String], order: &[String]) -> Strin
     let mut out = String::new();
     let mut changes = false;
     for metric in metrics_in_order(&c, order) {
-        let rows: Vec<&Row> = c.rows.iter().filter(|r| r.metric == metric).collect();
-        changes |= style(&metric, &rows[0].unit).change;
-        out.push_str(&table(&metric, &rows, &labels));
+        // One metric name can be better high in one probe and low in
+        // another: a table per direction, so its header is true of its rows.
+        for better in [Better::Higher, Better::Lower] {
+            let rows: Vec<&Row> = c
+                .rows
+                .iter()
+                .filter(|r| r.metric == metric && r.better == better)
+                .collect();
+            if rows.is_empty() {
+                continue;
+            }
+            changes |= style(&metric, &rows[0].unit).change;
+            out.push_str(&table(&metric, &rows, &labels));
+        }
     }
     if changes {
         out.push_str(&format!(
@@ -283,6 +294,44 @@ mod tests {
         assert!(spread.contains(": 0.5% |"), "{spread}");
         assert!(!spread.contains(": +"), "{spread}");
         assert!(t.contains("[ Higher numbers are better. ]"));
+    }
+
+    #[test]
+    fn a_metric_better_high_in_one_probe_and_low_in_another_gets_a_header_each() {
+        let c = Comparison {
+            rows: vec![
+                row(
+                    "lat 0->0",
+                    "value",
+                    "ns",
+                    Better::Lower,
+                    100.0,
+                    &[Some(90.0)],
+                ),
+                row(
+                    "bw 0->0",
+                    "value",
+                    "MB/s",
+                    Better::Higher,
+                    9000.0,
+                    &[Some(9900.0)],
+                ),
+            ],
+            unmatched: vec![0],
+        };
+        let t = text(&c, &["a".into(), "b".into()], &[]);
+        let under = |test: &str| {
+            let at = t.find(&format!(" {test} ")).unwrap();
+            let higher = t[..at].rfind("[ Higher numbers are better. ]");
+            let lower = t[..at].rfind("[ Lower numbers are better. ]");
+            if higher > lower {
+                Better::Higher
+            } else {
+                Better::Lower
+            }
+        };
+        assert_eq!(under("lat 0->0"), Better::Lower, "{t}");
+        assert_eq!(under("bw 0->0"), Better::Higher, "{t}");
     }
 
     #[test]

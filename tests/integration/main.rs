@@ -7,6 +7,7 @@ mod big_machines;
 mod c2c;
 mod cgroup;
 mod chase;
+mod compare;
 mod docs;
 mod fixtures;
 mod fleet;
@@ -23,6 +24,7 @@ mod pcie;
 mod peak;
 mod plan;
 mod report;
+mod run_folder;
 mod sched;
 mod sweep;
 // Synthetic sysfs trees of big machines, shared with the unit tests.

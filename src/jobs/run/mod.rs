@@ -240,11 +240,23 @@ fn measure(topo: &Topology, opts: &Options, scope: Scope) -> Result<Measured> {
         match planned.part.in_process {
             Some(measure) => {
                 let name = planned.probe;
-                let ended = measure(topo, scope, &|w| show(&format!("{name}: {w}"))).map(|ran| {
-                    doc.records.extend(ran.records);
+                let steps = std::cell::RefCell::new(String::new());
+                let ended = measure(topo, scope, &|w| {
+                    steps
+                        .borrow_mut()
+                        .push_str(&format!("numabench: measuring {w}\n"));
+                    show(&format!("{name}: {w}"))
+                });
+                let mut part = Document::new(topo);
+                let ended = ended.map(|ran| {
+                    part.records = ran.records;
                     ran.failed
                 });
-                keep_going(name, ended, &mut doc, &mut logs)?;
+                doc.records.extend(part.records.iter().cloned());
+                let why = keep_going(name, ended, &mut doc)?;
+                let said = steps.into_inner() + &why.unwrap_or_default();
+                let how = format!("numabench run: {name}, measured in the run's own process");
+                logs.push((name, parts::log_text(&how, &said, Some(&part))));
             }
             None => {
                 show(planned.probe);
@@ -280,17 +292,13 @@ fn part_time(probe_name: &str, trim: Trim, planned_s: f64, actual_s: f64) -> Rec
 type Inline = Result<Option<String>>;
 
 /// Goes on after an in-process part that failed at run time, as after a
-/// child part that failed: a `NOT_COMPLETE` record says why, its log holds
-/// the reason, and the other parts still run. Bad input (exit 2: options,
-/// admission) is found before anything is measured and ends the run.
-fn keep_going(
-    name: &'static str,
-    ended: Inline,
-    doc: &mut Document,
-    logs: &mut Vec<(&'static str, String)>,
-) -> Result<()> {
+/// child part that failed: a `NOT_COMPLETE` record says why, and the other
+/// parts still run; the line for its log is returned. Bad input (exit 2:
+/// options, admission) is found before anything is measured and ends the
+/// run.
+fn keep_going(name: &'static str, ended: Inline, doc: &mut Document) -> Result<Option<String>> {
     let why = match ended {
-        Ok(None) => return Ok(()),
+        Ok(None) => return Ok(None),
         Ok(Some(why)) => why,
         Err(e) if crate::error::exit_code(&e) == crate::error::EXIT_USAGE => return Err(e),
         Err(e) => format!("{e:#}"),
@@ -300,8 +308,7 @@ fn keep_going(
     let mut note = Record::new(name, NOT_COMPLETE);
     note.notes.push(format!("{name}: {why} (see {name}.log)"));
     doc.records.push(note);
-    logs.push((name, format!("{name}: {why}\n")));
-    Ok(())
+    Ok(Some(format!("{name}: {why}\n")))
 }
 
 /// results.json first, then the parts' logs, the probes' own files

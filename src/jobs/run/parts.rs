@@ -50,7 +50,14 @@ pub(super) fn run_part(
     scope: Scope,
     stopped: impl Fn() -> bool,
 ) -> Ran {
-    let (mut records, log, failure) = stage(&(part.part.args)(topo, scope));
+    let args = (part.part.args)(topo, scope);
+    let (doc, said, failure) = stage(&args);
+    let log = log_text(
+        &format!("numabench {}", args.join(" ")),
+        &said,
+        doc.as_ref(),
+    );
+    let mut records = doc.map(|d| d.records).unwrap_or_default();
     if let Some(why) = failure.filter(|_| !stopped()) {
         let name = part.probe;
         eprintln!("numabench: warning: {name}: {why}; the other parts go on");
@@ -61,10 +68,44 @@ pub(super) fn run_part(
     Ran { records, log }
 }
 
-/// Runs this binary with `args`; returns the records of the results
-/// document it printed (those of a failed run too, when it printed one),
-/// its stderr (its human output) and why it failed, if it did.
-fn stage(args: &[String]) -> (Vec<Record>, String, Option<String>) {
+/// A part's log: how it ran, what it said on stderr (its warnings, a
+/// failure), then its results as its command prints them without `--json`.
+/// Its stderr alone is empty when all went well: the results, notes
+/// included, go to its document.
+pub(super) fn log_text(how: &str, said: &str, doc: Option<&Document>) -> String {
+    let mut log = format!("{how}\n");
+    if !said.is_empty() {
+        log.push('\n');
+        log.push_str(said);
+        if !said.ends_with('\n') {
+            log.push('\n');
+        }
+    }
+    let shown = doc.map(|d| {
+        crate::output::render::render(
+            d,
+            crate::output::render::Format::Text,
+            crate::probes::REGISTRY,
+        )
+    });
+    match shown {
+        Some(Ok(text)) if !text.trim().is_empty() => {
+            log.push('\n');
+            log.push_str(&text);
+            if !text.ends_with('\n') {
+                log.push('\n');
+            }
+        }
+        Some(Err(e)) => log.push_str(&format!("\nits results cannot be shown: {e:#}\n")),
+        _ => log.push_str("\nno results\n"),
+    }
+    log
+}
+
+/// Runs this binary with `args`; returns the results document it printed
+/// (that of a failed run too, when it printed one), its stderr and why it
+/// failed, if it did.
+fn stage(args: &[String]) -> (Option<Document>, String, Option<String>) {
     let out = match std::env::current_exe().and_then(|exe| {
         use std::process::Stdio;
         let mut cmd = std::process::Command::new(exe);
@@ -77,11 +118,7 @@ fn stage(args: &[String]) -> (Vec<Record>, String, Option<String>) {
     }) {
         Ok(out) => out,
         Err(e) => {
-            return (
-                Vec::new(),
-                String::new(),
-                Some(format!("cannot start: {e}")),
-            );
+            return (None, String::new(), Some(format!("cannot start: {e}")));
         }
     };
     let log = String::from_utf8_lossy(&out.stderr).to_string();
@@ -97,7 +134,7 @@ fn stage(args: &[String]) -> (Vec<Record>, String, Option<String>) {
             .err()
             .map(|e| format!("its results do not parse: {e}"))
     };
-    (doc.map(|d| d.records).unwrap_or_default(), log, failure)
+    (doc.ok(), log, failure)
 }
 
 /// Waits for a stage, passing a stop signal this process receives on to it
@@ -142,4 +179,32 @@ fn wait_passing_stops_on(child: std::process::Child) -> std::io::Result<std::pro
     };
     crate::interrupt::set_child(0);
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_childs_log_holds_its_command_its_stderr_and_its_results_as_shown() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/golden/cases/run.json");
+        let mut doc = Document::load(std::path::Path::new(path)).unwrap().document;
+        doc.records
+            .retain(|r| r.probe == crate::results::names::probe::LOADED);
+        let log = log_text(
+            "numabench loaded --json",
+            "numabench: warning: a warning",
+            Some(&doc),
+        );
+        let (how, rest) = log.split_once('\n').unwrap();
+        assert_eq!(how, "numabench loaded --json");
+        assert!(
+            rest.starts_with("\nnumabench: warning: a warning\n\n"),
+            "{log}"
+        );
+        assert!(rest.contains("loaded latency by node pair"), "{log}");
+        // A quiet child that printed no document still says so.
+        let quiet = log_text("numabench c2c --json", "", None);
+        assert_eq!(quiet, "numabench c2c --json\n\nno results\n");
+    }
 }

@@ -153,7 +153,7 @@ mod tests {
         );
         assert!(text.contains("cas same-l3 26.2 ns"), "{text}");
         assert!(
-            text.contains("0->0 idle 170 ns, 335 ns at 28.7 GB/s, no knee"),
+            text.contains("0->0 idle 170 ns, 335 ns at 28700 MB/s injected, no knee"),
             "{text}"
         );
         assert!(!text.contains("parallel chases"), "{text}");

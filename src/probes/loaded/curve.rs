@@ -46,15 +46,22 @@ pub(super) struct Knee {
 
 /// The knee of a curve: `idle` is the idle latency, `loaded` the loaded
 /// points from the lightest load to the heaviest. `None` when no point
-/// reaches [`KNEE_FACTOR`] x idle (the injectors did not saturate memory),
-/// or the idle latency is not a positive number.
+/// with a load ([`injected`]) reaches [`KNEE_FACTOR`] x idle (the
+/// injectors did not saturate memory), or the idle latency is not a
+/// positive number.
 pub(super) fn knee(idle: &Point, loaded: &[Point]) -> Option<Knee> {
     if !(idle.latency_ns.is_finite() && idle.latency_ns > 0.0) {
         return None;
     }
     let target = KNEE_FACTOR * idle.latency_ns;
-    let index = loaded.iter().position(|p| p.latency_ns >= target)?;
-    let before = if index == 0 { idle } else { &loaded[index - 1] };
+    let index = loaded
+        .iter()
+        .position(|p| injected(p) && p.latency_ns >= target)?;
+    let before = loaded[..index]
+        .iter()
+        .rev()
+        .find(|p| injected(p))
+        .unwrap_or(idle);
     let at = &loaded[index];
     let rise = at.latency_ns - before.latency_ns;
     let share = if rise > 0.0 {
@@ -96,11 +103,20 @@ pub(super) fn not_monotone(curve: &[Point]) -> Vec<(usize, usize)> {
     out
 }
 
-/// The point of most injected bandwidth, if any.
+/// Whether the injectors were seen moving memory during a loaded point.
+/// Where their samples counted no bytes the injectors did not run (their
+/// CPU went to another task, their pages were being brought back from
+/// swap): the point's latency is under no load of theirs, so it is neither
+/// a knee nor the full load, and a chart would draw it back at zero.
+pub(super) fn injected(p: &Point) -> bool {
+    p.bandwidth_mb_s.is_finite() && p.bandwidth_mb_s > 0.0
+}
+
+/// The point of most injected bandwidth, if any load was measured.
 pub(super) fn most_bandwidth(loaded: &[Point]) -> Option<&Point> {
     loaded
         .iter()
-        .filter(|p| p.bandwidth_mb_s.is_finite())
+        .filter(|p| injected(p))
         .max_by(|a, b| a.bandwidth_mb_s.total_cmp(&b.bandwidth_mb_s))
 }
 
@@ -173,6 +189,26 @@ mod tests {
         all.extend(curve);
         assert!(not_monotone(&all).is_empty());
         assert_eq!(most_bandwidth(&curve).unwrap().bandwidth_mb_s, 18_000.0);
+    }
+
+    #[test]
+    fn a_point_without_injected_bandwidth_is_no_knee_and_no_full_load() {
+        let idle = pt(0.0, 100.0);
+        // The full-load point counted no bytes: its doubled latency was not
+        // the injectors' doing.
+        let curve = [pt(2_000.0, 120.0), pt(9_000.0, 150.0), pt(0.0, 250.0)];
+        assert_eq!(knee(&idle, &curve), None);
+        assert_eq!(most_bandwidth(&curve).unwrap().bandwidth_mb_s, 9_000.0);
+        // A lost point between two loaded ones is skipped: the knee is
+        // interpolated between the loads on either side of it.
+        let curve = [pt(2_000.0, 120.0), pt(0.0, 400.0), pt(10_000.0, 280.0)];
+        let k = knee(&idle, &curve).unwrap();
+        assert_eq!(k.index, 2);
+        assert!((k.bandwidth_mb_s - 2_000.0 - 8_000.0 * 80.0 / 160.0).abs() < 1e-6);
+        // No point with a load: no knee, no full load.
+        let lost = [pt(0.0, 300.0), pt(f64::NAN, 300.0)];
+        assert_eq!(knee(&idle, &lost), None);
+        assert_eq!(most_bandwidth(&lost), None);
     }
 
     #[test]

@@ -261,6 +261,12 @@ pub(crate) fn plan(topo: &Topology, cfg: &LoadedConfig, (c, m): (usize, usize)) 
             "no CPU of node {injector_node} is left to inject from: the chase runs on CPU {chase_cpu} (and its SMT siblings stay idle); name another --injector-node"
         )));
     }
+    if let ([only], None) = (injector_cpus.as_slice(), cfg.injectors) {
+        let one = format!(
+            "one injector (CPU {only}), the only CPU left beside the chase's: its load is one core's, which seldom doubles memory latency, so expect no knee, and the full-load figure is one core's bandwidth, not the memory's"
+        );
+        note = Some(note.map_or(one.clone(), |n| format!("{n}; {one}")));
+    }
     let mut limited = None;
     let chase_bytes = match cfg.chase_bytes {
         Some(b) => b,
@@ -478,6 +484,34 @@ mod tests {
         assert_eq!(few.injector_cpus, p.injector_cpus[..2]);
         assert_eq!(p.chase_bytes % CHUNK_BYTES, 0);
         assert!(p.injector_bytes >= CHUNK_BYTES);
+    }
+
+    #[test]
+    fn a_machine_with_one_cpu_to_inject_from_says_what_its_curve_can_show() {
+        let mut t = fixture("interleaved-smt");
+        let p = plan(&t, &LoadedConfig::default(), (0, 0)).unwrap();
+        assert!(p.injector_cpus.len() > 1 && p.note.is_none());
+        // Node 0 left with the chase's CPU and one more, not its sibling.
+        let keep = [p.chase_cpu, p.injector_cpus[0]];
+        for n in &mut t.nodes {
+            if n.id == 0 {
+                n.cpus = crate::ids::CpuSet::from_ids(keep);
+            }
+        }
+        let p = plan(&t, &LoadedConfig::default(), (0, 0)).unwrap();
+        assert_eq!(p.injector_cpus, [keep[1]]);
+        let note = p.note.unwrap();
+        assert!(
+            note.starts_with(&format!("one injector (CPU {})", keep[1])),
+            "{note}"
+        );
+        assert!(note.contains("expect no knee"), "{note}");
+        // One injector asked for is no surprise: no note.
+        let asked = LoadedConfig {
+            injectors: Some(1),
+            ..Default::default()
+        };
+        assert!(plan(&t, &asked, (0, 0)).unwrap().note.is_none());
     }
 
     #[test]

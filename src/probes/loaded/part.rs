@@ -145,16 +145,25 @@ impl Probe for LoadedView {
                     r.u64_param(node::MEM_NODE).unwrap_or(0)
                 );
                 let idle = r.value(metric::IDLE_LATENCY_NS).unwrap_or(f64::NAN);
-                let full = r.value(metric::MAX_LOAD_LATENCY_NS).unwrap_or(f64::NAN);
-                let bw = r.value(metric::MAX_BANDWIDTH_MB_S).unwrap_or(f64::NAN);
+                // MB/s as the summary's other bandwidths: a light knee
+                // printed in GB/s read "0.0".
+                let full = match (
+                    r.value(metric::MAX_LOAD_LATENCY_NS),
+                    r.value(metric::MAX_BANDWIDTH_MB_S),
+                ) {
+                    (Some(ns), Some(bw)) => format!("{ns:.0} ns at {bw:.0} MB/s injected"),
+                    _ => "no load measured".into(),
+                };
                 let knee = match r.value(metric::KNEE_BANDWIDTH_MB_S) {
-                    Some(k) => format!(", knee at {:.1} GB/s", k / 1000.0),
+                    Some(k) => format!(", knee at {k:.0} MB/s"),
                     None => ", no knee".into(),
                 };
-                format!(
-                    "{pair} idle {idle:.0} ns, {full:.0} ns at {:.1} GB/s{knee}",
-                    bw / 1000.0
-                )
+                let one = if r.u64_param(param::INJECTORS) == Some(1) {
+                    " (1 injector: one core's load)"
+                } else {
+                    ""
+                };
+                format!("{pair} idle {idle:.0} ns, {full}{knee}{one}")
             })
             .collect();
         (!parts.is_empty()).then(|| format!("  loaded latency:     {}\n", parts.join("; ")))

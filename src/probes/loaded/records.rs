@@ -156,6 +156,11 @@ fn curve_records(c: &Curve) -> Vec<Record> {
             label(&c.points[j])
         ));
     }
+    for (rec, p) in out.iter_mut().zip(&pts).skip(1) {
+        if !curve::injected(p) {
+            rec.notes.push(NO_LOAD.into());
+        }
+    }
     if let Some(first) = out.first_mut() {
         first.notes.extend(c.notes.iter().cloned());
         first.conditions.extend(c.plan.limited.clone());
@@ -165,6 +170,9 @@ fn curve_records(c: &Curve) -> Vec<Record> {
     }
     out
 }
+
+/// What a loaded point whose injectors counted no bytes says of itself.
+const NO_LOAD: &str = "no injected bandwidth measured: the injectors moved no bytes during this point's samples (their CPUs ran something else, or their pages were being brought back in); the point is left out of the knee, the full-load figure and the chart";
 
 fn label(p: &PointRun) -> String {
     p.delay_ns
@@ -200,6 +208,9 @@ fn knee_record(c: &Curve, idle: &Point, loaded: &[Point]) -> Record {
                     Better::Lower,
                 );
         }
+        None if !loaded.is_empty() && !loaded.iter().any(curve::injected) => rec.notes.push(
+            "no knee and no full-load figure: the injectors moved no bytes at any load, so no point measured latency under load".into(),
+        ),
         None if !loaded.is_empty() => rec.notes.push(format!(
             "no knee: the latency stayed under {}x idle at every load (the injectors did not saturate this memory)",
             curve::KNEE_FACTOR
@@ -221,7 +232,9 @@ fn knee_record(c: &Curve, idle: &Point, loaded: &[Point]) -> Record {
                 Better::Lower,
             );
     }
-    let all: Vec<&Point> = std::iter::once(idle).chain(loaded).collect();
+    let all: Vec<&Point> = std::iter::once(idle)
+        .chain(loaded.iter().filter(|p| curve::injected(p)))
+        .collect();
     rec.series.push(Series {
         name: "latency vs injected bandwidth".into(),
         x_label: "injected bandwidth".into(),
@@ -387,6 +400,45 @@ mod tests {
         let knee = recs.last().unwrap();
         assert!(!knee.metrics.contains_key(ld::metric::KNEE_BANDWIDTH_MB_S));
         assert!(knee.notes.iter().any(|n| n.starts_with("no knee")));
+    }
+
+    #[test]
+    fn a_full_load_point_that_moved_nothing_is_no_knee_no_full_load_and_not_drawn() {
+        let recs = records_of(curve(&[
+            (None, 0.0, 100.0),
+            (Some(1000), 5_000.0, 120.0),
+            (Some(100), 9_000.0, 150.0),
+            (Some(0), 0.0, 260.0),
+        ]));
+        let knee = recs.last().unwrap();
+        let m = |k: &str| knee.metrics.get(k).map(|m| m.value);
+        assert_eq!(m(ld::metric::KNEE_BANDWIDTH_MB_S), None);
+        assert_eq!(m(ld::metric::MAX_BANDWIDTH_MB_S), Some(9_000.0));
+        assert_eq!(m(ld::metric::MAX_LOAD_LATENCY_NS), Some(150.0));
+        assert!(recs[3].notes.iter().any(|n| n == NO_LOAD), "{:?}", recs[3].notes);
+        assert!(recs[..3].iter().all(|r| !r.notes.iter().any(|n| n == NO_LOAD)));
+        assert_eq!(knee.series[0].x, [0.0, 5_000.0, 9_000.0]);
+        let refs: Vec<&Record> = recs.iter().collect();
+        let doc = crate::results::Document::new(&crate::topology::fixture("two-node"));
+        let chart = super::super::LoadedView
+            .blocks(&doc, &refs)
+            .into_iter()
+            .find_map(|b| match b {
+                crate::view::Block::Chart(c) => Some(c),
+                _ => None,
+            })
+            .unwrap();
+        let xs: Vec<f64> = chart.lines[0].points.iter().map(|p| p.0).collect();
+        assert_eq!(xs, [0.0, 5_000.0, 9_000.0]);
+        // No point with a load: the knee record says so, not "did not saturate".
+        let recs = records_of(curve(&[(None, 0.0, 100.0), (Some(0), 0.0, 300.0)]));
+        let knee = recs.last().unwrap();
+        assert!(!knee.metrics.contains_key(ld::metric::MAX_BANDWIDTH_MB_S));
+        assert!(
+            knee.notes[0].starts_with("no knee and no full-load figure"),
+            "{:?}",
+            knee.notes
+        );
     }
 
     #[test]

@@ -228,10 +228,14 @@ fn chart(pairs: &[Pair<'_>]) -> Chart {
                 .points
                 .iter()
                 .filter_map(|r| {
-                    Some((
-                        r.value(metric::BANDWIDTH_MB_S)?,
-                        r.value(metric::LATENCY_NS)?,
-                    ))
+                    let bw = r.value(metric::BANDWIDTH_MB_S)?;
+                    // A loaded point that counted no bytes measured no load:
+                    // drawn at zero it would bend the curve back to idle.
+                    let loaded = r.f64_param(ld::param::INJECTORS).is_some_and(|n| n > 0.0);
+                    if loaded && (bw.is_nan() || bw <= 0.0) {
+                        return None;
+                    }
+                    Some((bw, r.value(metric::LATENCY_NS)?))
                 })
                 .collect(),
         });
