@@ -7,6 +7,7 @@
 mod folder;
 #[cfg(test)]
 mod golden_tests;
+mod headline;
 mod parts;
 pub(crate) mod plan;
 mod probe_lines;
