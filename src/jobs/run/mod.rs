@@ -4,6 +4,8 @@
 //! leaves a results folder with the results document, an HTML report and
 //! CSVs.
 
+#[cfg(test)]
+mod findings_tests;
 mod folder;
 #[cfg(test)]
 mod golden_tests;
