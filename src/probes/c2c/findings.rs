@@ -16,10 +16,15 @@ fn pair(r: &Record) -> String {
     )
 }
 
+/// A variant and a class of pairs.
+type Class<'a> = (&'a str, &'a str);
+/// A pair's record and its latency.
+type Pair<'a> = (&'a Record, f64);
+
 pub(super) fn findings(records: &[&Record]) -> Vec<Finding> {
     let mut out: Vec<Finding> = noise("core to core", records, pair).into_iter().collect();
     // (variant, class) -> the fastest and slowest pair, in record order.
-    let mut classes: Vec<((&str, &str), (&Record, f64), (&Record, f64))> = Vec::new();
+    let mut classes: Vec<(Class, Pair, Pair)> = Vec::new();
     for r in records {
         let (Some(v), Some(c), Some(ns)) = (
             r.str_param(param::VARIANT),
