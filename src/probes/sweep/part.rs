@@ -333,7 +333,7 @@ mod tests {
         );
         assert!(
             lines.contains(
-                "memory latency:     97.5 ns at 1 GiB (memory, 32x L3; full-random chase on base pages)"
+                "  sweep latency:      97.5 ns at 1 GiB (memory, 32x L3; full-random chase on base pages, sc-membench's chase)\n"
             ),
             "{lines}"
         );
