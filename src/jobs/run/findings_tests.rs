@@ -84,7 +84,7 @@ fn the_terminal_shows_every_finding_of_the_report_in_its_order() {
         "{terminal:?}"
     );
     assert!(
-        flagged("sweep: write at 4 GiB reads 30000 MB/s, 3.00x the read"),
+        flagged("sweep: write at 4 GiB at 30000 MB/s is 3.00x the read"),
         "{terminal:?}"
     );
 }

@@ -74,7 +74,7 @@ fn above_read(mixes: &[&Record]) -> Vec<Finding> {
             .max_by(|a, b| a.1.total_cmp(&b.1));
         if let Some((r, x)) = worst {
             out.push(Finding::flag(format!(
-                "peak injection {c}: {} reads {:.0} MB/s, {x:.2}x the read figure of {read:.0} MB/s, where memory shares its bandwidth between reads and writes: stores counted once but moved as write-combined lines may explain it; otherwise the figure is suspect",
+                "peak injection {c}: {} at {:.0} MB/s is {x:.2}x the read figure of {read:.0} MB/s, where memory shares its bandwidth between reads and writes: stores counted once but moved as write-combined lines may explain it; otherwise the figure is suspect",
                 mix(r),
                 mb_s(r).unwrap_or(0.0)
             )));
@@ -155,7 +155,7 @@ mod tests {
         let f = findings(&d, &[&read, &nt]);
         assert_eq!(f.len(), 1, "{f:?}");
         assert!(
-            f[0].text.starts_with("peak injection 0->0, 2 thread(s): write nontemporal reads 36000 MB/s, 3.00x the read figure of 12000 MB/s"),
+            f[0].text.starts_with("peak injection 0->0, 2 thread(s): write nontemporal at 36000 MB/s is 3.00x the read figure of 12000 MB/s"),
             "{}",
             f[0].text
         );

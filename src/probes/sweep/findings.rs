@@ -41,7 +41,7 @@ pub(super) fn findings(records: &[&Record]) -> Vec<Finding> {
         .max_by(|a, b| a.3.total_cmp(&b.3));
     if let Some((w, write, read, x)) = worst {
         out.push(Finding::flag(format!(
-            "sweep: {} reads {write:.0} MB/s, {x:.2}x the read of the same size ({read:.0} MB/s): a write moves no more than a read, so the write figure is suspect (stores the kernel dropped, or a buffer smaller than it says)",
+            "sweep: {} at {write:.0} MB/s is {x:.2}x the read of the same size ({read:.0} MB/s): a write moves no more than a read, so the write figure is suspect (stores the kernel dropped, or a buffer smaller than it says)",
             label(w)
         )));
     }
@@ -69,7 +69,7 @@ mod tests {
         let f = findings(&[&r, &w]);
         assert_eq!(f.len(), 1, "{f:?}");
         assert!(
-            f[0].text.starts_with("sweep: write at 1 GiB reads 40000 MB/s, 2.00x the read of the same size (20000 MB/s)"),
+            f[0].text.starts_with("sweep: write at 1 GiB at 40000 MB/s is 2.00x the read of the same size (20000 MB/s)"),
             "{}",
             f[0].text
         );

@@ -62,7 +62,7 @@ impl View for SweepView {
 
     fn intro(&self) -> Option<&'static str> {
         Some(
-            "Bandwidth and latency against the per-thread buffer size, on a log axis with the caches marked: the plateaus are the cache levels, and the figures right of the last dashed line are memory's. Bandwidth counts the buffer once, as sc-membench does.",
+            "Bandwidth and latency against the per-thread buffer size, both on log axes, with the caches marked: the plateaus are the cache levels, and the figures right of the last dashed line are memory's. Bandwidth counts the buffer once, as sc-membench does.",
         )
     }
 
