@@ -19,11 +19,10 @@ pub(super) fn findings(records: &[&Record]) -> Vec<Finding> {
         .copied()
         .filter(|r| r.str_param(ld::KIND) == Some(kind::POINT))
         .collect();
-    let mut out: Vec<Finding> = noise("loaded latency", &points, |r| {
-        format!("{} at {}", pair(r), r.name)
-    })
-    .into_iter()
-    .collect();
+    // A point's name says its pair and its load ("point 0->0 idle").
+    let mut out: Vec<Finding> = noise("loaded latency", &points, |r| r.name.clone())
+        .into_iter()
+        .collect();
     let mut pairs: Vec<String> = Vec::new();
     for r in &points {
         if !pairs.contains(&pair(r)) {
@@ -69,7 +68,7 @@ mod tests {
 
     #[test]
     fn a_curve_whose_full_load_injected_nothing_is_flagged() {
-        let idle = point("idle", 0, 0.0);
+        let idle = point("point 0->0 idle", 0, 0.0);
         let light = point("20000ns", 1, 200.0);
         let full = point("0ns", 1, 0.0);
         let f = findings(&[&idle, &light, &full]);
@@ -86,11 +85,15 @@ mod tests {
 
     #[test]
     fn a_noisy_point_is_flagged() {
-        let idle = point("idle", 0, 0.0)
+        let idle = point("point 0->0 idle", 0, 0.0)
             .metric(metric::CV_PCT, 225.0, "%", Better::Lower);
         let full = point("0ns", 1, 31_000.0);
         let f = findings(&[&idle, &full]);
         assert_eq!(f.len(), 1, "{f:?}");
-        assert!(f[0].text.contains("up to 225.0% (0->0 at idle)"), "{}", f[0].text);
+        assert!(
+            f[0].text.contains("up to 225.0% (point 0->0 idle)"),
+            "{}",
+            f[0].text
+        );
     }
 }
