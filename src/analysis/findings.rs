@@ -14,8 +14,7 @@ use crate::view::Probe;
 
 /// A placement verified below this share of pages is flagged.
 const VERIFIED_PCT: f64 = 95.0;
-/// A latency cell whose CV is above this is flagged as noisy.
-const NOISY_CV_PCT: f64 = 5.0;
+use super::checks::NOISY_CV_PCT;
 
 /// One sentence of the findings.
 #[derive(Debug, Clone, PartialEq)]
@@ -26,11 +25,11 @@ pub(crate) struct Finding {
 }
 
 impl Finding {
-    fn info(text: String) -> Self {
+    pub(crate) fn info(text: String) -> Self {
         Finding { flag: false, text }
     }
 
-    fn flag(text: String) -> Self {
+    pub(crate) fn flag(text: String) -> Self {
         Finding { flag: true, text }
     }
 }
@@ -45,6 +44,17 @@ pub(crate) fn findings(doc: &Document, registry: &[&dyn Probe]) -> Vec<Finding> 
     }
     out.extend(per_core_finding(&doc.records));
     out.extend(repeat_finding(&doc.records, registry));
+    for p in registry {
+        let own: Vec<&Record> = doc
+            .records
+            .iter()
+            .filter(|r| r.probe == p.probe())
+            .collect();
+        if !own.is_empty() {
+            out.extend(p.findings(doc, &own));
+        }
+    }
+    out.extend(super::part_findings::part_findings(&doc.records));
     out.extend(host_findings(doc));
     if !doc.complete {
         out.push(Finding::flag(
@@ -86,7 +96,7 @@ fn matrix_findings(doc: &Document, a: &Atlas) -> Vec<Finding> {
         let bw = local_bw.map_or("-".into(), |b| format!("{:.0} MB/s", b.1));
         let lat = local_lat.map_or("-".into(), |l| format!("{:.1} ns", l.0));
         out.push(Finding::info(format!(
-            "one NUMA node: local single-thread bandwidth {bw}, idle latency {lat} ({} chase{}); with no remote memory there is no remote penalty, no second class and no placement to advise on (a machine with two or more nodes, or scripts/numa-vm for behaviour, shows them)",
+            "one NUMA node: local single-thread bandwidth {bw}, idle latency with page walks {lat} ({} chase{}); with no remote memory there is no remote penalty, no second class and no placement to advise on (a machine with two or more nodes, or scripts/numa-vm for behaviour, shows them)",
             a.latency_pattern(),
             a.latency_buffer()
         )));
@@ -103,7 +113,7 @@ fn matrix_findings(doc: &Document, a: &Atlas) -> Vec<Finding> {
             && let Some(x) = ratio(r.1, l.0)
         {
             out.push(Finding::info(format!(
-                "idle latency ({} chase{}): local {:.1} ns at best, worst remote {:.1} ns ({x:.2}x)",
+                "idle latency with page walks ({} chase{}): local {:.1} ns at best, worst remote {:.1} ns ({x:.2}x)",
                 a.latency_pattern(),
                 a.latency_buffer(),
                 l.0,

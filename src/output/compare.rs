@@ -431,8 +431,8 @@ mod tests {
         assert!(!t.contains('\x1b') && !t.contains('\x07'), "{t}");
         assert!(t.contains(r"bw\x1b[31m") && t.contains(r"base\x07"), "{t}");
         let md = markdown(&c, &l);
-        assert!(md.contains(r"bw\x1b[31m\|&lt;b&gt;&amp;"), "{md}");
-        assert!(md.contains(r"| a\|b&lt;i&gt; |"), "{md}");
+        assert!(md.contains(r"bw\x1b[31m\|\<b>&"), "{md}");
+        assert!(md.contains(r"| a\|b\<i> |"), "{md}");
         assert_eq!(md.lines().count(), 4, "{md}");
         let out = csv(&c, &l);
         assert!(

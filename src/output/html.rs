@@ -18,7 +18,8 @@ td.l,th.l{text-align:left}pre{background:#f8f8f8;padding:.8em;overflow-x:auto;fo
 .note{color:#555;font-size:.9em}.intro{margin:.3em 0 1em}\
 @media print{body{margin:0;max-width:none}.part,table,svg{break-inside:avoid}th{cursor:auto}}\
 .findings{background:#f6f8fa;border:1px solid #d0d7de;padding:.4em 1em;margin:1em 0}\
-.findings li{margin:.25em 0}.findings li.flag{color:#9a3412;font-weight:bold}svg{max-width:100%;height:auto;display:block;margin:.5em 0}";
+.findings li{margin:.25em 0}.findings li.flag{color:#9a3412;font-weight:bold}\
+.toc ul{margin:.2em 0;padding-left:1.4em}.toc li{margin:.1em 0}svg{max-width:100%;height:auto;display:block;margin:.5em 0}";
 
 /// Clicking a column heading sorts the table's rows by it (numbers by the
 /// number they start with, sizes in KiB/MiB/GiB/TiB as bytes, text as
@@ -364,6 +365,52 @@ fn findings_part(run: &Run<'_>, views: &[&dyn Probe]) -> String {
     part(&anchor("findings", &run.label), out)
 }
 
+/// The table of contents: for each run, a link to each of its parts that
+/// the page holds, in the page's order.
+fn contents(runs: &[Run<'_>], views: &[&dyn Probe]) -> String {
+    let mut out = String::from("<nav class=\"toc\"><h3>contents</h3><ul>");
+    for r in runs {
+        let link = |kind: &str, text: &str| {
+            format!(
+                "<li><a href=\"#{}\">{}</a></li>",
+                anchor(kind, &r.label),
+                escape(text)
+            )
+        };
+        let _ = write!(
+            out,
+            "<li><a href=\"#{}\">{}: {}</a><ul>",
+            anchor("run", &r.label),
+            escape(&r.label),
+            escape(&r.doc.host.hostname)
+        );
+        if !crate::analysis::findings::findings(r.doc, views).is_empty() {
+            out.push_str(&link("findings", "findings"));
+        }
+        out.push_str(&link("topology", "topology"));
+        for v in views {
+            if !records_of(r.doc, v.probe()).is_empty() {
+                out.push_str(&link(v.probe(), &v.heading()));
+            }
+        }
+        let mut others: Vec<&str> = r
+            .doc
+            .records
+            .iter()
+            .map(|rec| rec.probe.as_str())
+            .filter(|p| !views.iter().any(|v| v.probe() == *p))
+            .collect();
+        others.sort_unstable();
+        others.dedup();
+        for p in others {
+            out.push_str(&link(p, p));
+        }
+        out.push_str("</ul></li>");
+    }
+    out.push_str("</ul></nav>");
+    out
+}
+
 /// One page of titled tables (a command whose output is not a results
 /// document: topology, placement, comparison).
 pub(crate) fn page(title: &str, sections: &[Section]) -> String {
@@ -399,6 +446,7 @@ pub(crate) fn report(runs: &[Run<'_>], views: &[&dyn Probe]) -> String {
         );
     }
     out.push_str("</table>");
+    out.push_str(&contents(runs, views));
     for r in runs {
         let _ = write!(
             out,
@@ -487,6 +535,46 @@ mod tests {
         assert!(html.contains("&lt;img src=x onerror=alert(1)&gt;"));
         assert!(!html.contains("mem</td>"));
         assert!(html.contains("a&quot;b"));
+    }
+
+    #[test]
+    fn the_contents_link_every_part_of_every_run_to_its_anchor() {
+        let d = doc();
+        let html = report(
+            &[
+                Run {
+                    label: "a".into(),
+                    doc: &d,
+                },
+                Run {
+                    label: "b".into(),
+                    doc: &d,
+                },
+            ],
+            crate::probes::REGISTRY,
+        );
+        let start = html.find("<nav class=\"toc\">").expect("no contents");
+        let nav = &html[start..start + html[start..].find("</nav>").unwrap()];
+        // Before the first run's part.
+        assert!(start < html.find("<section").unwrap());
+        let targets: Vec<&str> = nav
+            .split("href=\"#")
+            .skip(1)
+            .map(|t| t.split('"').next().unwrap())
+            .collect();
+        for want in [
+            "run-a",
+            "findings-a",
+            "topology-a",
+            "matrix-a",
+            "sweep-a",
+            "mem--td--b",
+        ] {
+            assert!(targets.contains(&want), "{want} not in {targets:?}");
+        }
+        for t in &targets {
+            assert!(html.contains(&format!(" id=\"{t}\"")), "#{t} leads nowhere");
+        }
     }
 
     #[test]

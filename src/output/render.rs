@@ -30,13 +30,24 @@ pub(crate) fn render(doc: &Document, format: Format, views: &[&dyn Probe]) -> Re
     let parts = parts(doc, views);
     Ok(match format {
         Format::Json => String::from_utf8(doc.to_json()?)?,
-        Format::Text => parts
-            .iter()
-            .map(|p| text(doc, p))
-            .collect::<Vec<_>>()
-            .join("\n"),
-        Format::Markdown => sections::markdown(&title(doc, &parts), &all_sections(doc, &parts)),
-        Format::Latex => sections::latex(&title(doc, &parts), &all_sections(doc, &parts)),
+        Format::Text => {
+            let body = parts
+                .iter()
+                .map(|p| text(doc, p))
+                .collect::<Vec<_>>()
+                .join("\n");
+            if parts.len() > 1 {
+                let head =
+                    sections::text_titled(Some(&title(doc, &parts)), &[findings(doc, views)]);
+                format!("{head}{body}")
+            } else {
+                body
+            }
+        }
+        Format::Markdown => {
+            sections::markdown(&title(doc, &parts), &all_sections(doc, &parts, views))
+        }
+        Format::Latex => sections::latex(&title(doc, &parts), &all_sections(doc, &parts, views)),
         Format::Csv => csv_text(&csv(doc, &parts))?,
         Format::Html => super::html::report(
             &[super::html::Run {
@@ -84,14 +95,44 @@ fn parts<'a>(doc: &'a Document, views: &[&'a dyn Probe]) -> Vec<Part<'a>> {
     out
 }
 
+/// A document of one probe is titled by its view; one of several (a
+/// run's) by its command and the probes it holds, so that it is not read
+/// as its first probe's.
 fn title(doc: &Document, parts: &[Part<'_>]) -> String {
     match parts {
         [Part { view: Some(v), .. }] => v.title(doc),
-        _ => format!(
-            "numabench: {} ({}), {}",
-            doc.host.hostname, doc.host.cpu_model, doc.started
-        ),
+        _ => {
+            let command = match doc.command.get(1).map(String::as_str) {
+                Some("run") => " run",
+                _ => "",
+            };
+            let probes: Vec<&str> = parts.iter().map(|p| p.probe).collect();
+            format!(
+                "numabench{command}: {} ({}), {}; probes: {}",
+                doc.host.hostname,
+                doc.host.cpu_model,
+                doc.started,
+                probes.join(", ")
+            )
+        }
     }
+}
+
+/// The findings of the HTML report, as a section: a flag starts with
+/// `warning:`, as run's summary marks it.
+fn findings(doc: &Document, views: &[&dyn Probe]) -> Section {
+    let mut s = Section::new("findings");
+    s.lines = crate::analysis::findings::findings(doc, views)
+        .into_iter()
+        .map(|f| {
+            if f.flag {
+                format!("warning: {}", f.text)
+            } else {
+                f.text
+            }
+        })
+        .collect();
+    s
 }
 
 fn part_sections(doc: &Document, p: &Part<'_>) -> Vec<Section> {
@@ -101,8 +142,23 @@ fn part_sections(doc: &Document, p: &Part<'_>) -> Vec<Section> {
     }
 }
 
-fn all_sections(doc: &Document, parts: &[Part<'_>]) -> Vec<Section> {
-    parts.iter().flat_map(|p| part_sections(doc, p)).collect()
+/// Every part's sections; a document of several parts (a run) opens, as
+/// the HTML report does, with its findings and the machine's topology.
+fn all_sections(doc: &Document, parts: &[Part<'_>], views: &[&dyn Probe]) -> Vec<Section> {
+    let mut out = Vec::new();
+    if parts.len() > 1 {
+        out.push(findings(doc, views));
+        out.extend(
+            super::topo_tables::sections(&doc.host.topology)
+                .into_iter()
+                .map(|s| Section {
+                    title: format!("topology: {}", s.title),
+                    ..s
+                }),
+        );
+    }
+    out.extend(parts.iter().flat_map(|p| part_sections(doc, p)));
+    out
 }
 
 fn text(doc: &Document, p: &Part<'_>) -> String {
@@ -305,5 +361,71 @@ mod tests {
             text.contains("fast one") && text.contains("42.500"),
             "{text}"
         );
+    }
+
+    /// The run document of the golden cases, through the real registry.
+    fn run_document() -> Document {
+        let path =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/cases/run.json");
+        Document::load(&path).unwrap().document
+    }
+
+    #[test]
+    fn a_run_in_markdown_has_its_findings_and_topology_and_no_entity() {
+        let doc = run_document();
+        let md = render(&doc, Format::Markdown, crate::probes::REGISTRY).unwrap();
+        assert!(md.starts_with("# numabench run: vm (AMD EPYC), "), "{md}");
+        assert!(
+            md.contains("; probes: matrix, sweep, latency, mlp, loaded, peak, c2c\n"),
+            "{md}"
+        );
+        let found = crate::analysis::findings::findings(&doc, crate::probes::REGISTRY);
+        let at = md.find("## findings\n").expect("no findings");
+        // Every finding in the report's order, a flag marked as one.
+        let mut from = at;
+        for f in &found {
+            let line = format!(
+                "- {}{}\n",
+                if f.flag { "warning: " } else { "" },
+                crate::view::markdown_cell(&f.text)
+            );
+            let i = md[from..]
+                .find(&line)
+                .unwrap_or_else(|| panic!("{line} missing or out of order"));
+            from += i;
+        }
+        assert!(found.iter().any(|f| f.flag));
+        assert!(md.contains("## topology: distances"), "{md}");
+        assert!(
+            !md.contains("## \n") && !md.lines().any(|l| l.trim_end() == "##"),
+            "an empty heading"
+        );
+        for entity in ["&gt;", "&lt;", "&amp;"] {
+            assert!(!md.contains(entity), "{entity} in the Markdown");
+        }
+        // The arrows of the node pairs read as they are.
+        assert!(md.contains("0->0"), "{md}");
+    }
+
+    #[test]
+    fn a_run_in_text_is_headed_as_a_run_with_its_findings() {
+        let doc = run_document();
+        let text = render(&doc, Format::Text, crate::probes::REGISTRY).unwrap();
+        let first = text.lines().next().unwrap();
+        assert!(
+            first.starts_with("numabench run: vm (AMD EPYC), "),
+            "{first}"
+        );
+        assert!(
+            first.ends_with("probes: matrix, sweep, latency, mlp, loaded, peak, c2c"),
+            "{first}"
+        );
+        assert!(text.contains("\n\nfindings\n  one NUMA node: "), "{text}");
+        assert!(text.contains("\n  warning: sweep: CV above 5%"), "{text}");
+        // A document of one probe keeps its view's title.
+        let mut matrix = doc.clone();
+        matrix.records.retain(|r| r.probe == "matrix");
+        let one = render(&matrix, Format::Text, crate::probes::REGISTRY).unwrap();
+        assert!(one.starts_with("numabench matrix: "), "{one}");
     }
 }

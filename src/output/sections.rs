@@ -44,7 +44,10 @@ fn md_cell(s: &str) -> String {
 pub(crate) fn markdown(title: &str, sections: &[Section]) -> String {
     let mut out = format!("# {}\n\n", md_cell(title));
     for s in sections {
-        out.push_str(&format!("## {}\n\n", md_cell(&s.title)));
+        // A section of notes alone has no title: no empty heading for it.
+        if !s.title.trim().is_empty() {
+            out.push_str(&format!("## {}\n\n", md_cell(&s.title)));
+        }
         if !s.header.is_empty() {
             let cells = |r: &[String]| {
                 let v: Vec<String> = r.iter().map(|c| md_cell(c)).collect();
@@ -105,7 +108,9 @@ pub(crate) fn latex(title: &str, sections: &[Section]) -> String {
     );
     out.push_str(&format!("\\section*{{{}}}\n\n", latex_escape(title)));
     for s in sections {
-        out.push_str(&format!("\\subsection*{{{}}}\n", latex_escape(&s.title)));
+        if !s.title.trim().is_empty() {
+            out.push_str(&format!("\\subsection*{{{}}}\n", latex_escape(&s.title)));
+        }
         if !s.header.is_empty() {
             let spec = format!("l{}", "r".repeat(s.header.len() - 1));
             out.push_str(&format!(
@@ -171,8 +176,20 @@ mod tests {
         let m = markdown("m", &sample());
         // The marked best cell in bold.
         assert!(m.contains("| cpu\\mem | 0 | 1 |\n|:--|--:|--:|\n| 0 | 9300 | **5600** |"));
-        // An entity, as any & from a results file: rendered, it reads &.
-        assert!(m.contains("- 50% &amp; more_than {x}"));
+        // Markdown's own escapes, not HTML's entities: a reader of the
+        // Markdown itself sees the & as it is.
+        assert!(m.contains("- 50% & more_than {x}\n"), "{m}");
+    }
+
+    #[test]
+    fn a_section_of_notes_alone_gets_no_empty_heading() {
+        let notes = Section {
+            lines: vec!["one pass and 8 streams are both measured".into()],
+            ..Default::default()
+        };
+        let m = markdown("m", std::slice::from_ref(&notes));
+        assert_eq!(m, "# m\n\n- one pass and 8 streams are both measured\n\n");
+        assert!(!latex("m", &[notes]).contains("\\subsection*{}"));
     }
 
     #[test]

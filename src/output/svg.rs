@@ -169,7 +169,7 @@ pub(crate) fn render(c: &Chart) -> String {
 
 /// A point the chart can place: finite, and positive on a log axis.
 fn drawable(c: &Chart, (x, y): (f64, f64)) -> bool {
-    x.is_finite() && y.is_finite() && (!c.x_log2 || x > 0.0)
+    x.is_finite() && y.is_finite() && (!c.x_log2 || x > 0.0) && (!c.y_log10 || y > 0.0)
 }
 
 const PLOT_W: f64 = W - LEFT - RIGHT;
@@ -178,6 +178,8 @@ const PLOT_H: f64 = H - TOP - BOTTOM;
 /// The data ranges the plot area spans, and the mapping into it.
 struct Frame {
     log2: bool,
+    /// y on a log10 scale: `y0` and `y1` are then in decades.
+    log10: bool,
     x0: f64,
     x1: f64,
     y0: f64,
@@ -199,13 +201,23 @@ impl Frame {
         if x1 <= x0 {
             x1 = x0 + 1.0;
         }
-        let y_max = pts.iter().map(|p| p.1).fold(f64::MIN, f64::max).max(0.0);
-        // 5% headroom, short of infinity at the top of the f64 range.
-        let y1 = (y_max * 1.05).min(f64::MAX);
-        let y0 = pts.iter().map(|p| p.1).fold(f64::MAX, f64::min).min(0.0);
-        let y1 = if y1 <= y0 { y0 + 1.0 } else { y1 };
+        let (y0, y1) = if c.y_log10 {
+            // 5% of the span either side, in decades: whole decades
+            // would leave most of a decade empty below memory's plateau.
+            let lo = pts.iter().map(|p| p.1.log10()).fold(f64::MAX, f64::min);
+            let hi = pts.iter().map(|p| p.1.log10()).fold(f64::MIN, f64::max);
+            let pad = ((hi - lo) * 0.05).max(0.05);
+            (lo - pad, hi + pad)
+        } else {
+            let y_max = pts.iter().map(|p| p.1).fold(f64::MIN, f64::max).max(0.0);
+            // 5% headroom, short of infinity at the top of the f64 range.
+            let y1 = (y_max * 1.05).min(f64::MAX);
+            let y0 = pts.iter().map(|p| p.1).fold(f64::MAX, f64::min).min(0.0);
+            (y0, if y1 <= y0 { y0 + 1.0 } else { y1 })
+        };
         Frame {
             log2: c.x_log2,
+            log10: c.y_log10,
             x0,
             x1,
             y0,
@@ -223,7 +235,31 @@ impl Frame {
     }
 
     fn py(&self, y: f64) -> f64 {
+        let y = if self.log10 { y.log10() } else { y };
         TOP + PLOT_H - fraction(y, self.y0, self.y1) * PLOT_H
+    }
+
+    /// The y ticks: round numbers, or on a log axis each decade (with 2x
+    /// and 5x between where there are few decades).
+    fn y_ticks(&self) -> Vec<f64> {
+        if !self.log10 {
+            return ticks(self.y0, self.y1, 5);
+        }
+        let (a, b) = (self.y0.floor() as i32, self.y1.ceil() as i32);
+        let steps: &[f64] = if b - a <= 3 { &[1.0, 2.0, 5.0] } else { &[1.0] };
+        // At most about eight decades labelled: more overlap.
+        let stride = ((b - a) as f64 / 8.0).ceil().max(1.0) as usize;
+        let mut out = Vec::new();
+        for e in (a..=b).step_by(stride) {
+            for m in steps {
+                let v = m * 10f64.powi(e);
+                let at = v.log10();
+                if v > 0.0 && v.is_finite() && at >= self.y0 && at <= self.y1 {
+                    out.push(v);
+                }
+            }
+        }
+        out
     }
 }
 
@@ -233,7 +269,7 @@ fn y_axis(s: &mut String, f: &Frame) {
         s,
         r##"<rect x="{LEFT}" y="{TOP}" width="{PLOT_W}" height="{PLOT_H}" fill="none" stroke="#888"/>"##
     );
-    for t in ticks(f.y0, f.y1, 5) {
+    for t in f.y_ticks() {
         let y = f.py(t);
         let _ = write!(
             s,
@@ -371,6 +407,7 @@ mod tests {
             x_label: "size".into(),
             y_label: "MB/s".into(),
             x_log2: true,
+            y_log10: false,
             lines: vec![Line {
                 label: "read<script>".into(),
                 points: vec![(1024.0, 100.0), (2048.0, 90.0), (0.0, 5.0)],
@@ -466,6 +503,40 @@ mod tests {
     }
 
     #[test]
+    fn a_log_y_axis_lifts_memorys_plateau_off_the_floor() {
+        // L1 at 390 GB/s, memory at 12.7 GB/s: linear, memory would sit
+        // at 3% of the height.
+        let mut c = Chart {
+            title: "bw".into(),
+            x_log2: true,
+            lines: vec![Line {
+                label: "read".into(),
+                points: vec![
+                    (16384.0, 390_000.0),
+                    ((1u64 << 30) as f64, 12_700.0),
+                    ((1u64 << 31) as f64, 9_000.0),
+                ],
+            }],
+            ..Default::default()
+        };
+        // Pixels between memory's two figures, 12.7 and 9 GB/s.
+        let apart = |c: &Chart| {
+            let f = Frame::around(c, &c.lines[0].points);
+            f.py(9_000.0) - f.py(12_700.0)
+        };
+        assert!(apart(&c) < 5.0, "{}", apart(&c));
+        c.y_log10 = true;
+        assert!(apart(&c) > 20.0, "{}", apart(&c));
+        let svg = render(&c);
+        for label in [">10k<", ">20k<", ">100k<", ">200k<"] {
+            assert!(svg.contains(label), "{label} in {svg}");
+        }
+        // Zero or below has no place on a log axis.
+        c.lines[0].points.push((4096.0, 0.0));
+        assert!(coordinates(&render(&c)).iter().all(|v| v.is_finite()));
+    }
+
+    #[test]
     fn extreme_ranges_give_short_finite_ticks() {
         for (lo, hi) in [
             (0.0, 5e-324),
@@ -498,6 +569,7 @@ mod tests {
             let c = Chart {
                 title: "t".into(),
                 x_log2: log,
+                y_log10: log,
                 lines: vec![Line { label: "l".into(), points }],
                 markers: vec![Marker { x: 4096.0, label: "m".into() }],
                 ..Default::default()

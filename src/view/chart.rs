@@ -21,6 +21,10 @@ pub(crate) struct Chart {
     pub y_label: String,
     /// Base-2 logarithmic x axis (sizes).
     pub x_log2: bool,
+    /// Base-10 logarithmic y axis: for figures that span decades (a
+    /// cache's bandwidth beside memory's), where a linear axis squeezes
+    /// the smaller under the larger.
+    pub y_log10: bool,
     pub lines: Vec<Line>,
     pub markers: Vec<Marker>,
     /// Formats x tick values (e.g. sizes as KiB/MiB).

@@ -181,18 +181,34 @@ fn convergence_marker(r: &Record, series: &crate::results::Series) -> Vec<Marker
 pub(crate) use crate::text::escape;
 
 /// Text from an input as a Markdown table cell or list item: [`escape`]d,
-/// `|` escaped so it cannot end the cell, and `<`, `>`, `&` written as
-/// entities so no HTML is injected where the Markdown is rendered.
+/// `|` escaped so it cannot end the cell, and Markdown's own backslash
+/// escapes where a character would start markup: `<` (HTML or an
+/// autolink), `&` before what could be an entity, `*` and `` ` ``
+/// (emphasis, code), `>` at the start (a quote). An HTML entity would show
+/// as `&gt;` to whoever reads the Markdown itself.
 pub fn markdown_cell(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in escape(text).chars() {
+    let escaped = escape(text);
+    let mut out = String::with_capacity(escaped.len());
+    let mut chars = escaped.chars().peekable();
+    let mut at_start = true;
+    while let Some(c) = chars.next() {
         match c {
-            '|' => out.push_str("\\|"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '&' => out.push_str("&amp;"),
+            '|' | '<' | '*' | '`' => {
+                out.push('\\');
+                out.push(c);
+            }
+            '>' if at_start => out.push_str("\\>"),
+            // A backslash before punctuation would escape it, a `|` too.
+            '\\' if chars.peek().is_some_and(char::is_ascii_punctuation) => out.push_str("\\\\"),
+            '&' if chars
+                .peek()
+                .is_some_and(|n| n.is_ascii_alphanumeric() || *n == '#') =>
+            {
+                out.push_str("\\&")
+            }
             c => out.push(c),
         }
+        at_start &= c.is_whitespace();
     }
     out
 }
@@ -205,7 +221,11 @@ mod tests {
     fn markdown_cells_hold_no_html_and_no_cell_break() {
         assert_eq!(
             markdown_cell("a|b <script>&x\x1b"),
-            r"a\|b &lt;script&gt;&amp;x\x1b"
+            r"a\|b \<script>\&x\x1b"
         );
+        // Text that starts no markup reads as it is.
+        assert_eq!(markdown_cell("0->0 & 1->1, a_b"), "0->0 & 1->1, a_b");
+        assert_eq!(markdown_cell("> 5% *x* `y`"), r"\> 5% \*x\* \`y\`");
+        assert_eq!(markdown_cell(r"a\|b"), r"a\\\|b");
     }
 }

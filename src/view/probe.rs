@@ -5,6 +5,7 @@
 //! in `run`, or gives no fleet figure, leaves the default of none.
 
 use super::View;
+use crate::analysis::findings::Finding;
 use crate::results::{Better, Document, Record, Series};
 use crate::topology::Topology;
 use serde::Serialize;
@@ -40,6 +41,14 @@ pub(crate) trait Probe: View {
     /// figure a person quotes. A part that failed is named in its place.
     fn summary_line(&self, _topo: &Topology, _records: &[&Record]) -> Option<String> {
         None
+    }
+
+    /// What its records show that a reader must know, as the report's
+    /// findings (and run's summary after it) say it: noise, an implausible
+    /// ratio, a curve that never loaded. `records` are its own, `doc` the
+    /// whole document, for a figure to compare with another probe's.
+    fn findings(&self, _doc: &Document, _records: &[&Record]) -> Vec<Finding> {
+        Vec::new()
     }
 
     /// The ns per load of `r` where it is one idle pointer chase on one

@@ -4,9 +4,12 @@
 //! leaves a results folder with the results document, an HTML report and
 //! CSVs.
 
+#[cfg(test)]
+mod findings_tests;
 mod folder;
 #[cfg(test)]
 mod golden_tests;
+mod headline;
 mod parts;
 pub(crate) mod plan;
 mod probe_lines;

@@ -108,6 +108,7 @@ mod tests {
             lat("full-random", 0, 150.0),
             lat("full-random", 1, 240.0),
             lat("page-local", 0, 94.0).param(param::SIZE_BYTES, 2_516_582_400u64),
+            lat("stride:128", 0, 60.0).param(param::SIZE_BYTES, 2_516_582_400u64),
             at(probe::PEAK, 0, 0)
                 .param(peak::param::KIND, peak::kind::BEST)
                 .param(param::THREADS, 8)
@@ -141,10 +142,13 @@ mod tests {
                 ),
         ];
         let text = parts_lines(&records);
+        // Page-local and full-random are run's headline, not repeated.
         assert!(
-            text.contains(
-                "full-random (2M) local 150.0 ns, remote 240.0 ns; page-local (2M, 2.3 GiB) local 94.0 ns"
-            ),
+            text.contains("  other patterns:     stride:128 (2M, 2.3 GiB) local 60.0 ns\n"),
+            "{text}"
+        );
+        assert!(
+            !text.contains("page-local") && !text.contains("full-random"),
             "{text}"
         );
         assert!(
@@ -163,16 +167,18 @@ mod tests {
     fn latency_names_each_pattern_once_when_records_come_pair_by_pair() {
         // The probe's order: every pattern for 0->0, then every one for 0->1.
         let records = vec![
-            lat("full-random", 0, 150.0),
+            lat("stride:128", 0, 150.0),
             lat("page-local", 0, 94.0),
-            lat("full-random", 1, 240.0),
+            lat("stride:64", 0, 70.0),
+            lat("stride:128", 1, 240.0),
             lat("page-local", 1, 180.0),
+            lat("stride:64", 1, 90.0),
         ];
         let text = parts_lines(&records);
         assert_eq!(
             text,
-            "  latency by pattern: full-random (2M) local 150.0 ns, remote 240.0 ns; \
-             page-local (2M) local 94.0 ns, remote 180.0 ns\n"
+            "  other patterns:     stride:128 (2M) local 150.0 ns, remote 240.0 ns; \
+             stride:64 (2M) local 70.0 ns, remote 90.0 ns\n"
         );
     }
 

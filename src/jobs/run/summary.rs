@@ -1,5 +1,6 @@
 //! The summary `run` prints, from the records of its results document.
 
+use crate::analysis::findings::Finding;
 use crate::results::{Document, Record};
 use crate::topology::MemoryLimit;
 use crate::view::Probe;
@@ -15,14 +16,35 @@ pub(super) fn summary(doc: &Document, secs: f64, registry: &[&dyn Probe]) -> Str
         h.topology.nodes.iter().filter(|n| n.has_memory).count(),
         h.topology.allowed.cpus.len()
     );
+    out.push_str(&super::headline::headline(
+        &crate::probes::sweep::levels::Levels::of(&h.topology, None),
+        &doc.records,
+    ));
     out.push_str(&super::probe_lines::probe_lines(
         &h.topology,
         &doc.records,
         registry,
     ));
     out.push_str(&super::probe_lines::part_lines(&doc.records, registry));
-    out.push_str(&cut_lines(&doc.records));
     out.push_str(&limit_line(h.topology.memory_limit.as_ref(), &doc.records));
+    out.push_str(&findings_lines(&crate::analysis::findings::findings(
+        doc, registry,
+    )));
+    out
+}
+
+/// The report's findings, in its order and words, so a reader of the
+/// terminal alone sees every warning the report shows; a flag is marked
+/// `!`, as the report marks it red.
+fn findings_lines(found: &[Finding]) -> String {
+    if found.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from("findings:\n");
+    for f in found {
+        let mark = if f.flag { "! warning:" } else { "-" };
+        out.push_str(&format!("  {mark} {}\n", crate::text::escape(&f.text)));
+    }
     out
 }
 
@@ -41,28 +63,6 @@ fn limit_line(limit: Option<&MemoryLimit>, records: &[Record]) -> String {
         "  memory limit: {}; buffers scaled down to fit (see the notes)\n",
         crate::text::escape(&l.describe())
     )
-}
-
-/// One line per part its time limit stopped early, from the records'
-/// conditions: a figure missing from the lines above is then explained,
-/// and the part's notes say how much of it was measured.
-fn cut_lines(records: &[Record]) -> String {
-    let mut cuts: Vec<(&str, f64)> = Vec::new();
-    for r in records {
-        if let Some(limit_s) = r.cut_by_time_limit()
-            && !cuts.contains(&(r.probe.as_str(), limit_s))
-        {
-            cuts.push((r.probe.as_str(), limit_s));
-        }
-    }
-    cuts.iter()
-        .map(|(probe, limit_s)| {
-            format!(
-                "  {} cut short: time limit of {limit_s} s reached (its notes say what was measured)\n",
-                crate::text::escape(probe)
-            )
-        })
-        .collect()
 }
 
 #[cfg(test)]
@@ -98,33 +98,15 @@ mod tests {
     }
 
     #[test]
-    fn a_part_its_time_limit_stopped_is_named_once_from_its_conditions() {
-        let limit = |s: f64| Condition::CutByTimeLimit { limit_s: s };
-        let mut cut = Record::new(probe::LATENCY, "chase");
-        cut.notes
-            .push("time limit reached: 1 of 2 measurements made".into());
-        cut.conditions.push(limit(12.0));
-        let whole = Record::new(probe::MLP, "mlp");
-        let text = cut_lines(&[cut.clone(), cut, whole]);
+    fn findings_end_the_summary_with_flags_marked_and_controls_escaped() {
+        let found = [
+            Finding::info("one NUMA node".into()),
+            Finding::flag("latency by pattern: CV above 5% on host\x1b[2J".into()),
+        ];
         assert_eq!(
-            text,
-            "  latency cut short: time limit of 12 s reached (its notes say what was measured)\n"
+            findings_lines(&found),
+            "findings:\n  - one NUMA node\n  ! warning: latency by pattern: CV above 5% on host\\x1b[2J\n"
         );
-        assert_eq!(cut_lines(&[Record::new(probe::PEAK, "peak")]), "");
-        // A note that says it, without the condition, is no cut; a stop by
-        // a signal is none either.
-        let mut peak = Record::new(probe::PEAK, "peak");
-        peak.notes
-            .push("time limit of 20 s reached: 4 of 12 measurement(s) made".into());
-        let mut mlp = Record::new(probe::MLP, "mlp");
-        mlp.conditions.push(Condition::CutBySignal { signal: 2 });
-        assert_eq!(cut_lines(&[peak.clone(), mlp.clone()]), "");
-        peak.conditions.push(limit(20.0));
-        mlp.conditions.push(limit(0.5));
-        assert_eq!(
-            cut_lines(&[peak, mlp]),
-            "  peak cut short: time limit of 20 s reached (its notes say what was measured)\n  \
-             mlp cut short: time limit of 0.5 s reached (its notes say what was measured)\n"
-        );
+        assert_eq!(findings_lines(&[]), "");
     }
 }

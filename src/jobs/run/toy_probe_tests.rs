@@ -133,7 +133,15 @@ fn the_toy_line_closes_the_probe_lines_of_run_summary() {
     let doc = run_with_toy();
     let plain = super::summary::summary(&doc, 25.0, REGISTRY);
     let with_toy = super::summary::summary(&doc, 25.0, &registry());
-    assert_eq!(with_toy, format!("{plain}  toy speed:          4.2 m/s\n"));
+    // The findings close the summary; the toy's line closes the probes'.
+    assert_eq!(
+        with_toy,
+        plain.replacen(
+            "findings:\n",
+            "  toy speed:          4.2 m/s\nfindings:\n",
+            1
+        )
+    );
     // A toy part that failed says so in place of its figure.
     let mut failed = doc.clone();
     failed
@@ -141,7 +149,11 @@ fn the_toy_line_closes_the_probe_lines_of_run_summary() {
         .push(Record::new(TOY, crate::results::names::run::NOT_COMPLETE));
     let text = super::summary::summary(&failed, 25.0, &registry());
     assert!(
-        text.ends_with("  toy                 NOT COMPLETE, see toy.log\n"),
+        text.contains("  toy                 NOT COMPLETE, see toy.log\nfindings:\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("  ! warning: toy did not complete:"),
         "{text}"
     );
 }

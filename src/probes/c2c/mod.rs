@@ -9,6 +9,7 @@
 //! [`run`] measures each pair in every variant asked for, [`records`]
 //! turns the samples into records, [`view`] shows them.
 
+mod findings;
 mod part;
 pub(crate) use part::estimate;
 pub(crate) mod pingpong;

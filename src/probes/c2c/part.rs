@@ -96,6 +96,14 @@ const FLEET: &[FleetFigure] = &[FleetFigure {
 }];
 
 impl Probe for C2cView {
+    fn findings(
+        &self,
+        _doc: &crate::results::Document,
+        records: &[&Record],
+    ) -> Vec<crate::analysis::findings::Finding> {
+        super::findings::findings(records)
+    }
+
     fn part(&self) -> Option<Part> {
         Some(PART)
     }

@@ -115,19 +115,31 @@ const FLEET: &[FleetFigure] = &[FleetFigure {
     },
 }];
 
+/// The patterns run's summary gives in its headline line.
+const HEADLINE_PATTERNS: [&str; 2] = ["page-local", "full-random"];
+
 impl Probe for LatencyView {
+    fn findings(
+        &self,
+        _doc: &crate::results::Document,
+        records: &[&Record],
+    ) -> Vec<crate::analysis::findings::Finding> {
+        super::findings::findings(records)
+    }
+
     fn part(&self) -> Option<Part> {
         Some(PART)
     }
 
-    /// Idle latency per pattern: "full-random local 152.1 ns; page-local
-    /// ...".
+    /// Idle latency of the patterns other than run's headline's
+    /// (page-local and full-random, which it quotes already): "stride
+    /// local 80.1 ns; ...".
     fn summary_line(&self, _topo: &Topology, recs: &[&Record]) -> Option<String> {
         // Records come pair by pair, each pair with every pattern: keep
         // each pattern once, in the order first met.
         let mut patterns: Vec<&str> = Vec::new();
         for p in recs.iter().filter_map(|r| r.str_param(param::PATTERN)) {
-            if !patterns.contains(&p) {
+            if !patterns.contains(&p) && !HEADLINE_PATTERNS.contains(&p) {
                 patterns.push(p);
             }
         }
@@ -152,7 +164,7 @@ impl Probe for LatencyView {
                 )
             })
             .collect();
-        (!parts.is_empty()).then(|| format!("  latency by pattern: {}\n", parts.join("; ")))
+        (!parts.is_empty()).then(|| format!("  other patterns:     {}\n", parts.join("; ")))
     }
 
     fn idle_chase(&self, r: &Record) -> Option<f64> {

@@ -15,6 +15,7 @@
 
 mod curve;
 mod inject;
+mod findings;
 mod part;
 pub(crate) use part::estimate;
 mod pick;

@@ -129,6 +129,14 @@ const FLEET: &[FleetFigure] = &[FleetFigure {
 }];
 
 impl Probe for LoadedView {
+    fn findings(
+        &self,
+        _doc: &crate::results::Document,
+        records: &[&Record],
+    ) -> Vec<crate::analysis::findings::Finding> {
+        super::findings::findings(records)
+    }
+
     fn part(&self) -> Option<Part> {
         Some(PART)
     }
@@ -166,7 +174,14 @@ impl Probe for LoadedView {
                 format!("{pair} idle {idle:.0} ns, {full}{knee}{one}")
             })
             .collect();
-        (!parts.is_empty()).then(|| format!("  loaded latency:     {}\n", parts.join("; ")))
+        // Its idle point is a chase of its own, beside run's headline: the
+        // phrase says the line is about load.
+        (!parts.is_empty()).then(|| {
+            format!(
+                "  loaded latency:     under injected load: {}\n",
+                parts.join("; ")
+            )
+        })
     }
 
     /// The curve's idle point: its injectors parked.

@@ -5,7 +5,6 @@
 
 use super::MatrixView;
 use crate::analysis::atlas::{Atlas, Grid};
-use crate::probes::sweep::levels::Levels;
 use crate::results::Record;
 use crate::topology::Topology;
 use crate::results::names::matrix::{kind, param};
@@ -190,9 +189,9 @@ impl Probe for MatrixView {
 
     /// Printed even without a cell measured: a run always has its matrix,
     /// and dashes say that it measured nothing.
-    fn summary_line(&self, topo: &Topology, records: &[&Record]) -> Option<String> {
+    fn summary_line(&self, _topo: &Topology, records: &[&Record]) -> Option<String> {
         let atlas = Atlas::from_records(records.iter().copied());
-        Some(matrix_lines(&atlas, &Levels::of(topo, None)))
+        Some(matrix_lines(&atlas))
     }
 
     fn idle_chase(&self, r: &Record) -> Option<f64> {
@@ -227,7 +226,7 @@ fn shown(r: Option<(f64, f64)>, unit: &str, d: usize) -> String {
     }
 }
 
-fn matrix_lines(a: &Atlas, levels: &Levels) -> String {
+fn matrix_lines(a: &Atlas) -> String {
     let mut out = String::new();
     let local_remote = |g: &Grid, unit: &str, d: usize| {
         format!(
@@ -244,20 +243,7 @@ fn matrix_lines(a: &Atlas, levels: &Levels) -> String {
         "  triad, saturated:   {}\n",
         local_remote(&a.saturated, "MB/s", 0)
     ));
-    // A chase short of memory's size still finds some of its lines in the
-    // L3: say so, as the sweep's lines do.
-    let level = match a.latency_size {
-        Some(b) if (b as usize) < levels.memory_from() => {
-            format!("; {}", levels.name(b as usize))
-        }
-        _ => String::new(),
-    };
-    out.push_str(&format!(
-        "  idle latency:       {} ({}{}{level})\n",
-        local_remote(&a.latency, "ns", 1),
-        a.latency_chase(),
-        a.latency_buffer()
-    ));
+    // The idle latency is run's headline, before these lines.
     let (_, classes) = crate::analysis::placement::system_classes(a);
     out.push_str(&format!(
         "  bandwidth classes:  {}\n",
@@ -269,49 +255,4 @@ fn matrix_lines(a: &Atlas, levels: &Levels) -> String {
             .join(", ")
     ));
     out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_idle_latency_line_names_its_chase_and_pages() {
-        let mut a = Atlas::default();
-        a.latency.values.insert((0, 0), 150.0);
-        a.latency.values.insert((0, 1), 240.0);
-        let levels = Levels {
-            l1: 32 << 10,
-            l2: 1 << 20,
-            l3: 32 << 20,
-        };
-        let line = |a: &Atlas| {
-            matrix_lines(a, &levels)
-                .lines()
-                .find(|l| l.contains("idle latency"))
-                .unwrap()
-                .to_string()
-        };
-        assert_eq!(
-            line(&a),
-            "  idle latency:       local 150.0 ns, remote 240.0 ns (full-random chase)"
-        );
-        a.latency_pattern = Some("page-local:256K".into());
-        a.latency_chase = Some("page-local:256K chase on thp pages".into());
-        assert_eq!(
-            line(&a),
-            "  idle latency:       local 150.0 ns, remote 240.0 ns (page-local:256K chase on thp pages)"
-        );
-        a.latency_size = Some(1_258_291_200);
-        assert_eq!(
-            line(&a),
-            "  idle latency:       local 150.0 ns, remote 240.0 ns (page-local:256K chase on thp pages, 1.2 GiB)"
-        );
-        // Under 16x this L3 the chase is named by the level it lives in.
-        a.latency_size = Some(256 << 20);
-        assert_eq!(
-            line(&a),
-            "  idle latency:       local 150.0 ns, remote 240.0 ns (page-local:256K chase on thp pages, 256 MiB; L3 and memory, 8x L3)"
-        );
-    }
 }

@@ -18,6 +18,7 @@
 //! from each CPU node's CPU in turn ([`super::node_chase`]); measuring N
 //! uses the first N, so every N walks the same cycles.
 
+mod findings;
 mod part;
 pub(crate) use part::estimate;
 pub(crate) mod records;

@@ -92,6 +92,14 @@ pub(crate) fn estimate(topo: &Topology, cfg: &super::MlpConfig) -> crate::view::
 }
 
 impl Probe for MlpView {
+    fn findings(
+        &self,
+        _doc: &crate::results::Document,
+        records: &[&Record],
+    ) -> Vec<crate::analysis::findings::Finding> {
+        super::findings::findings(records)
+    }
+
     fn part(&self) -> Option<Part> {
         Some(PART)
     }
@@ -108,7 +116,7 @@ impl Probe for MlpView {
             .filter(|r| r.u64_param(mlp::param::CHASES) == Some(most))
             .collect();
         Some(format!(
-            "  parallel chases:    {most} in one thread: {} per access; in flight {}\n",
+            "  parallel chases:    overlapped misses, not one load's latency: {most} in one thread: {} per access; in flight {}\n",
             local_remote(&top, mlp::metric::NS_PER_ACCESS, "ns", 1),
             local_remote(&top, mlp::metric::CONCURRENCY, "", 1)
         ))

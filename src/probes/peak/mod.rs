@@ -15,6 +15,7 @@
 //! `mod.rs` measures; `records.rs` turns the measurements into records;
 //! `view.rs` shows the records in every format.
 
+mod findings;
 mod part;
 pub(crate) use part::estimate;
 mod records;

@@ -144,6 +144,14 @@ const FLEET: &[FleetFigure] = &[FleetFigure {
 }];
 
 impl Probe for PeakView {
+    fn findings(
+        &self,
+        doc: &crate::results::Document,
+        records: &[&Record],
+    ) -> Vec<crate::analysis::findings::Finding> {
+        super::findings::findings(doc, records)
+    }
+
     fn part(&self) -> Option<Part> {
         Some(PART)
     }

@@ -7,6 +7,7 @@
 
 mod bandwidth;
 pub(crate) mod levels;
+mod findings;
 mod part;
 pub(crate) mod records;
 pub(crate) mod view;

@@ -62,7 +62,7 @@ impl View for SweepView {
 
     fn intro(&self) -> Option<&'static str> {
         Some(
-            "Bandwidth and latency against the per-thread buffer size, on a log axis with the caches marked: the plateaus are the cache levels, and the figures right of the last dashed line are memory's. Bandwidth counts the buffer once, as sc-membench does.",
+            "Bandwidth and latency against the per-thread buffer size, both on log axes, with the caches marked: the plateaus are the cache levels, and the figures right of the last dashed line are memory's. Bandwidth counts the buffer once, as sc-membench does.",
         )
     }
 
@@ -307,12 +307,15 @@ fn charts(doc: &Document, records: &[&Record]) -> Vec<Block> {
     }
     let markers = cache_markers(doc);
     let mut out = vec![
-        Block::Caption("per-thread buffer size on a log axis; dashed lines: this CPU's cache sizes; bandwidth in the sc-membench convention (copy counts the buffer once)".into()),
+        Block::Caption("per-thread buffer size and the figures on log axes; dashed lines: this CPU's cache sizes; bandwidth in the sc-membench convention (copy counts the buffer once)".into()),
         Block::Chart(Chart {
             title: "bandwidth against buffer size".into(),
             x_label: "per-thread buffer size".into(),
-            y_label: "MB/s".into(),
+            y_label: "MB/s (log)".into(),
             x_log2: true,
+            // L1 runs ten times memory's figure and more: on a linear axis
+            // memory's plateau would lie flat on the floor.
+            y_log10: true,
             lines: bw
                 .into_iter()
                 .map(|(label, points)| Line { label, points })
@@ -325,8 +328,9 @@ fn charts(doc: &Document, records: &[&Record]) -> Vec<Block> {
         out.push(Block::Chart(Chart {
             title: "latency against buffer size".into(),
             x_label: "buffer size".into(),
-            y_label: "ns per load".into(),
+            y_label: "ns per load (log)".into(),
             x_log2: true,
+            y_log10: true,
             lines: vec![Line {
                 label: own::LATENCY.into(),
                 points: lat,

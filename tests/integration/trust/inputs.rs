@@ -572,12 +572,12 @@ fn compare_shows_control_characters_and_markup_from_files_safely() {
         );
         if format == Some("--markdown") {
             assert!(
-                out.stdout.contains(r"read\x1b]0;owned\x07\|&lt;b&gt;&amp;"),
+                out.stdout.contains(r"read\x1b]0;owned\x07\|\<b>&"),
                 "{}",
                 out.stdout
             );
             assert!(
-                out.stdout.contains(r"| lab\x1b[5m\|&lt;i&gt;&amp; |"),
+                out.stdout.contains(r"| lab\x1b[5m\|\<i>& |"),
                 "{}",
                 out.stdout
             );
