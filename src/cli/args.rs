@@ -103,10 +103,12 @@ pub(crate) fn check_nodes(
 /// `--size`: bytes of memory.
 #[derive(clap::Args, Debug, Clone, Default)]
 pub struct SizeArgs {
-    /// Memory a measurement works on, e.g. 512M or 1G (a plain number is
-    /// bytes): the chase buffer, or the arrays of all threads together
-    /// [default: sized as the command's --help says].
-    #[arg(short = 's', long, value_name = "SIZE")]
+    /// Memory a measurement works on, with a unit, e.g. 512M or 1G.
+    ///
+    /// The chase buffer, or the arrays of all threads together [default:
+    /// sized as the command's --help says]. A bare number is refused (as
+    /// in every command's -s): sc-membench's -s 1024 is KiB, write 1024K.
+    #[arg(short = 's', long, value_name = "SIZE", value_parser = units::size_with_unit)]
     pub size: Option<String>,
 }
 

@@ -51,7 +51,7 @@ pub struct C2cArgs {
     #[arg(short = 'i', long, value_name = "N", default_value_t = 1000)]
     pub iterations: u64,
     /// Samples per pair and variant after one warm-up sample (1 to 100000)
-    #[arg(short = 'n', long, value_name = "N", default_value_t = 300)]
+    #[arg(long, value_name = "N", default_value_t = 300)]
     pub samples: usize,
     /// Sample the pairs above N CPUs (2 to 100000)
     #[arg(

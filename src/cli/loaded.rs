@@ -44,7 +44,7 @@ pub struct LoadedArgs {
     /// in a short trial before each curve, or the one --kernel-variant
     /// names: a read kernel (regular or streaming loads) for read, a copy
     /// with regular stores for copy, with non-temporal stores for copy-nt.
-    #[arg(short = 'm', long, value_name = "TRAFFIC", default_value = "read")]
+    #[arg(long, value_name = "TRAFFIC", default_value = "read")]
     pub traffic: String,
     #[command(flatten)]
     pub kernel: KernelVariantArgs,
@@ -54,19 +54,21 @@ pub struct LoadedArgs {
     pub chase: ChaseArgs,
     /// Each injector's buffer, e.g. 256M [default: the injectors together
     /// 4x the L3 they share, each at least 32 MiB].
-    #[arg(long, value_name = "SIZE")]
+    #[arg(long, value_name = "SIZE", value_parser = super::units::size_with_unit)]
     pub injector_size: Option<String>,
     /// Injector threads, at most the CPUs free to inject from [default:
     /// every core of the injector node but the chase's core (one per
     /// physical core first)].
-    #[arg(short = 'n', long, value_name = "N")]
+    #[arg(long, value_name = "N")]
     pub injectors: Option<usize>,
     /// Node whose cores inject [default: the chase's own CPU node].
     #[arg(long, value_name = "NODE")]
     pub injector_node: Option<usize>,
-    /// Which pairs: all (every CPU node with every memory node) or
-    /// near-far (the first CPU node with its nearest and farthest memory
-    /// node).
+    /// Node pairs: all or near-far.
+    ///
+    /// all: every CPU node with every memory node; near-far: the first CPU
+    /// node with its nearest and its farthest memory node (local-far, mlp's
+    /// older name, is accepted).
     #[arg(long, value_name = "PAIRS", default_value = "all")]
     pub pairs: String,
     #[command(flatten)]
@@ -156,10 +158,9 @@ fn config(args: &LoadedArgs) -> Result<LoadedConfig> {
             )));
         }
     };
-    let pairs = match args.pairs.as_str() {
-        "all" => Pairs::All,
-        "near-far" => Pairs::NearFar,
-        p => return Err(usage(format!("--pairs {p}: use all or near-far"))),
+    let pairs = match select::pairs(&args.pairs)? {
+        select::PairChoice::All => Pairs::All,
+        select::PairChoice::NearFar => Pairs::NearFar,
     };
     if args.injectors == Some(0) {
         return Err(usage(

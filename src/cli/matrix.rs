@@ -36,7 +36,7 @@ pub struct MatrixArgs {
     /// Pointer-chase buffer for latency, e.g. 1G [default: 16x the L3 of the
     /// CPU node, at least 1 GiB, at most half the memory node's free memory];
     /// huge pages where the system has them.
-    #[arg(long, value_name = "SIZE")]
+    #[arg(long, value_name = "SIZE", value_parser = super::units::size_with_unit)]
     pub latency_size: Option<String>,
     #[command(flatten)]
     pub tries: TriesArgs,

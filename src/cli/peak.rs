@@ -29,7 +29,7 @@ pub struct PeakArgs {
     /// Mixes, comma-separated: read (all reads), 3:1, 2:1, 1:1 (reads to
     /// writes: three, two or one read stream per write stream), write
     /// (all writes), triad (STREAM a = b + q*c) [default: all six].
-    #[arg(short = 'm', long, value_name = "LIST")]
+    #[arg(long, value_name = "LIST")]
     pub mix: Option<String>,
     /// Store kinds, comma-separated: regular, nt (non-temporal)
     /// [default: both].
