@@ -10,6 +10,8 @@ mod compare;
 mod fleet;
 mod gather;
 mod generate;
+#[cfg(test)]
+mod help_tests;
 mod latency;
 mod loaded;
 mod matrix;
@@ -18,6 +20,7 @@ mod mlp;
 mod model;
 mod omp;
 pub(crate) mod output;
+mod parse_error;
 mod part;
 mod pcie;
 pub(crate) mod peak;
@@ -30,6 +33,8 @@ pub(crate) mod sweep;
 mod tier;
 mod topo;
 pub(crate) mod units;
+
+pub use parse_error::usage_line;
 
 use crate::topology::{ROOT_ENV, SysfsRoot, Topology, read_topology};
 use anyhow::Result;

@@ -127,9 +127,7 @@ pub(crate) fn policy(topo: &Topology, text: &str, flag: &str) -> Result<MemPolic
         }
         _ => text.to_string(),
     };
-    let policy: MemPolicy = expanded
-        .parse()
-        .map_err(|e| usage(format!("{flag} {e}")))?;
+    let policy: MemPolicy = expanded.parse().map_err(|e| usage(format!("{flag} {e}")))?;
     policy_nodes(topo, &policy, flag)?;
     Ok(policy)
 }

@@ -110,7 +110,8 @@ const MIN_SIZE: usize = 4096;
 fn sweep_size(text: &str, flag: &str) -> Result<usize> {
     let t = text.trim();
     let plain = !t.is_empty() && t.chars().all(|c| c.is_ascii_digit() || c == '.');
-    let accepted = "sizes are whole KiB from 4K up, e.g. -s 64K, -s 2M (--buffer-kib 1024 is 1 MiB)";
+    let accepted =
+        "sizes are whole KiB from 4K up, e.g. -s 64K, -s 2M (--buffer-kib 1024 is 1 MiB)";
     let bytes = if plain {
         parse_size(&format!("{t}K"))
     } else {

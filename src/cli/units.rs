@@ -55,7 +55,11 @@ mod tests {
             size_with_unit("1024").unwrap_err(),
             "give a unit, e.g. 1024K or 1M (a bare number is refused, not guessed as KiB or bytes)"
         );
-        assert!(size_with_unit("100").unwrap_err().contains("e.g. 100K or 100M"));
+        assert!(
+            size_with_unit("100")
+                .unwrap_err()
+                .contains("e.g. 100K or 100M")
+        );
         assert!(size_with_unit("1.5").is_err());
         for ok in ["512K", "1M", "1.5G", "4096B", " 2m "] {
             assert_eq!(size_with_unit(ok).as_deref(), Ok(ok), "{ok}");
