@@ -14,6 +14,8 @@ use crate::results::names::probe;
 
 use anyhow::Result;
 
+/// Measure memory-level parallelism: N pointer chases at once from one thread.
+///
 /// Measure memory-level parallelism: one pinned thread follows N
 /// independent pointer chases at once (multichase -c parallelN), for each
 /// N, per (CPU node, memory node): ns per access (wall time / all loads),

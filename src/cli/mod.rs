@@ -134,8 +134,11 @@ impl Command {
 /// Where topology is read from; shared by every command.
 #[derive(clap::Args, Debug, Clone, Default)]
 pub struct RootArgs {
+    /// Read sysfs/procfs from DIR instead of the running system.
+    ///
     /// Read sysfs/procfs from DIR (holding sys/ and proc/, e.g. an unpacked
     /// `numabench gather` archive) instead of the running system.
+    ///
     /// Also set by the environment variable NUMABENCH_SYSFS_ROOT.
     #[arg(long, value_name = "DIR")]
     pub sysfs_root: Option<PathBuf>,

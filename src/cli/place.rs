@@ -10,9 +10,13 @@ use crate::units::bytes;
 use anyhow::Result;
 use std::path::Path;
 
+/// Allocate a buffer under a memory policy and report where its pages really are.
+///
 /// Allocate a buffer under a memory policy from a pinned thread and report
 /// where its pages and the thread really are (pages per node, huge-page
-/// coverage, CPU seen). The buffer (--size) is 64 MiB unless given.
+/// coverage, CPU seen).
+///
+/// The buffer (--size) is 64 MiB unless given.
 #[derive(clap::Args, Debug)]
 pub struct PlaceArgs {
     /// Memory policy, e.g. bind:0 or interleave:all.

@@ -15,8 +15,12 @@ use crate::topology::{SysfsRoot, read_topology};
 use anyhow::Result;
 use std::time::Duration;
 
+/// Measure bandwidth and latency at buffer sizes around the cache sizes.
+///
 /// Measure read/write/copy/triad bandwidth and pointer-chase latency at
-/// buffer sizes around the real cache sizes (L1/2 ... 4xL3), one buffer per
+/// buffer sizes around the real cache sizes (L1/2 ...
+///
+/// 4xL3), one buffer per
 /// thread bound to the thread's own node and verified.
 ///
 /// Each thread may use half the free memory of its node. A size given with
@@ -43,6 +47,8 @@ use std::time::Duration;
 /// must name it.
 #[derive(clap::Args, Debug)]
 pub struct SweepArgs {
+    /// Operation to measure; repeat for several.
+    ///
     /// Operation: read, write, copy, scale, add, triad, add3 or latency; repeat for
     /// several [default: read, write, copy, triad, latency]
     #[arg(long = "op", value_name = "OP")]
@@ -84,6 +90,8 @@ pub struct SweepArgs {
     /// List the kernels and which this CPU can run, then exit (alone).
     #[arg(long, exclusive = true)]
     pub list_kernels: bool,
+    /// Human-readable table with summary and scores.
+    ///
     /// Human-readable table with summary and scores (the default on a
     /// terminal; off one, as with sc-membench, CSV is).
     #[arg(
