@@ -29,8 +29,11 @@ pub struct FleetArgs {
 
 #[derive(clap::Subcommand, Debug)]
 pub enum FleetCommand {
+    #[command(after_long_help = super::examples::FLEET_SUBMIT)]
     Submit(SubmitArgs),
+    #[command(after_long_help = super::examples::FLEET_REPORT)]
     Report(ReportArgs),
+    #[command(after_long_help = super::examples::FLEET_COMPARE)]
     Compare(CompareArgs),
 }
 
