@@ -32,16 +32,12 @@ pub(super) fn of(text: &str) -> Vec<Example<'_>> {
 
 /// The words of an example as the shell would pass them to numabench:
 /// up to a redirection, without the program name.
+#[cfg(test)]
 pub(super) fn words(line: &str) -> Vec<&str> {
     line.split_whitespace()
         .skip(1)
         .take_while(|w| !w.starts_with(['>', '|', '<']))
         .collect()
-}
-
-/// What follows the examples: the guide line(s).
-pub(super) fn rest(text: &str) -> &str {
-    text.split_once("\n\n").map_or("", |(_, r)| r)
 }
 
 pub(super) const NUMABENCH: &str = "Examples:

@@ -54,9 +54,7 @@ pub(super) fn run(args: GenerateArgs) -> anyhow::Result<()> {
             let name = cmd.get_name().to_string();
             clap_complete::generate(shell, &mut cmd, name, &mut out);
         }
-        None => clap_mangen::Man::new(page(cmd, args.command.as_deref())?)
-            .source(concat!("numabench ", env!("CARGO_PKG_VERSION")))
-            .render(&mut out)?,
+        None => out = super::man::page(page(cmd, args.command.as_deref())?)?,
     }
     crate::console::out(&String::from_utf8_lossy(&out));
     Ok(())

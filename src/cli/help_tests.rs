@@ -167,5 +167,4 @@ fn examples_are_read_back_from_the_help_text() {
     assert_eq!(got.len(), 2);
     assert_eq!((got[1].comment, got[1].line), ("Two", "numabench b > f"));
     assert_eq!(super::examples::words(got[1].line), ["b"]);
-    assert_eq!(super::examples::rest(text), "Guide: g");
 }

@@ -15,6 +15,7 @@ mod generate;
 mod help_tests;
 mod latency;
 mod loaded;
+mod man;
 mod matrix;
 mod mem;
 mod mlp;
@@ -102,6 +103,18 @@ pub enum Command {
     Generate(generate::GenerateArgs),
     #[command(hide = true)]
     Part(part::PartArgs),
+}
+
+impl Cli {
+    /// The names of the commands a person runs (not `help`, not hidden).
+    pub(crate) fn command_names() -> Vec<String> {
+        use clap::CommandFactory;
+        Cli::command()
+            .get_subcommands()
+            .filter(|c| !c.is_hide_set())
+            .map(|c| c.get_name().to_string())
+            .collect()
+    }
 }
 
 impl Command {
