@@ -88,16 +88,16 @@ pub(super) const PLACE: &str = "Examples:
   numabench place -m bind:0
   # Interleaved over every memory node, as numactl --interleave=all
   numabench place -m interleave:all -s 1G
-  # Allocated from a CPU of node 1 with base pages, as JSON
-  numabench place -N 1 --pages base --json
+  # Allocated from a CPU of node 0 with base pages, as JSON
+  numabench place -N 0 --pages base --json
 
 Guide: docs/place.md in the numabench source.";
 
 pub(super) const SWEEP: &str = "Examples:
   # Bandwidth and latency at sizes around the caches, as a table
   numabench sweep -R
-  # Read bandwidth at 1 MiB per thread with 4 threads, CSV
-  numabench sweep --op read -s 1M --threads 4 --csv
+  # Read bandwidth at 1 MiB per thread with 2 threads, CSV
+  numabench sweep --op read -s 1M --threads 2 --csv
   # sc-membench's -s 1024 (KiB), under its own name
   numabench sweep --buffer-kib 1024
   # Try 1, 2, 4, ... threads and keep the best
@@ -168,8 +168,8 @@ Guide: docs/peak.md in the numabench source.";
 pub(super) const C2C: &str = "Examples:
   # Core-to-core latency of every CPU pair
   numabench c2c
-  # CPUs 0 to 3 only, compare-and-swap, CSV
-  numabench c2c --cpus 0-3 --variant cas --csv
+  # CPUs 0 and 1 only, compare-and-swap, CSV
+  numabench c2c --cpus 0,1 --variant cas --csv
   # What it would measure and how long
   numabench c2c --plan
 
