@@ -24,18 +24,7 @@ fn main() {
                 }
                 std::process::exit(if e.use_stderr() { EXIT_USAGE } else { 0 });
             }
-            // clap's first line holds the reason, continued on indented
-            // lines when it lists names (missing arguments); its tips
-            // repeat --help.
-            let text = e.render().to_string();
-            let mut lines = text.lines();
-            let mut first = lines.next().unwrap_or("invalid arguments").to_string();
-            for more in lines.take_while(|l| l.starts_with(' ')) {
-                first.push(' ');
-                first.push_str(more.trim());
-            }
-            let reason = first.strip_prefix("error: ").unwrap_or(&first);
-            eprintln!("numabench: error: {reason} (see 'numabench --help')");
+            eprintln!("{}", numabench::cli::usage_line(&e));
             std::process::exit(EXIT_USAGE);
         }
     };

@@ -75,7 +75,7 @@ run_c2c_pairs() {
     note "c2c: peer $peer, numabench $nb, CPUs $cpus, $c2c_rounds alternating rounds per test"
     for test in cas store; do
         case $test in cas) bflag=1 ;; store) bflag=2 ;; esac
-        local -a nb_cmd=("$nb" c2c --variant "$test" --cpus "$cpus" -i 1000 -n 300 --csv)
+        local -a nb_cmd=("$nb" c2c --variant "$test" --cpus "$cpus" -i 1000 --samples 300 --csv)
         local -a pr_cmd=("$peer" 1000 300 -b "$bflag" -c "$cpus" --csv)
         note "c2c $test:   ${nb_cmd[*]}"
         note "c2c $test:   ${pr_cmd[*]}"

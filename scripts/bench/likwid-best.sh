@@ -92,7 +92,7 @@ lb_nb_candidates() {
 # One numabench run: prints MB/s, or fails.
 lb_nb_run() {
     local op=$1 variant=$2 per_kib=$3 t=$4 res
-    local -a cmd=("$nb" sweep -o "$op" -s "$per_kib" -p "$t" -r "$tries" --csv --kernel-variant "$variant")
+    local -a cmd=("$nb" sweep --op "$op" --buffer-kib "$per_kib" --threads "$t" -r "$tries" --csv --kernel-variant "$variant")
     [ "${#nb_extra[@]}" = 0 ] || cmd+=("${nb_extra[@]}")
     if ! "${cmd[@]}" >"$tmp/lb-nb.out" 2>"$tmp/lb-nb.err"; then
         note "numabench failed: ${cmd[*]}"
@@ -151,7 +151,7 @@ lb_handoff() {
     local out
     # A failed timing leaves the round without a handoff (the reason is in
     # the log); it never stops the comparison.
-    out=$("$nb" c2c --variant cas --cpus "$lb_pair" -i 1000 -n 20 --csv 2>"$tmp/lb-c2c.err") || {
+    out=$("$nb" c2c --variant cas --cpus "$lb_pair" -i 1000 --samples 20 --csv 2>"$tmp/lb-c2c.err") || {
         note "handoff between CPUs $lb_pair not timed: $(tail -n 1 "$tmp/lb-c2c.err")"
         return 0
     }

@@ -50,7 +50,7 @@ self_nb_latency() {
 
 # numabench c2c's median one-way ns between the CPUs $1 (A,B).
 self_nb_c2c() {
-    "$nb" c2c --variant cas --cpus "$1" -i 1000 -n 300 --csv >"$tmp/self.csv" 2>"$tmp/self.err" ||
+    "$nb" c2c --variant cas --cpus "$1" -i 1000 --samples 300 --csv >"$tmp/self.csv" 2>"$tmp/self.err" ||
         { show_tail "$tmp/self.err"; return 1; }
     awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) h[$i] = i; next }
         /^#/ { next } { print $h["latency_ns"]; exit }' "$tmp/self.csv"

@@ -17,6 +17,8 @@ use std::time::Duration;
 /// `--time-limit`.
 #[derive(clap::Args, Debug, Clone, Default)]
 pub struct LimitArgs {
+    /// Start no new measurement after SECONDS (0 = no limit).
+    ///
     /// Start no new measurement after SECONDS (0 = no limit, at most
     /// 604800, a week); one begun is finished, and a run the limit cut
     /// short is marked incomplete.
@@ -103,10 +105,12 @@ pub(crate) fn check_nodes(
 /// `--size`: bytes of memory.
 #[derive(clap::Args, Debug, Clone, Default)]
 pub struct SizeArgs {
-    /// Memory a measurement works on, e.g. 512M or 1G (a plain number is
-    /// bytes): the chase buffer, or the arrays of all threads together
-    /// [default: sized as the command's --help says].
-    #[arg(short = 's', long, value_name = "SIZE")]
+    /// Memory a measurement works on, with a unit, e.g. 512M or 1G.
+    ///
+    /// The chase buffer, or the arrays of all threads together [default:
+    /// sized as the command's --help says]. A bare number is refused (as
+    /// in every command's -s): sc-membench's -s 1024 is KiB, write 1024K.
+    #[arg(short = 's', long, value_name = "SIZE", value_parser = units::size_with_unit)]
     pub size: Option<String>,
 }
 
@@ -124,6 +128,8 @@ impl SizeArgs {
 /// pattern.
 #[derive(clap::Args, Debug, Clone)]
 pub struct ChaseArgs {
+    /// Chase pattern: full-random, page-local or stride.
+    ///
     /// Chase pattern: full-random (one random cycle through the whole
     /// buffer, page walks included), page-local (random within --window,
     /// each window done before the next, in random order, as multichase's
@@ -139,6 +145,8 @@ pub struct ChaseArgs {
     /// The page-local window (multichase -T).
     #[arg(long, value_name = "SIZE", default_value = "256K")]
     pub window: String,
+    /// Bytes between loads for --pattern stride, e.g. 64 or 4K.
+    ///
     /// Bytes from one load to the next for --pattern stride, e.g. 64 or 4K;
     /// latency takes several, comma-separated [default: 64, a line; mlp:
     /// 256, its element; latency: 64,128,...,4096].
@@ -178,6 +186,8 @@ impl ChaseArgs {
 /// `--pages`: page kinds.
 #[derive(clap::Args, Debug, Clone)]
 pub struct PagesArgs {
+    /// Page kinds: base, thp, auto, hugetlb or hugetlb:SIZE.
+    ///
     /// Page kinds: base, thp, auto (hugetlb, else THP, else base), hugetlb
     /// (the default huge page size) or hugetlb:SIZE, e.g. hugetlb:1G; a
     /// size the kernel lacks is refused, an empty pool falls back to THP
@@ -221,6 +231,8 @@ pub struct TriesArgs {
 /// `--huge`.
 #[derive(clap::Args, Debug, Clone, Default)]
 pub struct HugeArgs {
+    /// Huge pages for the bandwidth arrays (hugetlb, else THP).
+    ///
     /// Huge pages for the bandwidth arrays: hugetlb where a pool has room,
     /// else THP [default: base pages, as a program that does not ask for
     /// them gets].
@@ -231,6 +243,8 @@ pub struct HugeArgs {
 /// `--kernel-variant`.
 #[derive(clap::Args, Debug, Clone, Default)]
 pub struct KernelVariantArgs {
+    /// Force a kernel by name, e.g. copy_nt_avx512.
+    ///
     /// Force a kernel by name, e.g. copy_nt_avx512, in place of the fastest
     /// of its operation ('numabench sweep --list-kernels' lists them);
     /// repeatable, one per operation.
@@ -241,6 +255,8 @@ pub struct KernelVariantArgs {
 /// `--runs`.
 #[derive(clap::Args, Debug, Clone, Default)]
 pub struct RunsArgs {
+    /// Repeat each measurement N times for mean and standard deviation.
+    ///
     /// Measurements of each test (or core), each made afresh, for the
     /// mean and standard deviation of their figures (1 to 1000) [default:
     /// one].
@@ -251,6 +267,8 @@ pub struct RunsArgs {
 /// `--peak`: Gamma.
 #[derive(clap::Args, Debug, Clone, Default)]
 pub struct GammaArgs {
+    /// Theoretical peak bandwidth Gamma of one node's memory, MB/s.
+    ///
     /// Theoretical peak bandwidth Gamma of one node's memory, MB/s, for
     /// the model's alpha values [default: from the DMI memory speed when
     /// readable, as recorded with the matrix, else the best measured
@@ -262,13 +280,19 @@ pub struct GammaArgs {
 /// `--gpu` and `--phi`.
 #[derive(clap::Args, Debug, Clone, Default)]
 pub struct GpuArgs {
+    /// GPUs by CUDA device ordinal, e.g. 0 or 0,2 [default: every GPU].
+    ///
     /// GPUs by CUDA device ordinal (as CUDA_VISIBLE_DEVICES leaves them),
     /// e.g. 0 or 0,2; repeatable [default: every GPU].
     #[arg(long = "gpu", value_name = "N", value_delimiter = ',')]
     pub gpu: Vec<usize>,
+    /// Phi, a GPU link's theoretical one-direction bandwidth, MB/s.
+    ///
     /// Phi, the theoretical one-direction bandwidth of a GPU's link, in
     /// MB/s, for every GPU [default: from the PCIe link speed and width in
-    /// sysfs, as recorded with the results]. The thesis uses 12800 for
+    /// sysfs, as recorded with the results].
+    ///
+    /// The thesis uses 12800 for
     /// PCIe 2.0 x16.
     #[arg(long, value_name = "MB/S")]
     pub phi: Option<f64>,
@@ -277,6 +301,8 @@ pub struct GpuArgs {
 /// `--profile` of `numabench run`.
 #[derive(clap::Args, Debug, Clone)]
 pub struct ProfileArgs {
+    /// What to run: default, quick or full.
+    ///
     /// What `numabench run` runs: `default` (topology, matrix, sweep, then
     /// latency by pattern, parallel chases, loaded latency, peak injection
     /// and core to core; half a minute on a 2-CPU machine, `run --plan`
@@ -301,6 +327,8 @@ fn profiles() -> PossibleValuesParser {
 /// `--dir` of `numabench run`.
 #[derive(clap::Args, Debug, Clone)]
 pub struct ResultsDirArgs {
+    /// Where results folders go (a new one per run).
+    ///
     /// Where results folders go; each run makes a new
     /// `<host>-<date>-<time>` folder there and never overwrites one.
     #[arg(long, value_name = "DIR", default_value = "numabench-results")]
@@ -325,11 +353,15 @@ pub struct WatchArgs {
     /// Seconds between two looks at where the memory is (0.01 to 60).
     #[arg(long, value_name = "SECS", default_value_t = 0.5, value_parser = interval)]
     pub interval: f64,
+    /// Pages sampled at each look at where the memory is (16 to 16777216).
+    ///
     /// Pages whose node a look asks of the kernel, spread evenly over the
     /// memory it looks at, each counting for the pages around it (16 to
     /// 16777216).
     #[arg(long, value_name = "N", default_value_t = crate::probes::workload::watch::DEFAULT_SAMPLE_PAGES, value_parser = sample_pages)]
     pub sample_pages: usize,
+    /// Run no baselines (the same work placed best and worst).
+    ///
     /// Run no baselines (the same work with its memory placed best and
     /// worst, between which the test's result is placed).
     #[arg(long)]
@@ -494,6 +526,8 @@ mod tests {
 /// machine or a captured one, measuring nothing.
 #[derive(clap::Args, Debug, Clone, Default)]
 pub struct PlanArgs {
+    /// Print what would be measured and an estimated time; measure nothing.
+    ///
     /// Print what would be measured (cells or pairs, the buffers built and
     /// their sizes, the memory mapped at once) and an estimated time, and
     /// measure nothing; with --sysfs-root, for a captured machine
@@ -541,6 +575,8 @@ impl PlanArgs {
 /// measures on a large machine.
 #[derive(clap::Args, Debug, Clone)]
 pub struct PairSamplingArgs {
+    /// Above N memory nodes, measure a sample of each distance class.
+    ///
     /// Above N memory nodes, measure every local pair and a spread sample
     /// of each SLIT distance class, and measure a class whole where its
     /// sample differs by more than 10% (1 to 100000)

@@ -62,6 +62,8 @@ fn tolerance(s: &str) -> Result<f64, String> {
     number(s, 0.0, 100.0, true)
 }
 
+/// Run the AutoNUMA benchmark (numa01, numa02 and their variants).
+///
 /// Run the AutoNUMA benchmark: numa01, numa01_THREAD_ALLOC, numa02,
 /// numa02_SMT and numa01_PER_NODE, with the memory of the test on each node
 /// over time, each between its best and worst placement.
@@ -99,6 +101,8 @@ pub struct AutonumaArgs {
     /// all.
     #[arg(value_name = "TEST", default_value = "all", value_parser = tests)]
     pub tests: Selection,
+    /// Threads per process (T) for every test (1 to 4096).
+    ///
     /// Threads per process (T) for every test instead of the benchmark's
     /// (1 to 4096); the slides suggest nr_cpus/4 and fewer.
     #[arg(long, value_name = "T", value_parser = threads)]
@@ -111,22 +115,30 @@ pub struct AutonumaArgs {
     pub loops: Option<u32>,
     #[command(flatten)]
     pub watch: WatchArgs,
+    /// Memory per process (M) in MiB.
+    ///
     /// Memory per process (M) in MiB, instead of the benchmark's 3072 or
     /// 1024 [default: those, scaled down to at most 50% of the start node's
     /// free memory].
     #[arg(long, value_name = "MIB", value_parser = mebibytes)]
     pub mem: Option<u64>,
+    /// Convergence threshold: a node within PCT percent of its share.
+    ///
     /// A node holding its share of the test's memory (the total over the
     /// nodes the test may use) within PCT percent of that share counts as
     /// converged (above 0, up to 100).
     #[arg(long, value_name = "PCT", default_value_t = 10.0, value_parser = tolerance)]
     pub converged_within: f64,
+    /// Count every page at each look instead of sampling.
+    ///
     /// Count every page from /proc/PID/numa_maps at each look instead of
     /// sampling, and record the memory policies of the test's mappings: a
     /// walk of all the test's page tables per look (some 10 ms per GiB of
     /// 4 KiB pages).
     #[arg(long, conflicts_with = "sample_pages")]
     pub exact: bool,
+    /// Write each run's chart and series into DIR.
+    ///
     /// Write each run's chart (TEST-runN.svg) and series (TEST-runN.csv)
     /// into DIR (created if missing; its parent must exist).
     #[arg(long, value_name = "DIR")]

@@ -12,6 +12,8 @@ use crate::results::names::probe;
 use crate::topology::Topology;
 use anyhow::Result;
 
+/// Measure core-to-core latency: a cache line's one-way trip between two CPUs.
+///
 /// Measure core-to-core latency: how long a cache line takes to travel
 /// from one CPU to another, one way, for every pair of the CPUs this
 /// process may use, shown as a CPU x CPU table, a node x node summary and
@@ -43,6 +45,8 @@ pub struct C2cArgs {
     /// [default: cas and clean-read]
     #[arg(long = "variant", value_name = "NAME")]
     pub variants: Vec<String>,
+    /// Only these CPUs, e.g. 0-3,8 (at least two).
+    ///
     /// Only these CPUs (e.g. 0-3,8), at least two, all online and allowed
     /// [default: every CPU this process may use]
     #[arg(long, value_name = "LIST")]
@@ -51,7 +55,7 @@ pub struct C2cArgs {
     #[arg(short = 'i', long, value_name = "N", default_value_t = 1000)]
     pub iterations: u64,
     /// Samples per pair and variant after one warm-up sample (1 to 100000)
-    #[arg(short = 'n', long, value_name = "N", default_value_t = 300)]
+    #[arg(long, value_name = "N", default_value_t = 300)]
     pub samples: usize,
     /// Sample the pairs above N CPUs (2 to 100000)
     #[arg(
@@ -69,6 +73,8 @@ pub struct C2cArgs {
     pub per_group: usize,
     #[command(flatten)]
     pub limit: LimitArgs,
+    /// Where the lines' memory is: cpu, peer or a node.
+    ///
     /// Where the lines' memory is, for each pair: cpu (the node of the
     /// pair's first CPU, the reader in the read variants), peer (the
     /// other CPU's node, the writer) or a node number for every pair

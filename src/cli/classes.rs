@@ -6,11 +6,15 @@ use anyhow::Result;
 
 #[derive(clap::Args, Debug, Clone, Default)]
 pub struct ClassArgs {
+    /// Class tolerance: bandwidths within PCT percent share a class.
+    ///
     /// Bandwidths within PCT percent of a class's best share the class,
     /// with no gap between neighbouring values wider than PCT/2 (the
     /// thesis' rule) [default: 10; `model`: as recorded with the results].
     #[arg(long, value_name = "PCT")]
     pub tolerance: Option<f64>,
+    /// Then merge adjacent classes whose best values are within the tolerance.
+    ///
     /// Then merge adjacent classes whose best values are within the
     /// tolerance of each other: fewer, coarser classes (not the thesis'
     /// rule, which keeps e.g. 5.8 and 5.3 GB/s apart).

@@ -8,6 +8,8 @@ use crate::results::Document;
 use anyhow::Result;
 use std::path::PathBuf;
 
+/// Compare results files: each metric of BASE against each OTHER run.
+///
 /// Compare results files (kernel A against kernel B, this server against
 /// last year's): for every test and metric of BASE, its value in each
 /// OTHER run and the change in %, signed so that + is better; changes
@@ -29,10 +31,14 @@ pub struct CompareArgs {
     /// Column names, comma separated, base first [default: file names].
     #[arg(long, value_name = "A,B,...")]
     pub labels: Option<String>,
+    /// Also compare spread and cost metrics (cv_pct, stddev, runtime).
+    ///
     /// Also compare spread and cost metrics (cv_pct, stddev, runtime of
     /// bandwidth and latency measurements).
     #[arg(long, conflicts_with = "metrics")]
     pub all_metrics: bool,
+    /// Compare only this metric (repeatable).
+    ///
     /// Compare only this metric (repeatable), e.g. convergence_latency_s,
     /// total_speed_gb_s or spread_runtime_pct of `mem` runs.
     #[arg(long = "metric", value_name = "NAME")]

@@ -12,6 +12,8 @@ use anyhow::Result;
 use std::path::PathBuf;
 use std::time::Duration;
 
+/// Characterise a cluster through Slurm and find the odd machines.
+///
 /// Characterise a cluster: run `numabench run` on every node through Slurm,
 /// then find the machines that are not like the others and what changed
 /// after maintenance.
@@ -27,8 +29,11 @@ pub struct FleetArgs {
 
 #[derive(clap::Subcommand, Debug)]
 pub enum FleetCommand {
+    #[command(after_long_help = super::examples::FLEET_SUBMIT)]
     Submit(SubmitArgs),
+    #[command(after_long_help = super::examples::FLEET_REPORT)]
     Report(ReportArgs),
+    #[command(after_long_help = super::examples::FLEET_COMPARE)]
     Compare(CompareArgs),
 }
 
@@ -59,6 +64,8 @@ pub struct SubmitArgs {
     pub nodelist: Option<String>,
     #[command(flatten)]
     pub profile: ProfileArgs,
+    /// The numabench binary the nodes run [default: this one].
+    ///
     /// The numabench binary the nodes run; it must be reachable at this
     /// path on every node [default: this one].
     #[arg(long, value_name = "PATH")]
@@ -70,6 +77,8 @@ pub struct SubmitArgs {
     /// --sbatch-arg=--account=ops.
     #[arg(long = "sbatch-arg", value_name = "ARG", allow_hyphen_values = true)]
     pub sbatch_args: Vec<String>,
+    /// Then follow the jobs until every node is done or failed.
+    ///
     /// Then follow the jobs until every node is done or failed, a progress
     /// line (done / running / pending / failed) on stderr at each change;
     /// exit 1 if a node ended without results.
@@ -82,6 +91,8 @@ pub struct SubmitArgs {
     /// nothing.
     #[arg(long)]
     pub dry_run: bool,
+    /// Seconds one Slurm command may take before the submission fails.
+    ///
     /// Seconds one Slurm command (sinfo, squeue, sbatch) may take before
     /// it is stopped and the submission fails.
     #[arg(long, value_name = "SECONDS", default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..=3600), hide = true)]

@@ -6,6 +6,8 @@ use crate::results::write_output;
 use anyhow::Result;
 use std::path::PathBuf;
 
+/// Capture this machine's topology files into a .tar.gz.
+///
 /// Capture this machine's topology files into a .tar.gz for bug reports and
 /// test fixtures; unpack it and pass the directory to --sysfs-root to replay.
 #[derive(clap::Args, Debug)]

@@ -4,6 +4,8 @@
 use clap::CommandFactory;
 use clap_complete::Shell;
 
+/// Print the man page or a shell's completion script.
+///
 /// Print the man page (roff) or a shell's completion script on standard
 /// output, e.g. `numabench generate man > numabench.1` or
 /// `numabench generate bash > /etc/bash_completion.d/numabench`.
@@ -12,6 +14,8 @@ pub struct GenerateArgs {
     /// What to print.
     #[arg(value_enum, value_name = "WHAT")]
     pub what: What,
+    /// With `man`: the page of this command, e.g. run or fleet-submit.
+    ///
     /// With `man`: the page of this command, numabench-COMMAND(1), instead
     /// of numabench(1); `fleet-submit` for numabench-fleet-submit(1).
     #[arg(value_name = "COMMAND")]
@@ -50,9 +54,7 @@ pub(super) fn run(args: GenerateArgs) -> anyhow::Result<()> {
             let name = cmd.get_name().to_string();
             clap_complete::generate(shell, &mut cmd, name, &mut out);
         }
-        None => clap_mangen::Man::new(page(cmd, args.command.as_deref())?)
-            .source(concat!("numabench ", env!("CARGO_PKG_VERSION")))
-            .render(&mut out)?,
+        None => out = super::man::page(page(cmd, args.command.as_deref())?)?,
     }
     crate::console::out(&String::from_utf8_lossy(&out));
     Ok(())

@@ -13,13 +13,17 @@ use crate::results::names::probe;
 
 use anyhow::Result;
 
+/// Measure idle memory latency per node pair, access pattern and page kind.
+///
 /// Measure idle (unloaded) memory latency from every CPU node to every
 /// memory node with a pointer chase, per access pattern and page kind:
 /// full-random (one random cycle through the whole buffer, page walks
 /// included), page-local (random within a window, each window done before
 /// the next, in random order, as multichase's default: memory latency
 /// without page walks) and
-/// stride (lat_mem_rd style, a stride sweep). One thread, pinned and
+/// stride (lat_mem_rd style, a stride sweep).
+///
+/// One thread, pinned and
 /// checked; the buffer bound to the memory node, its pages verified.
 ///
 /// The chase buffer (--size, at least 1M) is 1 GiB unless given, or half

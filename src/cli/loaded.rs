@@ -14,12 +14,16 @@ use crate::results::names::probe;
 
 use anyhow::Result;
 
+/// Measure latency under load: a pointer chase while the other cores inject traffic.
+///
 /// Measure loaded latency: one thread chases pointers through a buffer on
 /// the memory node while the other cores of its CPU node read (or copy)
 /// their own buffers on that node, with a spin per 4 KiB chunk
 /// stepped from long to none; prints latency against the injected
 /// bandwidth per (CPU node, memory node) and the knee, where latency first
-/// reaches twice its idle figure. Threads pinned and memory bound, both
+/// reaches twice its idle figure.
+///
+/// Threads pinned and memory bound, both
 /// verified.
 ///
 /// The chase buffer (--size) is 16x the L3 of the chase's core unless
@@ -31,20 +35,26 @@ use anyhow::Result;
 /// measured: the prefetchers follow it.
 #[derive(clap::Args, Debug)]
 pub struct LoadedArgs {
+    /// Spins per 4 KiB chunk of each injector, in ns: one curve point each.
+    ///
     /// Spin per 4 KiB chunk of each injector, in nanoseconds,
     /// one curve point each (a calibrated count of the CPU's spin-wait
     /// hint); 0 is full load; an idle point is always measured first
     /// [default: 0,50,100,200,400,700,1000,1700,2500,5000,9000,20000].
     #[arg(short = 'd', long, value_name = "NS,...")]
     pub delays: Option<String>,
+    /// Injected traffic: read, copy or copy-nt.
+    ///
     /// Injected traffic: read (reads only), copy (1:1 reads and writes,
     /// regular stores) or copy-nt (the same with non-temporal stores, as
     /// glibc's memcpy for large copies); a copy counts read + written
-    /// bytes, as STREAM does. The injectors run the fastest of its kernels
+    /// bytes, as STREAM does.
+    ///
+    /// The injectors run the fastest of its kernels
     /// in a short trial before each curve, or the one --kernel-variant
     /// names: a read kernel (regular or streaming loads) for read, a copy
     /// with regular stores for copy, with non-temporal stores for copy-nt.
-    #[arg(short = 'm', long, value_name = "TRAFFIC", default_value = "read")]
+    #[arg(long, value_name = "TRAFFIC", default_value = "read")]
     pub traffic: String,
     #[command(flatten)]
     pub kernel: KernelVariantArgs,
@@ -52,21 +62,27 @@ pub struct LoadedArgs {
     pub size: SizeArgs,
     #[command(flatten)]
     pub chase: ChaseArgs,
+    /// Each injector's buffer, e.g. 256M.
+    ///
     /// Each injector's buffer, e.g. 256M [default: the injectors together
     /// 4x the L3 they share, each at least 32 MiB].
-    #[arg(long, value_name = "SIZE")]
+    #[arg(long, value_name = "SIZE", value_parser = super::units::size_with_unit)]
     pub injector_size: Option<String>,
+    /// Injector threads [default: every core of the node but the chase's].
+    ///
     /// Injector threads, at most the CPUs free to inject from [default:
     /// every core of the injector node but the chase's core (one per
     /// physical core first)].
-    #[arg(short = 'n', long, value_name = "N")]
+    #[arg(long, value_name = "N")]
     pub injectors: Option<usize>,
     /// Node whose cores inject [default: the chase's own CPU node].
     #[arg(long, value_name = "NODE")]
     pub injector_node: Option<usize>,
-    /// Which pairs: all (every CPU node with every memory node) or
-    /// near-far (the first CPU node with its nearest and farthest memory
-    /// node).
+    /// Node pairs: all or near-far.
+    ///
+    /// all: every CPU node with every memory node; near-far: the first CPU
+    /// node with its nearest and its farthest memory node (local-far, mlp's
+    /// older name, is accepted).
     #[arg(long, value_name = "PAIRS", default_value = "all")]
     pub pairs: String,
     #[command(flatten)]
@@ -156,10 +172,9 @@ fn config(args: &LoadedArgs) -> Result<LoadedConfig> {
             )));
         }
     };
-    let pairs = match args.pairs.as_str() {
-        "all" => Pairs::All,
-        "near-far" => Pairs::NearFar,
-        p => return Err(usage(format!("--pairs {p}: use all or near-far"))),
+    let pairs = match select::pairs(&args.pairs)? {
+        select::PairChoice::All => Pairs::All,
+        select::PairChoice::NearFar => Pairs::NearFar,
     };
     if args.injectors == Some(0) {
         return Err(usage(

@@ -18,6 +18,8 @@ use crate::results::{Condition, Document};
 
 use anyhow::Result;
 
+/// Measure bandwidth and latency from every CPU node to every memory node.
+///
 /// Measure bandwidth and latency from every CPU node to every memory node:
 /// one thread, threads added core by core until bandwidth stops growing,
 /// and a pointer chase; memory bound to the target node and verified.
@@ -26,6 +28,8 @@ use anyhow::Result;
 /// given, at least 64 MiB, at most half the memory node's free memory.
 #[derive(clap::Args, Debug)]
 pub struct MatrixArgs {
+    /// Bandwidth kernel: an operation such as triad, or a variant name.
+    ///
     /// Bandwidth kernel: an operation (read, write, copy, scale, add, triad,
     /// add3) or a variant name such as triad_nt_avx512 (see `numabench
     /// sweep --list-kernels`).
@@ -33,10 +37,12 @@ pub struct MatrixArgs {
     pub kernel: String,
     #[command(flatten)]
     pub size: SizeArgs,
+    /// Pointer-chase buffer for latency, e.g. 1G.
+    ///
     /// Pointer-chase buffer for latency, e.g. 1G [default: 16x the L3 of the
     /// CPU node, at least 1 GiB, at most half the memory node's free memory];
     /// huge pages where the system has them.
-    #[arg(long, value_name = "SIZE")]
+    #[arg(long, value_name = "SIZE", value_parser = super::units::size_with_unit)]
     pub latency_size: Option<String>,
     #[command(flatten)]
     pub tries: TriesArgs,
@@ -45,12 +51,16 @@ pub struct MatrixArgs {
     /// Skip the saturated (thread-scaling) bandwidth.
     #[arg(long)]
     pub no_saturated: bool,
+    /// How the saturated bandwidth is found: search, full or by-class.
+    ///
     /// How the saturated bandwidth is found: search (doubling the threads,
     /// then halving the gaps beside the best: about ten measurements on a
     /// node of 64 cores) or full (every thread count from one until two
     /// steps gain under 1%, the thesis' curve) or by-class (the search once
     /// per CPU node and SLIT distance, the class's other cells measured at
-    /// one thread and the knee found: a large machine's plan). Nodes of 8
+    /// one thread and the knee found: a large machine's plan).
+    ///
+    /// Nodes of 8
     /// cores or fewer are walked in full.
     #[arg(long, value_name = "HOW", default_value = "search", value_parser = ["search", "full", "by-class"])]
     pub scaling: String,
@@ -59,11 +69,15 @@ pub struct MatrixArgs {
     pub no_latency: bool,
     #[command(flatten)]
     pub chase: ChaseArgs,
+    /// Pages of the latency chase: auto, base, thp, hugetlb or hugetlb:SIZE.
+    ///
     /// Pages of the latency chase: auto (hugetlb, else THP, else base),
     /// base, thp, hugetlb or hugetlb:SIZE (falls back to THP when the pool
     /// is empty; each cell's record says which was used).
     #[arg(long, value_name = "KIND", default_value = "auto")]
     pub latency_pages: String,
+    /// Skip the peak cell (every read/write mix from all the node's cores).
+    ///
     /// Skip the peak cell (every read/write mix with regular and
     /// non-temporal stores from all the CPU node's cores, the best named).
     #[arg(long)]
@@ -76,10 +90,14 @@ pub struct MatrixArgs {
     pub huge: HugeArgs,
     #[command(flatten)]
     pub nodes: NodeArgs,
+    /// Instead of the matrix: single-thread bandwidth of every core of NODE.
+    ///
     /// Instead of the matrix: single-thread bandwidth from every core of
     /// CPU node NODE to memory node MEM (default: NODE itself), with mean,
     /// standard deviation, 95% confidence interval and whether the cores
-    /// are equivalent. With --runs N each core is measured N times (2 or
+    /// are equivalent.
+    ///
+    /// With --runs N each core is measured N times (2 or
     /// more), each with fresh arrays, a warm-up and the best of --tries
     /// timed runs: a row per core with the mean, standard deviation, 95%
     /// confidence interval of the mean (Student's t), min and max of its

@@ -27,9 +27,13 @@ fn uint(s: &str) -> Result<u32, String> {
         .map_err(|_| format!("'{s}' is not a whole number from 0 to {}", u32::MAX))
 }
 
+/// Run perf's NUMA workload (perf bench numa mem) with its options.
+///
 /// Run perf's NUMA workload: P processes x T threads working on global
 /// (-G, shared by all), process (-P, shared by a process's threads) and
-/// thread (-T, private) memory, and print perf's metrics. Options, long
+/// thread (-T, private) memory, and print perf's metrics.
+///
+/// Options, long
 /// names (with underscores) and defaults are perf's; each boolean also has
 /// a `--no-<name>` form, as in perf. Sizes are MB of 2^20 bytes; GB in the
 /// results are 10^9 bytes.
@@ -77,6 +81,8 @@ pub struct MemArgs {
     pub mb_proc: Option<String>,
     #[arg(long = "no-mb_proc", hide = true, overrides_with = "mb_proc")]
     pub no_mb_proc: bool,
+    /// Process memory in MB worked on under the process lock.
+    ///
     /// Process memory in MB worked on under the process lock, the first
     /// part of -P, at most -P [default: none].
     #[arg(short = 'L', long = "mb_proc_locked", value_name = "MB")]
@@ -147,12 +153,16 @@ pub struct MemArgs {
     pub data_rand_walk: bool,
     #[arg(long = "no-data_rand_walk", hide = true)]
     pub no_data_rand_walk: bool,
+    /// bzero the initial allocations [default: off].
+    ///
     /// bzero the initial allocations; as in perf this reaches only the
     /// shared task table, the data areas are initialised by -I [default: off].
     #[arg(short = 'z', long = "init_zero", overrides_with = "no_init_zero")]
     pub init_zero: bool,
     #[arg(long = "no-init_zero", hide = true)]
     pub no_init_zero: bool,
+    /// Fill each data area with distinct words when allocated [default: on].
+    ///
     /// Fill each data area with distinct words when it is allocated, which
     /// also places its pages from the allocating task [default: on].
     #[arg(short = 'I', long = "init_random", overrides_with = "no_init_random")]
@@ -165,6 +175,8 @@ pub struct MemArgs {
     pub init_cpu0: bool,
     #[arg(long = "no-init_cpu0", hide = true)]
     pub no_init_cpu0: bool,
+    /// Every SECS seconds move task 0/0 to the other half and back.
+    ///
     /// Every SECS seconds move task 0/0 to a CPU in the other half of the
     /// machine and back, to test convergence stability [default: 0 = off].
     #[arg(short = 'x', long = "perturb_secs", value_name = "SECS", value_parser = int, allow_negative_numbers = true)]
@@ -181,12 +193,16 @@ pub struct MemArgs {
     pub all: u8,
     #[arg(long = "no-all", hide = true)]
     pub no_all: bool,
+    /// THP for process and thread memory: < 0 off, > 0 on, 0 default.
+    ///
     /// THP for process and thread memory: < 0 MADV_NOHUGEPAGE, > 0
     /// MADV_HUGEPAGE, 0 the system default [default: 0].
     #[arg(short = 'H', long = "thp", value_name = "N", value_parser = int, allow_negative_numbers = true)]
     pub thp: Option<i64>,
     #[arg(long = "no-thp", hide = true, overrides_with = "thp")]
     pub no_thp: bool,
+    /// Show per-node details once a second [default: off].
+    ///
     /// Show once a second per node tasks/processes, the load distance, loop
     /// spread, process compression and convergence events [default: off].
     #[arg(
@@ -197,6 +213,8 @@ pub struct MemArgs {
     pub show_convergence: bool,
     #[arg(long = "no-show_convergence", hide = true)]
     pub no_show_convergence: bool,
+    /// Stop at NUMA convergence and report its latency [default: off].
+    ///
     /// Stop at NUMA convergence (every process on one node) and report the
     /// convergence latency [default: off].
     #[arg(
@@ -235,6 +253,8 @@ pub struct MemArgs {
     /// e.g. 0 or 1x2 or 1,0.
     #[arg(short = 'M', long = "memnodes", value_name = "LIST")]
     pub memnodes: Option<String>,
+    /// With --all: run every test for SECS seconds.
+    ///
     /// With --all: run every test for SECS seconds instead of the seed's 20
     /// (bandwidth) and 100 (convergence).
     #[arg(long, value_name = "SECS", value_parser = uint)]
@@ -243,25 +263,35 @@ pub struct MemArgs {
     /// memset; test names get '-rw'.
     #[arg(long)]
     pub rw: bool,
+    /// With --all: the percent of free memory a test may map.
+    ///
     /// With --all: the share of free memory a test may map, percent; larger
     /// tests are scaled down, and say so.
     #[arg(long, value_name = "PCT", default_value_t = 50, value_parser = clap::value_parser!(u32).range(1..=100))]
     pub memory_pct: u32,
+    /// Begin the text with perf's own first line, for perf's parsers.
+    ///
     /// Begin the text with perf's own first line, "# Running 'numa/mem'
     /// benchmark:", so scripts that read `perf bench numa mem` output read
     /// this too (STYLE: perf) [default: none].
     #[arg(long, value_name = "STYLE", value_parser = ["perf"])]
     pub banner: Option<String>,
+    /// Watch where the tasks' memory is, once a second, per node.
+    ///
     /// Look once a second at where the tasks' memory is, per node (as
     /// `autonuma` does: move_pages on a sample of its pages), print it after
     /// the run and keep it in the results as a series; with -c or -m also
     /// when the memory followed the tasks (each node's share of the memory
     /// within 10 points of its share of the tasks, to the end), beside the
-    /// CPU side's time. With -m the run then stops once both sides
+    /// CPU side's time.
+    ///
+    /// With -m the run then stops once both sides
     /// converged (or at -s, or 30 s after the CPU side); the latency stays
     /// the CPU side's. -G memory is shared and not counted.
     #[arg(long)]
     pub memory_per_node: bool,
+    /// With --all: print each test's arguments; run nothing.
+    ///
     /// With --all: run nothing; print each test's name, a tab and the
     /// arguments it would run with here (or 'skipped: WHY'), one per line
     #[arg(long)]

@@ -14,6 +14,8 @@ use crate::results::names::probe;
 
 use anyhow::Result;
 
+/// Measure memory-level parallelism: N pointer chases at once from one thread.
+///
 /// Measure memory-level parallelism: one pinned thread follows N
 /// independent pointer chases at once (multichase -c parallelN), for each
 /// N, per (CPU node, memory node): ns per access (wall time / all loads),
@@ -46,8 +48,11 @@ pub struct MlpArgs {
     pub chase: ChaseArgs,
     #[command(flatten)]
     pub pages: PagesArgs,
-    /// Node pairs: all (every CPU node with every memory node) or
-    /// local-far (each CPU node with its own and its farthest memory node).
+    /// Node pairs: all or near-far.
+    ///
+    /// all: every CPU node with every memory node; near-far: each CPU node
+    /// with its own and its farthest memory node (local-far, an older
+    /// name, is accepted).
     #[arg(long, value_name = "PAIRS", default_value = "all")]
     pub pairs: String,
     #[command(flatten)]
@@ -91,12 +96,9 @@ fn config(args: &MlpArgs) -> Result<MlpConfig> {
         )));
     }
     let pages = args.pages.one()?.1;
-    let pairs = match args.pairs.as_str() {
-        "all" => Pairs::All,
-        "local-far" => Pairs::LocalFar,
-        other => {
-            return Err(usage(format!("--pairs {other}: use all or local-far")));
-        }
+    let pairs = match super::select::pairs(&args.pairs)? {
+        super::select::PairChoice::All => Pairs::All,
+        super::select::PairChoice::NearFar => Pairs::LocalFar,
     };
     let size = chase::buffer_or_default(&args.size.size)?;
     chase::fits(&pattern, size)?;

@@ -7,17 +7,22 @@ mod c2c;
 pub(crate) mod chase;
 mod classes;
 mod compare;
+mod examples;
 mod fleet;
 mod gather;
 mod generate;
+#[cfg(test)]
+mod help_tests;
 mod latency;
 mod loaded;
+mod man;
 mod matrix;
 mod mem;
 mod mlp;
 mod model;
 mod omp;
 pub(crate) mod output;
+mod parse_error;
 mod part;
 mod pcie;
 pub(crate) mod peak;
@@ -31,6 +36,8 @@ mod tier;
 mod topo;
 pub(crate) mod units;
 
+pub use parse_error::usage_line;
+
 use crate::topology::{ROOT_ENV, SysfsRoot, Topology, read_topology};
 use anyhow::Result;
 use clap::{Parser, Subcommand};
@@ -43,7 +50,7 @@ use std::path::PathBuf;
     version,
     about,
     long_about = None,
-    after_long_help = "Guides, in the numabench source: each command's --help names its own under docs/; docs/measuring.md (how figures are measured), docs/results.md (the results document), docs/faq.md."
+    after_long_help = examples::NUMABENCH
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -52,52 +59,62 @@ pub struct Cli {
 
 #[derive(Subcommand, Debug)]
 pub enum Command {
-    #[command(after_long_help = "Guide: docs/run.md in the numabench source.")]
+    #[command(after_long_help = examples::RUN)]
     Run(run::RunArgs),
-    #[command(after_long_help = "Guide: docs/topo.md in the numabench source.")]
+    #[command(after_long_help = examples::TOPO)]
     Topo(topo::TopoArgs),
-    #[command(after_long_help = "Guide: docs/gather.md in the numabench source.")]
+    #[command(after_long_help = examples::GATHER)]
     Gather(gather::GatherArgs),
-    #[command(after_long_help = "Guide: docs/place.md in the numabench source.")]
+    #[command(after_long_help = examples::PLACE)]
     Place(place::PlaceArgs),
-    #[command(after_long_help = "Guide: docs/sweep.md in the numabench source.")]
+    #[command(after_long_help = examples::SWEEP)]
     Sweep(sweep::SweepArgs),
-    #[command(after_long_help = "Guide: docs/matrix.md in the numabench source.")]
+    #[command(after_long_help = examples::MATRIX)]
     Matrix(matrix::MatrixArgs),
-    #[command(after_long_help = "Guide: docs/matrix.md in the numabench source.")]
+    #[command(after_long_help = examples::MODEL)]
     Model(model::ModelArgs),
-    #[command(after_long_help = "Guide: docs/latency.md in the numabench source.")]
+    #[command(after_long_help = examples::LATENCY)]
     Latency(latency::LatencyArgs),
-    #[command(after_long_help = "Guide: docs/mlp.md in the numabench source.")]
+    #[command(after_long_help = examples::MLP)]
     Mlp(mlp::MlpArgs),
-    #[command(after_long_help = "Guide: docs/loaded.md in the numabench source.")]
+    #[command(after_long_help = examples::LOADED)]
     Loaded(loaded::LoadedArgs),
-    #[command(after_long_help = "Guide: docs/peak.md in the numabench source.")]
+    #[command(after_long_help = examples::PEAK)]
     Peak(peak::PeakArgs),
-    #[command(after_long_help = "Guide: docs/c2c.md in the numabench source.")]
+    #[command(after_long_help = examples::C2C)]
     C2c(c2c::C2cArgs),
-    #[command(after_long_help = "Guide: docs/pcie.md in the numabench source.")]
+    #[command(after_long_help = examples::PCIE)]
     Pcie(pcie::PcieArgs),
-    #[command(after_long_help = "Guide: docs/mem.md in the numabench source.")]
+    #[command(after_long_help = examples::MEM)]
     Mem(mem::MemArgs),
-    #[command(after_long_help = "Guide: docs/autonuma.md in the numabench source.")]
+    #[command(after_long_help = examples::AUTONUMA)]
     Autonuma(autonuma::AutonumaArgs),
-    #[command(after_long_help = "Guide: docs/sched.md in the numabench source.")]
+    #[command(after_long_help = examples::SCHED)]
     Sched(sched::SchedArgs),
-    #[command(after_long_help = "Guide: docs/tier.md in the numabench source.")]
+    #[command(after_long_help = examples::TIER)]
     Tier(tier::TierArgs),
-    #[command(after_long_help = "Guide: docs/fleet.md in the numabench source.")]
+    #[command(after_long_help = examples::FLEET)]
     Fleet(fleet::FleetArgs),
-    #[command(after_long_help = "Guide: docs/report-and-compare.md in the numabench source.")]
+    #[command(after_long_help = examples::COMPARE)]
     Compare(compare::CompareArgs),
-    #[command(after_long_help = "Guide: docs/report-and-compare.md in the numabench source.")]
+    #[command(after_long_help = examples::REPORT)]
     Report(report::ReportArgs),
-    #[command(
-        after_long_help = "Guide: docs/report-and-compare.md (output formats, completions and man pages) in the numabench source."
-    )]
+    #[command(after_long_help = examples::GENERATE)]
     Generate(generate::GenerateArgs),
     #[command(hide = true)]
     Part(part::PartArgs),
+}
+
+impl Cli {
+    /// The names of the commands a person runs (not `help`, not hidden).
+    pub(crate) fn command_names() -> Vec<String> {
+        use clap::CommandFactory;
+        Cli::command()
+            .get_subcommands()
+            .filter(|c| !c.is_hide_set())
+            .map(|c| c.get_name().to_string())
+            .collect()
+    }
 }
 
 impl Command {
@@ -129,8 +146,11 @@ impl Command {
 /// Where topology is read from; shared by every command.
 #[derive(clap::Args, Debug, Clone, Default)]
 pub struct RootArgs {
+    /// Read sysfs/procfs from DIR instead of the running system.
+    ///
     /// Read sysfs/procfs from DIR (holding sys/ and proc/, e.g. an unpacked
     /// `numabench gather` archive) instead of the running system.
+    ///
     /// Also set by the environment variable NUMABENCH_SYSFS_ROOT.
     #[arg(long, value_name = "DIR")]
     pub sysfs_root: Option<PathBuf>,

@@ -19,6 +19,8 @@ use crate::topology::{SysfsRoot, read_topology};
 use anyhow::Result;
 use std::path::PathBuf;
 
+/// Apply the data-access performance model to a matrix results file.
+///
 /// Apply the data-access performance model (Braithwaite 2012) to a matrix
 /// results file: bandwidth classes with their alpha values, D for an
 /// access mix (--theta) or for a running process (--pid); or measure a
@@ -29,11 +31,15 @@ use std::path::PathBuf;
 /// node unless given).
 #[derive(clap::Args, Debug)]
 pub struct ModelArgs {
+    /// A results file from matrix, run or pcie --save.
+    ///
     /// A results file from `numabench matrix --save FILE` (or `numabench
     /// run`), or from `numabench pcie --save FILE` for the PCIe-access
     /// model (alpha_p per class, D_p).
     #[arg(value_name = "RESULTS")]
     pub results: Option<PathBuf>,
+    /// Fractions of accesses per bandwidth class, e.g. 0.5,0.25,0.25.
+    ///
     /// Fractions of accesses per bandwidth class, class 0 (fastest) first,
     /// e.g. 0.5,0.25,0.25 or 50%,25%,25%; prints D = sum(alpha_i *
     /// theta_i) and its loss against alpha_0.
@@ -43,6 +49,8 @@ pub struct ModelArgs {
     /// system-wide classes].
     #[arg(long, value_name = "NODE")]
     pub cpu_node: Option<usize>,
+    /// Predict D for a running process from where its pages are.
+    ///
     /// Read where process PID's pages are (/proc/PID/numa_maps) and
     /// predict D for running it on each CPU node, with numactl advice.
     #[arg(long, value_name = "PID")]
@@ -53,10 +61,14 @@ pub struct ModelArgs {
     pub classes: super::classes::ClassArgs,
     #[command(flatten)]
     pub gpu: GpuArgs,
+    /// Only this direction of a pcie results file: download or readback.
+    ///
     /// Only this direction of a `pcie` results file for --theta:
     /// download (host to device) or readback [default: both].
     #[arg(long, value_name = "DIR")]
     pub direction: Option<String>,
+    /// Measure a mixed placement now and compare it with the prediction.
+    ///
     /// Measure now: one thread on --cpu-node (default: the first) streams
     /// over memory split across --mem-nodes by --weights, and the measured
     /// bandwidth is compared with the predictions from the pure placements.

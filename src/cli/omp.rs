@@ -53,7 +53,7 @@ pub(super) fn read(get: &dyn Fn(&str) -> Option<String>) -> Result<OmpEnv> {
     if let Some(v) = first_level(get("OMP_NUM_THREADS")) {
         let n: usize = v.parse().ok().filter(|&n| n > 0).ok_or_else(|| {
             usage(format!(
-                "{}: not a thread count; give a whole number from 1 (sweep takes it as the bandwidth threads when -p is not given)",
+                "{}: not a thread count; give a whole number from 1 (sweep takes it as the bandwidth threads when --threads is not given)",
                 shown("OMP_NUM_THREADS", &v)
             ))
         })?;

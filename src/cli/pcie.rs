@@ -20,6 +20,8 @@ use anyhow::Result;
 /// 256 MiB.
 pub(super) const DEFAULT_SIZES: &str = "1K-256M";
 
+/// Measure host-GPU (PCIe) copy bandwidth from every memory node.
+///
 /// Measure host-GPU (PCIe) copy bandwidth from every memory node, with
 /// Phi, alpha_p and bandwidth classes per GPU.
 ///

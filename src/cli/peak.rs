@@ -15,26 +15,34 @@ use crate::results::names::probe;
 use anyhow::Result;
 use std::time::Duration;
 
+/// Measure peak injection bandwidth of each CPU node, per read/write mix.
+///
 /// Measure peak injection bandwidth: all cores of a CPU node running one
 /// read/write mix (read, 3:1, 2:1, 1:1, write, triad) with regular and
 /// non-temporal stores against local, each remote, and interleaved memory;
 /// one thread and all threads; the best mix and store kind named per
-/// target. Memory admitted, bound and verified as in `matrix`.
+/// target.
+///
+/// Memory admitted, bound and verified as in `matrix`.
 ///
 /// A measurement's working set (--size) is 4x the L3 of the CPU node
 /// unless given, at least 64 MiB, at most half the target's free memory;
 /// memory interleaved is interleaved over the --mem-nodes.
 #[derive(clap::Args, Debug)]
 pub struct PeakArgs {
+    /// Read/write mixes, comma-separated [default: all six].
+    ///
     /// Mixes, comma-separated: read (all reads), 3:1, 2:1, 1:1 (reads to
     /// writes: three, two or one read stream per write stream), write
     /// (all writes), triad (STREAM a = b + q*c) [default: all six].
-    #[arg(short = 'm', long, value_name = "LIST")]
+    #[arg(long, value_name = "LIST")]
     pub mix: Option<String>,
     /// Store kinds, comma-separated: regular, nt (non-temporal)
     /// [default: both].
     #[arg(long, value_name = "LIST")]
     pub store: Option<String>,
+    /// Thread counts, comma-separated: a number or all.
+    ///
     /// Thread counts, comma-separated: a number, or all (every allowed core
     /// of the CPU node); a count above a node's cores is all of them.
     #[arg(long, value_name = "LIST", default_value = "1,all")]
@@ -51,6 +59,8 @@ pub struct PeakArgs {
     pub limit: LimitArgs,
     #[command(flatten)]
     pub huge: HugeArgs,
+    /// Leave out memory interleaved over all allowed nodes.
+    ///
     /// Leave out memory interleaved over all allowed nodes (measured by
     /// default where there are two or more).
     #[arg(long)]

@@ -5,20 +5,26 @@ use super::args::{PagesArgs, SizeArgs};
 use super::select;
 use crate::memory::PageKind;
 use crate::output::render::Format;
-use crate::placement::MemPolicy;
 use crate::topology::{SysfsRoot, read_topology};
 use crate::units::bytes;
 use anyhow::Result;
 use std::path::Path;
 
+/// Allocate a buffer under a memory policy and report where its pages really are.
+///
 /// Allocate a buffer under a memory policy from a pinned thread and report
 /// where its pages and the thread really are (pages per node, huge-page
-/// coverage, CPU seen). The buffer (--size) is 64 MiB unless given.
+/// coverage, CPU seen).
+///
+/// The buffer (--size) is 64 MiB unless given.
 #[derive(clap::Args, Debug)]
 pub struct PlaceArgs {
-    /// Memory policy: default, local, preferred:N, preferred-many:LIST,
-    /// bind:LIST, interleave:LIST or weighted-interleave:LIST
-    /// (LIST like 0-1,3).
+    /// Memory policy, e.g. bind:0 or interleave:all.
+    ///
+    /// One of default, local, preferred:N, preferred-many:LIST, bind:LIST,
+    /// interleave:LIST or weighted-interleave:LIST; LIST like 0-1,3, or
+    /// `all` as numactl takes it: every node with memory this process may
+    /// use.
     #[arg(long, short = 'm', default_value = "default", value_name = "POLICY")]
     pub policy: String,
     #[command(flatten)]
@@ -37,11 +43,7 @@ pub struct PlaceArgs {
 
 pub(super) fn run(args: PlaceArgs) -> Result<()> {
     let topo = read_topology(&SysfsRoot::live())?;
-    let policy: MemPolicy = args
-        .policy
-        .parse()
-        .map_err(|e| crate::error::usage(format!("--policy {e}")))?;
-    select::policy_nodes(&topo, &policy, "--policy")?;
+    let policy = select::policy(&topo, &args.policy, "--policy")?;
     let size_text = args.size.size.as_deref().unwrap_or(DEFAULT_SIZE);
     let size = super::units::parse_size(size_text)
         .map_err(|e| crate::error::usage(format!("--size {e}")))?;

@@ -6,11 +6,15 @@ use crate::results::{Document, write_output};
 use anyhow::Result;
 use std::path::PathBuf;
 
+/// Write one self-contained HTML report from results files.
+///
 /// Write one self-contained HTML report (inline CSS and SVG charts, one
 /// small script that sorts a table by the column clicked, no network; opens
 /// from disk) from one or more results files:
 /// host and topology, matrices as heatmaps with classes, sweep curves,
-/// scaling curves, other probes' tables and charts. With another format,
+/// scaling curves, other probes' tables and charts.
+///
+/// With another format,
 /// each results file as its command printed it (text, CSV, Markdown,
 /// LaTeX) or the documents themselves (JSON).
 #[derive(clap::Args, Debug)]

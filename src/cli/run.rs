@@ -7,6 +7,8 @@ use crate::jobs::run::{Budget, Unwritten};
 use crate::output::render::Format;
 use anyhow::Result;
 
+/// Characterise this machine: topology, matrix, sweep, latency and more.
+///
 /// Characterise this machine: topology, the node-to-node matrix with
 /// bandwidth classes and model parameters, a cache-aware sweep of
 /// bandwidth and latency, then latency by pattern, parallel chases, loaded
@@ -22,10 +24,14 @@ pub struct RunArgs {
     /// summary to stderr.
     #[command(flatten)]
     pub format: FormatArgs,
+    /// With --plan: the steps the run would take, with their estimates.
+    ///
     /// With --plan: the steps the run would take, in order, each with the
     /// command line it would be given, what it measures and its estimate.
     #[command(flatten)]
     pub planning: super::args::PlanArgs,
+    /// Fit the run in this long, e.g. 10m (none for no budget) [default: 15m].
+    ///
     /// Fit the run in this long (e.g. 10m, 600s, 1h; none for no budget):
     /// the parts are trimmed (pairs by distance class, the matrix's scan by
     /// class, fewer repeats, fewer sweep sizes, the matrix's latency on
@@ -34,6 +40,8 @@ pub struct RunArgs {
     /// [default: 15m, where the most trimmed run goes ahead with a warning]
     #[arg(long, value_name = "DURATION")]
     pub budget: Option<String>,
+    /// Measure every node pair, however many nodes.
+    ///
     /// Measure every node pair in latency, mlp and peak, however many nodes (by
     /// default, above 8 memory nodes, local pairs and a spread sample of
     /// each distance class)

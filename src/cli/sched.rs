@@ -87,15 +87,21 @@ pub struct SchedArgs {
         conflicts_with = "series"
     )]
     pub ntasks: Option<Counts>,
+    /// Run the original's series of 4 to 64 tasks.
+    ///
     /// The original's series: 4, 8, 16, 32 and 64 tasks, up to 4 per CPU
     /// this process may use and as many as the free memory holds.
     #[arg(long)]
     pub series: bool,
+    /// Elements per array (20 bytes each).
+    ///
     /// Elements per array; a task holds two f64 arrays and one u32 index
     /// array, 20 bytes per element [default: 4 x the last-level cache per
     /// task, less where the free memory cannot hold that for every task].
     #[arg(long, value_name = "N", value_parser = elements)]
     pub elements: Option<usize>,
+    /// Passes over the arrays each task makes.
+    ///
     /// Passes over the arrays each task makes [default: as many as keep
     /// the tasks at work for about 3 x the burst time, from one pass timed
     /// before the run].
@@ -108,6 +114,8 @@ pub struct SchedArgs {
     /// Seconds after the start when the burst begins.
     #[arg(long, value_name = "SECS", default_value_t = 3.0, value_parser = burst_at)]
     pub burst_at: f64,
+    /// Groups in the burst, each 20 senders and 20 receivers (1 to 1000).
+    ///
     /// Groups in the burst, each 20 senders and 20 receivers (1 to 1000)
     /// [default: 20, fewer where the memory cannot hold them beside the
     /// tasks].

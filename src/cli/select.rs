@@ -117,6 +117,44 @@ pub(crate) fn cpu(topo: &Topology, id: usize, flag: &str) -> Result<()> {
     Ok(())
 }
 
+/// A memory policy as typed for `flag`, checked against the machine.
+/// `MODE:all` is numactl's `--interleave=all`: every node with memory this
+/// process may use, so a numactl user's line works unchanged.
+pub(crate) fn policy(topo: &Topology, text: &str, flag: &str) -> Result<MemPolicy> {
+    let expanded = match text.split_once(':') {
+        Some((mode, list)) if list.trim().eq_ignore_ascii_case("all") => {
+            format!("{mode}:{}", topo.usable_memory_nodes())
+        }
+        _ => text.to_string(),
+    };
+    let policy: MemPolicy = expanded.parse().map_err(|e| usage(format!("{flag} {e}")))?;
+    policy_nodes(topo, &policy, flag)?;
+    Ok(policy)
+}
+
+/// The node pairs `--pairs` selects, one vocabulary for every command
+/// that takes it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum PairChoice {
+    /// Every CPU node with every memory node.
+    All,
+    /// A CPU node with its nearest (its own, where it has memory) and its
+    /// farthest memory node.
+    NearFar,
+}
+
+/// `--pairs`: `all` or `near-far`; `local-far`, the name mlp once used,
+/// is the same selection.
+pub(crate) fn pairs(text: &str) -> Result<PairChoice> {
+    match text.trim() {
+        "all" => Ok(PairChoice::All),
+        "near-far" | "local-far" => Ok(PairChoice::NearFar),
+        other => Err(usage(format!(
+            "--pairs {other}: use all or near-far (local-far is accepted for near-far)"
+        ))),
+    }
+}
+
 /// Every node a policy names must be a usable memory node.
 pub(crate) fn policy_nodes(topo: &Topology, policy: &MemPolicy, flag: &str) -> Result<()> {
     let nodes: NodeSet = policy.nodes();
@@ -173,5 +211,34 @@ mod tests {
             "--policy interleave:0-2: node 2 does not exist (nodes: 0-1)"
         );
         assert!(policy_nodes(&t, &"bind:1".parse().unwrap(), "--policy").is_ok());
+    }
+
+    #[test]
+    fn all_is_every_memory_node_this_process_may_use_as_numactl_means_it() {
+        let t = topo("cxl-memonly");
+        let p = policy(&t, "interleave:all", "--policy").unwrap();
+        assert_eq!(p, "interleave:0-2".parse().unwrap());
+        let p = policy(&t, "bind:ALL", "--policy").unwrap();
+        assert_eq!(p, "bind:0-2".parse().unwrap());
+        // A cpuset leaves only its own nodes in "all".
+        let r = topo("cpuset-restricted");
+        let p = policy(&r, "interleave:all", "--policy").unwrap();
+        assert_eq!(p, "interleave:1".parse().unwrap());
+        let e = policy(&t, "interleave:0-5", "--policy").unwrap_err();
+        assert_eq!(crate::error::exit_code(&e), crate::error::EXIT_USAGE);
+        assert!(e.to_string().contains("node 3 does not exist"), "{e}");
+    }
+
+    #[test]
+    fn one_pair_vocabulary_with_the_old_name_as_an_alias() {
+        assert_eq!(pairs("all").unwrap(), PairChoice::All);
+        assert_eq!(pairs("near-far").unwrap(), PairChoice::NearFar);
+        assert_eq!(pairs("local-far").unwrap(), PairChoice::NearFar);
+        let e = pairs("far").unwrap_err();
+        assert_eq!(crate::error::exit_code(&e), crate::error::EXIT_USAGE);
+        assert_eq!(
+            e.to_string(),
+            "--pairs far: use all or near-far (local-far is accepted for near-far)"
+        );
     }
 }

@@ -15,8 +15,12 @@ use crate::topology::{SysfsRoot, read_topology};
 use anyhow::Result;
 use std::time::Duration;
 
+/// Measure bandwidth and latency at buffer sizes around the cache sizes.
+///
 /// Measure read/write/copy/triad bandwidth and pointer-chase latency at
-/// buffer sizes around the real cache sizes (L1/2 ... 4xL3), one buffer per
+/// buffer sizes around the real cache sizes (L1/2 ...
+///
+/// 4xL3), one buffer per
 /// thread bound to the thread's own node and verified.
 ///
 /// Each thread may use half the free memory of its node. A size given with
@@ -30,7 +34,7 @@ use std::time::Duration;
 /// a larger size's latency is measured once at that cap, with a note.
 ///
 /// Environment, as sc-membench documents it for its bandwidth threads:
-/// OMP_NUM_THREADS=N is the thread count when -p is not given;
+/// OMP_NUM_THREADS=N is the thread count when --threads is not given;
 /// OMP_PROC_BIND=spread|close and OMP_PLACES=threads|cores|sockets place
 /// them by OpenMP's rules (places in CPU-number order; close fills places
 /// from the first, spread spaces the threads evenly over them; places
@@ -39,24 +43,35 @@ use std::time::Duration;
 /// refused (exit 2); the latency chase is always one thread.
 ///
 /// Huge pages (-H) serve buffers of 4 MiB and more; a forced kernel
-/// (--kernel-variant) has its operation measured, and with -o, -o must
-/// name it.
+/// (--kernel-variant) has its operation measured, and with --op, --op
+/// must name it.
 #[derive(clap::Args, Debug)]
 pub struct SweepArgs {
+    /// Operation to measure; repeat for several.
+    ///
     /// Operation: read, write, copy, scale, add, triad, add3 or latency; repeat for
     /// several [default: read, write, copy, triad, latency]
-    #[arg(short = 'o', long = "op", value_name = "OP")]
+    #[arg(long = "op", value_name = "OP")]
     pub ops: Vec<String>,
-    /// Measure only this per-thread buffer size: whole KiB, at least 4;
-    /// a plain number is KiB, units work too (64K, 2M). Repeatable; not
-    /// with -f.
-    #[arg(short = 's', long = "buffer-kib", value_name = "SIZE_KB")]
+    /// Measure only this per-thread buffer size, with a unit, e.g. 64K or 2M.
+    ///
+    /// Whole KiB, at least 4K; repeatable; not with -f. A bare number is
+    /// refused, as in every command's -s: where sc-membench's -s 1024
+    /// meant KiB, write -s 1024K (or --buffer-kib 1024).
+    #[arg(short = 's', long = "size", value_name = "SIZE", value_parser = super::units::size_with_unit)]
+    pub size: Vec<String>,
+    /// Measure only this per-thread buffer size in KiB, as sc-membench's -s.
+    ///
+    /// A plain number is KiB (--buffer-kib 1024 is 1 MiB), units work too;
+    /// whole KiB, at least 4; repeatable; not with -f.
+    #[arg(long = "buffer-kib", value_name = "SIZE_KB")]
     pub sizes: Vec<String>,
     /// Bandwidth threads [default: every CPU this process may use].
-    #[arg(short = 'p', long = "threads", value_name = "THREADS")]
+    #[arg(long = "threads", value_name = "THREADS")]
     pub threads: Option<usize>,
-    /// Try 1, 2, 4, ... threads up to -p (default: every CPU this process
-    /// may use) and report the best.
+    /// Try 1, 2, 4, ... threads up to --threads and report the best.
+    ///
+    /// Without --threads, up to every CPU this process may use.
     #[arg(short = 'a', long = "auto-threads")]
     pub auto_threads: bool,
     #[command(flatten)]
@@ -75,6 +90,8 @@ pub struct SweepArgs {
     /// List the kernels and which this CPU can run, then exit (alone).
     #[arg(long, exclusive = true)]
     pub list_kernels: bool,
+    /// Human-readable table with summary and scores.
+    ///
     /// Human-readable table with summary and scores (the default on a
     /// terminal; off one, as with sc-membench, CSV is).
     #[arg(
@@ -94,27 +111,29 @@ pub struct SweepArgs {
 /// The smallest per-thread buffer: one base page.
 const MIN_SIZE: usize = 4096;
 
-/// A per-thread size for `-s`: plain numbers are KiB, as in sc-membench;
-/// units are accepted too. Rows report KiB and the smallest buffer is one
-/// page, so only whole KiB from 4 KiB up can be measured as asked.
-fn sweep_size(text: &str) -> Result<usize> {
+/// A per-thread size for `--buffer-kib` (plain numbers are KiB, as
+/// sc-membench's -s) or `-s` (a unit is required before this is reached).
+/// Rows report KiB and the smallest buffer is one page, so only whole KiB
+/// from 4 KiB up can be measured as asked.
+fn sweep_size(text: &str, flag: &str) -> Result<usize> {
     let t = text.trim();
     let plain = !t.is_empty() && t.chars().all(|c| c.is_ascii_digit() || c == '.');
-    let accepted = "sizes are whole KiB from 4 up; plain numbers are KiB (-s 1024 is 1 MiB), units work too (-s 64K, -s 2M)";
+    let accepted =
+        "sizes are whole KiB from 4K up, e.g. -s 64K, -s 2M (--buffer-kib 1024 is 1 MiB)";
     let bytes = if plain {
         parse_size(&format!("{t}K"))
     } else {
         parse_size(t)
     }
-    .map_err(|_| usage(format!("-s {text}: not a size; {accepted}")))?;
+    .map_err(|_| usage(format!("{flag} {text}: not a size; {accepted}")))?;
     if bytes % 1024 != 0 {
         return Err(usage(format!(
-            "-s {text}: {bytes} bytes is not a whole number of KiB; {accepted}"
+            "{flag} {text}: {bytes} bytes is not a whole number of KiB; {accepted}"
         )));
     }
     if bytes < MIN_SIZE {
         return Err(usage(format!(
-            "-s {text}: {} KiB is below the smallest buffer, one 4 KiB page; {accepted}",
+            "{flag} {text}: {} KiB is below the smallest buffer, one 4 KiB page; {accepted}",
             bytes / 1024
         )));
     }
@@ -175,12 +194,12 @@ fn config(
     })
 }
 
-/// The operations: `-o`, else the forced kernels' operations, else the
+/// The operations: `--op`, else the forced kernels' operations, else the
 /// defaults; each forced kernel's operation among them.
 fn ops(args: &SweepArgs, variants: &[&'static KernelSpec]) -> Result<Vec<SweepOp>> {
     let mut ops = Vec::new();
     for o in &args.ops {
-        ops.push(SweepOp::parse(o).map_err(|e| usage(format!("-o {e}")))?);
+        ops.push(SweepOp::parse(o).map_err(|e| usage(format!("--op {e}")))?);
     }
     if ops.is_empty() {
         ops = if variants.is_empty() {
@@ -195,28 +214,38 @@ fn ops(args: &SweepArgs, variants: &[&'static KernelSpec]) -> Result<Vec<SweepOp
         .find(|k| !ops.contains(&SweepOp::bandwidth(k.op)))
     {
         return Err(usage(format!(
-            "--kernel-variant {}: a {} kernel, but -o does not measure {}: add -o {}, or leave out -o to measure the forced kernels' operations",
+            "--kernel-variant {}: a {} kernel, but --op does not measure {}: add --op {}, or leave out --op to measure the forced kernels' operations",
             k.name, k.op, k.op, k.op
         )));
     }
     Ok(ops)
 }
 
-/// The sizes given with `-s` (`None`: the cache-aware set), refused with
+/// The sizes given with `-s` or `--buffer-kib` (`None`: the cache-aware set), refused with
 /// `-f`, or with `-H` where all are too small for huge pages.
 fn sizes(args: &SweepArgs, ops: &[SweepOp]) -> Result<Option<Vec<usize>>> {
-    if args.sizes.is_empty() {
+    let given: Vec<(&str, &String)> = args
+        .size
+        .iter()
+        .map(|s| ("-s", s))
+        .chain(args.sizes.iter().map(|s| ("--buffer-kib", s)))
+        .collect();
+    if given.is_empty() {
         return Ok(None);
     }
+    let shown = given
+        .iter()
+        .map(|(flag, s)| format!("{flag} {s}"))
+        .collect::<Vec<_>>()
+        .join(" ");
     if args.full {
         return Err(usage(format!(
-            "-f and -s {}: -f continues the cache-aware sizes up to half the free memory, -s measures only the sizes given; give one of them",
-            args.sizes.join(" -s ")
+            "-f and {shown}: -f continues the cache-aware sizes up to half the free memory, -s measures only the sizes given; give one of them"
         )));
     }
     let mut sizes = Vec::new();
-    for s in &args.sizes {
-        sizes.push(sweep_size(s)?);
+    for (flag, s) in &given {
+        sizes.push(sweep_size(s, flag)?);
     }
     // Huge pages start at 4 MiB of arrays per thread; below that -H
     // would change nothing.
@@ -228,14 +257,13 @@ fn sizes(args: &SweepArgs, ops: &[SweepOp]) -> Result<Option<Vec<usize>>> {
             .all(|s| s.saturating_mul(widest) < sweep::HUGE_FROM)
     {
         return Err(usage(format!(
-            "-H with -s {}: huge pages are used for a thread's arrays of 4 MiB and more, and these are smaller; leave -H out, or add a larger -s such as 4M",
-            args.sizes.join(" -s ")
+            "-H with {shown}: huge pages are used for a thread's arrays of 4 MiB and more, and these are smaller; leave -H out, or add a larger -s such as 4M"
         )));
     }
     Ok(Some(sizes))
 }
 
-/// `-p` and `-a`: a thread count this process may use, and only where a
+/// `--threads` and `-a`: a thread count this process may use, and only where a
 /// bandwidth operation and more than one thread give them a meaning.
 fn check_threads(
     args: &SweepArgs,
@@ -247,21 +275,21 @@ fn check_threads(
         && (p == 0 || p > max_threads)
     {
         return Err(usage(format!(
-            "-p {p}: use 1 to {max_threads} threads (CPUs this process may use: {allowed})"
+            "--threads {p}: use 1 to {max_threads} threads (CPUs this process may use: {allowed})"
         )));
     }
     if ops.iter().all(|o| *o == SweepOp::Latency) && (args.auto_threads || args.threads.is_some()) {
         return Err(usage(format!(
-            "{}: -o latency alone measures with one thread; -p and -a set the bandwidth threads: leave them out, or add a bandwidth operation such as -o read",
+            "{}: --op latency alone measures with one thread; --threads and -a set the bandwidth threads: leave them out, or add a bandwidth operation such as --op read",
             match args.threads {
-                Some(p) if !args.auto_threads => format!("-p {p}"),
+                Some(p) if !args.auto_threads => format!("--threads {p}"),
                 _ => "-a".to_string(),
             }
         )));
     }
     if args.auto_threads && args.threads == Some(1) {
         return Err(usage(
-            "-a with -p 1: -a tries 1, 2, 4, ... threads up to -p (default: every usable CPU), so with one thread there is nothing to try; drop -a or raise -p",
+            "-a with --threads 1: -a tries 1, 2, 4, ... threads up to --threads (default: every usable CPU), so with one thread there is nothing to try; drop -a or raise --threads",
         ));
     }
     Ok(())
@@ -284,13 +312,18 @@ fn comparability_warnings(args: &SweepArgs, env: &OmpEnv, max_threads: usize) ->
     }
     if let Some(p) = args.threads {
         w.push(format!(
-            "fixed thread count (-p {p}) instead of using all CPUs ({max_threads})"
+            "fixed thread count (--threads {p}) instead of using all CPUs ({max_threads})"
         ));
     }
-    if !args.sizes.is_empty() {
+    if !args.sizes.is_empty() || !args.size.is_empty() {
         w.push(format!(
             "only the size(s) given with -s ({}) were tested",
-            args.sizes.join(", ")
+            args.size
+                .iter()
+                .cloned()
+                .chain(args.sizes.iter().map(|k| format!("{k} KiB")))
+                .collect::<Vec<_>>()
+                .join(", ")
         ));
     }
     w
@@ -359,14 +392,14 @@ mod tests {
 
     #[test]
     fn sizes_are_whole_kib_from_one_page() {
-        assert_eq!(sweep_size("16").unwrap(), 16 << 10);
-        assert_eq!(sweep_size("2M").unwrap(), 2 << 20);
-        let e = sweep_size("4.5").unwrap_err().to_string();
+        assert_eq!(sweep_size("16", "--buffer-kib").unwrap(), 16 << 10);
+        assert_eq!(sweep_size("2M", "-s").unwrap(), 2 << 20);
+        let e = sweep_size("4.5", "--buffer-kib").unwrap_err().to_string();
         assert!(e.contains("4608 bytes is not a whole number of KiB"), "{e}");
         for bad in ["1.5", "1", "3K", "1000B", "0", "", "-4", "4Q"] {
-            let e = sweep_size(bad).unwrap_err().to_string();
+            let e = sweep_size(bad, "--buffer-kib").unwrap_err().to_string();
             assert!(
-                e.starts_with(&format!("-s {bad}: ")) && e.contains("whole KiB from 4"),
+                e.starts_with(&format!("--buffer-kib {bad}: ")) && e.contains("whole KiB from 4"),
                 "{e}"
             );
         }
@@ -375,7 +408,7 @@ mod tests {
     proptest! {
         #[test]
         fn any_size_text_is_a_size_or_an_error(text in "\\PC{0,16}|[0-9.]{1,12}[KkMmGgTtBi]{0,3}") {
-            if let Ok(b) = sweep_size(&text) {
+            if let Ok(b) = sweep_size(&text, "-s") {
                 prop_assert!(b >= MIN_SIZE && b % 1024 == 0);
             }
         }

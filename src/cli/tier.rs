@@ -39,6 +39,8 @@ fn threads(s: &str) -> Result<usize, String> {
     whole(s, 1, 4096).map(|v| v as usize)
 }
 
+/// Tiered memory: does the kernel promote hot pages and demote cold ones?
+///
 /// Tiered memory: does the kernel promote hot pages from a slow memory
 /// tier (CXL, persistent memory, a CPU-less node HMAT reports slower) to
 /// the fast one, and demote cold pages under pressure?
@@ -75,6 +77,8 @@ pub struct TierArgs {
     pub tests: Selection,
     #[command(flatten)]
     pub watch: WatchArgs,
+    /// Size of the hot region in MiB.
+    ///
     /// Size of the hot region in MiB [default: a quarter of the fast or
     /// slow node's free memory, whichever is less, at most 1024; oversize:
     /// 40% of its total].
@@ -84,6 +88,8 @@ pub struct TierArgs {
     /// fast node's free memory].
     #[arg(long, value_name = "MIB", value_parser = mebibytes)]
     pub warm: Option<u64>,
+    /// Size of the cold region in MiB.
+    ///
     /// Size of the cold region in MiB [default: promotion: the hot size;
     /// demotion: what leaves the fast node a quarter of the hot size free].
     #[arg(long, value_name = "MIB", value_parser = mebibytes)]

@@ -2,8 +2,12 @@ use super::RootArgs;
 use crate::output::render::Format;
 use anyhow::Result;
 
+/// Show the machine's NUMA topology.
+///
 /// Show nodes, CPUs, memory, distances, caches, huge pages, THP, NUMA
-/// balancing, cpuset limits, HMAT and accelerators. `--json` prints the
+/// balancing, cpuset limits, HMAT and accelerators.
+///
+/// `--json` prints the
 /// full model; Markdown, LaTeX, HTML and CSV give its tables.
 #[derive(clap::Args, Debug)]
 pub struct TopoArgs {

@@ -93,7 +93,10 @@ fn bad_matrix_input() {
             &["--kernel", "bogus"],
             &["--kernel bogus", "sweep --list-kernels"],
         ),
-        (&["--size", "10x"], &["--size 10x", "K, M, G"]),
+        (
+            &["--size", "10x"],
+            &["'10x' for '--size <SIZE>'", "K, M, G"],
+        ),
         (&["--size", "100K"], &["--size 100K", "at least 1M"]),
         (
             &["--latency-size", "512K"],

@@ -14,7 +14,16 @@ fn every_pair_is_measured_and_pinned() {
         eprintln!("skipped: core-to-core latency needs two CPUs");
         return;
     }
-    let out = stdout_of(["c2c", "-i", "20", "-n", "5", "--variant", "all", "--json"]);
+    let out = stdout_of([
+        "c2c",
+        "-i",
+        "20",
+        "--samples",
+        "5",
+        "--variant",
+        "all",
+        "--json",
+    ]);
     let doc: Value = serde_json::from_slice(&out).unwrap();
     assert_eq!(doc["complete"], true);
     let recs = doc["records"].as_array().unwrap();
@@ -62,7 +71,13 @@ fn text_csv_and_html_show_the_tables() {
         return;
     }
     let text = String::from_utf8(stdout_of([
-        "c2c", "-i", "20", "-n", "3", "--format", "text",
+        "c2c",
+        "-i",
+        "20",
+        "--samples",
+        "3",
+        "--format",
+        "text",
     ]))
     .unwrap();
     for want in [
@@ -73,9 +88,10 @@ fn text_csv_and_html_show_the_tables() {
     ] {
         assert!(text.contains(want), "{want}:\n{text}");
     }
-    let csv = String::from_utf8(stdout_of(["c2c", "-i", "20", "-n", "3", "--csv"])).unwrap();
+    let csv = String::from_utf8(stdout_of(["c2c", "-i", "20", "--samples", "3", "--csv"])).unwrap();
     assert!(csv.starts_with("variant,cpu,peer_cpu,cpu_node,peer_node,class,mem_node,latency_ns,"));
-    let html = String::from_utf8(stdout_of(["c2c", "-i", "20", "-n", "3", "--html"])).unwrap();
+    let html =
+        String::from_utf8(stdout_of(["c2c", "-i", "20", "--samples", "3", "--html"])).unwrap();
     assert!(html.contains("Core-to-core latency") && html.contains("title=\"100%\""));
 }
 

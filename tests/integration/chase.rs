@@ -35,7 +35,7 @@ fn chase_options_that_cannot_be_measured_are_refused() {
         &["--stride 64", "256"],
     );
     rejects(
-        &["sweep", "-o", "latency", "--pattern", "zigzag"],
+        &["sweep", "--op", "latency", "--pattern", "zigzag"],
         &["--pattern", "'zigzag'"],
     );
     rejects(
@@ -184,7 +184,7 @@ fn matrix_latency_takes_the_pages_asked() {
 fn sweep_latency_records_carry_the_pattern() {
     let recs = records(&[
         "sweep",
-        "-o",
+        "--op",
         "latency",
         "-s",
         "1M",
@@ -194,7 +194,7 @@ fn sweep_latency_records_carry_the_pattern() {
     ]);
     assert_eq!(recs[0]["params"]["pattern"], "page-local");
     assert_eq!(recs[0]["params"]["window_bytes"], 262144);
-    let recs = records(&["sweep", "-o", "latency", "-s", "1M", "--json"]);
+    let recs = records(&["sweep", "--op", "latency", "-s", "1M", "--json"]);
     assert_eq!(recs[0]["params"]["pattern"], "full-random");
     assert_eq!(recs[0]["params"]["spacing_bytes"], 64);
 }

@@ -103,3 +103,47 @@ fn an_unknown_target_is_refused_with_the_choices() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("tcsh") && err.contains("bash"), "{err}");
 }
+
+#[test]
+fn man_pages_have_examples_exit_status_and_see_also_and_no_source_paths() {
+    for page in [
+        vec!["generate", "man"],
+        vec!["generate", "man", "sweep"],
+        vec!["generate", "man", "fleet-submit"],
+    ] {
+        let man = String::from_utf8(stdout_of(&page)).unwrap();
+        for section in [".SH EXAMPLES", ".SH \"EXIT STATUS\"", ".SH \"SEE ALSO\""] {
+            assert!(man.contains(section), "{page:?}: {section} missing");
+        }
+        assert!(
+            !man.contains("docs/"),
+            "{page:?} points into the source tree"
+        );
+        assert!(!man.contains(".SH EXTRA"), "{page:?}");
+    }
+    let sweep = text_of_page("sweep");
+    // The examples of --help, each a command line in bold.
+    assert!(
+        sweep.contains("\\fBnumabench sweep \\-\\-buffer\\-kib 1024\\fR"),
+        "{sweep}"
+    );
+    for code in ["\\fB0\\fR", "\\fB1\\fR", "\\fB2\\fR", "\\fB128+N\\fR"] {
+        assert!(sweep.contains(code), "{code} missing");
+    }
+    let see_also = sweep.split(".SH \"SEE ALSO\"").nth(1).unwrap();
+    assert!(see_also.contains("\\fBnumabench\\fR(1)"), "{see_also}");
+    assert!(
+        see_also.contains("\\fBnumabench\\-matrix\\fR(1)"),
+        "{see_also}"
+    );
+    let mem = text_of_page("mem");
+    assert!(mem.contains("\\fBperf\\-bench\\fR(1)"), "{mem}");
+    let place = text_of_page("place");
+    assert!(place.contains("\\fBnumactl\\fR(8)"), "{place}");
+    let submit = text_of_page("fleet-submit");
+    assert!(submit.contains("\\fBnumabench\\-fleet\\fR(1)"), "{submit}");
+}
+
+fn text_of_page(command: &str) -> String {
+    String::from_utf8(stdout_of(["generate", "man", command])).unwrap()
+}

@@ -7,6 +7,7 @@ mod big_machines;
 mod c2c;
 mod cgroup;
 mod chase;
+mod cli;
 mod compare;
 mod docs;
 mod fixtures;

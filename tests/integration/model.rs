@@ -438,7 +438,16 @@ fn bad_model_input_is_refused_in_one_line() {
     std::fs::write(
         &sweep,
         stdout_of([
-            "sweep", "-o", "read", "-s", "64", "-p", "1", "-r", "1", "--json",
+            "sweep",
+            "--op",
+            "read",
+            "-s",
+            "64K",
+            "--threads",
+            "1",
+            "-r",
+            "1",
+            "--json",
         ]),
     )
     .unwrap();

@@ -34,7 +34,16 @@ fn num(row: &std::collections::HashMap<String, String>, key: &str) -> f64 {
 #[test]
 fn csv_has_sc_membench_columns_then_our_own() {
     let text = String::from_utf8(stdout_of([
-        "sweep", "-o", "read", "-s", "64", "-p", "1", "-r", "1", "--csv",
+        "sweep",
+        "--op",
+        "read",
+        "-s",
+        "64K",
+        "--threads",
+        "1",
+        "-r",
+        "1",
+        "--csv",
     ]))
     .unwrap();
     assert_eq!(
@@ -47,7 +56,18 @@ fn csv_has_sc_membench_columns_then_our_own() {
 #[test]
 fn copy_and_triad_are_reported_in_both_conventions() {
     let rows = sweep_csv(&[
-        "-o", "read", "-o", "copy", "-o", "triad", "-s", "256", "-p", "1", "-r", "2",
+        "--op",
+        "read",
+        "--op",
+        "copy",
+        "--op",
+        "triad",
+        "-s",
+        "256K",
+        "--threads",
+        "1",
+        "-r",
+        "2",
     ]);
     assert_eq!(rows.len(), 3);
     for r in &rows {
@@ -70,7 +90,7 @@ fn copy_and_triad_are_reported_in_both_conventions() {
 
 #[test]
 fn latency_reports_median_spread_and_samples() {
-    let rows = sweep_csv(&["-o", "latency", "-s", "16", "-s", "65536"]);
+    let rows = sweep_csv(&["--op", "latency", "-s", "16K", "-s", "65536K"]);
     assert_eq!(rows.len(), 2);
     let (small, big) = (&rows[0], &rows[1]);
     for r in [small, big] {
@@ -89,7 +109,16 @@ fn latency_reports_median_spread_and_samples() {
 #[test]
 fn json_keeps_every_sample_and_the_placement() {
     let doc: Value = serde_json::from_slice(&stdout_of([
-        "sweep", "-o", "write", "-s", "128", "-p", "2", "-r", "4", "--json",
+        "sweep",
+        "--op",
+        "write",
+        "-s",
+        "128K",
+        "--threads",
+        "2",
+        "-r",
+        "4",
+        "--json",
     ]))
     .unwrap();
     assert_eq!(doc["schema"], 1);
@@ -127,8 +156,8 @@ fn forced_kernel_variant_is_named_in_the_output() {
         "--kernel-variant",
         "copy_portable",
         "-s",
-        "64",
-        "-p",
+        "64K",
+        "--threads",
         "1",
         "-r",
         "1",
@@ -141,8 +170,22 @@ fn forced_kernel_variant_is_named_in_the_output() {
 #[test]
 fn table_has_summary_scores_and_the_comparability_warning() {
     let text = String::from_utf8(stdout_of([
-        "sweep", "-R", "-s", "64", "-p", "1", "-r", "1", "-o", "read", "-o", "write", "-o", "copy",
-        "-o", "latency",
+        "sweep",
+        "-R",
+        "-s",
+        "64K",
+        "--threads",
+        "1",
+        "-r",
+        "1",
+        "--op",
+        "read",
+        "--op",
+        "write",
+        "--op",
+        "copy",
+        "--op",
+        "latency",
     ]))
     .unwrap();
     assert!(text.contains("RAM latency:"), "{text}");
@@ -151,17 +194,18 @@ fn table_has_summary_scores_and_the_comparability_warning() {
         text.contains("WARNING: scores may not be comparable"),
         "{text}"
     );
-    assert!(text.contains("fixed thread count (-p 1)"), "{text}");
+    assert!(text.contains("fixed thread count (--threads 1)"), "{text}");
 }
 
 #[test]
 fn bad_sweep_input_is_refused() {
     for (args, word) in [
-        (vec!["sweep", "-p", "0"], "-p 0"),
-        (vec!["sweep", "-p", "4096"], "-p 4096"),
-        (vec!["sweep", "-o", "bogus"], "'bogus'"),
+        (vec!["sweep", "--threads", "0"], "--threads 0"),
+        (vec!["sweep", "--threads", "4096"], "--threads 4096"),
+        (vec!["sweep", "--op", "bogus"], "'bogus'"),
         (vec!["sweep", "--kernel-variant", "nope"], "nope"),
-        (vec!["sweep", "-s", "abc"], "-s abc"),
+        (vec!["sweep", "-s", "abc"], "'abc'"),
+        (vec!["sweep", "--buffer-kib", "abc"], "--buffer-kib abc"),
         (vec!["sweep", "-r", "0"], "-r 0"),
     ] {
         let out = numabench().args(&args).output().unwrap();
@@ -175,7 +219,7 @@ fn bad_sweep_input_is_refused() {
 #[test]
 fn openmp_variables_set_and_place_the_bandwidth_threads() {
     let out = numabench()
-        .args(["sweep", "-o", "read", "-s", "64", "-r", "1", "--json"])
+        .args(["sweep", "--op", "read", "-s", "64K", "-r", "1", "--json"])
         .env("OMP_NUM_THREADS", "1")
         .env("OMP_PROC_BIND", "close")
         .env("OMP_PLACES", "threads")
@@ -217,7 +261,16 @@ fn openmp_variables_set_and_place_the_bandwidth_threads() {
     let rows_p = {
         let out = numabench()
             .args([
-                "sweep", "-o", "read", "-s", "64", "-r", "1", "-p", "1", "--csv",
+                "sweep",
+                "--op",
+                "read",
+                "-s",
+                "64K",
+                "-r",
+                "1",
+                "--threads",
+                "1",
+                "--csv",
             ])
             .env("OMP_NUM_THREADS", "2")
             .output()
@@ -238,7 +291,7 @@ fn openmp_variables_set_and_place_the_bandwidth_threads() {
         let tmp = tempfile::tempdir().unwrap();
         let out = numabench()
             .current_dir(tmp.path())
-            .args(["sweep", "-o", "read", "-s", "64"])
+            .args(["sweep", "--op", "read", "-s", "64K"])
             .env(k, v)
             .output()
             .unwrap();

@@ -19,7 +19,7 @@ const PART: Part = Part {
     args: |_, scope| {
         words(&[
             probe::C2C,
-            "-n",
+            "--samples",
             &samples(scope).to_string(),
             "--sample-above",
             "16",

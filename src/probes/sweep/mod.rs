@@ -316,7 +316,7 @@ pub(crate) fn check_given_sizes(topo: &Topology, cfg: &SweepConfig) -> Result<()
             // cap would chase less of it.
             if let Some(why) = does_not_fit(size, op, threads, l) {
                 return Err(format!(
-                    "-s {} KiB: {why}; give a smaller size or fewer threads (-p)",
+                    "-s {}K: {why}; give a smaller size or fewer threads (--threads)",
                     size / 1024
                 ));
             }

@@ -464,7 +464,7 @@ fn an_empty_node_list_is_bad_input() {
 #[test]
 fn a_size_given_that_memory_cannot_hold_is_refused_before_measuring() {
     for op in ["read", "triad", "latency"] {
-        let run = run(&["sweep", "-s", "104857600", "-r", "1", "-o", op]);
+        let run = run(&["sweep", "-s", "104857600K", "-r", "1", "--op", op]);
         run.refused(&["-s 104857600", "free on node 0", op]);
         assert!(run.took < Duration::from_secs(10), "took {:?}", run.took);
     }
@@ -473,7 +473,17 @@ fn a_size_given_that_memory_cannot_hold_is_refused_before_measuring() {
 #[test]
 fn a_size_not_measured_is_a_note_in_every_format_and_the_run_incomplete() {
     // A time limit too short for the whole sweep leaves sizes unmeasured.
-    let base = ["sweep", "-o", "read", "-r", "1", "-p", "1", "-t", "0.2"];
+    let base = [
+        "sweep",
+        "--op",
+        "read",
+        "-r",
+        "1",
+        "--threads",
+        "1",
+        "-t",
+        "0.2",
+    ];
     let with = |extra: &str| {
         let mut a = base.to_vec();
         a.push(extra);
@@ -518,13 +528,13 @@ fn hostile_results(dir: &Path, name: &str) -> PathBuf {
     let saved = dir.join(format!("clean-{name}"));
     run(&[
         "sweep",
-        "-o",
+        "--op",
         "read",
         "-s",
-        "16",
+        "16K",
         "-r",
         "1",
-        "-p",
+        "--threads",
         "1",
         "--save",
         saved.to_str().unwrap(),
@@ -628,13 +638,13 @@ fn sets_and_lists_in_a_results_file_are_bounded() {
     let clean = tmp.path().join("clean.json");
     run(&[
         "sweep",
-        "-o",
+        "--op",
         "read",
         "-s",
-        "16",
+        "16K",
         "-r",
         "1",
-        "-p",
+        "--threads",
         "1",
         "--save",
         clean.to_str().unwrap(),

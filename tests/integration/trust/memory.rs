@@ -32,7 +32,7 @@ fn mem_refuses_more_than_the_free_memory_before_mapping() {
 
 #[test]
 fn matrix_model_and_place_refuse_sizes_the_node_cannot_hold() {
-    let big = too_much().to_string();
+    let big = format!("{}B", too_much());
     let cases: [(&[&str], &[&str]); 6] = [
         (
             &[

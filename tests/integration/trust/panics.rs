@@ -12,9 +12,9 @@ fn sweep_document(dir: &Path) -> Value {
     let path = dir.join("sweep.json");
     let out = numabench()
         .args([
-            "sweep", "-o", "read", "-o", "latency", "-s", "16", "-s", "32",
+            "sweep", "--op", "read", "--op", "latency", "-s", "16K", "-s", "32K",
         ])
-        .args(["-r", "1", "-p", "1", "--json", "--save"])
+        .args(["-r", "1", "--threads", "1", "--json", "--save"])
         .arg(&path)
         .output()
         .unwrap();
@@ -197,7 +197,17 @@ fn time_limits_out_of_range_are_refused_with_the_range() {
     for limit in limits {
         let limit: Vec<&str> = limit.split(' ').collect();
         for cmd in [
-            &["sweep", "-o", "read", "-r", "1", "-s", "16", "-p", "1"][..],
+            &[
+                "sweep",
+                "--op",
+                "read",
+                "-r",
+                "1",
+                "-s",
+                "16K",
+                "--threads",
+                "1",
+            ][..],
             &["matrix", "-r", "1"][..],
         ] {
             rejects(
@@ -224,7 +234,18 @@ fn time_limits_out_of_range_are_refused_with_the_range() {
 fn a_time_limit_in_range_still_measures() {
     let out = numabench()
         .args([
-            "sweep", "-o", "read", "-r", "1", "-s", "16", "-p", "1", "-t", "600", "--csv",
+            "sweep",
+            "--op",
+            "read",
+            "-r",
+            "1",
+            "-s",
+            "16K",
+            "--threads",
+            "1",
+            "-t",
+            "600",
+            "--csv",
         ])
         .output()
         .unwrap();
@@ -242,13 +263,24 @@ fn a_time_limit_in_range_still_measures() {
 fn sweep_sizes_are_whole_kib_from_one_page() {
     for s in ["1.5", "1.5K", "1", "3K", "4095B", "0", "x", "1e3"] {
         rejects(
-            &["sweep", "-o", "read", "-r", "1", "-s", s],
-            &[format!("-s {s}").as_str(), "whole KiB from 4"],
+            &["sweep", "--op", "read", "-r", "1", "--buffer-kib", s],
+            &[format!("--buffer-kib {s}").as_str(), "whole KiB from 4"],
         );
     }
     let out = numabench()
         .args([
-            "sweep", "-o", "read", "-r", "1", "-p", "1", "-s", "4.5M", "-s", "4", "--csv",
+            "sweep",
+            "--op",
+            "read",
+            "-r",
+            "1",
+            "--threads",
+            "1",
+            "-s",
+            "4.5M",
+            "--buffer-kib",
+            "4",
+            "--csv",
         ])
         .output()
         .unwrap();
@@ -269,7 +301,7 @@ fn sweep_sizes_are_whole_kib_from_one_page() {
 #[test]
 fn sizes_that_are_not_whole_bytes_or_too_small_are_refused() {
     rejects(
-        &["place", "-s", "1.5"],
+        &["place", "-s", "1.5B"],
         &["--size", "whole number of bytes"],
     );
     rejects(&["matrix", "-s", "64K"], &["--size 64K", "at least 1M"]);
@@ -287,12 +319,12 @@ fn sizes_that_are_not_whole_bytes_or_too_small_are_refused() {
 #[test]
 fn conflicting_sweep_options_say_how_to_ask() {
     rejects(
-        &["sweep", "-o", "read", "--kernel-variant", "copy_avx2"],
-        &["--kernel-variant copy_avx2", "add -o copy"],
+        &["sweep", "--op", "read", "--kernel-variant", "copy_avx2"],
+        &["--kernel-variant copy_avx2", "add --op copy"],
     );
     rejects(
-        &["sweep", "-o", "read", "--kernel-variant", "copy_portable"],
-        &["--kernel-variant copy_portable", "add -o copy"],
+        &["sweep", "--op", "read", "--kernel-variant", "copy_portable"],
+        &["--kernel-variant copy_portable", "add --op copy"],
     );
     rejects(
         &[
@@ -304,25 +336,28 @@ fn conflicting_sweep_options_say_how_to_ask() {
         ],
         &["read_portable", "read_avx2", "one per operation"],
     );
-    rejects(&["sweep", "-a", "-p", "1"], &["-a", "-p 1", "drop -a"]);
     rejects(
-        &["sweep", "-f", "-s", "16"],
-        &["-f", "-s 16", "give one of them"],
+        &["sweep", "-a", "--threads", "1"],
+        &["-a", "--threads 1", "drop -a"],
+    );
+    rejects(
+        &["sweep", "-f", "-s", "16K"],
+        &["-f", "-s 16K", "give one of them"],
     );
 }
 
 #[test]
 fn options_the_chosen_mode_would_ignore_are_refused() {
     rejects(
-        &["sweep", "-o", "latency", "-p", "2"],
-        &["-p 2", "-o latency alone"],
+        &["sweep", "--op", "latency", "--threads", "2"],
+        &["--threads 2", "--op latency alone"],
     );
     rejects(
-        &["sweep", "-o", "latency", "-a"],
-        &["-a", "-o latency alone"],
+        &["sweep", "--op", "latency", "-a"],
+        &["-a", "--op latency alone"],
     );
     rejects(
-        &["sweep", "--list-kernels", "-o", "read"],
+        &["sweep", "--list-kernels", "--op", "read"],
         &["--list-kernels"],
     );
     for flag in [
@@ -350,16 +385,16 @@ fn options_the_chosen_mode_would_ignore_are_refused() {
 #[test]
 fn a_forced_kernel_for_the_measured_operation_is_used() {
     let out = numabench()
-        .args(["sweep", "-o", "read", "--kernel-variant", "read_portable"])
+        .args(["sweep", "--op", "read", "--kernel-variant", "read_portable"])
         .args([
             "--kernel-variant",
             "read_portable",
             "-r",
             "1",
-            "-p",
+            "--threads",
             "1",
             "-s",
-            "16",
+            "16K",
             "--csv",
         ])
         .output()
@@ -537,10 +572,10 @@ fn try_counts_past_the_cap_are_refused() {
     rejects(
         &[
             "sweep",
-            "-o",
+            "--op",
             "read",
             "-s",
-            "16",
+            "16K",
             "-r",
             "18446744073709551615",
         ],
@@ -645,7 +680,17 @@ fn a_time_limit_too_small_to_measure_is_refused_not_read_as_no_limit() {
     for t in ["1e-400", "1e-9", "0.0001"] {
         crate::util::rejects(
             &[
-                "sweep", "-o", "read", "-s", "16", "-r", "1", "-p", "1", "-t", t,
+                "sweep",
+                "--op",
+                "read",
+                "-s",
+                "16K",
+                "-r",
+                "1",
+                "--threads",
+                "1",
+                "-t",
+                t,
             ],
             "at least 0.001",
         );

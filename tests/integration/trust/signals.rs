@@ -133,8 +133,10 @@ fn interrupted_with(args: &[&str], sig: i32) -> (Ended, Value, tempfile::TempDir
 
 #[test]
 fn sweep_keeps_what_it_measured_on_sigint() {
-    let (end, d, _dir) =
-        interrupted_with(&["sweep", "-o", "read", "-r", "3", "--table"], libc::SIGINT);
+    let (end, d, _dir) = interrupted_with(
+        &["sweep", "--op", "read", "-r", "3", "--table"],
+        libc::SIGINT,
+    );
     assert!(
         end.stdout.starts_with("INTERRUPTED by SIGINT"),
         "{}",
@@ -234,7 +236,7 @@ fn run_keeps_a_results_folder_marked_incomplete() {
 fn a_second_signal_ends_at_once_and_leaves_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let child = start(
-        &["sweep", "-o", "read", "-r", "3", "--save", "r.json"],
+        &["sweep", "--op", "read", "-r", "3", "--save", "r.json"],
         dir.path(),
     );
     wait_until_caught(child.id());

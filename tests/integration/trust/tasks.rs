@@ -59,7 +59,7 @@ fn a_task_limit_ends_every_measuring_command_with_exit_1_naming_it() {
     std::fs::create_dir(&fleet).unwrap();
     let cases: [&[&str]; 9] = [
         &["matrix", "-s", "1M", "-t", "5"],
-        &["sweep", "-s", "64", "-t", "5"],
+        &["sweep", "-s", "64K", "-t", "5"],
         &["mlp", "-s", "1M", "-n", "1,2", "-t", "5"],
         &["latency", "-s", "1M", "-t", "5"],
         &["model", "--validate", "-s", "1M"],
@@ -76,7 +76,7 @@ fn a_task_limit_ends_every_measuring_command_with_exit_1_naming_it() {
             "5",
         ],
         // The audit's hang: one side started, its partner refused.
-        &["c2c", "-n", "5", "-i", "5", "-t", "5"],
+        &["c2c", "--samples", "5", "-i", "5", "-t", "5"],
         &["run", "--profile", "quick", "--dir"],
     ];
     for max in ["1", "2", "3"] {

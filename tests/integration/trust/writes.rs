@@ -17,7 +17,9 @@ fn commands_with_outputs(results: &Path) -> Vec<(&'static str, Vec<String>)> {
     vec![
         (
             "--save",
-            v(&["sweep", "-o", "read", "-s", "16", "-r", "1", "--save", "{}"]),
+            v(&[
+                "sweep", "--op", "read", "-s", "16K", "-r", "1", "--save", "{}",
+            ]),
         ),
         (
             "--save",
@@ -203,7 +205,7 @@ fn devices_at_the_target_are_written_through_never_replaced() {
     mknod(&full, libc::S_IFCHR, 1, 7);
     let sweep = |save: &Path| {
         numabench()
-            .args(["sweep", "-o", "read", "-s", "16", "-r", "1", "--save"])
+            .args(["sweep", "--op", "read", "-s", "16K", "-r", "1", "--save"])
             .arg(save)
             .output()
             .unwrap()
@@ -266,7 +268,7 @@ fn a_fifo_with_a_reader_receives_the_document() {
     // Give the reader time to open its end.
     std::thread::sleep(Duration::from_millis(300));
     let out = numabench()
-        .args(["sweep", "-o", "read", "-s", "16", "-r", "1", "--save"])
+        .args(["sweep", "--op", "read", "-s", "16K", "-r", "1", "--save"])
         .arg(&fifo)
         .output()
         .unwrap();
@@ -352,7 +354,7 @@ fn a_full_stdout_is_a_failure() {
     for args in [
         &["topo"][..],
         &["mem", "-p", "1", "-t", "1", "-P", "1", "-l", "1", "-q"][..],
-        &["sweep", "-o", "read", "-s", "16", "-r", "1"][..],
+        &["sweep", "--op", "read", "-s", "16K", "-r", "1"][..],
         &["sweep", "--list-kernels"][..],
         &["place", "--size", "1M"][..],
         &["place", "--size", "1M", "--json"][..],
@@ -497,7 +499,17 @@ fn a_save_that_fails_at_the_end_puts_the_document_on_stdout() {
     // /dev/full passes the check (a device is written through) and fails
     // the write, as a path swapped for a link mid-run or a full disk would.
     let out = numabench()
-        .args(["sweep", "-o", "read", "-s", "16", "-r", "1", "-p", "1"])
+        .args([
+            "sweep",
+            "--op",
+            "read",
+            "-s",
+            "16K",
+            "-r",
+            "1",
+            "--threads",
+            "1",
+        ])
         .args(["--save", "/dev/full"])
         .output()
         .unwrap();
