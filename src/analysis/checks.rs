@@ -3,9 +3,9 @@
 //! one finding for the records it is given, naming the worst figure, so a
 //! probe with many noisy points adds one sentence, not one per point.
 
-use super::findings::Finding;
 use crate::results::Record;
 use crate::results::names::metric;
+use crate::view::Finding;
 
 /// A figure whose CV (over its repeats) is above this is noisy.
 pub(crate) const NOISY_CV_PCT: f64 = 5.0;

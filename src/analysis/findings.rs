@@ -15,24 +15,7 @@ use crate::view::Probe;
 /// A placement verified below this share of pages is flagged.
 const VERIFIED_PCT: f64 = 95.0;
 use super::checks::NOISY_CV_PCT;
-
-/// One sentence of the findings.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) struct Finding {
-    /// Something that makes a figure doubtful, or that a reader must act on.
-    pub flag: bool,
-    pub text: String,
-}
-
-impl Finding {
-    pub(crate) fn info(text: String) -> Self {
-        Finding { flag: false, text }
-    }
-
-    pub(crate) fn flag(text: String) -> Self {
-        Finding { flag: true, text }
-    }
-}
+pub(crate) use crate::view::Finding;
 
 /// The findings of `doc`, the plain ones first, then the flags; the probes
 /// of `registry` say which of their records are idle chases to compare.

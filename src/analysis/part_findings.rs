@@ -3,9 +3,9 @@
 //! records' conditions (never from a note's wording), one sentence per
 //! probe and kind of ending, in the order the probes' records come.
 
-use super::findings::Finding;
 use crate::results::Record;
 use crate::results::names::run::NOT_COMPLETE;
+use crate::view::Finding;
 
 pub(crate) fn part_findings(records: &[Record]) -> Vec<Finding> {
     let mut out: Vec<Finding> = Vec::new();

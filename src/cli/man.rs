@@ -78,33 +78,46 @@ Bad input: an option, value or file was refused, before anything was measured. O
 A measuring command was stopped by signal N (130 for SIGINT, Ctrl-C; 143 for SIGTERM) at the next measurement boundary; what it measured is printed (and saved with --save), marked interrupted.
 "#;
 
+/// Each command (`command: others...`, a line each) and the pages its
+/// readers turn to next: other commands by name, pages of other programs
+/// with their section. A reading list, not the probes' names.
+const RELATED: &str = "\
+numabench: numactl(8)
+run: matrix sweep latency report
+topo: gather place numactl(8)
+gather: topo
+place: topo matrix numactl(8)
+sweep: matrix latency
+matrix: model peak latency numactl(8)
+model: matrix pcie
+latency: mlp loaded matrix
+mlp: latency loaded
+loaded: latency peak
+peak: matrix loaded
+c2c: topo latency
+pcie: model
+mem: autonuma sched perf-bench(1) perf(1)
+autonuma: mem tier numastat(8)
+sched: mem autonuma
+tier: autonuma numastat(8)
+fleet: run compare report
+compare: report
+report: compare run
+";
+
 /// The pages a reader of `name` turns to next.
 fn see_also(name: &str) -> String {
     let command = name.strip_prefix("numabench-").unwrap_or("");
-    let related: &[&str] = match command.split('-').next().unwrap_or("") {
-        "" => &[],
-        "run" => &["matrix", "sweep", "latency", "report"],
-        "topo" => &["gather", "place"],
-        "gather" => &["topo"],
-        "place" => &["topo", "matrix"],
-        "sweep" => &["matrix", "latency"],
-        "matrix" => &["model", "peak", "latency"],
-        "model" => &["matrix", "pcie"],
-        "latency" => &["mlp", "loaded", "matrix"],
-        "mlp" => &["latency", "loaded"],
-        "loaded" => &["latency", "peak"],
-        "peak" => &["matrix", "loaded"],
-        "c2c" => &["topo", "latency"],
-        "pcie" => &["model"],
-        "mem" => &["autonuma", "sched"],
-        "autonuma" => &["mem", "tier"],
-        "sched" => &["mem", "autonuma"],
-        "tier" => &["autonuma"],
-        "fleet" => &["run", "compare", "report"],
-        "compare" => &["report"],
-        "report" => &["compare", "run"],
-        _ => &[],
+    let family = match command.split('-').next() {
+        Some("") | None => "numabench",
+        Some(f) => f,
     };
+    let listed: Vec<&str> = RELATED
+        .lines()
+        .find_map(|l| l.strip_prefix(family)?.strip_prefix(": "))
+        .map(|r| r.split(' ').collect())
+        .unwrap_or_default();
+    let (outside, related): (Vec<&str>, Vec<&str>) = listed.iter().partition(|w| w.contains('('));
     let mut pages: Vec<String> = if command.is_empty() {
         super::Cli::command_names()
             .into_iter()
@@ -120,13 +133,7 @@ fn see_also(name: &str) -> String {
             .chain(related.iter().map(|c| format!("numabench-{c}(1)")))
             .collect()
     };
-    let others: &[&str] = match command {
-        "" | "place" | "matrix" | "topo" => &["numactl(8)"],
-        "mem" => &["perf-bench(1)", "perf(1)"],
-        "autonuma" | "tier" => &["numastat(8)"],
-        _ => &[],
-    };
-    pages.extend(others.iter().map(|p| p.to_string()));
+    pages.extend(outside.iter().map(|p| p.to_string()));
     let refs: Vec<String> = pages
         .iter()
         .map(|p| {

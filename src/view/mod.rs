@@ -7,11 +7,13 @@
 //! imports none of them.
 
 pub(crate) mod chart;
+pub(crate) mod finding;
 pub(crate) mod probe;
 pub(crate) mod section;
 pub(crate) mod table;
 
 pub(crate) use chart::{BarGroup, Bars, Chart, Line, Marker};
+pub(crate) use finding::Finding;
 pub(crate) use probe::{
     Builds, Figure, FleetFigure, FolderFile, InRun, Part, PartPlan, Probe, Profile, Scope, Spec,
     Trim,

@@ -5,9 +5,9 @@
 //! in `run`, or gives no fleet figure, leaves the default of none.
 
 use super::View;
-use crate::analysis::findings::Finding;
 use crate::results::{Better, Document, Record, Series};
 use crate::topology::Topology;
+use crate::view::Finding;
 use serde::Serialize;
 
 /// One probe as the shared jobs see it: its view (how its records are

@@ -1,8 +1,8 @@
 //! The summary `run` prints, from the records of its results document.
 
-use crate::analysis::findings::Finding;
 use crate::results::{Document, Record};
 use crate::topology::MemoryLimit;
+use crate::view::Finding;
 use crate::view::Probe;
 
 /// The summary of `doc`, measured in `secs`, with the lines of the probes

@@ -2,7 +2,7 @@
 //! differ so much that one figure does not stand for the class.
 
 use crate::analysis::checks::{IMPLAUSIBLE_RATIO, noise};
-use crate::analysis::findings::Finding;
+use crate::view::Finding;
 use crate::results::Record;
 use crate::results::names::c2c::param as c2c;
 use crate::results::names::{metric, param};

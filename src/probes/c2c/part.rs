@@ -100,7 +100,7 @@ impl Probe for C2cView {
         &self,
         _doc: &crate::results::Document,
         records: &[&Record],
-    ) -> Vec<crate::analysis::findings::Finding> {
+    ) -> Vec<crate::view::Finding> {
         super::findings::findings(records)
     }
 

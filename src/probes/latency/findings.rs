@@ -1,7 +1,7 @@
 //! The latency probe's findings: noisy chases.
 
 use crate::analysis::checks::noise;
-use crate::analysis::findings::Finding;
+use crate::view::Finding;
 use crate::results::Record;
 use crate::results::names::param;
 

@@ -123,7 +123,7 @@ impl Probe for LatencyView {
         &self,
         _doc: &crate::results::Document,
         records: &[&Record],
-    ) -> Vec<crate::analysis::findings::Finding> {
+    ) -> Vec<crate::view::Finding> {
         super::findings::findings(records)
     }
 

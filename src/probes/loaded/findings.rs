@@ -3,7 +3,7 @@
 //! lightest load), whose knee and latency under load then mean nothing.
 
 use crate::analysis::checks::noise;
-use crate::analysis::findings::Finding;
+use crate::view::Finding;
 use crate::results::Record;
 use crate::results::names::loaded::{kind, param as ld};
 use crate::results::names::metric;

@@ -133,7 +133,7 @@ impl Probe for LoadedView {
         &self,
         _doc: &crate::results::Document,
         records: &[&Record],
-    ) -> Vec<crate::analysis::findings::Finding> {
+    ) -> Vec<crate::view::Finding> {
         super::findings::findings(records)
     }
 

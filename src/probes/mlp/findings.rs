@@ -1,7 +1,7 @@
 //! The mlp probe's findings: noisy chase counts.
 
 use crate::analysis::checks::noise;
-use crate::analysis::findings::Finding;
+use crate::view::Finding;
 use crate::results::Record;
 use crate::results::names::mlp::param;
 

@@ -96,7 +96,7 @@ impl Probe for MlpView {
         &self,
         _doc: &crate::results::Document,
         records: &[&Record],
-    ) -> Vec<crate::analysis::findings::Finding> {
+    ) -> Vec<crate::view::Finding> {
         super::findings::findings(records)
     }
 

@@ -5,7 +5,7 @@
 //! did not all reach memory, or was measured wrongly.
 
 use crate::analysis::checks::{implausible, noise};
-use crate::analysis::findings::Finding;
+use crate::view::Finding;
 use crate::results::names::matrix::{kind as mx, param as mxp};
 use crate::results::names::peak::{INTERLEAVE, kind, param};
 use crate::results::names::{metric, param as shared, probe};

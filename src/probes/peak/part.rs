@@ -148,7 +148,7 @@ impl Probe for PeakView {
         &self,
         doc: &crate::results::Document,
         records: &[&Record],
-    ) -> Vec<crate::analysis::findings::Finding> {
+    ) -> Vec<crate::view::Finding> {
         super::findings::findings(doc, records)
     }
 

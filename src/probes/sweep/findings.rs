@@ -3,7 +3,7 @@
 //! write cannot move more than a read where both reach the same level).
 
 use crate::analysis::checks::{implausible, noise};
-use crate::analysis::findings::Finding;
+use crate::view::Finding;
 use crate::results::Record;
 use crate::results::names::sweep::param as sw;
 use crate::results::names::{metric, param};
@@ -25,7 +25,7 @@ fn of<'a>(records: &[&'a Record], op: &str) -> Vec<&'a Record> {
 }
 
 pub(super) fn findings(records: &[&Record]) -> Vec<Finding> {
-    let mut out: Vec<Finding> = noise("sweep", records, label).into_iter().collect();
+    let mut out: Vec<Finding> = noise(crate::results::names::probe::SWEEP, records, label).into_iter().collect();
     let reads = of(records, "read");
     let worst = of(records, "write")
         .into_iter()

@@ -125,7 +125,7 @@ impl Probe for SweepView {
         &self,
         _doc: &crate::results::Document,
         records: &[&Record],
-    ) -> Vec<crate::analysis::findings::Finding> {
+    ) -> Vec<crate::view::Finding> {
         super::findings::findings(records)
     }
 
