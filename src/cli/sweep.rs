@@ -18,9 +18,7 @@ use std::time::Duration;
 /// Measure bandwidth and latency at buffer sizes around the cache sizes.
 ///
 /// Measure read/write/copy/triad bandwidth and pointer-chase latency at
-/// buffer sizes around the real cache sizes (L1/2 ...
-///
-/// 4xL3), one buffer per
+/// buffer sizes around the real cache sizes (L1/2 ... 4xL3), one buffer per
 /// thread bound to the thread's own node and verified.
 ///
 /// Each thread may use half the free memory of its node. A size given with

@@ -41,7 +41,10 @@ pub(crate) fn render(doc: &Document, format: Format, views: &[&dyn Probe]) -> Re
                     sections::text_titled(Some(&title(doc, &parts)), &[findings(doc, views)]);
                 format!("{head}{body}")
             } else {
-                body
+                // One command's tables say what it measured; what makes a
+                // figure doubtful follows them, as its report's findings
+                // flag it.
+                format!("{body}{}", warning_lines(doc, views))
             }
         }
         Format::Markdown => {
@@ -133,6 +136,15 @@ fn findings(doc: &Document, views: &[&dyn Probe]) -> Section {
         })
         .collect();
     s
+}
+
+/// The flagged findings of `doc`, a `warning:` line each.
+fn warning_lines(doc: &Document, views: &[&dyn Probe]) -> String {
+    crate::analysis::findings::findings(doc, views)
+        .into_iter()
+        .filter(|f| f.flag)
+        .map(|f| format!("warning: {}\n", crate::text::escape(&f.text)))
+        .collect()
 }
 
 fn part_sections(doc: &Document, p: &Part<'_>) -> Vec<Section> {

@@ -218,6 +218,14 @@ impl Document {
         }
     }
 
+    /// Seconds from `started` to `finished`, where both are this crate's
+    /// UTC form: the duration every output of the document quotes.
+    pub fn elapsed_s(&self) -> Option<f64> {
+        let start = super::time::parse_utc(&self.started)?;
+        let end = super::time::parse_utc(self.finished.as_deref()?)?;
+        (end >= start).then_some((end - start) as f64)
+    }
+
     /// Marks the run finished now.
     pub fn finish(&mut self) {
         self.finished = Some(super::now_rfc3339());

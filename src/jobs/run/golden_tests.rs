@@ -5,7 +5,9 @@
 //! node and its remote records made up from the local ones (and no
 //! sweep), so that every "remote" branch is drawn too. A missing golden
 //! file is written from the code as it is, and the test fails until it
-//! is checked in.
+//! is checked in. `readme-run.json` is the whole document of the run
+//! README shows (`numabench run`, its `results.json`): after a change to
+//! the summary, run again, copy its document here and its output there.
 
 use crate::probes::REGISTRY;
 use crate::results::Document;
@@ -124,4 +126,33 @@ fn the_parts_of_a_run_are_unchanged() {
         }
     }
     assert_same(&out, "run-parts.txt");
+}
+
+/// README's example is this build's summary of the run it shows: the
+/// lines between its `run-example` marks, less the command and the
+/// report's path, rendered again from that run's document.
+#[test]
+fn the_readme_example_is_the_summary_of_its_saved_run() {
+    let readme =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
+    let block = readme
+        .split_once("<!-- run-example:start -->")
+        .and_then(|(_, rest)| rest.split_once("<!-- run-example:end -->"))
+        .map(|(block, _)| block)
+        .expect("README marks its example with run-example:start and :end");
+    let lines: Vec<&str> = block
+        .lines()
+        .filter(|l| !l.starts_with("```") && !l.trim().is_empty())
+        .collect();
+    assert!(lines[0].starts_with("$ numabench run"), "{}", lines[0]);
+    assert!(lines.last().unwrap().starts_with("report: "));
+    let shown = lines[1..lines.len() - 1].join("\n") + "\n";
+    let d = doc("readme-run");
+    let secs = d.elapsed_s().expect("the saved run has its start and end");
+    let got = super::summary::summary(&d, secs, REGISTRY);
+    assert_eq!(
+        shown, got,
+        "README's example is not this build's summary of tests/golden/cases/readme-run.json: \
+         run it again (see the module's doc) and paste its output"
+    );
 }

@@ -116,7 +116,12 @@ pub(crate) fn run(opts: &Options) -> Result<Outcome> {
         ));
         text.push('\n');
     }
-    let secs = started.elapsed().as_secs_f64();
+    // The document's own times, so that its summary rendered again later
+    // reads the same; the clock here only where they are missing.
+    let secs = m
+        .doc
+        .elapsed_s()
+        .unwrap_or_else(|| started.elapsed().as_secs_f64());
     text.push_str(&summary::summary(&m.doc, secs, REGISTRY));
     if let Some(folder) = folder.filter(|_| unwritten.is_none()) {
         text.push_str(&format!(
