@@ -17,7 +17,7 @@ pub(crate) fn size_with_unit(text: &str) -> Result<String, String> {
             _ => format!("{t}M"),
         };
         return Err(format!(
-            "give a unit, e.g. {t}K or {mib} (a bare number is refused, not guessed as KiB or bytes)"
+            "give a unit, e.g. {t}K or {mib}, or {t}B for bytes (a bare number is refused, not guessed as KiB or bytes)"
         ));
     }
     parse_size(t)?;

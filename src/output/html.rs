@@ -70,6 +70,10 @@ fn table(s: &Section) -> String {
     out
 }
 
+/// The kind of a run's own heading: not a probe's name, so that the part of
+/// run's own records (probe `run`) keeps an id of its own.
+const RUN_ANCHOR: &str = "host";
+
 /// An id usable in a URL fragment: `matrix-base`, `matrix-run-2`, ...
 pub(crate) fn anchor(kind: &str, label: &str) -> String {
     format!("{kind}-{label}")
@@ -380,7 +384,7 @@ fn contents(runs: &[Run<'_>], views: &[&dyn Probe]) -> String {
         let _ = write!(
             out,
             "<li><a href=\"#{}\">{}: {}</a><ul>",
-            anchor("run", &r.label),
+            anchor(RUN_ANCHOR, &r.label),
             escape(&r.label),
             escape(&r.doc.host.hostname)
         );
@@ -437,7 +441,7 @@ pub(crate) fn report(runs: &[Run<'_>], views: &[&dyn Probe]) -> String {
         let _ = write!(
             out,
             "<tr><td class=\"l\"><a href=\"#{}\">{}</a></td><td class=\"l\">{}</td><td class=\"l\">{}</td><td class=\"l\">{}</td><td class=\"l\">{}</td></tr>",
-            anchor("run", &r.label),
+            anchor(RUN_ANCHOR, &r.label),
             escape(&r.label),
             escape(&h.hostname),
             escape(&h.kernel),
@@ -451,7 +455,7 @@ pub(crate) fn report(runs: &[Run<'_>], views: &[&dyn Probe]) -> String {
         let _ = write!(
             out,
             "<section id=\"{}\"><h2>{}: {} ({})</h2>",
-            anchor("run", &r.label),
+            anchor(RUN_ANCHOR, &r.label),
             escape(&r.label),
             escape(&r.doc.host.hostname),
             escape(&r.doc.host.cpu_model)

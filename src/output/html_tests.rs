@@ -78,7 +78,7 @@ fn the_contents_link_every_part_of_every_run_to_its_anchor() {
         .map(|t| t.split('"').next().unwrap())
         .collect();
     for want in [
-        "run-a",
+        "host-a",
         "findings-a",
         "topology-a",
         "matrix-a",
@@ -153,4 +153,31 @@ fn heat_runs_from_red_to_green() {
     assert_eq!(heat(100.0), "hsl(120,70%,80%)");
     assert_eq!(heat(0.0), "hsl(0,70%,80%)");
     assert_eq!(heat(150.0), heat(100.0));
+}
+
+/// Every id of a run's report is used once: a contents link or a fragment
+/// leads to one place, the run's heading and its own part included.
+#[test]
+fn every_id_of_a_runs_report_is_unique() {
+    let path =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/cases/readme-run.json");
+    let d = Document::load(&path).unwrap().document;
+    assert!(d.records.iter().any(|r| r.probe == "run"));
+    let html = report(
+        &[Run {
+            label: "run".into(),
+            doc: &d,
+        }],
+        crate::probes::REGISTRY,
+    );
+    let ids: Vec<&str> = html
+        .split(" id=\"")
+        .skip(1)
+        .map(|t| t.split('"').next().unwrap())
+        .collect();
+    assert!(ids.len() > 5, "{ids:?}");
+    let mut seen = std::collections::BTreeSet::new();
+    for id in &ids {
+        assert!(seen.insert(*id), "id {id} is used twice");
+    }
 }

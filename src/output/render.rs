@@ -109,7 +109,12 @@ fn title(doc: &Document, parts: &[Part<'_>]) -> String {
                 Some("run") => " run",
                 _ => "",
             };
-            let probes: Vec<&str> = parts.iter().map(|p| p.probe).collect();
+            // The run's own records (part times) are not a probe it ran.
+            let probes: Vec<&str> = parts
+                .iter()
+                .map(|p| p.probe)
+                .filter(|p| *p != crate::results::names::probe::RUN)
+                .collect();
             format!(
                 "numabench{command}: {} ({}), {}; probes: {}",
                 doc.host.hostname,

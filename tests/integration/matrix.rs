@@ -549,11 +549,11 @@ fn arrays_share_the_working_set_and_match_the_sweep_kernel() {
     // variant: both measure with one kernel.
     let sweep = String::from_utf8(stdout_of([
         "sweep",
-        "-o",
+        "--op",
         "triad",
-        "-s",
+        "--buffer-kib",
         &(array / 1024).to_string(),
-        "-p",
+        "--threads",
         "1",
         "-r",
         "1",

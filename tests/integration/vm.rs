@@ -213,7 +213,7 @@ fn admission_step(mib: i64) -> String {
     format!(
         "F=$(awk '/MemFree/ {{print $4}}' /sys/devices/system/node/node1/meminfo); \
          numabench place --policy bind:1 --pages base --json \
-         --size $((F * 1024 * 9 / 10 + ({mib}) * 1048576))"
+         --size $((F * 1024 * 9 / 10 + ({mib}) * 1048576))B"
     )
 }
 
@@ -419,7 +419,7 @@ fn sweep_binds_each_thread_to_its_own_node() {
         &["--preset", "2n"],
         &[(
             "sweep",
-            "numabench sweep -o read -o triad -s 1024 -p 4 -r 1 --json",
+            "numabench sweep --op read --op triad --buffer-kib 1024 --threads 4 -r 1 --json",
         )],
     );
     let doc = g.json("sweep");
@@ -1295,7 +1295,7 @@ fn c2c_pairs(doc: &Value) -> Vec<(u64, u64, String, bool, bool)> {
 
 #[test]
 fn c2c_measures_every_cpu_pair_with_its_class_on_four_and_two_nodes() {
-    let c2c = "numabench c2c -i 50 -n 5 --variant cas --variant clean-read --json";
+    let c2c = "numabench c2c -i 50 --samples 5 --variant cas --variant clean-read --json";
     let four = guest(
         &["--preset", "4n"],
         &[
@@ -1342,7 +1342,7 @@ fn c2c_measures_every_cpu_pair_with_its_class_on_four_and_two_nodes() {
         &["--preset", "2n"],
         &[
             ("c2c", c2c),
-            ("text", "numabench c2c -i 50 -n 5 --variant cas"),
+            ("text", "numabench c2c -i 50 --samples 5 --variant cas"),
         ],
     );
     let pairs = c2c_pairs(&two.json("c2c"));
@@ -1366,7 +1366,7 @@ fn c2c_measures_every_cpu_pair_with_its_class_on_four_and_two_nodes() {
 
 #[test]
 fn c2c_lines_of_a_cpu_on_a_node_without_memory_stay_where_written() {
-    let c2c = "numabench c2c -i 50 -n 5 --variant clean-read";
+    let c2c = "numabench c2c -i 50 --samples 5 --variant clean-read";
     let g = guest(
         &["--nodes", "2", "--cpus", "1,1", "--mem", "1024,0"],
         &[("c2c", &format!("{c2c} --json")), ("text", c2c)],
