@@ -53,7 +53,7 @@ mod tests {
     fn a_size_needs_its_unit() {
         assert_eq!(
             size_with_unit("1024").unwrap_err(),
-            "give a unit, e.g. 1024K or 1M (a bare number is refused, not guessed as KiB or bytes)"
+            "give a unit, e.g. 1024K or 1M, or 1024B for bytes (a bare number is refused, not guessed as KiB or bytes)"
         );
         assert!(
             size_with_unit("100")
