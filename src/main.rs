@@ -1,4 +1,3 @@
-use clap::Parser;
 use numabench::error::{EXIT_USAGE, exit_code, one_line};
 
 #[global_allocator]
@@ -6,7 +5,7 @@ static HEAP: numabench::ReportedHeap = numabench::ReportedHeap;
 
 fn main() {
     numabench::topology::fit_malloc_to_rlimits();
-    let cli = match numabench::cli::Cli::try_parse() {
+    let cli = match numabench::cli::parse() {
         Ok(cli) => cli,
         Err(e) => {
             use clap::error::ErrorKind;

@@ -1,7 +1,6 @@
 //! `numabench generate`: the man page and shell completions, made from the
 //! command-line definitions themselves so they never drift from `--help`.
 
-use clap::CommandFactory;
 use clap_complete::Shell;
 
 /// Print the man page or a shell's completion script.
@@ -39,7 +38,7 @@ pub(super) fn run(args: GenerateArgs) -> anyhow::Result<()> {
             "generate: a COMMAND is given only with `man` (completions cover every command)",
         ));
     }
-    let mut cmd = super::Cli::command();
+    let mut cmd = super::help_text::command();
     let mut out = Vec::new();
     let shell = match args.what {
         What::Man => None,

@@ -2,7 +2,7 @@
 //! short flag, short `-h`, examples in `--help` that parse.
 
 use super::Cli;
-use clap::{CommandFactory, Parser};
+use clap::Parser;
 use std::collections::BTreeMap;
 
 /// Every command and nested command with the words that start it, `mem`
@@ -19,7 +19,7 @@ fn commands() -> Vec<(Vec<String>, clap::Command)> {
             walk(w, sub, out);
         }
     }
-    let mut cmd = Cli::command();
+    let mut cmd = super::help_text::command();
     cmd.build();
     let mut out = Vec::new();
     walk(Vec::new(), &cmd, &mut out);
@@ -97,7 +97,7 @@ fn short_help_is_one_short_line_per_option_and_command() {
     }
     // -h is the summary, --help the whole text; the top level's -h lists
     // the commands, its --help adds the examples.
-    let top = Cli::command();
+    let top = super::help_text::command();
     let (short, long) = (
         top.clone().render_help().to_string(),
         top.clone().render_long_help().to_string(),

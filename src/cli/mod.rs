@@ -13,6 +13,7 @@ mod gather;
 mod generate;
 #[cfg(test)]
 mod help_tests;
+mod help_text;
 mod latency;
 mod loaded;
 mod man;
@@ -36,6 +37,7 @@ mod tier;
 mod topo;
 pub(crate) mod units;
 
+pub use help_text::parse;
 pub use parse_error::usage_line;
 
 use crate::topology::{ROOT_ENV, SysfsRoot, Topology, read_topology};
