@@ -9,7 +9,7 @@ pub(crate) fn command() -> Command {
     tidy(super::Cli::command())
 }
 
-/// `Cli` from the process's arguments, through [`command`].
+/// `Cli` from the process's arguments, through `command` (the tidied command line).
 pub fn parse() -> Result<super::Cli, clap::Error> {
     let matches = command().try_get_matches()?;
     super::Cli::from_arg_matches(&matches)
