@@ -119,20 +119,38 @@ fn matrix_findings(doc: &Document, a: &Atlas) -> Vec<Finding> {
             system.classes.len()
         )));
         let topo = &doc.host.topology;
-        for rc in &rows {
-            for d in placement::slit_disagreements(topo, rc)
-                .into_iter()
-                .chain(placement::hmat_disagreements(topo, rc))
-            {
-                out.push(Finding::flag(format!(
-                    "firmware and measurement disagree: {d}"
-                )));
-            }
-        }
+        let disagreements: Vec<String> = rows
+            .iter()
+            .flat_map(|rc| {
+                placement::slit_disagreements(topo, rc)
+                    .into_iter()
+                    .chain(placement::hmat_disagreements(topo, rc))
+            })
+            .collect();
+        out.extend(firmware_findings(&disagreements));
     }
     out.extend(peak_finding(a));
     out.extend(doubtful_cells(a));
     out
+}
+
+/// Where the firmware's distances rank the nodes otherwise than the
+/// measured classes: each on its own line while there are few; past that,
+/// one line with the count and the first, since the matrix's classes list
+/// every one and a summary of many nodes must stay readable.
+fn firmware_findings(disagreements: &[String]) -> Vec<Finding> {
+    const LISTED: usize = 2;
+    if disagreements.len() <= LISTED {
+        return disagreements
+            .iter()
+            .map(|d| Finding::flag(format!("firmware and measurement disagree: {d}")))
+            .collect();
+    }
+    vec![Finding::flag(format!(
+        "firmware and measurement disagree in {} places, e.g. {}; the matrix's bandwidth classes list each",
+        disagreements.len(),
+        disagreements[0]
+    ))]
 }
 
 /// The best cells as a share of Gamma, where Gamma is known.
@@ -404,6 +422,30 @@ mod tests {
                 .iter()
                 .any(|f| f.text.contains("disagree"))
         );
+    }
+
+    #[test]
+    fn many_firmware_disagreements_are_one_finding_with_their_count() {
+        let few: Vec<String> = vec!["from node 0: a".into(), "from node 1: b".into()];
+        let f = firmware_findings(&few);
+        assert_eq!(f.len(), 2);
+        assert!(f.iter().all(|f| f.flag));
+        assert_eq!(
+            f[1].text,
+            "firmware and measurement disagree: from node 1: b"
+        );
+        let many: Vec<String> = (0..13).map(|i| format!("from node {i}: x")).collect();
+        let f = firmware_findings(&many);
+        assert_eq!(f.len(), 1);
+        assert!(f[0].flag);
+        assert!(
+            f[0].text.starts_with(
+                "firmware and measurement disagree in 13 places, e.g. from node 0: x;"
+            ),
+            "{}",
+            f[0].text
+        );
+        assert!(firmware_findings(&[]).is_empty());
     }
 
     #[test]
