@@ -2,7 +2,7 @@
 //! short flag, one pair vocabulary, numactl's `all`, and mistakes answered
 //! on one line with clap's suggestion.
 
-use crate::util::{numabench, rejects, stdout_of};
+use crate::util::{rejects, stdout_of};
 
 #[test]
 fn a_misspelt_command_or_flag_is_one_line_with_the_suggestion() {
@@ -66,17 +66,8 @@ fn both_pair_names_select_the_same_pairs_in_loaded_and_mlp() {
 
 #[test]
 fn interleave_all_is_every_memory_node_as_in_numactl() {
-    let out = numabench()
-        .args(["place", "-m", "interleave:all", "-s", "1M", "--json"])
-        .output()
-        .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let out = stdout_of(["place", "-m", "interleave:all", "-s", "1M", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
     let applied = v["policy_applied"].as_str().unwrap();
     assert!(
         applied.starts_with("interleave:") && !applied.contains("all"),

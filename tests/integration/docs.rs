@@ -274,18 +274,13 @@ fn every_guide_that_help_names_exists() {
 /// The generator's page from the CSVs of `root`'s results folder.
 fn peers_page(results: &std::path::Path) -> String {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let out = std::process::Command::new(root.join("scripts/peers-table"))
-        .arg("--results")
-        .arg(results)
-        .args(["--out", "-"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
+    String::from_utf8(succeeded(
+        assert_cmd::Command::new(root.join("scripts/peers-table"))
+            .arg("--results")
+            .arg(results)
+            .args(["--out", "-"]),
+    ))
+    .unwrap()
 }
 
 #[test]

@@ -1,6 +1,6 @@
 //! What a run leaves in its results folder besides the document.
 
-use crate::util::{numabench, only_run_folder};
+use crate::util::{numabench, only_run_folder, succeeded};
 
 /// Each part's log holds what the part printed: how it ran, its progress
 /// and its results as its command shows them.
@@ -8,13 +8,11 @@ use crate::util::{numabench, only_run_folder};
 fn a_runs_part_logs_hold_the_parts_output() {
     let dir = tempfile::tempdir().unwrap();
     let runs = dir.path().join("runs");
-    let out = numabench()
-        .args(["run", "--profile", "smoke", "--dir"])
-        .arg(&runs)
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(0), "{err}");
+    succeeded(
+        numabench()
+            .args(["run", "--profile", "smoke", "--dir"])
+            .arg(&runs),
+    );
     let (folder, _) = only_run_folder(&runs);
     let log = std::fs::read_to_string(folder.join("matrix.log")).unwrap();
     assert!(

@@ -34,7 +34,13 @@ where
     I: IntoIterator<Item = S>,
     S: AsRef<std::ffi::OsStr>,
 {
-    let out = numabench().args(args).output().unwrap();
+    succeeded(numabench().args(args))
+}
+
+/// Runs `cmd`, asserts it succeeded (its stderr as the message) and
+/// returns its stdout.
+pub fn succeeded(cmd: &mut Command) -> Vec<u8> {
+    let out = cmd.output().unwrap();
     assert!(
         out.status.success(),
         "{}",
