@@ -37,11 +37,16 @@ pub(crate) fn noise(
     )))
 }
 
+/// `a / b` where both are usable figures and the quotient is finite.
+pub(crate) fn ratio(a: f64, b: f64) -> Option<f64> {
+    let x = a / b;
+    (a > 0.0 && b > 0.0 && x.is_finite()).then_some(x)
+}
+
 /// `high / low` where it is above [`IMPLAUSIBLE_RATIO`] and both are
 /// usable figures.
 pub(crate) fn implausible(high: f64, low: f64) -> Option<f64> {
-    let x = high / low;
-    (high > 0.0 && low > 0.0 && x.is_finite() && x > IMPLAUSIBLE_RATIO).then_some(x)
+    ratio(high, low).filter(|x| *x > IMPLAUSIBLE_RATIO)
 }
 
 #[cfg(test)]

@@ -14,7 +14,7 @@ use crate::view::Probe;
 
 /// A placement verified below this share of pages is flagged.
 const VERIFIED_PCT: f64 = 95.0;
-use super::checks::NOISY_CV_PCT;
+use super::checks::{NOISY_CV_PCT, ratio};
 pub(crate) use crate::view::Finding;
 
 /// The findings of `doc`, the plain ones first, then the flags; the probes
@@ -57,12 +57,6 @@ fn span(g: &Grid, local: bool) -> Option<(f64, f64)> {
         .map(|(_, v)| *v);
     let lo = v.clone().reduce(f64::min)?;
     Some((lo, v.reduce(f64::max)?))
-}
-
-/// `a / b` where both are usable figures and the quotient is finite.
-fn ratio(a: f64, b: f64) -> Option<f64> {
-    let x = a / b;
-    (a > 0.0 && b > 0.0 && x.is_finite()).then_some(x)
 }
 
 /// `100 x a / b` where finite.
